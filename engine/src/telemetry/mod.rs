@@ -1,0 +1,1 @@
+//! Telemetry: metrics registry, tracking allocator, trace spans, exporters. (Being built: issue 4.)

@@ -1,0 +1,18 @@
+//! # lanegraph-jobs
+//!
+//! Pinned lanes and the job graphs that run on them.
+//!
+//! A [`LanePlan`] names the lanes (physics, render, asset, and any the game adds), their
+//! workers and the cores they are pinned to. `Lanes` starts those workers. Work reaches them
+//! as prebuilt graphs (built once, validated, run every frame) or as scoped jobs that
+//! borrow from the caller's stack. See `docs/jobs.md` for the model and its guarantees.
+
+// Opted back in from the workspace's `unsafe_code = "deny"`: scoped jobs erase the lifetime of
+// borrowed closures (the scope outlives every job, proven by its latch), and the clock reads the TSC.
+// Every block carries a `// SAFETY:` checklist.
+#![allow(unsafe_code)]
+
+pub mod clock;
+pub mod plan;
+
+pub use plan::{CoreIndex, LaneId, LaneKind, LanePlan, LaneSpec, PlanError};

@@ -1,0 +1,1 @@
+//! Aligned field-SoA columns and f32x8 kernels. (Being built: issue 6.)

@@ -1,0 +1,1 @@
+//! The Vulkan backend. (Being built: issue 7.)
