@@ -1,1 +1,36 @@
-//! Aligned field-SoA columns and f32x8 kernels. (Being built: issue 6.)
+//! `lanegraph-simd`: persistent field-SoA columns and `wide::f32x8` kernels with scalar twins.
+//!
+//! Owns: aligned, padded `f32` columns ([`Column`]), tables of them for one component type
+//! ([`SoaTable`], [`SoaComponent`]), mutable and chunked access for jobs ([`LanesMut`],
+//! [`SoaChunkMut`]), the build-level check ([`check_cpu`]). Must never: know about the World,
+//! lanes or jobs (this crate is a leaf), or transpose data per frame: SIMD wins only while the
+//! data stays field-SoA resident (docs/simd.md).
+//!
+//! # Semantic contract
+//! - Columns are 64-byte aligned, padded to a multiple of 8 lanes with [`PAD`] (0.0) at rest;
+//!   kernels may compute on padding lanes, and every guard puts [`PAD`] back when it drops.
+//! - Every SIMD kernel has a scalar twin with the same order of operations; they agree bit for
+//!   bit on every input (NaN, infinity, signed zero, subnormals included) at every build level,
+//!   because no kernel uses fused multiply-add (see docs/simd.md for why).
+//! - Bad input is a typed error (what, why, fix), never a panic.
+
+// `unsafe` stays denied (workspace lint) except for two marker impls in column.rs, each with
+// its own `#[allow(unsafe_code)]` and SAFETY checklist.
+
+pub mod column;
+pub mod component;
+pub mod error;
+pub mod lanes;
+pub mod level;
+pub mod table;
+
+pub use column::{padded_len, Column, ColumnLanesMut, LANES, PAD};
+pub use component::SoaComponent;
+pub use error::{
+    ComponentMismatch, CpuMismatch, FieldCountMismatch, InvalidFields, LengthMismatch,
+    RowOutOfBounds, RowWidthMismatch, UnknownField, ZeroChunkSize,
+};
+pub use lanes::{ChunksError, LanesMut, SoaChunkMut, SoaChunksMut, PAD_LANES};
+pub use level::{check_cpu, BuildLevel};
+pub use table::{GetError, SoaTable, MAX_FIELDS};
+pub use wide::f32x8;

@@ -1,0 +1,62 @@
+//! How a component declares itself field-SoA: the [`SoaComponent`] trait and the
+//! [`soa_component!`](crate::soa_component) macro that implements it.
+//!
+//! Owns: the mapping between a component struct and its ordered `f32` field list. Must never:
+//! decide storage (that is [`crate::SoaTable`]'s) or apply to components with non-`f32` fields:
+//! plain components stay array-of-structs in the World.
+
+/// A component stored field-SoA: one `f32` column per field.
+///
+/// Contract: `FIELDS` is non-empty, has unique names and at most [`crate::MAX_FIELDS`] entries;
+/// `write` fills `out[i]` with field `FIELDS[i]` for every `i` (`out.len() == FIELDS.len()`);
+/// `read(write(x)) == x` bit for bit. The [`soa_component!`](crate::soa_component) macro
+/// writes all three for a struct of named `f32` fields.
+pub trait SoaComponent: Sized + 'static {
+    /// The field names, in column order.
+    const FIELDS: &'static [&'static str];
+    /// Writes the fields into `out`, in `FIELDS` order.
+    fn write(&self, out: &mut [f32]);
+    /// Builds the component from `fields`, in `FIELDS` order.
+    fn read(fields: &[f32]) -> Self;
+}
+
+/// Implements [`SoaComponent`] for a struct whose listed fields are all `f32`.
+///
+/// ```
+/// #[derive(Debug, Clone, Copy, PartialEq)]
+/// struct Velocity { x: f32, y: f32, z: f32 }
+/// lanegraph_simd::soa_component!(Velocity { x, y, z });
+///
+/// use lanegraph_simd::SoaComponent;
+/// assert_eq!(Velocity::FIELDS, &["x", "y", "z"]);
+/// let mut out = [0.0; 3];
+/// Velocity { x: 1.0, y: 2.0, z: 3.0 }.write(&mut out);
+/// assert_eq!(Velocity::read(&out), Velocity { x: 1.0, y: 2.0, z: 3.0 });
+/// ```
+///
+/// Every field of the struct must be listed (the generated `read` builds the struct from them),
+/// and each must be `f32`:
+///
+/// ```compile_fail
+/// struct Tagged { x: f32, id: u32 }
+/// lanegraph_simd::soa_component!(Tagged { x, id });
+/// ```
+#[macro_export]
+macro_rules! soa_component {
+    ($ty:ident { $($field:ident),+ $(,)? }) => {
+        impl $crate::SoaComponent for $ty {
+            const FIELDS: &'static [&'static str] = &[$(stringify!($field)),+];
+            fn write(&self, out: &mut [f32]) {
+                let mut i = 0usize;
+                $( out[i] = self.$field; i += 1; )+
+                let _ = i;
+            }
+            fn read(fields: &[f32]) -> Self {
+                let mut i = 0usize;
+                $( let $field: f32 = fields[i]; i += 1; )+
+                let _ = i;
+                $ty { $($field),+ }
+            }
+        }
+    };
+}
