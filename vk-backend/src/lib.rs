@@ -1,1 +1,24 @@
-//! The Vulkan backend. (Being built: issue 7.)
+//! # lanegraph-vk
+//!
+//! The Vulkan backend of the lanegraph engine runtime: a device through `ash` (the loader is
+//! opened at run time, so builds need no SDK), memory through `gpu-allocator`, headless passes
+//! (a culling compute pass and an instanced particle render pass into an offscreen target, read
+//! back to PNG on request), frames in flight, and the two-pass GPU timestamp profiler.
+//!
+//! A leaf crate: it knows nothing of the engine or the other leaves. Input is plain slices
+//! (field-SoA positions); CPU times it reports are `CLOCK_MONOTONIC` nanoseconds. The guide is
+//! `docs/gpu.md`.
+#![allow(unsafe_code)] // Reason: every Vulkan call is FFI through `ash`; each block has a SAFETY checklist.
+#![warn(clippy::undocumented_unsafe_blocks)]
+
+pub mod context;
+pub mod error;
+pub mod frames;
+pub mod memory;
+pub mod profiler;
+pub mod shaders;
+
+pub use context::messenger::ValidationCounts;
+pub use context::select::{DeviceKind, DevicePick};
+pub use context::{DeviceInfo, Gpu, GpuConfig};
+pub use error::GpuError;

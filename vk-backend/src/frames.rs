@@ -1,0 +1,245 @@
+//! Frames in flight: one command buffer and one fence per slot, recycled in order.
+//!
+//! Owns: [`FrameRing`] and [`Recording`] (a command buffer known to be recording). Must never:
+//! wait on the GPU except in [`FrameRing::begin`], for the slot it is about to reuse, and in the
+//! explicit [`FrameRing::finish`] (shutdown, tests, a blocking readback).
+//!
+//! # Protocol (frame `n`, `F` slots)
+//! 1. `begin`: slot `s = n % F`. Wait for the slot's fence (signalled by frame `n - F`'s
+//!    submit; signalled at creation so the first round does not wait). Record how long that
+//!    took ([`FrameRing::last_wait_ns`]): on a GPU-bound frame this is where the lane idles.
+//! 2. Reset the slot's command pool (frees last use's commands) and begin its buffer.
+//! 3. The caller records passes into the [`Recording`].
+//! 4. `submit`: end the buffer, reset the fence (only now, so an error between 1 and 4 never
+//!    leaves an unsignalled fence that nothing will signal), submit with the fence.
+//!
+//! Readers of frame `n - 2`'s results ask [`FrameRing::is_complete`], which polls the fence
+//! (`vkGetFenceStatus`) and never waits.
+
+use ash::vk;
+
+use crate::context::Gpu;
+use crate::error::{vk_err, GpuError};
+use crate::profiler::timeline::monotonic_ns;
+
+/// Fewest frames in flight: the profiler reads frame `n` at `n + 2`, so slot `n % F` must not
+/// be reused before then (`F >= 2`).
+pub const MIN_FRAMES_IN_FLIGHT: u32 = 2;
+/// Most frames in flight: a third frame hides a late GPU; more only adds latency.
+pub const MAX_FRAMES_IN_FLIGHT: u32 = 3;
+
+struct Slot {
+    pool: vk::CommandPool,
+    cmd: vk::CommandBuffer,
+    fence: vk::Fence,
+}
+
+/// A command buffer in the recording state for frame [`frame`](Self::frame) in slot
+/// [`slot`](Self::slot). Only [`FrameRing::begin`] makes one.
+#[derive(Debug)]
+pub struct Recording {
+    cmd: vk::CommandBuffer,
+    slot: u32,
+    frame: u64,
+}
+
+impl Recording {
+    /// The command buffer, for recording passes (it stays valid until `submit`).
+    pub fn cmd(&self) -> vk::CommandBuffer {
+        self.cmd
+    }
+    /// The frame-in-flight slot (`frame % frames_in_flight`).
+    pub fn slot(&self) -> u32 {
+        self.slot
+    }
+    /// The frame number (0, 1, 2, ...).
+    pub fn frame(&self) -> u64 {
+        self.frame
+    }
+}
+
+/// `F` slots of command buffer + fence (see the module docs for the protocol).
+pub struct FrameRing {
+    gpu: Gpu,
+    slots: Vec<Slot>,
+    next_frame: u64,
+    last_wait_ns: u64,
+}
+
+impl FrameRing {
+    /// A ring of `frames_in_flight` slots (2 or 3).
+    pub fn new(gpu: &Gpu, frames_in_flight: u32) -> Result<FrameRing, GpuError> {
+        if !(MIN_FRAMES_IN_FLIGHT..=MAX_FRAMES_IN_FLIGHT).contains(&frames_in_flight) {
+            return Err(GpuError::BadInput {
+                what: "frames_in_flight",
+                why: format!(
+                    "{frames_in_flight}: must be {MIN_FRAMES_IN_FLIGHT}..={MAX_FRAMES_IN_FLIGHT} \
+                     (the profiler reads frame n at n+2)"
+                ),
+            });
+        }
+        let mut ring = FrameRing {
+            gpu: gpu.clone(),
+            slots: Vec::with_capacity(frames_in_flight as usize),
+            next_frame: 0,
+            last_wait_ns: 0,
+        };
+        let d = &gpu.shared.device;
+        for _ in 0..frames_in_flight {
+            // SAFETY: plain creation on a valid device; each handle is pushed (so Drop frees
+            // it) before the next creation can fail.
+            unsafe {
+                let pool = d
+                    .create_command_pool(
+                        &vk::CommandPoolCreateInfo::default()
+                            .queue_family_index(gpu.info().queue_family)
+                            .flags(vk::CommandPoolCreateFlags::TRANSIENT),
+                        None,
+                    )
+                    .map_err(vk_err("vkCreateCommandPool"))?;
+                ring.slots.push(Slot {
+                    pool,
+                    cmd: vk::CommandBuffer::null(),
+                    fence: vk::Fence::null(),
+                });
+                let slot = ring.slots.last_mut().ok_or(GpuError::BadInput {
+                    what: "frames_in_flight",
+                    why: "internal: slot vanished".into(),
+                })?;
+                slot.fence = d
+                    .create_fence(
+                        &vk::FenceCreateInfo::default().flags(vk::FenceCreateFlags::SIGNALED),
+                        None,
+                    )
+                    .map_err(vk_err("vkCreateFence"))?;
+                slot.cmd = d
+                    .allocate_command_buffers(
+                        &vk::CommandBufferAllocateInfo::default()
+                            .command_pool(pool)
+                            .level(vk::CommandBufferLevel::PRIMARY)
+                            .command_buffer_count(1),
+                    )
+                    .map_err(vk_err("vkAllocateCommandBuffers"))?[0];
+            }
+        }
+        Ok(ring)
+    }
+
+    /// Frames in flight.
+    pub fn frames_in_flight(&self) -> u32 {
+        self.slots.len() as u32
+    }
+
+    /// The number the next [`begin`](Self::begin) will give its frame.
+    pub fn next_frame(&self) -> u64 {
+        self.next_frame
+    }
+
+    /// Nanoseconds the last `begin` waited for a free slot (0 when the GPU kept up).
+    pub fn last_wait_ns(&self) -> u64 {
+        self.last_wait_ns
+    }
+
+    /// Steps 1-2 of the protocol: waits for the next slot to be free, then opens its buffer.
+    pub fn begin(&mut self) -> Result<Recording, GpuError> {
+        let frame = self.next_frame;
+        let slot_index = (frame % self.slots.len() as u64) as u32;
+        let slot = &self.slots[slot_index as usize];
+        let d = &self.gpu.shared.device;
+        // SAFETY: the fence and pool belong to this device; after the fence wait no GPU work
+        // uses the slot's command buffer, so resetting its pool is allowed.
+        unsafe {
+            // Polling first keeps the common no-wait case to one cheap call.
+            let done = d
+                .get_fence_status(slot.fence)
+                .map_err(vk_err("vkGetFenceStatus"))?;
+            if done {
+                self.last_wait_ns = 0;
+            } else {
+                let t0 = monotonic_ns();
+                d.wait_for_fences(&[slot.fence], true, u64::MAX)
+                    .map_err(vk_err("vkWaitForFences"))?;
+                self.last_wait_ns = monotonic_ns().saturating_sub(t0);
+            }
+            d.reset_command_pool(slot.pool, vk::CommandPoolResetFlags::empty())
+                .map_err(vk_err("vkResetCommandPool"))?;
+            d.begin_command_buffer(
+                slot.cmd,
+                &vk::CommandBufferBeginInfo::default()
+                    .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
+            )
+            .map_err(vk_err("vkBeginCommandBuffer"))?;
+        }
+        self.next_frame += 1;
+        Ok(Recording {
+            cmd: slot.cmd,
+            slot: slot_index,
+            frame,
+        })
+    }
+
+    /// Step 4: ends `rec` and submits it with its slot's fence.
+    pub fn submit(&mut self, rec: Recording) -> Result<(), GpuError> {
+        let slot = &self.slots[rec.slot as usize];
+        let d = &self.gpu.shared.device;
+        let cmds = [rec.cmd];
+        let submit = vk::SubmitInfo::default().command_buffers(&cmds);
+        // SAFETY: `rec` is this slot's recording buffer (only `begin` makes a Recording); the
+        // fence is signalled (waited in `begin`) so resetting it is valid; the queue is locked.
+        unsafe {
+            d.end_command_buffer(rec.cmd)
+                .map_err(vk_err("vkEndCommandBuffer"))?;
+            d.reset_fences(&[slot.fence])
+                .map_err(vk_err("vkResetFences"))?;
+            let queue = self.gpu.shared.queue();
+            d.queue_submit(*queue, &[submit], slot.fence)
+                .map_err(vk_err("vkQueueSubmit"))?;
+        }
+        Ok(())
+    }
+
+    /// Whether slot `slot`'s last submission has finished (polls, never waits).
+    pub fn is_complete(&self, slot: u32) -> Result<bool, GpuError> {
+        let Some(s) = self.slots.get(slot as usize) else {
+            return Ok(false);
+        };
+        // SAFETY: the fence belongs to this device.
+        unsafe { self.gpu.shared.device.get_fence_status(s.fence) }
+            .map_err(vk_err("vkGetFenceStatus"))
+    }
+
+    /// Waits for every slot's last submission (shutdown, tests, a blocking readback).
+    pub fn finish(&mut self) -> Result<(), GpuError> {
+        let fences: Vec<vk::Fence> = self.slots.iter().map(|s| s.fence).collect();
+        // SAFETY: fences of this device; a fence of a slot never submitted is signalled.
+        unsafe {
+            self.gpu
+                .shared
+                .device
+                .wait_for_fences(&fences, true, u64::MAX)
+        }
+        .map_err(vk_err("vkWaitForFences"))
+    }
+
+    /// The device.
+    pub fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+}
+
+impl Drop for FrameRing {
+    fn drop(&mut self) {
+        if let Err(e) = self.finish() {
+            tracing::warn!(error = %e, "waiting for frames in flight at teardown failed");
+        }
+        let d = &self.gpu.shared.device;
+        for s in self.slots.drain(..) {
+            // SAFETY: all fences waited above (or the device is lost, where destroying is
+            // still allowed); null handles are no-ops; the pool frees its buffer.
+            unsafe {
+                d.destroy_fence(s.fence, None);
+                d.destroy_command_pool(s.pool, None);
+            }
+        }
+    }
+}
