@@ -1,1 +1,33 @@
-//! Systems: definitions, registration, per-system timing windows and budget enforcement. (Being built: issue 3.)
+//! Systems: definitions, registration, per-system timing windows and budget enforcement.
+//!
+//! Owns: what a system is ([`SystemDef`], [`Budget`], [`SystemId`]), the system table, the timed
+//! schedule run (`World::run_systems`), the rolling windows, the budget check and its
+//! rate-limited events, and the profiler queries. Must never: let a measurement enter world
+//! state or the state hash, allocate or log on the success path, or gate a system's execution
+//! on its timing (an over-budget system still runs).
+//!
+//! The contract, point by point, is in `docs/systems.md`.
+//!
+//! - [`def`]: definitions, budgets, ids, the run context.
+//! - [`registry`]: registration and validation.
+//! - [`run`]: the timed schedule and the cold breach path.
+//! - [`window`]: the 64-sample rolling window and nearest-rank statistics.
+//! - [`events`]: the event catalogue and the rate limiter.
+//! - [`stats`]: the O(1) stats query and the window query.
+
+pub mod def;
+pub mod events;
+pub mod registry;
+pub mod run;
+pub mod stats;
+pub mod window;
+
+pub use def::{Budget, BudgetError, BudgetSpec, SystemContext, SystemDef, SystemFn, SystemId};
+pub use events::{EngineEvent, EventCounts, Severity};
+pub use registry::{InvalidSystemId, RegisterError, MAX_SYSTEMS};
+pub use stats::SystemTimingStats;
+pub use window::{RollingWindow, WindowStats, SYSTEM_TIMING_WINDOW_SAMPLES};
+
+/// A run at this many times its budget or more is an error, not just a warning (the seed's
+/// `kBudgetCriticalMultiplier`, from its "over 3x -> error event" rule).
+pub const BUDGET_CRITICAL_MULTIPLIER: u64 = 3;

@@ -1,1 +1,409 @@
-//! The World: entities with generational handles, component columns, change epochs, the state hash and access telemetry. (Being built: issue 3.)
+//! The World: entities with generational handles, component columns, change epochs, the state
+//! hash and per-component access telemetry. Systems are registered on it and run on it
+//! ([`crate::systems`]); the [`crate::game_loop`] drives it on the fixed step.
+//!
+//! Owns: all simulation state, on one owner thread (whoever holds `&mut World`). Must never:
+//! let anything timed enter that state or the state hash, hand out a stale entity's data, or
+//! mutate without bumping the change epochs of the domains the mutation can affect.
+//!
+//! # Layout
+//! - [`entity`]: handles and the entity table (dense list of live entities).
+//! - [`column`]: the sparse-set column per component (AoS), behind a type-erased interface.
+//! - [`soa`]: field-SoA columns from `lanegraph-simd` for hot numeric components, and lending
+//!   them to the physics lane for one step.
+//! - [`query`]: borrowing columns alone or joined.
+//! - [`epoch`], [`hash`], [`access`]: change epochs, the state hash, access telemetry.
+
+pub mod access;
+pub mod column;
+pub mod component;
+pub mod entity;
+pub mod epoch;
+pub mod hash;
+pub mod query;
+pub mod soa;
+
+use std::any::TypeId;
+use std::collections::HashMap;
+
+pub use access::{ColumnLayout, ComponentAccess};
+pub use component::{
+    AliasedQuery, Component, ComponentError, ComponentNameClash, MissingComponent, WrongLayout,
+};
+pub use entity::{Entity, StaleEntity};
+pub use epoch::{Domain, DomainSet, Epochs, WorldId, MAX_DOMAINS};
+pub use hash::{StateHash, StateHasher};
+pub use query::{ColumnMut, ColumnRef, PairQueryError};
+pub use soa::{SoaMut, SoaOptInError, SoaPairError, SoaRef};
+
+use crate::game_loop::FixedStep;
+use crate::systems::events::EventLog;
+use crate::systems::registry::SystemTable;
+use column::{AosColumn, ErasedColumn};
+use entity::EntityTable;
+
+/// The simulation world of one game instance.
+///
+/// `World` is `Send` (it may be built on one thread and moved to the owner thread) but not
+/// `Sync`: system run functions are `FnMut + Send` only. All mutation goes through
+/// `&mut World`, i.e. the owner thread; other threads get lent columns ([`SoaMut`]) or
+/// published views, never the world.
+pub struct World {
+    id: WorldId,
+    entities: EntityTable,
+    /// Columns in registration order; `by_type` indexes them, `hash_order` sorts them by name.
+    columns: Vec<Box<dyn ErasedColumn>>,
+    by_type: HashMap<TypeId, usize>,
+    hash_order: Vec<usize>,
+    epochs: Epochs,
+    /// Systems, their timing windows and budgets (see [`crate::systems`]).
+    pub(crate) systems: SystemTable,
+    /// Rate-limited structured events (see [`crate::systems::events`]).
+    pub(crate) events: EventLog,
+    /// Fixed steps run since construction (incremented by `run_systems`).
+    pub(crate) tick: u64,
+    /// Frames begun since construction (incremented by `begin_frame`).
+    pub(crate) frame: u64,
+    /// The fixed step systems simulate (set by the game loop).
+    pub(crate) fixed_step: FixedStep,
+}
+
+impl Default for World {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for World {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("World")
+            .field("id", &self.id)
+            .field("entities", &self.entities.live().len())
+            .field("components", &self.columns.len())
+            .field("systems", &self.systems.len())
+            .field("tick", &self.tick)
+            .finish_non_exhaustive()
+    }
+}
+
+impl World {
+    /// An empty world. Pays the one-time setup cost of the system table (room for the maximum
+    /// number of systems, each with its fixed timing window) so registration never reallocates.
+    pub fn new() -> Self {
+        World {
+            id: WorldId::fresh(),
+            entities: EntityTable::default(),
+            columns: Vec::new(),
+            by_type: HashMap::new(),
+            hash_order: Vec::new(),
+            epochs: Epochs::default(),
+            systems: SystemTable::new(),
+            events: EventLog::default(),
+            tick: 0,
+            frame: 0,
+            fixed_step: FixedStep::DEFAULT,
+        }
+    }
+
+    /// This world's process-unique id (part of any cache key with [`epochs`](Self::epochs)).
+    pub fn id(&self) -> WorldId {
+        self.id
+    }
+
+    /// Fixed steps run so far (each `run_systems` call is one).
+    pub fn tick(&self) -> u64 {
+        self.tick
+    }
+
+    /// Frames begun so far (each `begin_frame` call is one).
+    pub fn frame_index(&self) -> u64 {
+        self.frame
+    }
+
+    /// The fixed step the systems simulate (exact; see [`FixedStep`]).
+    pub fn fixed_step(&self) -> FixedStep {
+        self.fixed_step
+    }
+
+    /// Sets the fixed step systems read (the game loop does this; tests may too).
+    pub fn set_fixed_step(&mut self, step: FixedStep) {
+        self.fixed_step = step;
+    }
+
+    // ---- entities -------------------------------------------------------------------------
+
+    /// Spawns an entity with no components; bumps [`Domain::STRUCTURE`].
+    pub fn spawn(&mut self) -> Entity {
+        self.epochs.bump(DomainSet::of(Domain::STRUCTURE));
+        self.entities.spawn()
+    }
+
+    /// Despawns `entity` and drops its components; bumps `STRUCTURE` and the domains of every
+    /// component it had. Every copy of the handle becomes stale.
+    pub fn despawn(&mut self, entity: Entity) -> Result<(), StaleEntity> {
+        self.entities.check(entity)?;
+        let mut touched = DomainSet::of(Domain::STRUCTURE);
+        for c in &mut self.columns {
+            if c.remove_entity(entity) {
+                touched = touched.union(c.domains());
+            }
+        }
+        self.entities.despawn(entity)?;
+        self.epochs.bump(touched);
+        Ok(())
+    }
+
+    /// Whether `entity` is alive.
+    pub fn is_alive(&self, entity: Entity) -> bool {
+        self.entities.is_alive(entity)
+    }
+
+    /// The live entities, densely.
+    pub fn entities(&self) -> &[Entity] {
+        self.entities.live()
+    }
+
+    /// How many entities are alive.
+    pub fn len(&self) -> usize {
+        self.entities.live().len()
+    }
+
+    /// Whether no entity is alive.
+    pub fn is_empty(&self) -> bool {
+        self.entities.live().is_empty()
+    }
+
+    // ---- components -----------------------------------------------------------------------
+
+    /// The column index of `T`, creating an AoS column on first use.
+    fn column_index_or_create<T: Component>(&mut self) -> Result<usize, ComponentNameClash> {
+        if let Some(&i) = self.by_type.get(&TypeId::of::<T>()) {
+            return Ok(i);
+        }
+        self.add_column(
+            TypeId::of::<T>(),
+            Box::new(AosColumn::<T>::new(T::NAME, T::DOMAINS)),
+        )
+    }
+
+    /// Registers a new column, keeping `hash_order` sorted by name; rejects a name clash.
+    pub(crate) fn add_column(
+        &mut self,
+        ty: TypeId,
+        column: Box<dyn ErasedColumn>,
+    ) -> Result<usize, ComponentNameClash> {
+        if let Some(existing) = self.columns.iter().find(|c| c.name() == column.name()) {
+            return Err(ComponentNameClash {
+                name: column.name(),
+                existing: existing.type_name(),
+                new: column.type_name(),
+            });
+        }
+        let i = self.columns.len();
+        let pos = self
+            .hash_order
+            .partition_point(|&j| self.columns[j].name() < column.name());
+        self.columns.push(column);
+        self.hash_order.insert(pos, i);
+        self.by_type.insert(ty, i);
+        Ok(i)
+    }
+
+    pub(crate) fn column_index<T: Component>(&self) -> Option<usize> {
+        self.by_type.get(&TypeId::of::<T>()).copied()
+    }
+
+    pub(crate) fn erased_column(&self, i: usize) -> &dyn ErasedColumn {
+        &*self.columns[i]
+    }
+
+    pub(crate) fn erased_column_mut(&mut self, i: usize) -> &mut dyn ErasedColumn {
+        &mut *self.columns[i]
+    }
+
+    /// Swaps in a new column for the same component at index `i` (a layout change).
+    pub(crate) fn replace_column(&mut self, i: usize, column: Box<dyn ErasedColumn>) {
+        debug_assert_eq!(self.columns[i].name(), column.name());
+        self.columns[i] = column;
+    }
+
+    /// Two distinct columns, both mutably (`i != j`).
+    pub(crate) fn two_columns_mut(
+        &mut self,
+        i: usize,
+        j: usize,
+    ) -> (&mut dyn ErasedColumn, &mut dyn ErasedColumn) {
+        assert_ne!(
+            i, j,
+            "two_columns_mut: same column twice (broken invariant)"
+        );
+        if i < j {
+            let (lo, hi) = self.columns.split_at_mut(j);
+            (&mut *lo[i], &mut *hi[0])
+        } else {
+            let (lo, hi) = self.columns.split_at_mut(i);
+            (&mut *hi[0], &mut *lo[j])
+        }
+    }
+
+    pub(crate) fn entity_table(&self) -> &EntityTable {
+        &self.entities
+    }
+
+    pub(crate) fn bump(&mut self, set: DomainSet) {
+        self.epochs.bump(set);
+    }
+
+    /// Attaches `value` to `entity` (replacing and returning any previous one); bumps
+    /// `T::DOMAINS`. Works for either layout.
+    pub fn insert<T: Component>(
+        &mut self,
+        entity: Entity,
+        value: T,
+    ) -> Result<Option<T>, ComponentError> {
+        self.entities.check(entity)?;
+        let i = self.column_index_or_create::<T>()?;
+        self.epochs.bump(T::DOMAINS);
+        if let Some(c) = self.columns[i].as_any_mut().downcast_mut::<AosColumn<T>>() {
+            return Ok(c.insert(entity, value));
+        }
+        self.soa_insert(i, entity, value)
+    }
+
+    /// Detaches and returns `entity`'s `T`; bumps `T::DOMAINS`.
+    pub fn remove<T: Component>(&mut self, entity: Entity) -> Result<T, ComponentError> {
+        self.entities.check(entity)?;
+        let missing = MissingComponent {
+            entity,
+            component: T::NAME,
+        };
+        let i = self.column_index::<T>().ok_or(missing)?;
+        let value = match self.columns[i].as_any_mut().downcast_mut::<AosColumn<T>>() {
+            Some(c) => c.take(entity),
+            None => self.soa_take::<T>(i, entity)?,
+        };
+        let value = value.ok_or(missing)?;
+        self.epochs.bump(T::DOMAINS);
+        Ok(value)
+    }
+
+    /// Reads `entity`'s `T` (AoS components; field-SoA ones use `get_fields`).
+    pub fn get<T: Component>(&self, entity: Entity) -> Result<&T, ComponentError> {
+        self.entities.check(entity)?;
+        let missing = MissingComponent {
+            entity,
+            component: T::NAME,
+        };
+        let i = self.column_index::<T>().ok_or(missing)?;
+        let c = self.columns[i]
+            .as_any()
+            .downcast_ref::<AosColumn<T>>()
+            .ok_or_else(|| self.wrong_layout::<T>(i, "AoS"))?;
+        Ok(c.get(entity).ok_or(missing)?)
+    }
+
+    /// Writes `entity`'s `T` in place; bumps `T::DOMAINS` when the borrow is handed out.
+    pub fn get_mut<T: Component>(&mut self, entity: Entity) -> Result<&mut T, ComponentError> {
+        self.entities.check(entity)?;
+        let missing = MissingComponent {
+            entity,
+            component: T::NAME,
+        };
+        let i = self.column_index::<T>().ok_or(missing)?;
+        if self.columns[i]
+            .as_any()
+            .downcast_ref::<AosColumn<T>>()
+            .is_none()
+        {
+            return Err(self.wrong_layout::<T>(i, "AoS").into());
+        }
+        if !self.columns[i].contains(entity) {
+            return Err(missing.into());
+        }
+        self.epochs.bump(T::DOMAINS);
+        let c = self.columns[i]
+            .as_any_mut()
+            .downcast_mut::<AosColumn<T>>()
+            .expect("layout checked above");
+        Ok(c.get_mut(entity).expect("row checked above"))
+    }
+
+    /// Whether `entity` has a `T` (either layout).
+    pub fn has<T: Component>(&self, entity: Entity) -> Result<bool, StaleEntity> {
+        self.entities.check(entity)?;
+        Ok(self
+            .column_index::<T>()
+            .is_some_and(|i| self.columns[i].contains(entity)))
+    }
+
+    // ---- epochs, hash, telemetry, compaction ----------------------------------------------
+
+    /// The change epoch of every domain now. A view derived from domains `D` stays valid while
+    /// `(id(), epochs restricted to D)` is unchanged.
+    pub fn epochs(&self) -> Epochs {
+        self.epochs
+    }
+
+    /// Bumps `domains` for a change the world cannot see (a bulk load or deserialization
+    /// written through a side channel, a reset). Loaders call this after writing.
+    pub fn mark_changed(&mut self, domains: DomainSet) {
+        self.epochs.bump(domains);
+    }
+
+    /// The state hash: every live entity (slot order) and every component column (by name,
+    /// rows in slot order), FNV-1a 64. Timing, telemetry, epochs and layout never enter it, so
+    /// AoS and field-SoA storage of the same data hash alike. Cold path (O(slots x columns)).
+    pub fn state_hash(&self) -> u64 {
+        let mut h = StateHasher::new();
+        h.write_u64(self.entities.live().len() as u64);
+        for slot in 0..self.entities.slot_count() as u32 {
+            if let Some(e) = self.entities.live_at(slot) {
+                h.write_u64(e.to_bits());
+            }
+        }
+        for &i in &self.hash_order {
+            if self.columns[i].len() > 0 {
+                self.columns[i].hash_rows(&self.entities, &mut h);
+            }
+        }
+        h.finish()
+    }
+
+    /// Access telemetry for every component column (for the layout advisor). Cold path: it
+    /// allocates the returned list.
+    pub fn component_access(&self) -> Vec<ComponentAccess> {
+        self.hash_order
+            .iter()
+            .map(|&i| {
+                let c = &self.columns[i];
+                let rows_scanned = c.access().rows_scanned();
+                ComponentAccess {
+                    name: c.name(),
+                    layout: c.layout(),
+                    size_bytes: c.size_bytes(),
+                    rows: c.len(),
+                    query_count: c.access().queries(),
+                    rows_scanned,
+                    bytes_scanned: rows_scanned.saturating_mul(c.size_bytes() as u64),
+                }
+            })
+            .collect()
+    }
+
+    /// Reorders every column's rows by entity slot (so joins walk memory forward) and the live
+    /// list likewise, and releases spare capacity. Bumps the domains of every column that moved
+    /// (row order is visible to column borrowers) and `STRUCTURE`. Cold path: may allocate.
+    pub fn compact(&mut self) {
+        let mut touched = DomainSet::of(Domain::STRUCTURE);
+        for c in &mut self.columns {
+            if c.compact() {
+                touched = touched.union(c.domains());
+            }
+        }
+        self.entities.sort_dense();
+        self.epochs.bump(touched);
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,188 @@
+//! The fixed step as an exact rational number of nanoseconds.
+//!
+//! Owns: [`FixedStep`]. Must never: round a step (1/60 s is not a whole number of nanoseconds;
+//! storing it as one would drift by a step every few minutes and break "10 s of 60 Hz frames is
+//! exactly 600 steps").
+//!
+//! A step is `num / den` nanoseconds in lowest terms: `from_hz(60)` is `1_000_000_000 / 60`,
+//! `from_duration(d)` is `d_ns / 1`. The accumulator counts time in units of `1/den` ns, so
+//! every step boundary is an exact integer.
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::time::Duration;
+
+/// Nanoseconds per second.
+const NS_PER_S: u64 = 1_000_000_000;
+/// The shortest step accepted: 1 us (1 MHz). Shorter steps cannot be run by any real loop.
+pub const MIN_STEP_NS: u64 = 1_000;
+/// The longest step accepted: 10 s. Longer steps are not a simulation rate.
+pub const MAX_STEP_NS: u64 = 10 * NS_PER_S;
+
+/// A fixed simulation step, exact.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FixedStep {
+    num: u64,
+    den: u64,
+}
+
+impl FixedStep {
+    /// The default step when no agent declares one: 1/60 s (the seed's
+    /// `DEFAULT_FIXED_DELTA_SECONDS`).
+    pub const DEFAULT: FixedStep = FixedStep {
+        num: 50_000_000,
+        den: 3,
+    };
+
+    /// A step of `1/hz` seconds (`1..=1_000_000` Hz).
+    pub fn from_hz(hz: u32) -> Result<FixedStep, InvalidStep> {
+        if hz == 0 || u64::from(hz) > NS_PER_S / MIN_STEP_NS {
+            return Err(InvalidStep::Rate { hz });
+        }
+        Ok(Self::reduced(NS_PER_S, u64::from(hz)))
+    }
+
+    /// A step of exactly `d` (1 us to 10 s).
+    pub fn from_duration(d: Duration) -> Result<FixedStep, InvalidStep> {
+        let ns = d.as_nanos();
+        if ns < u128::from(MIN_STEP_NS) || ns > u128::from(MAX_STEP_NS) {
+            return Err(InvalidStep::Length { ns });
+        }
+        Ok(FixedStep {
+            num: ns as u64,
+            den: 1,
+        })
+    }
+
+    fn reduced(num: u64, den: u64) -> FixedStep {
+        let g = gcd(num, den);
+        FixedStep {
+            num: num / g,
+            den: den / g,
+        }
+    }
+
+    /// Numerator of the step in nanoseconds (`step = numer / denom` ns, lowest terms).
+    pub fn numer_ns(self) -> u64 {
+        self.num
+    }
+
+    /// Denominator (`1` for whole-nanosecond steps, e.g. `3` for 1/60 s).
+    pub fn denom(self) -> u64 {
+        self.den
+    }
+
+    /// The step in seconds (rounded to `f64`: for display and `dt` in integrators).
+    pub fn as_secs_f64(self) -> f64 {
+        self.num as f64 / self.den as f64 / NS_PER_S as f64
+    }
+
+    /// The step in milliseconds (rounded to `f64`).
+    pub fn as_ms_f64(self) -> f64 {
+        self.num as f64 / self.den as f64 / 1e6
+    }
+
+    /// The step rounded to the nearest whole nanosecond, as a `Duration`.
+    pub fn to_duration_rounded(self) -> Duration {
+        Duration::from_nanos((self.num + self.den / 2) / self.den)
+    }
+}
+
+impl Default for FixedStep {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+impl PartialOrd for FixedStep {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for FixedStep {
+    /// Exact comparison by cross-multiplication (no rounding).
+    fn cmp(&self, other: &Self) -> Ordering {
+        (u128::from(self.num) * u128::from(other.den))
+            .cmp(&(u128::from(other.num) * u128::from(self.den)))
+    }
+}
+
+impl fmt::Debug for FixedStep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "FixedStep({}/{} ns = {:.6} ms)",
+            self.num,
+            self.den,
+            self.as_ms_f64()
+        )
+    }
+}
+
+impl fmt::Display for FixedStep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:.6} ms", self.as_ms_f64())
+    }
+}
+
+/// A step that cannot be simulated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum InvalidStep {
+    /// A rate of zero or above 1 MHz.
+    #[error(
+        "fixed step rate {hz} Hz is out of range; fix: use 1 to 1000000 Hz (60 is the default)"
+    )]
+    Rate {
+        /// The rate given.
+        hz: u32,
+    },
+    /// A length under 1 us or over 10 s.
+    #[error(
+        "fixed step of {ns} ns is out of range; fix: use 1 us to 10 s (1/60 s is the default)"
+    )]
+    Length {
+        /// The length given.
+        ns: u128,
+    },
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sixty_hz_is_exact_and_the_default() {
+        let s = FixedStep::from_hz(60).unwrap();
+        assert_eq!(s, FixedStep::DEFAULT);
+        assert_eq!((s.numer_ns(), s.denom()), (50_000_000, 3));
+        assert_eq!(s.to_duration_rounded(), Duration::from_nanos(16_666_667));
+    }
+
+    #[test]
+    fn ordering_is_exact() {
+        let a = FixedStep::from_hz(60).unwrap();
+        let b = FixedStep::from_duration(Duration::from_nanos(16_666_667)).unwrap();
+        let c = FixedStep::from_duration(Duration::from_nanos(16_666_666)).unwrap();
+        assert!(c < a && a < b);
+        assert_eq!(
+            FixedStep::from_hz(30).unwrap().max(a),
+            FixedStep::from_hz(30).unwrap()
+        );
+    }
+
+    #[test]
+    fn out_of_range_steps_are_errors() {
+        assert_eq!(FixedStep::from_hz(0), Err(InvalidStep::Rate { hz: 0 }));
+        assert!(FixedStep::from_hz(1_000_001).is_err());
+        assert!(FixedStep::from_duration(Duration::ZERO).is_err());
+        assert!(FixedStep::from_duration(Duration::from_secs(11)).is_err());
+    }
+}

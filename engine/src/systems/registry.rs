@@ -1,0 +1,212 @@
+//! The system table: registration, validation and lookup.
+//!
+//! Owns: [`SystemTable`] (one record per system plus its run function, in schedule order) and
+//! the registration errors. Must never: accept a definition that breaks the timing contract
+//! (empty or duplicate name, invalid budget, more than [`MAX_SYSTEMS`]) or reallocate after
+//! construction (the table is sized for `MAX_SYSTEMS` up front).
+
+use std::borrow::Cow;
+
+use super::def::{Budget, BudgetError, SystemDef, SystemFn, SystemId};
+use super::window::{RollingWindow, SYSTEM_TIMING_WINDOW_SAMPLES};
+use super::BUDGET_CRITICAL_MULTIPLIER;
+use crate::world::{Domain, World};
+
+/// The most systems one world runs (the seed's `kMaxSystems`). The table is allocated for this
+/// many at world construction, so registration never reallocates.
+pub const MAX_SYSTEMS: usize = 256;
+
+/// Everything the world keeps about one system besides its run function.
+#[derive(Debug)]
+pub(crate) struct SystemRecord {
+    pub(crate) name: Cow<'static, str>,
+    pub(crate) budget: Budget,
+    /// `budget * BUDGET_CRITICAL_MULTIPLIER`, saturating (precomputed for the hot path).
+    pub(crate) critical_ns: u64,
+    pub(crate) domain: Option<Domain>,
+    pub(crate) workload: Option<u64>,
+    pub(crate) window: RollingWindow<SYSTEM_TIMING_WINDOW_SAMPLES>,
+    pub(crate) runs: u64,
+    pub(crate) last_ns: u64,
+    pub(crate) warns: u64,
+    pub(crate) errors: u64,
+}
+
+/// The systems of one world, in schedule (registration) order.
+pub(crate) struct SystemTable {
+    pub(crate) records: Vec<SystemRecord>,
+    /// Run functions, index-aligned with `records`; taken out while `run_systems` runs them.
+    pub(crate) runs: Vec<SystemFn>,
+    /// True while `run_systems` is running (registration is refused then).
+    pub(crate) running: bool,
+}
+
+impl SystemTable {
+    pub(crate) fn new() -> Self {
+        SystemTable {
+            records: Vec::with_capacity(MAX_SYSTEMS),
+            runs: Vec::with_capacity(MAX_SYSTEMS),
+            running: false,
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.records.len()
+    }
+}
+
+/// Why a system could not be registered.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RegisterError {
+    /// The name is empty.
+    #[error("system name is empty: events, stats and reports name systems; fix: give it a unique, descriptive name")]
+    EmptyName,
+    /// Another system already has this name.
+    #[error("system name `{name}` is already registered (as {existing}); names identify systems in events and reports; fix: choose a unique name")]
+    DuplicateName {
+        /// The name.
+        name: String,
+        /// The system that has it.
+        existing: SystemId,
+    },
+    /// The declared budget is invalid.
+    #[error("system `{name}`: {source}")]
+    Budget {
+        /// The system's name.
+        name: String,
+        /// What is wrong with the budget.
+        #[source]
+        source: BudgetError,
+    },
+    /// The world already has [`MAX_SYSTEMS`] systems.
+    #[error("cannot register `{name}`: the world already runs the maximum of {max} systems; fix: merge small systems")]
+    TooMany {
+        /// The system's name.
+        name: String,
+        /// The maximum.
+        max: usize,
+    },
+    /// Called from inside a running system.
+    #[error("cannot register `{name}` while systems are running; fix: register systems before the loop starts or between frames")]
+    WhileRunning {
+        /// The system's name.
+        name: String,
+    },
+}
+
+/// An id that names no system of this world.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("system id {id} names no system of this world ({count} registered); fix: use the id `register_system` returned, on the world that returned it")]
+pub struct InvalidSystemId {
+    /// The id.
+    pub id: SystemId,
+    /// Systems registered in this world.
+    pub count: usize,
+}
+
+impl World {
+    /// Registers a system at the end of the schedule and returns its id. Setup path: validates
+    /// the definition; allocates only for the name check's comparisons (none) and never grows
+    /// the table (sized for [`MAX_SYSTEMS`] at construction).
+    pub fn register_system(&mut self, def: SystemDef) -> Result<SystemId, RegisterError> {
+        let SystemDef {
+            name,
+            run,
+            budget,
+            domain,
+            workload,
+        } = def;
+        let t = &mut self.systems;
+        if t.running {
+            return Err(RegisterError::WhileRunning {
+                name: name.into_owned(),
+            });
+        }
+        if name.trim().is_empty() {
+            return Err(RegisterError::EmptyName);
+        }
+        if let Some(i) = t.records.iter().position(|r| r.name == name) {
+            return Err(RegisterError::DuplicateName {
+                name: name.into_owned(),
+                existing: SystemId::new(self.id(), i as u32),
+            });
+        }
+        let budget = match budget.validate() {
+            Ok(b) => b,
+            Err(source) => {
+                return Err(RegisterError::Budget {
+                    name: name.into_owned(),
+                    source,
+                })
+            }
+        };
+        if t.records.len() >= MAX_SYSTEMS {
+            return Err(RegisterError::TooMany {
+                name: name.into_owned(),
+                max: MAX_SYSTEMS,
+            });
+        }
+        let index = t.records.len() as u32;
+        t.records.push(SystemRecord {
+            name,
+            budget,
+            critical_ns: budget.as_nanos().saturating_mul(BUDGET_CRITICAL_MULTIPLIER),
+            domain,
+            workload,
+            window: RollingWindow::new(),
+            runs: 0,
+            last_ns: 0,
+            warns: 0,
+            errors: 0,
+        });
+        t.runs.push(run);
+        Ok(SystemId::new(self.id(), index))
+    }
+
+    /// Systems registered.
+    pub fn system_count(&self) -> usize {
+        self.systems.len()
+    }
+
+    /// The id of the system named `name`, if any.
+    pub fn system_id(&self, name: &str) -> Option<SystemId> {
+        self.systems
+            .records
+            .iter()
+            .position(|r| r.name == name)
+            .map(|i| SystemId::new(self.id(), i as u32))
+    }
+
+    /// The ids of every system, in schedule order.
+    pub fn system_ids(&self) -> impl ExactSizeIterator<Item = SystemId> + '_ {
+        let world = self.id();
+        (0..self.systems.len() as u32).map(move |i| SystemId::new(world, i))
+    }
+
+    /// The record of `id`, or the typed error (pure: never logs).
+    pub(crate) fn system_record(&self, id: SystemId) -> Result<&SystemRecord, InvalidSystemId> {
+        let count = self.systems.len();
+        if id.world() != self.id() {
+            return Err(InvalidSystemId { id, count });
+        }
+        self.systems
+            .records
+            .get(id.index() as usize)
+            .ok_or(InvalidSystemId { id, count })
+    }
+
+    /// The registered name of `id`.
+    pub fn system_name(&self, id: SystemId) -> Result<&str, InvalidSystemId> {
+        Ok(&self.system_record(id)?.name)
+    }
+
+    /// The declared budget of `id`.
+    pub fn system_budget(&self, id: SystemId) -> Result<Budget, InvalidSystemId> {
+        Ok(self.system_record(id)?.budget)
+    }
+
+    /// The declared domain of `id`.
+    pub fn system_domain(&self, id: SystemId) -> Result<Option<Domain>, InvalidSystemId> {
+        Ok(self.system_record(id)?.domain)
+    }
+}

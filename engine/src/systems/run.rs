@@ -1,0 +1,151 @@
+//! Running the schedule: per-system timing, the budget check, and the frame boundary.
+//!
+//! Owns: `World::run_systems` (the timed hot loop), its untimed twin (the bench baseline),
+//! `World::begin_frame`, and the cold breach path. Must never: allocate or log on the success
+//! path, time the dispatch around a system instead of its run, or skip an over-budget system.
+//!
+//! # Per tick, per system (hot path)
+//! 1. Build the `SystemContext` (outside the timed window).
+//! 2. `t0 = clock::now()`; call the run function; `t1 = clock::now()` (the window is exactly the
+//!    run).
+//! 3. `ns = t1 - t0` in whole nanoseconds; record it in the system's 64-sample window
+//!    (O(1), inline ring), bump `runs`, set `last_ns`.
+//! 4. Compare: `ns > budget` (warn) and `ns >= 3 * budget` (error); both exact integer compares.
+//!    Only a breach leaves the hot path, into [`on_breach`] (`#[cold]`).
+
+use std::panic::{self, AssertUnwindSafe};
+
+use lanegraph_jobs::clock;
+
+use super::def::{SystemContext, SystemFn, SystemId};
+use super::events::{limiter_now, EngineEvent, EVENT_TARGET};
+use super::registry::SystemRecord;
+use super::window::ns_to_ms;
+use crate::systems::events::EventLog;
+use crate::world::World;
+
+impl World {
+    /// Starts a frame: closes rate-limit windows that expired with suppressed events (emitting
+    /// their summaries) and counts the frame. Does not touch the timing windows: they roll
+    /// across ticks, not frames.
+    pub fn begin_frame(&mut self) {
+        self.events.flush();
+        self.frame += 1;
+    }
+
+    /// Runs every system once, in schedule order, on this (the owner) thread, timing each run
+    /// and checking it against its budget. Counts one tick.
+    ///
+    /// No allocation and no logging unless a system breaches its budget. An over-budget system
+    /// has still run; the breach is counted and reported (rate-limited), never enforced. A panic
+    /// in a system propagates after the schedule is restored, so the world stays usable.
+    pub fn run_systems(&mut self) {
+        self.run_schedule::<true>();
+    }
+
+    /// Runs every system once exactly like [`run_systems`](Self::run_systems) but without
+    /// timing, windows or budget checks. It exists as the baseline the `timing` bench measures
+    /// the timing overhead against; a game should not use it (nothing is enforced or reported).
+    pub fn run_systems_untimed(&mut self) {
+        self.run_schedule::<false>();
+    }
+
+    fn run_schedule<const TIMED: bool>(&mut self) {
+        // Take the run functions out so each can borrow the world mutably; the records stay.
+        let mut runs = std::mem::take(&mut self.systems.runs);
+        self.systems.running = true;
+        let result = panic::catch_unwind(AssertUnwindSafe(|| {
+            self.run_each::<TIMED>(&mut runs);
+        }));
+        self.systems.runs = runs;
+        self.systems.running = false;
+        self.tick += 1;
+        if let Err(payload) = result {
+            panic::resume_unwind(payload);
+        }
+    }
+
+    #[inline]
+    fn run_each<const TIMED: bool>(&mut self, runs: &mut [SystemFn]) {
+        let world_id = self.id();
+        let tick = self.tick;
+        let step = self.fixed_step;
+        for (i, run) in runs.iter_mut().enumerate() {
+            let mut ctx = SystemContext {
+                id: SystemId::new(world_id, i as u32),
+                tick,
+                step,
+                workload: None,
+            };
+            if TIMED {
+                let t0 = clock::now();
+                run(self, &mut ctx);
+                let t1 = clock::now();
+                let ns = t1.ns_since(t0);
+                let rec = &mut self.systems.records[i];
+                rec.window.record(ns);
+                rec.runs += 1;
+                rec.last_ns = ns;
+                if ctx.workload.is_some() {
+                    rec.workload = ctx.workload;
+                }
+                if ns > rec.budget.as_nanos() {
+                    on_breach(rec, &mut self.events, ctx.id, ns);
+                }
+            } else {
+                run(self, &mut ctx);
+            }
+        }
+    }
+}
+
+/// The cold path: a run exceeded its budget. Counts every breach; emits the warn (and, at 3x,
+/// the error) when the rate limiter admits it and a subscriber listens. The p99 pass over the
+/// 64-sample window is done only for an event that is actually emitted.
+#[cold]
+#[inline(never)]
+fn on_breach(rec: &mut SystemRecord, events: &mut EventLog, id: SystemId, ns: u64) {
+    rec.warns += 1;
+    let critical = ns >= rec.critical_ns;
+    if critical {
+        rec.errors += 1;
+    }
+    let now = limiter_now();
+    if events.admit(EngineEvent::BudgetOverrun, now)
+        && tracing::enabled!(target: EVENT_TARGET, tracing::Level::WARN)
+    {
+        let p99 = rec.window.stats().map_or(ns, |s| s.p99_ns);
+        tracing::warn!(
+            target: EVENT_TARGET,
+            code = "LG-SYS-001",
+            event = "budget_overrun",
+            system = &*rec.name,
+            id = id.index(),
+            measured_ms = ns_to_ms(ns),
+            budget_ms = rec.budget.as_ms(),
+            p99_ms = ns_to_ms(p99),
+            window_samples = rec.window.len(),
+            "{}",
+            EngineEvent::BudgetOverrun.message()
+        );
+    }
+    if critical
+        && events.admit(EngineEvent::BudgetCritical, now)
+        && tracing::enabled!(target: EVENT_TARGET, tracing::Level::ERROR)
+    {
+        let p99 = rec.window.stats().map_or(ns, |s| s.p99_ns);
+        tracing::error!(
+            target: EVENT_TARGET,
+            code = "LG-SYS-002",
+            event = "budget_critical",
+            system = &*rec.name,
+            id = id.index(),
+            measured_ms = ns_to_ms(ns),
+            budget_ms = rec.budget.as_ms(),
+            p99_ms = ns_to_ms(p99),
+            window_samples = rec.window.len(),
+            "{}",
+            EngineEvent::BudgetCritical.message()
+        );
+    }
+}

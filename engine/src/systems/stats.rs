@@ -1,0 +1,62 @@
+//! The profiler feed: per-system timing statistics and windows, as pure queries.
+//!
+//! Owns: [`SystemTimingStats`] and the `World` queries over the timing records and the event
+//! counters. Must never: allocate, log, or change anything (an invalid id is an error, silently).
+
+use super::def::{Budget, SystemId};
+use super::events::{EngineEvent, EventCounts};
+use super::registry::InvalidSystemId;
+use super::window::{ns_to_ms, RollingWindow, SYSTEM_TIMING_WINDOW_SAMPLES};
+use crate::world::World;
+
+/// One system's timing counters since the world was made (a `Copy` snapshot).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SystemTimingStats {
+    /// Runs measured.
+    pub runs: u64,
+    /// The last run's measured time in nanoseconds (0 before the first run; 0 is also a
+    /// legitimate reading of a run shorter than the clock's resolution).
+    pub last_ns: u64,
+    /// `last_ns` in milliseconds.
+    pub last_ms: f64,
+    /// Runs strictly over budget (every one, whether its event was emitted or suppressed).
+    pub warns: u64,
+    /// Runs at 3x budget or more (every one).
+    pub errors: u64,
+    /// The declared budget.
+    pub budget: Budget,
+    /// The latest workload size (declared, or reported by the system).
+    pub workload: Option<u64>,
+}
+
+impl World {
+    /// The timing counters of `id`. O(1), no allocation, no side effects; an invalid id is an
+    /// error and logs nothing.
+    pub fn system_timing_stats(&self, id: SystemId) -> Result<SystemTimingStats, InvalidSystemId> {
+        let r = self.system_record(id)?;
+        Ok(SystemTimingStats {
+            runs: r.runs,
+            last_ns: r.last_ns,
+            last_ms: ns_to_ms(r.last_ns),
+            warns: r.warns,
+            errors: r.errors,
+            budget: r.budget,
+            workload: r.workload,
+        })
+    }
+
+    /// The rolling 64-sample window of `id`, for percentiles ([`RollingWindow::stats`], cold
+    /// path). An invalid id is an error and logs nothing. The borrow ends before the world
+    /// runs again.
+    pub fn system_timing_window(
+        &self,
+        id: SystemId,
+    ) -> Result<&RollingWindow<SYSTEM_TIMING_WINDOW_SAMPLES>, InvalidSystemId> {
+        Ok(&self.system_record(id)?.window)
+    }
+
+    /// How often `kind` was emitted, suppressed and summarised in this world.
+    pub fn event_counts(&self, kind: EngineEvent) -> EventCounts {
+        self.events.counts(kind)
+    }
+}

@@ -1,0 +1,73 @@
+//! Per-component access telemetry, the input of the layout advisor.
+//!
+//! Owns: counting queries and rows scanned per component column, and the [`ComponentAccess`]
+//! snapshot. Must never: cost anything per row (counts are added once per query, from the
+//! column length) or influence world state (telemetry is diagnostics, not simulation).
+//!
+//! Counters are relaxed atomics: they are written by the owner thread through `&World`
+//! (queries are shared borrows) and read by whoever snapshots them; no other memory is published
+//! through them, so no ordering is needed, and atomics keep `World: Sync`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// How a component column is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ColumnLayout {
+    /// A dense typed column of whole values (array-of-structs).
+    Aos,
+    /// One aligned `f32` column per field (`lanegraph-simd`), resident across frames.
+    FieldSoa,
+}
+
+impl ColumnLayout {
+    /// `"AoS"` or `"field-SoA"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ColumnLayout::Aos => "AoS",
+            ColumnLayout::FieldSoa => "field-SoA",
+        }
+    }
+}
+
+/// Query and scan counts of one column since the world was made.
+#[derive(Debug, Default)]
+pub(crate) struct AccessCounters {
+    queries: AtomicU64,
+    rows_scanned: AtomicU64,
+}
+
+impl AccessCounters {
+    /// Records one query that scans `rows` rows.
+    #[inline]
+    pub(crate) fn record(&self, rows: usize) {
+        self.queries.fetch_add(1, Ordering::Relaxed);
+        self.rows_scanned.fetch_add(rows as u64, Ordering::Relaxed);
+    }
+
+    pub(crate) fn queries(&self) -> u64 {
+        self.queries.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn rows_scanned(&self) -> u64 {
+        self.rows_scanned.load(Ordering::Relaxed)
+    }
+}
+
+/// One component's access telemetry: what the layout advisor reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ComponentAccess {
+    /// The component's `NAME`.
+    pub name: &'static str,
+    /// Its current layout.
+    pub layout: ColumnLayout,
+    /// Size of one value in bytes (`size_of::<T>()`).
+    pub size_bytes: usize,
+    /// Rows stored now.
+    pub rows: usize,
+    /// Queries (iterations and column borrows) since the world was made.
+    pub query_count: u64,
+    /// Rows those queries scanned (a pair query counts its probes of the second column too).
+    pub rows_scanned: u64,
+    /// `rows_scanned * size_bytes`: the bytes those scans touched.
+    pub bytes_scanned: u64,
+}

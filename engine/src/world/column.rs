@@ -1,0 +1,240 @@
+//! Component columns: the type-erased column interface and the plain typed (AoS) column.
+//!
+//! Owns: [`AosColumn`], a sparse set (dense `entities` + dense `values` + a sparse row index per
+//! entity slot), and the [`ErasedColumn`] interface the world uses to despawn, hash and compact
+//! any column without knowing its type. Must never: leave a hole in the dense arrays (removal is
+//! a swap-remove that fixes the moved row's index) or let the three arrays disagree.
+//!
+//! Why a sparse set per component rather than archetype tables: insert and remove are O(1) and
+//! never move other components, a single-component sweep (the common hot loop, and the one the
+//! SIMD kernels want) is a slice walk, and a field-SoA column can replace one component's column
+//! without touching the rest. Multi-component queries iterate the first column and probe the
+//! others by slot index (one indexed load each).
+
+use std::any::Any;
+
+use super::access::{AccessCounters, ColumnLayout};
+use super::entity::{Entity, EntityTable};
+use super::epoch::DomainSet;
+use super::hash::StateHasher;
+
+/// Sparse-index value for "this slot has no row".
+pub(crate) const NO_ROW: u32 = u32::MAX;
+
+/// What the world needs from any column, whatever its component type and layout.
+pub(crate) trait ErasedColumn: Send + Sync + 'static {
+    /// The component's `NAME`.
+    fn name(&self) -> &'static str;
+    /// The Rust type name (for error messages only).
+    fn type_name(&self) -> &'static str;
+    /// The component's domains.
+    fn domains(&self) -> DomainSet;
+    /// The layout of this column.
+    fn layout(&self) -> ColumnLayout;
+    /// Size of one value in bytes.
+    fn size_bytes(&self) -> usize;
+    /// Rows stored.
+    fn len(&self) -> usize;
+    /// Whether `entity` (known live) has a row.
+    fn contains(&self, entity: Entity) -> bool;
+    /// Drops `entity`'s row if it has one; true when it had.
+    fn remove_entity(&mut self, entity: Entity) -> bool;
+    /// Feeds every row to `h` in entity-slot order (the fixed order of the state hash).
+    fn hash_rows(&self, entities: &EntityTable, h: &mut StateHasher);
+    /// Reorders rows by entity slot and releases spare capacity; true when anything moved.
+    fn compact(&mut self) -> bool;
+    /// The column's access counters.
+    fn access(&self) -> &AccessCounters;
+    /// Inserts the value held in `value` (an `&mut Option<T>` of the column's type, `Some`)
+    /// for `entity`, leaving the previous value (or `None`) in its place. Returns true.
+    fn insert_erased(&mut self, entity: Entity, value: &mut dyn Any) -> bool;
+    /// Removes `entity`'s row into `out` (an `&mut Option<T>` of the column's type).
+    fn take_erased(&mut self, entity: Entity, out: &mut dyn Any);
+    /// Downcast support.
+    fn as_any(&self) -> &dyn Any;
+    /// Downcast support.
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+/// The sparse row index shared by both layouts: slot index -> dense row.
+#[derive(Debug, Default)]
+pub(crate) struct SparseIndex {
+    rows: Vec<u32>,
+}
+
+impl SparseIndex {
+    #[inline]
+    pub(crate) fn row(&self, entity: Entity) -> Option<usize> {
+        match self.rows.get(entity.index() as usize) {
+            Some(&r) if r != NO_ROW => Some(r as usize),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn set(&mut self, entity: Entity, row: usize) {
+        let i = entity.index() as usize;
+        if i >= self.rows.len() {
+            self.rows.resize(i + 1, NO_ROW);
+        }
+        self.rows[i] = row as u32;
+    }
+
+    #[inline]
+    pub(crate) fn clear(&mut self, entity: Entity) {
+        if let Some(r) = self.rows.get_mut(entity.index() as usize) {
+            *r = NO_ROW;
+        }
+    }
+
+    pub(crate) fn shrink(&mut self) {
+        while self.rows.last() == Some(&NO_ROW) {
+            self.rows.pop();
+        }
+        self.rows.shrink_to_fit();
+    }
+}
+
+/// A plain typed column: one dense `Vec<T>` beside the dense list of owning entities.
+pub(crate) struct AosColumn<T> {
+    name: &'static str,
+    domains: DomainSet,
+    pub(crate) entities: Vec<Entity>,
+    pub(crate) values: Vec<T>,
+    pub(crate) index: SparseIndex,
+    access: AccessCounters,
+}
+
+impl<T: Send + Sync + 'static> AosColumn<T> {
+    pub(crate) fn new(name: &'static str, domains: DomainSet) -> Self {
+        AosColumn {
+            name,
+            domains,
+            entities: Vec::new(),
+            values: Vec::new(),
+            index: SparseIndex::default(),
+            access: AccessCounters::default(),
+        }
+    }
+
+    /// Inserts or replaces; returns the previous value.
+    pub(crate) fn insert(&mut self, entity: Entity, value: T) -> Option<T> {
+        if let Some(row) = self.index.row(entity) {
+            return Some(std::mem::replace(&mut self.values[row], value));
+        }
+        self.index.set(entity, self.values.len());
+        self.entities.push(entity);
+        self.values.push(value);
+        None
+    }
+
+    /// Removes `entity`'s row, returning its value.
+    pub(crate) fn take(&mut self, entity: Entity) -> Option<T> {
+        let row = self.index.row(entity)?;
+        self.index.clear(entity);
+        self.entities.swap_remove(row);
+        let value = self.values.swap_remove(row);
+        if let Some(moved) = self.entities.get(row) {
+            self.index.set(*moved, row);
+        }
+        Some(value)
+    }
+
+    #[inline]
+    pub(crate) fn get(&self, entity: Entity) -> Option<&T> {
+        self.index.row(entity).map(|r| &self.values[r])
+    }
+
+    #[inline]
+    pub(crate) fn get_mut(&mut self, entity: Entity) -> Option<&mut T> {
+        self.index.row(entity).map(|r| &mut self.values[r])
+    }
+
+    pub(crate) fn access_counters(&self) -> &AccessCounters {
+        &self.access
+    }
+}
+
+impl<T: super::Component> ErasedColumn for AosColumn<T> {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn type_name(&self) -> &'static str {
+        std::any::type_name::<T>()
+    }
+    fn domains(&self) -> DomainSet {
+        self.domains
+    }
+    fn layout(&self) -> ColumnLayout {
+        ColumnLayout::Aos
+    }
+    fn size_bytes(&self) -> usize {
+        std::mem::size_of::<T>()
+    }
+    fn len(&self) -> usize {
+        self.values.len()
+    }
+    fn contains(&self, entity: Entity) -> bool {
+        self.index.row(entity).is_some()
+    }
+    fn remove_entity(&mut self, entity: Entity) -> bool {
+        self.take(entity).is_some()
+    }
+    fn hash_rows(&self, entities: &EntityTable, h: &mut StateHasher) {
+        h.write_str(self.name);
+        h.write_u64(self.values.len() as u64);
+        for slot in 0..entities.slot_count() as u32 {
+            let Some(e) = entities.live_at(slot) else {
+                continue;
+            };
+            if let Some(v) = self.get(e) {
+                h.write_u64(e.to_bits());
+                v.hash_state(h);
+            }
+        }
+    }
+    fn compact(&mut self) -> bool {
+        let sorted = self
+            .entities
+            .windows(2)
+            .all(|w| w[0].index() < w[1].index());
+        if !sorted {
+            // Cold path (explicit compaction): pair, sort by slot, rebuild the index.
+            let mut rows: Vec<(Entity, T)> =
+                self.entities.drain(..).zip(self.values.drain(..)).collect();
+            rows.sort_unstable_by_key(|(e, _)| e.index());
+            for (row, (e, v)) in rows.into_iter().enumerate() {
+                self.index.set(e, row);
+                self.entities.push(e);
+                self.values.push(v);
+            }
+        }
+        self.entities.shrink_to_fit();
+        self.values.shrink_to_fit();
+        self.index.shrink();
+        !sorted
+    }
+    fn access(&self) -> &AccessCounters {
+        &self.access
+    }
+    fn insert_erased(&mut self, entity: Entity, value: &mut dyn Any) -> bool {
+        let slot = value
+            .downcast_mut::<Option<T>>()
+            .expect("insert_erased: caller passes Option<T> (broken invariant)");
+        let new = slot.take().expect("insert_erased: value present");
+        *slot = self.insert(entity, new);
+        true
+    }
+    fn take_erased(&mut self, entity: Entity, out: &mut dyn Any) {
+        let slot = out
+            .downcast_mut::<Option<T>>()
+            .expect("take_erased: caller passes Option<T> (broken invariant)");
+        *slot = self.take(entity);
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}

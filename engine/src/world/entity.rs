@@ -1,0 +1,259 @@
+//! Entity handles and the table that hands them out.
+//!
+//! Owns: allocating, validating and retiring [`Entity`] handles, and the dense list of live
+//! entities. Must never: hand out a handle that aliases a live entity under an older generation,
+//! or let a stale handle resolve to whatever now lives in its slot.
+//!
+//! # Protocol
+//! 1. A slot index names a place in the table; its generation counts how many times it has been
+//!    reused. A handle is `(index, generation)`; it is live exactly when the slot's current
+//!    generation equals the handle's and the slot is occupied.
+//! 2. Despawn bumps the slot's generation and puts the index on the free list, so every handle
+//!    to the old occupant becomes stale at once.
+//! 3. A slot whose generation would wrap past `u32::MAX` is retired (never reused), so a stale
+//!    handle can never become live again by wrap-around.
+//! 4. Live entities are also kept in one dense list (swap-remove on despawn) so iteration over
+//!    every entity is a slice walk, whatever the spawn/despawn history.
+
+use std::fmt;
+use std::num::NonZeroU32;
+
+/// A generational handle to an entity of one [`World`](super::World).
+///
+/// Invalidation: despawning the entity makes every copy of the handle stale; every world call
+/// that takes a stale handle returns [`StaleEntity`] instead of touching another entity.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Entity {
+    index: u32,
+    generation: NonZeroU32,
+}
+
+impl Entity {
+    /// The slot index (reused after despawn, under a new generation).
+    #[inline]
+    pub fn index(self) -> u32 {
+        self.index
+    }
+
+    /// How many times the slot had been reused when this handle was made (starts at 1).
+    #[inline]
+    pub fn generation(self) -> u32 {
+        self.generation.get()
+    }
+
+    /// The handle as one `u64` (`generation << 32 | index`), e.g. for hashing or logs.
+    #[inline]
+    pub fn to_bits(self) -> u64 {
+        (u64::from(self.generation.get()) << 32) | u64::from(self.index)
+    }
+}
+
+impl fmt::Debug for Entity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}v{}", self.index, self.generation)
+    }
+}
+
+impl fmt::Display for Entity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+/// A handle named an entity that is no longer alive (despawned, or from a slot since reused).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "entity {entity} is stale: it was despawned (its slot is now at generation {current}); \
+     fix: drop handles when you despawn, or check `World::is_alive` first"
+)]
+pub struct StaleEntity {
+    /// The stale handle.
+    pub entity: Entity,
+    /// The slot's current generation (0 when the slot was never allocated).
+    pub current: u32,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    /// Current generation of the slot (the generation a live handle must carry).
+    generation: NonZeroU32,
+    /// Position in `EntityTable::dense` while occupied; `VACANT` when free or retired.
+    dense: u32,
+}
+
+const VACANT: u32 = u32::MAX;
+
+/// The entity table: slots with generations, a free list and the dense list of live entities.
+#[derive(Debug, Default)]
+pub(crate) struct EntityTable {
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    dense: Vec<Entity>,
+}
+
+impl EntityTable {
+    /// Allocates a fresh handle, reusing a free slot when there is one.
+    pub(crate) fn spawn(&mut self) -> Entity {
+        let dense = self.dense.len() as u32;
+        let entity = if let Some(index) = self.free.pop() {
+            let slot = &mut self.slots[index as usize];
+            slot.dense = dense;
+            Entity {
+                index,
+                generation: slot.generation,
+            }
+        } else {
+            let index = u32::try_from(self.slots.len())
+                .ok()
+                .filter(|&i| i != VACANT)
+                .expect("EntityTable: more than u32::MAX - 1 entity slots (broken invariant)");
+            let generation = NonZeroU32::MIN;
+            self.slots.push(Slot { generation, dense });
+            Entity { index, generation }
+        };
+        self.dense.push(entity);
+        entity
+    }
+
+    /// Whether `entity` is live.
+    #[inline]
+    pub(crate) fn is_alive(&self, entity: Entity) -> bool {
+        self.slots
+            .get(entity.index as usize)
+            .is_some_and(|s| s.generation == entity.generation && s.dense != VACANT)
+    }
+
+    /// `Ok(())` when live, else the typed error.
+    #[inline]
+    pub(crate) fn check(&self, entity: Entity) -> Result<(), StaleEntity> {
+        if self.is_alive(entity) {
+            Ok(())
+        } else {
+            Err(StaleEntity {
+                entity,
+                current: self
+                    .slots
+                    .get(entity.index as usize)
+                    .map_or(0, |s| s.generation.get()),
+            })
+        }
+    }
+
+    /// Despawns `entity`: bumps its slot's generation, frees (or retires) the slot and
+    /// swap-removes it from the dense list.
+    pub(crate) fn despawn(&mut self, entity: Entity) -> Result<(), StaleEntity> {
+        self.check(entity)?;
+        let slot = &mut self.slots[entity.index as usize];
+        let pos = slot.dense as usize;
+        slot.dense = VACANT;
+        match slot.generation.checked_add(1) {
+            Some(next) => {
+                slot.generation = next;
+                self.free.push(entity.index);
+            }
+            // Retired: the generation cannot advance, so the slot is never reused.
+            None => {}
+        }
+        self.dense.swap_remove(pos);
+        if let Some(moved) = self.dense.get(pos) {
+            self.slots[moved.index as usize].dense = pos as u32;
+        }
+        Ok(())
+    }
+
+    /// Live entities, densely (order: spawn order perturbed by swap-removes).
+    #[inline]
+    pub(crate) fn live(&self) -> &[Entity] {
+        &self.dense
+    }
+
+    /// Number of slots ever allocated (live, free or retired).
+    #[inline]
+    pub(crate) fn slot_count(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// The live handle in slot `index`, if the slot is occupied.
+    #[inline]
+    pub(crate) fn live_at(&self, index: u32) -> Option<Entity> {
+        self.slots.get(index as usize).and_then(|s| {
+            (s.dense != VACANT).then_some(Entity {
+                index,
+                generation: s.generation,
+            })
+        })
+    }
+
+    /// Makes the dense list follow slot order (canonical order after compaction).
+    pub(crate) fn sort_dense(&mut self) {
+        self.dense.sort_unstable_by_key(|e| e.index);
+        for (pos, e) in self.dense.iter().enumerate() {
+            self.slots[e.index as usize].dense = pos as u32;
+        }
+    }
+
+    /// Sets a slot's generation to the maximum so its next despawn retires it (tests only).
+    #[cfg(test)]
+    pub(crate) fn force_generation(&mut self, entity: Entity, generation: NonZeroU32) -> Entity {
+        let slot = &mut self.slots[entity.index as usize];
+        slot.generation = generation;
+        let pos = slot.dense as usize;
+        let e = Entity {
+            index: entity.index,
+            generation,
+        };
+        self.dense[pos] = e;
+        e
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn despawn_makes_every_copy_stale_and_reuse_gets_a_new_generation() {
+        let mut t = EntityTable::default();
+        let a = t.spawn();
+        let b = t.spawn();
+        t.despawn(a).unwrap();
+        assert!(!t.is_alive(a));
+        let err = t.check(a).unwrap_err();
+        assert_eq!(err.current, 2);
+        let c = t.spawn();
+        assert_eq!(c.index(), a.index());
+        assert_eq!(c.generation(), 2);
+        assert!(t.is_alive(c) && t.is_alive(b) && !t.is_alive(a));
+        assert_eq!(
+            t.despawn(a),
+            Err(StaleEntity {
+                entity: a,
+                current: 2
+            })
+        );
+    }
+
+    #[test]
+    fn dense_list_stays_dense_under_swap_remove() {
+        let mut t = EntityTable::default();
+        let es: Vec<_> = (0..10).map(|_| t.spawn()).collect();
+        for e in es.iter().step_by(3) {
+            t.despawn(*e).unwrap();
+        }
+        assert_eq!(t.live().len(), 6);
+        for e in t.live() {
+            assert!(t.is_alive(*e));
+        }
+    }
+
+    #[test]
+    fn a_slot_at_the_last_generation_is_retired_not_wrapped() {
+        let mut t = EntityTable::default();
+        let a = t.spawn();
+        let a = t.force_generation(a, NonZeroU32::MAX);
+        t.despawn(a).unwrap();
+        let b = t.spawn();
+        assert_ne!(b.index(), a.index(), "retired slot was reused");
+        assert!(!t.is_alive(a));
+    }
+}

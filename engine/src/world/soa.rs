@@ -1,0 +1,480 @@
+//! Field-SoA component columns (from `lanegraph-simd`), and lending them to the physics lane.
+//!
+//! Owns: [`SoaColumn`] (a `SoaTable` plus the entity list and sparse index, so it is a sparse
+//! set like the AoS column), opting a component into it ([`World::use_field_soa`]), its
+//! accessors, and the one-step mutable loan of its columns ([`SoaMut`]). Must never: transpose
+//! per frame (the columns are the component's only storage, resident across frames), or let a
+//! loan outlive `&mut World` (the borrow checker ends it before the owner continues).
+//!
+//! # Row alignment
+//! Each component has its own row order. Two field-SoA components whose rows name the same
+//! entities in the same order are *aligned*: row `i` of both is one entity, so a kernel can walk
+//! them in lockstep (position += velocity * dt). [`World::align_soa_rows`] makes `B` follow `A`;
+//! alignment then survives despawns (both swap-remove the same row) and inserting both
+//! components on new entities (both append). [`World::lend_soa_pair`] checks it.
+
+use std::any::{Any, TypeId};
+use std::marker::PhantomData;
+
+use lanegraph_simd::{InvalidFields, LanesMut, SoaComponent, SoaTable};
+
+use super::access::{AccessCounters, ColumnLayout};
+use super::column::{AosColumn, ErasedColumn, SparseIndex};
+use super::component::{
+    AliasedQuery, Component, ComponentError, ComponentNameClash, MissingComponent, WrongLayout,
+};
+use super::entity::{Entity, EntityTable};
+use super::epoch::DomainSet;
+use super::hash::StateHasher;
+use super::World;
+
+/// A component stored as one aligned `f32` column per field.
+pub(crate) struct SoaColumn<T> {
+    name: &'static str,
+    domains: DomainSet,
+    table: SoaTable,
+    entities: Vec<Entity>,
+    index: SparseIndex,
+    access: AccessCounters,
+    _type: PhantomData<fn() -> T>,
+}
+
+impl<T: Component + SoaComponent> SoaColumn<T> {
+    fn new() -> Result<Self, InvalidFields> {
+        Ok(SoaColumn {
+            name: T::NAME,
+            domains: T::DOMAINS,
+            table: SoaTable::for_component::<T>()?,
+            entities: Vec::new(),
+            index: SparseIndex::default(),
+            access: AccessCounters::default(),
+            _type: PhantomData,
+        })
+    }
+
+    fn get(&self, entity: Entity) -> Option<T> {
+        let row = self.index.row(entity)?;
+        Some(
+            self.table
+                .get::<T>(row)
+                .expect("SoaColumn: table built for T, row from the index (broken invariant)"),
+        )
+    }
+
+    fn insert(&mut self, entity: Entity, value: &T) -> Option<T> {
+        if let Some(row) = self.index.row(entity) {
+            let old = self
+                .table
+                .get::<T>(row)
+                .expect("SoaColumn: row from the index");
+            self.table
+                .set(row, value)
+                .expect("SoaColumn: table built for T");
+            return Some(old);
+        }
+        let row = self
+            .table
+            .push(value)
+            .expect("SoaColumn: table built for T");
+        self.index.set(entity, row);
+        self.entities.push(entity);
+        None
+    }
+
+    fn take(&mut self, entity: Entity) -> Option<T> {
+        let row = self.index.row(entity)?;
+        let value = self
+            .table
+            .get::<T>(row)
+            .expect("SoaColumn: row from the index");
+        self.table
+            .swap_remove(row)
+            .expect("SoaColumn: row from the index");
+        self.index.clear(entity);
+        self.entities.swap_remove(row);
+        if let Some(moved) = self.entities.get(row) {
+            self.index.set(*moved, row);
+        }
+        Some(value)
+    }
+
+    /// Rebuilds the rows in the order of `order` (a permutation of this column's entities).
+    fn reorder(&mut self, order: &[Entity]) {
+        let rows: Vec<T> = order
+            .iter()
+            .map(|&e| self.get(e).expect("permutation"))
+            .collect();
+        self.table.clear();
+        self.entities.clear();
+        for (e, v) in order.iter().zip(&rows) {
+            let row = self.table.push(v).expect("SoaColumn: table built for T");
+            self.index.set(*e, row);
+            self.entities.push(*e);
+        }
+    }
+}
+
+impl<T: Component + SoaComponent> ErasedColumn for SoaColumn<T> {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn type_name(&self) -> &'static str {
+        std::any::type_name::<T>()
+    }
+    fn domains(&self) -> DomainSet {
+        self.domains
+    }
+    fn layout(&self) -> ColumnLayout {
+        ColumnLayout::FieldSoa
+    }
+    fn size_bytes(&self) -> usize {
+        T::FIELDS.len() * std::mem::size_of::<f32>()
+    }
+    fn len(&self) -> usize {
+        self.entities.len()
+    }
+    fn contains(&self, entity: Entity) -> bool {
+        self.index.row(entity).is_some()
+    }
+    fn remove_entity(&mut self, entity: Entity) -> bool {
+        self.take(entity).is_some()
+    }
+    fn hash_rows(&self, entities: &EntityTable, h: &mut StateHasher) {
+        // Same bytes as the AoS column of the same data: layout never enters the hash.
+        h.write_str(self.name);
+        h.write_u64(self.entities.len() as u64);
+        for slot in 0..entities.slot_count() as u32 {
+            let Some(e) = entities.live_at(slot) else {
+                continue;
+            };
+            if let Some(v) = self.get(e) {
+                h.write_u64(e.to_bits());
+                v.hash_state(h);
+            }
+        }
+    }
+    fn compact(&mut self) -> bool {
+        let sorted = self
+            .entities
+            .windows(2)
+            .all(|w| w[0].index() < w[1].index());
+        if !sorted {
+            let mut order = self.entities.clone();
+            order.sort_unstable_by_key(|e| e.index());
+            self.reorder(&order);
+        }
+        self.entities.shrink_to_fit();
+        self.index.shrink();
+        !sorted
+    }
+    fn access(&self) -> &AccessCounters {
+        &self.access
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+    fn insert_erased(&mut self, entity: Entity, value: &mut dyn Any) -> bool {
+        let slot = value
+            .downcast_mut::<Option<T>>()
+            .expect("insert_erased: caller passes Option<T> (broken invariant)");
+        let new = slot.take().expect("insert_erased: value present");
+        *slot = self.insert(entity, &new);
+        true
+    }
+    fn take_erased(&mut self, entity: Entity, out: &mut dyn Any) {
+        let slot = out
+            .downcast_mut::<Option<T>>()
+            .expect("take_erased: caller passes Option<T> (broken invariant)");
+        *slot = self.take(entity);
+    }
+}
+
+/// Why a component could not be opted into field-SoA storage.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SoaOptInError {
+    /// The component's field list is unusable.
+    #[error("component cannot be stored field-SoA: {0}")]
+    Fields(#[from] InvalidFields),
+    /// Its name clashes with another component's.
+    #[error(transparent)]
+    NameClash(#[from] ComponentNameClash),
+}
+
+/// Why two field-SoA columns could not be lent together.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SoaPairError {
+    /// The same component twice.
+    #[error(transparent)]
+    Aliased(#[from] AliasedQuery),
+    /// One of them is not stored field-SoA.
+    #[error(transparent)]
+    WrongLayout(#[from] WrongLayout),
+    /// Their rows do not name the same entities in the same order.
+    #[error("field-SoA columns `{a}` and `{b}` are not row-aligned ({a_rows} and {b_rows} rows), so row i is not one entity in both; fix: call `World::align_soa_rows::<{a}, {b}>()` after structural changes")]
+    NotAligned {
+        /// First component.
+        a: &'static str,
+        /// Second component.
+        b: &'static str,
+        /// Rows of the first.
+        a_rows: usize,
+        /// Rows of the second.
+        b_rows: usize,
+    },
+}
+
+/// A mutable loan of one component's field-SoA columns for one step (e.g. to the physics lane).
+///
+/// Its [`lanes_mut`](Self::lanes_mut) guard splits into disjoint, `Send` chunks
+/// (`LanesMut::chunks`) that jobs on other threads may write at once; the loan's borrow of the
+/// world ends them all before the owner thread continues. Handing out the loan bumped the
+/// component's domains.
+pub struct SoaMut<'w, T> {
+    entities: &'w [Entity],
+    table: &'w mut SoaTable,
+    _type: PhantomData<fn() -> T>,
+}
+
+impl<'w, T: SoaComponent> SoaMut<'w, T> {
+    /// The entity of each row.
+    pub fn entities(&self) -> &[Entity] {
+        self.entities
+    }
+    /// Rows in the columns.
+    pub fn len(&self) -> usize {
+        self.entities.len()
+    }
+    /// Whether there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.entities.is_empty()
+    }
+    /// The columns, read-only.
+    pub fn table(&self) -> &SoaTable {
+        self.table
+    }
+    /// Whole-vector mutable access to every field column (padding restored when it ends).
+    pub fn lanes_mut(&mut self) -> LanesMut<'_> {
+        self.table.lanes_mut()
+    }
+    /// One field's rows, mutably (`UnknownField` for a name `T` lacks).
+    pub fn field_mut(&mut self, name: &str) -> Result<&mut [f32], lanegraph_simd::UnknownField> {
+        self.table.field_mut(name)
+    }
+}
+
+/// A shared view of one component's field-SoA columns.
+pub struct SoaRef<'w> {
+    entities: &'w [Entity],
+    table: &'w SoaTable,
+}
+
+impl<'w> SoaRef<'w> {
+    /// The entity of each row.
+    pub fn entities(&self) -> &'w [Entity] {
+        self.entities
+    }
+    /// The columns (`field(name)`, `field_lanes(name)`).
+    pub fn table(&self) -> &'w SoaTable {
+        self.table
+    }
+}
+
+impl World {
+    /// Opts `T` into field-SoA storage. Rows already stored AoS move over (once: a layout
+    /// change, not a per-frame transpose), bumping `T::DOMAINS`. Idempotent.
+    pub fn use_field_soa<T: Component + SoaComponent>(&mut self) -> Result<(), SoaOptInError> {
+        let mut column = SoaColumn::<T>::new()?;
+        let Some(i) = self.column_index::<T>() else {
+            self.add_column(TypeId::of::<T>(), Box::new(column))?;
+            return Ok(());
+        };
+        let existing = self.erased_column_mut(i);
+        if existing.layout() == ColumnLayout::FieldSoa {
+            return Ok(());
+        }
+        let aos = existing
+            .as_any_mut()
+            .downcast_mut::<AosColumn<T>>()
+            .expect("an AoS column of T (broken invariant)");
+        for (e, v) in aos.entities.drain(..).zip(aos.values.drain(..)) {
+            column.insert(e, &v);
+        }
+        self.replace_column(i, Box::new(column));
+        self.bump(T::DOMAINS);
+        Ok(())
+    }
+
+    fn soa<T: Component + SoaComponent>(&self) -> Result<Option<&SoaColumn<T>>, WrongLayout> {
+        let Some(i) = self.column_index::<T>() else {
+            return Ok(None);
+        };
+        self.erased_column(i)
+            .as_any()
+            .downcast_ref::<SoaColumn<T>>()
+            .map(Some)
+            .ok_or_else(|| self.wrong_layout::<T>(i, "field-SoA"))
+    }
+
+    fn soa_index<T: Component + SoaComponent>(&self) -> Result<Option<usize>, WrongLayout> {
+        self.soa::<T>()?;
+        Ok(self.column_index::<T>())
+    }
+
+    /// Reads `entity`'s field-SoA `T` (assembled from its field columns).
+    pub fn get_fields<T: Component + SoaComponent>(
+        &self,
+        entity: Entity,
+    ) -> Result<T, ComponentError> {
+        self.entity_table().check(entity)?;
+        let missing = MissingComponent {
+            entity,
+            component: T::NAME,
+        };
+        let c = self.soa::<T>()?.ok_or(missing)?;
+        Ok(c.get(entity).ok_or(missing)?)
+    }
+
+    /// Shared view of `T`'s field columns (empty table when `T` has no rows yet but was opted
+    /// in; `None` when `T` was never opted in or stored).
+    pub fn soa_columns<T: Component + SoaComponent>(
+        &self,
+    ) -> Result<Option<SoaRef<'_>>, WrongLayout> {
+        Ok(self.soa::<T>()?.map(|c| {
+            c.access.record(c.entities.len());
+            SoaRef {
+                entities: &c.entities,
+                table: &c.table,
+            }
+        }))
+    }
+
+    /// Lends `T`'s field columns mutably (to a kernel, or to the physics lane for one step);
+    /// bumps `T::DOMAINS`. `None` when `T` was never opted in.
+    pub fn lend_soa<T: Component + SoaComponent>(
+        &mut self,
+    ) -> Result<Option<SoaMut<'_, T>>, WrongLayout> {
+        let Some(i) = self.soa_index::<T>()? else {
+            return Ok(None);
+        };
+        self.bump(T::DOMAINS);
+        let c = self
+            .erased_column_mut(i)
+            .as_any_mut()
+            .downcast_mut::<SoaColumn<T>>()
+            .expect("layout checked above");
+        c.access.record(c.entities.len());
+        Ok(Some(SoaMut {
+            entities: &c.entities,
+            table: &mut c.table,
+            _type: PhantomData,
+        }))
+    }
+
+    /// Lends two row-aligned field-SoA components mutably at once (position and velocity for
+    /// an integrator); bumps both components' domains. Errors when `A == B`, either is not
+    /// field-SoA, or their rows are not aligned (see the module docs). `None` when either
+    /// was never opted in.
+    #[allow(clippy::type_complexity)]
+    pub fn lend_soa_pair<A: Component + SoaComponent, B: Component + SoaComponent>(
+        &mut self,
+    ) -> Result<Option<(SoaMut<'_, A>, SoaMut<'_, B>)>, SoaPairError> {
+        if TypeId::of::<A>() == TypeId::of::<B>() {
+            return Err(AliasedQuery { component: A::NAME }.into());
+        }
+        let (Some(ia), Some(ib)) = (self.soa_index::<A>()?, self.soa_index::<B>()?) else {
+            return Ok(None);
+        };
+        {
+            let a = self.soa::<A>()?.expect("present");
+            let b = self.soa::<B>()?.expect("present");
+            if a.entities != b.entities {
+                return Err(SoaPairError::NotAligned {
+                    a: A::NAME,
+                    b: B::NAME,
+                    a_rows: a.entities.len(),
+                    b_rows: b.entities.len(),
+                });
+            }
+        }
+        self.bump(A::DOMAINS.union(B::DOMAINS));
+        let (ca, cb) = self.two_columns_mut(ia, ib);
+        let a = ca
+            .as_any_mut()
+            .downcast_mut::<SoaColumn<A>>()
+            .expect("layout checked above");
+        let b = cb
+            .as_any_mut()
+            .downcast_mut::<SoaColumn<B>>()
+            .expect("layout checked above");
+        a.access.record(a.entities.len());
+        b.access.record(b.entities.len());
+        Ok(Some((
+            SoaMut {
+                entities: &a.entities,
+                table: &mut a.table,
+                _type: PhantomData,
+            },
+            SoaMut {
+                entities: &b.entities,
+                table: &mut b.table,
+                _type: PhantomData,
+            },
+        )))
+    }
+
+    /// Reorders `B`'s rows to follow `A`'s, so the two are row-aligned, when both hold exactly
+    /// the same entities; returns whether they are aligned afterwards. Bumps `B::DOMAINS` when
+    /// rows moved. Cold path (allocates a scratch copy).
+    pub fn align_soa_rows<A: Component + SoaComponent, B: Component + SoaComponent>(
+        &mut self,
+    ) -> Result<bool, SoaPairError> {
+        if TypeId::of::<A>() == TypeId::of::<B>() {
+            return Ok(true);
+        }
+        let (Some(_), Some(ib)) = (self.soa_index::<A>()?, self.soa_index::<B>()?) else {
+            return Ok(false);
+        };
+        let a = self.soa::<A>()?.expect("present");
+        let b = self.soa::<B>()?.expect("present");
+        if a.entities == b.entities {
+            return Ok(true);
+        }
+        if a.entities.len() != b.entities.len() || !a.entities.iter().all(|&e| b.contains(e)) {
+            return Ok(false);
+        }
+        let order = a.entities.clone();
+        self.erased_column_mut(ib)
+            .as_any_mut()
+            .downcast_mut::<SoaColumn<B>>()
+            .expect("layout checked above")
+            .reorder(&order);
+        self.bump(B::DOMAINS);
+        Ok(true)
+    }
+
+    /// `insert` for a column that is not AoS (called by [`World::insert`]).
+    pub(crate) fn soa_insert<T: Component>(
+        &mut self,
+        i: usize,
+        entity: Entity,
+        value: T,
+    ) -> Result<Option<T>, ComponentError> {
+        let mut slot = Some(value);
+        self.erased_column_mut(i).insert_erased(entity, &mut slot);
+        Ok(slot)
+    }
+
+    /// `remove` for a column that is not AoS (called by [`World::remove`]).
+    pub(crate) fn soa_take<T: Component>(
+        &mut self,
+        i: usize,
+        entity: Entity,
+    ) -> Result<Option<T>, ComponentError> {
+        let mut slot: Option<T> = None;
+        self.erased_column_mut(i).take_erased(entity, &mut slot);
+        Ok(slot)
+    }
+}
