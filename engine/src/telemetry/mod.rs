@@ -1,1 +1,41 @@
-//! Telemetry: metrics registry, tracking allocator, trace spans, exporters. (Being built: issue 4.)
+//! Telemetry: everything timed or counted in the engine, and the formats it leaves through.
+//!
+//! Owns: the metrics [`Registry`] and its typed handles ([`Counter`], [`Gauge`], [`Histogram`]),
+//! the [`TrackingAllocator`], agent cost events ([`cost`]), trace [`spans`], and the exporters
+//! (Chrome Trace Event JSON, OpenMetrics text, the JSON [`FrameSummary`], the scrape
+//! [`MetricsEndpoint`]). Must never: look a name up, lock, allocate or log on a hot path (metric
+//! updates and span pushes), or let a slow exporter block a recording thread.
+//!
+//! Start with `docs/telemetry.md`: the well-known metrics, recording your own, opening a trace in
+//! Perfetto, scraping the endpoint.
+
+pub mod alloc;
+pub mod chrome_trace;
+pub mod cost;
+pub mod endpoint;
+mod error;
+mod handles;
+pub mod histogram;
+pub mod names;
+pub mod openmetrics;
+pub mod registry;
+mod shard;
+pub mod spans;
+pub mod summary;
+pub mod trace_history;
+
+pub use alloc::{memory_stats, register_memory_metrics, MemoryStats, TrackingAllocator};
+pub use chrome_trace::chrome_trace_json;
+pub use cost::{AgentCostEvent, AgentId, CostEventQueue};
+pub use endpoint::{EndpointOptions, MetricsEndpoint};
+pub use error::{
+    CostQueueFull, EndpointError, InvalidBuckets, InvalidMetricName, MetricClash, RecordSpanError,
+    RegisterError, SummaryError,
+};
+pub use handles::{Counter, Gauge};
+pub use histogram::{Buckets, Histogram, HistogramSnapshot};
+pub use names::{MetricKind, Unit, WELL_KNOWN_METRICS};
+pub use registry::{global, MetricDesc, MetricSnapshot, MetricValue, Registry};
+pub use spans::{record_span, span, span_n, SpanGuard, SpanRecord, TrackId, TrackKind};
+pub use summary::FrameSummary;
+pub use trace_history::TraceHistory;

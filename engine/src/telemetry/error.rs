@@ -1,0 +1,147 @@
+//! The telemetry module's errors: one small type per failure, each saying what, why and how to fix.
+//!
+//! Owns: error types only. Must never: log (the caller decides whether a failure is worth a line).
+
+use super::names::MetricKind;
+
+/// A metric name breaks the naming rules (see [`super::names`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "invalid metric name `{name}`: {why} (fix: use dot-separated lowercase snake_case segments, \
+     e.g. `system.move_ships.time`; `names::sanitize_segment` turns any label into a valid segment)"
+)]
+pub struct InvalidMetricName {
+    /// The name as given.
+    pub name: String,
+    /// Which rule it breaks.
+    pub why: String,
+}
+
+/// A name is already registered with a different type, unit or bucket layout.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "metric `{name}` is already registered as {existing}, cannot register it as {requested}: \
+     {detail} (fix: register it once with one definition and share the handle, or pick another name)"
+)]
+pub struct MetricClash {
+    /// The clashing name (or, for an export-name clash, the new name).
+    pub name: String,
+    /// What the existing registration is.
+    pub existing: MetricKind,
+    /// What was asked for.
+    pub requested: MetricKind,
+    /// What differs.
+    pub detail: String,
+}
+
+/// Histogram bucket bounds that cannot describe a histogram.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "invalid histogram buckets: {why} (fix: give 1 to {max} finite upper bounds in strictly \
+     increasing order; `+Inf` is implicit)",
+    max = super::histogram::MAX_BUCKETS
+)]
+pub struct InvalidBuckets {
+    /// Which rule the bounds break.
+    pub why: String,
+}
+
+/// Registering a metric failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegisterError {
+    /// The name breaks the naming rules.
+    #[error(transparent)]
+    InvalidName(#[from] InvalidMetricName),
+    /// The name is taken by another definition.
+    #[error(transparent)]
+    Clash(#[from] MetricClash),
+    /// The histogram buckets are malformed.
+    #[error(transparent)]
+    InvalidBuckets(#[from] InvalidBuckets),
+}
+
+/// A pre-timed span could not be recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum RecordSpanError {
+    /// The span ends before it starts.
+    #[error(
+        "span `{name}` ends before it starts ({end_ns} ns < {start_ns} ns on the clock's timeline) \
+         (fix: pass the stamps in (start, end) order, both from `lanegraph_jobs::clock::now`)"
+    )]
+    EndBeforeStart {
+        /// The span's name.
+        name: &'static str,
+        /// Start on the common timeline.
+        start_ns: u64,
+        /// End on the common timeline.
+        end_ns: u64,
+    },
+    /// The track id was never handed out by `register_track`.
+    #[error(
+        "span `{name}` names track {track}, which was never registered \
+         (fix: get track ids from `spans::register_track` or `spans::current_thread_track`)"
+    )]
+    UnknownTrack {
+        /// The span's name.
+        name: &'static str,
+        /// The unknown id.
+        track: u32,
+    },
+}
+
+/// The scrape endpoint could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum EndpointError {
+    /// The address is not loopback and exposure beyond this machine was not asked for.
+    #[error(
+        "refusing to serve metrics on {addr}: not a loopback address \
+         (fix: use 127.0.0.1:PORT, or set `EndpointOptions::allow_non_loopback` if you mean to \
+         expose metrics to the network)"
+    )]
+    NotLoopback {
+        /// The refused address.
+        addr: std::net::SocketAddr,
+    },
+    /// Binding or configuring the socket failed.
+    #[error("cannot serve metrics on {addr}: {source} (fix: pick a free port, or port 0 for any)")]
+    Bind {
+        /// The address asked for.
+        addr: std::net::SocketAddr,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The background thread could not be started.
+    #[error("cannot start the metrics endpoint thread: {0} (fix: check thread limits)")]
+    Spawn(#[source] std::io::Error),
+}
+
+/// The agent cost queue is full: the event was dropped (and counted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "agent cost queue full ({capacity} events): event dropped \
+     (fix: drain the queue every frame, or create it with a larger capacity)"
+)]
+pub struct CostQueueFull {
+    /// The queue's capacity.
+    pub capacity: usize,
+}
+
+/// A frame summary could not be parsed.
+#[derive(Debug, thiserror::Error)]
+pub enum SummaryError {
+    /// The text is not a frame summary.
+    #[error("not a lanegraph frame summary: {0} (fix: pass the JSON that `FrameSummary::to_json` wrote)")]
+    Parse(#[from] serde_json::Error),
+    /// The summary was written by an incompatible schema version.
+    #[error(
+        "frame summary schema {found} is not supported (this build reads {expected}) \
+         (fix: regenerate it with this lanegraph version)"
+    )]
+    Schema {
+        /// The version in the file.
+        found: u32,
+        /// The version this build writes and reads.
+        expected: u32,
+    },
+}

@@ -1,0 +1,156 @@
+//! OpenMetrics 1.0 text exposition of every registered metric.
+//!
+//! Owns: rendering a registry snapshot as `application/openmetrics-text`. Must never: run on a
+//! hot path (it snapshots and allocates), or emit a document a conforming parser rejects.
+//!
+//! # Shape
+//! Per metric family, in name order: `# TYPE`, `# UNIT` (when the metric has one; the family name
+//! ends with it, see [`super::names::export_name`]), `# HELP`, then its samples:
+//! - counter: `<family>_total <integer>`;
+//! - gauge: `<family> <float>`;
+//! - histogram: cumulative `<family>_bucket{le="<bound>"}` samples ending with `le="+Inf"`, then
+//!   `<family>_count` and `<family>_sum`. OpenMetrics forbids `_sum` when a bucket bound is
+//!   negative (the sum would not be monotonic), and `_count` requires `_sum`, so such a histogram
+//!   exports its buckets only.
+//!
+//! The document ends with `# EOF` and a newline. Floats are written exactly enough to round-trip
+//! (Rust's shortest representation), infinities as `+Inf`/`-Inf`, NaN as `NaN`.
+
+use std::fmt::Write;
+
+use super::registry::{MetricSnapshot, MetricValue, Registry};
+
+/// The `Content-Type` of an exposition.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// Renders every metric of `registry`.
+pub fn render(registry: &Registry) -> String {
+    render_snapshot(&registry.snapshot())
+}
+
+/// Renders a snapshot (already sorted by name by [`Registry::snapshot`]).
+pub fn render_snapshot(metrics: &[MetricSnapshot]) -> String {
+    let mut out = String::with_capacity(256 * metrics.len() + 8);
+    for m in metrics {
+        let d = &m.desc;
+        let fam = &d.exported;
+        // Writing to a String cannot fail.
+        let _ = writeln!(out, "# TYPE {fam} {}", d.kind.as_str());
+        if !d.unit.as_str().is_empty() {
+            let _ = writeln!(out, "# UNIT {fam} {}", d.unit.as_str());
+        }
+        if !d.help.is_empty() {
+            let _ = writeln!(out, "# HELP {fam} {}", escape(&d.help));
+        }
+        match &m.value {
+            MetricValue::Counter { value } => {
+                let _ = writeln!(out, "{fam}_total {value}");
+            }
+            MetricValue::Gauge { value } => {
+                let _ = writeln!(out, "{fam} {}", float(*value));
+            }
+            MetricValue::Histogram(h) => {
+                let cumulative = h.cumulative();
+                for (i, c) in cumulative.iter().enumerate() {
+                    let le = h.bounds.get(i).map_or_else(|| "+Inf".to_string(), |b| float(*b));
+                    let _ = writeln!(out, "{fam}_bucket{{le=\"{le}\"}} {c}");
+                }
+                if h.bounds.iter().all(|b| *b >= 0.0) {
+                    let _ = writeln!(out, "{fam}_count {}", h.count);
+                    let _ = writeln!(out, "{fam}_sum {}", float(h.sum));
+                }
+            }
+        }
+    }
+    out.push_str("# EOF\n");
+    out
+}
+
+/// An OpenMetrics float.
+pub fn float(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".into()
+    } else if v == f64::INFINITY {
+        "+Inf".into()
+    } else if v == f64::NEG_INFINITY {
+        "-Inf".into()
+    } else if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.1}")
+    } else {
+        format!("{v}")
+    }
+}
+
+/// Escapes a `HELP` text: backslash, double quote and newline.
+fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Buckets, Unit};
+    use super::*;
+
+    #[test]
+    fn renders_all_three_kinds() {
+        let r = Registry::new();
+        r.register_counter("frame.completed", Unit::None, "Frames completed.").unwrap().add(3);
+        r.register_gauge("budget.multiplier", Unit::Ratio, "PID \"output\"\nline two").unwrap().set(0.75);
+        let h = r
+            .register_histogram("frame.time", Unit::Milliseconds, "Frame time.", Buckets::new(vec![8.0, 16.0]).unwrap())
+            .unwrap();
+        for v in [5.0, 10.0, 20.0] {
+            h.observe(v);
+        }
+        let text = render(&r);
+        let expected = "\
+# TYPE lanegraph_budget_multiplier_ratio gauge
+# UNIT lanegraph_budget_multiplier_ratio ratio
+# HELP lanegraph_budget_multiplier_ratio PID \\\"output\\\"\\nline two
+lanegraph_budget_multiplier_ratio 0.75
+# TYPE lanegraph_frame_completed counter
+# HELP lanegraph_frame_completed Frames completed.
+lanegraph_frame_completed_total 3
+# TYPE lanegraph_frame_time_milliseconds histogram
+# UNIT lanegraph_frame_time_milliseconds milliseconds
+# HELP lanegraph_frame_time_milliseconds Frame time.
+lanegraph_frame_time_milliseconds_bucket{le=\"8.0\"} 1
+lanegraph_frame_time_milliseconds_bucket{le=\"16.0\"} 2
+lanegraph_frame_time_milliseconds_bucket{le=\"+Inf\"} 3
+lanegraph_frame_time_milliseconds_count 3
+lanegraph_frame_time_milliseconds_sum 35.0
+# EOF
+";
+        assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn negative_bounds_drop_sum_and_count() {
+        let r = Registry::new();
+        let h = r
+            .register_histogram("budget.error", Unit::Milliseconds, "", Buckets::new(vec![-1.0, 1.0]).unwrap())
+            .unwrap();
+        h.observe(-5.0);
+        let text = render(&r);
+        assert!(text.contains("le=\"-1.0\"} 1"));
+        assert!(!text.contains("_sum") && !text.contains("_count"));
+    }
+
+    #[test]
+    fn floats_round_trip() {
+        assert_eq!(float(1.0), "1.0");
+        assert_eq!(float(0.1), "0.1");
+        assert_eq!(float(f64::INFINITY), "+Inf");
+        assert_eq!(float(f64::NAN), "NaN");
+        assert_eq!(float(1e-7).parse::<f64>().unwrap(), 1e-7);
+    }
+}

@@ -1,0 +1,125 @@
+//! The span store: every thread's ring, binding a thread to its ring, and the collector.
+//!
+//! Owns: the list of rings (leaked, so `&'static`), which thread writes which ring, and the
+//! dropped total. Must never: allocate or lock after a thread's first span (the binding is a
+//! const, destructor-free thread-local `Cell`).
+//!
+//! # Protocol
+//! 1. A thread's first span binds a ring: a free one (its previous owner exited) or a new one of
+//!    [`RING_CAPACITY`] spans, leaked so the collector can read it forever. The thread gets a
+//!    track of its own (named after the thread) and registers a TLS destructor.
+//! 2. Pushes go to the bound ring (see `ring`'s protocol).
+//! 3. At thread exit the destructor unbinds (`Cell` back to `None`) and marks the ring free
+//!    (release); a new thread takes it with an acquire CAS, so the old owner's last push happens
+//!    before the new owner's first. Spans still in the ring stay collectable.
+//! 4. [`collect`] takes the collector mutex and drains every ring in turn.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use super::ring::Ring;
+use super::tracks::{register_track, TrackId, TrackKind};
+use super::SpanRecord;
+
+/// Spans per thread ring: 8192 x 40 B = 320 KiB per thread; at 1,000 spans per frame per thread
+/// that holds 8 frames between collections (the engine collects every frame).
+pub const RING_CAPACITY: usize = 8192;
+
+/// Every ring ever made (writer: binding threads, under the lock; reader: the collector).
+static RINGS: Mutex<Vec<&'static Ring>> = Mutex::new(Vec::new());
+/// Serialises collectors (ring drains assume one collector at a time).
+static COLLECT: Mutex<()> = Mutex::new(());
+/// Spans lost to overwriting, over the process' life (writer: collectors).
+static DROPPED: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// This thread's ring; const and destructor-free, so readable all thread long.
+    static BOUND: Cell<Option<&'static Ring>> = const { Cell::new(None) };
+    /// Unbinds at thread exit (protocol step 3).
+    static UNBIND: Unbind = const { Unbind };
+}
+
+struct Unbind;
+
+impl Drop for Unbind {
+    fn drop(&mut self) {
+        if let Some(ring) = BOUND.with(|b| b.replace(None)) {
+            ring.in_use.store(false, Ordering::Release);
+        }
+    }
+}
+
+/// This thread's ring, binding one on first use (`None` only during TLS teardown).
+#[inline]
+pub(super) fn current_ring() -> Option<&'static Ring> {
+    match BOUND.with(Cell::get) {
+        Some(r) => Some(r),
+        None => bind(),
+    }
+}
+
+#[cold]
+fn bind() -> Option<&'static Ring> {
+    // Register the destructor first: if TLS is being torn down, do not take a ring we could
+    // never give back.
+    UNBIND.try_with(|_| ()).ok()?;
+    let ring = {
+        let mut rings = RINGS.lock().unwrap_or_else(|p| p.into_inner());
+        let free = rings.iter().copied().find(|r| {
+            r.in_use
+                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+        });
+        match free {
+            Some(r) => r,
+            None => {
+                let r: &'static Ring = Box::leak(Box::new(Ring::with_capacity(RING_CAPACITY)));
+                r.in_use.store(true, Ordering::Relaxed);
+                rings.push(r);
+                r
+            }
+        }
+    };
+    let thread = std::thread::current();
+    let name = match thread.name() {
+        Some(n) => n.to_string(),
+        None => format!("thread {:?}", thread.id()),
+    };
+    let track = register_track(name, TrackKind::Thread);
+    ring.home_track.store(track.0, Ordering::Relaxed);
+    BOUND.with(|b| b.set(Some(ring)));
+    Some(ring)
+}
+
+/// This thread's own track.
+pub(super) fn home_track(ring: &Ring) -> TrackId {
+    TrackId(ring.home_track.load(Ordering::Relaxed))
+}
+
+/// Spans collected by one [`collect`] call.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SpanBatch {
+    /// The spans, sorted by track, then start, then longest first (parents before children).
+    pub spans: Vec<SpanRecord>,
+    /// Spans lost to overwriting since the previous collection.
+    pub dropped: u64,
+}
+
+/// Drains every thread's ring (protocol step 4). Cold path: allocates the batch.
+pub fn collect() -> SpanBatch {
+    let _one_collector = COLLECT.lock().unwrap_or_else(|p| p.into_inner());
+    let rings: Vec<&'static Ring> = RINGS.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let mut batch = SpanBatch::default();
+    for r in rings {
+        batch.dropped += r.drain_into(&mut batch.spans);
+    }
+    DROPPED.fetch_add(batch.dropped, Ordering::Relaxed);
+    super::sort_for_export(&mut batch.spans);
+    batch
+}
+
+/// Spans lost to overwriting over the process' life.
+pub fn dropped_total() -> u64 {
+    DROPPED.load(Ordering::Relaxed)
+}
