@@ -219,8 +219,14 @@ mod tests {
         let ours = s1.ns_since(s0) as f64;
         let theirs = i1.duration_since(i0).as_nanos() as f64;
         // Ours is bracketed inside theirs; allow 2% for calibration error on a noisy machine.
-        assert!(ours <= theirs * 1.02, "ours {ours} ns > instant {theirs} ns");
-        assert!(ours >= theirs * 0.90, "ours {ours} ns << instant {theirs} ns");
+        assert!(
+            ours <= theirs * 1.02,
+            "ours {ours} ns > instant {theirs} ns"
+        );
+        assert!(
+            ours >= theirs * 0.90,
+            "ours {ours} ns << instant {theirs} ns"
+        );
     }
 
     #[test]

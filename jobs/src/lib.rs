@@ -13,6 +13,22 @@
 #![allow(unsafe_code)]
 
 pub mod clock;
+pub mod error;
+pub mod graph;
+mod job;
+pub mod lanes;
+mod latch;
+pub mod parallel;
 pub mod plan;
+mod queue;
+pub mod rayon_lane;
+pub mod scope;
+mod sync;
 
+pub use error::{JobPanicked, UnknownLane};
+pub use graph::{Graph, GraphBuilder, GraphError, NodeCtx, NodeId, NodeTiming};
+pub use job::{thread_index, WorkerInfo};
+pub use lanes::{LaneOptions, LaneStats, Lanes, PinOutcome, StartError};
+pub use parallel::ParallelError;
 pub use plan::{CoreIndex, LaneId, LaneKind, LanePlan, LaneSpec, PlanError};
+pub use scope::{JobHandle, Scope, SpawnError};

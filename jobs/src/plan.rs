@@ -224,7 +224,10 @@ impl LanePlan {
                 Some((count, "bg")) => (count, LaneKind::Background),
                 Some((count, "fc")) => (count, LaneKind::FrameCritical),
                 Some((_, other)) => {
-                    return Err(bad(part, &format!("unknown lane kind `{other}` (bg or fc)")))
+                    return Err(bad(
+                        part,
+                        &format!("unknown lane kind `{other}` (bg or fc)"),
+                    ))
                 }
                 None if name == names::ASSET => (rest, LaneKind::Background),
                 None => (rest, LaneKind::FrameCritical),
@@ -352,10 +355,11 @@ impl LanePlan {
     /// Cores used by more than one thread (owner or worker), with who uses them.
     pub fn shared_cores(&self) -> Vec<(CoreIndex, Vec<String>)> {
         let mut users: Vec<(CoreIndex, Vec<String>)> = Vec::new();
-        let mut add = |core: CoreIndex, who: String| match users.iter_mut().find(|(c, _)| *c == core) {
-            Some((_, v)) => v.push(who),
-            None => users.push((core, vec![who])),
-        };
+        let mut add =
+            |core: CoreIndex, who: String| match users.iter_mut().find(|(c, _)| *c == core) {
+                Some((_, v)) => v.push(who),
+                None => users.push((core, vec![who])),
+            };
         if let Some(c) = self.owner_core {
             add(c, "owner".into());
         }
@@ -441,7 +445,11 @@ mod tests {
             let plan = LanePlan::auto_for(&cores(n));
             assert_eq!(plan.lanes().len(), 3, "{n} cores");
             for lane in plan.lanes() {
-                assert!(!lane.worker_cores.is_empty(), "{n} cores: {} empty", lane.name);
+                assert!(
+                    !lane.worker_cores.is_empty(),
+                    "{n} cores: {} empty",
+                    lane.name
+                );
                 for c in lane.worker_cores.iter().flatten() {
                     assert!(*c < n, "{n} cores: core {c} out of range");
                 }
@@ -451,10 +459,19 @@ mod tests {
             if n >= 8 {
                 assert!(plan.shared_cores().is_empty(), "{n} cores: {plan}");
                 assert_eq!(total, n - 1, "{n} cores: every core but the owner's");
-                assert!(physics.worker_cores.len() >= n / 2, "{n} cores: physics too small");
-                assert!(!physics.worker_cores.contains(&Some(0)), "physics on owner core");
+                assert!(
+                    physics.worker_cores.len() >= n / 2,
+                    "{n} cores: physics too small"
+                );
+                assert!(
+                    !physics.worker_cores.contains(&Some(0)),
+                    "physics on owner core"
+                );
             } else {
-                assert!(!plan.shared_cores().is_empty(), "{n} cores must share: {plan}");
+                assert!(
+                    !plan.shared_cores().is_empty(),
+                    "{n} cores must share: {plan}"
+                );
             }
         }
     }
@@ -462,7 +479,12 @@ mod tests {
     #[test]
     fn plan_for_sixteen_cores() {
         let plan = LanePlan::auto_for(&cores(16));
-        let len = |name| plan.lane(plan.lane_id(name).unwrap()).unwrap().worker_cores.len();
+        let len = |name| {
+            plan.lane(plan.lane_id(name).unwrap())
+                .unwrap()
+                .worker_cores
+                .len()
+        };
         assert_eq!((len("physics"), len("render"), len("asset")), (11, 2, 2));
     }
 

@@ -1,0 +1,343 @@
+//! Running a prebuilt graph (the protocol is in the parent module's docs).
+//!
+//! Owns: the per-run state (pending counters, poison flags, raw timings), the node entry
+//! function and the wait. Must never: allocate once warm (everything is sized at build).
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use super::{GraphError, NodeCtx};
+use crate::clock::{self, Stamp};
+use crate::error::{panic_message, JobPanicked};
+use crate::job::{JobRef, WorkerInfo};
+use crate::lanes::Lanes;
+use crate::latch::Latch;
+use crate::plan::LaneId;
+use crate::sync::{lock, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Mutex, Ordering};
+
+pub(crate) type NodeBody<C> = Box<dyn Fn(&NodeCtx<'_>, &C) + Send + Sync>;
+
+/// When and where one node ran in the last run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct NodeTiming {
+    /// Clock stamp when the node's body started (zero: it did not run).
+    pub start: Stamp,
+    /// Clock stamp when it returned.
+    pub end: Stamp,
+    /// The lane it ran on.
+    pub lane: u16,
+    /// The worker index within the lane (`u16::MAX`: a helping thread).
+    pub worker: u16,
+    /// Process-unique thread index (a trace track).
+    pub thread: u32,
+    /// Whether the node ran (false: skipped after a predecessor panicked, or timing off).
+    pub ran: bool,
+}
+
+#[derive(Debug, Default)]
+struct RawTiming {
+    /// Writer: the one thread running the node (relaxed). Reader: `run`, after the latch
+    /// (acquire) made the writes visible.
+    start: AtomicU64,
+    end: AtomicU64,
+    /// `lane << 16 | worker`, plus bit 32 = ran.
+    place: AtomicU64,
+    thread: AtomicU32,
+}
+
+/// Everything the workers read during a run.
+struct Core<C> {
+    names: Box<[String]>,
+    bodies: Box<[NodeBody<C>]>,
+    lane_of: Box<[LaneId]>,
+    succ_off: Box<[u32]>,
+    succs: Box<[u32]>,
+    preds: Box<[u32]>,
+    /// Pending predecessors per node. Writers: `run` (reset, relaxed, before publishing) and
+    /// completing predecessors (acq-rel decrement). The thread that reaches zero owns the node.
+    pending: Box<[AtomicU32]>,
+    /// Set (relaxed) by a failed or skipped predecessor before its decrement (which releases it);
+    /// read (relaxed) by the owner of the node after its acquiring decrement.
+    poisoned: Box<[AtomicBool]>,
+    raw: Box<[RawTiming]>,
+    record_timing: bool,
+    /// The first panic of the run (node, message): written only on failure.
+    panic: Mutex<Option<(u32, String)>>,
+    /// Nodes skipped in this run (relaxed counter, read after the latch).
+    skipped: AtomicUsize,
+}
+
+/// A validated graph, ready to run again and again (see the module docs of `graph`).
+pub struct Graph<C> {
+    name: String,
+    core: Core<C>,
+    /// Roots grouped by lane: (lane, start, end) into `roots`.
+    root_groups: Box<[(LaneId, u32, u32)]>,
+    roots: Box<[u32]>,
+    scratch: Vec<JobRef>,
+    timings: Vec<NodeTiming>,
+    lanes_id: usize,
+}
+
+impl<C> std::fmt::Debug for Graph<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Graph")
+            .field("name", &self.name)
+            .field("nodes", &self.core.names.len())
+            .finish()
+    }
+}
+
+// SAFETY: `Graph` holds `JobRef`s only in `scratch` between pushes of one run (never across
+// runs: it is cleared before use), and the node bodies are `Send + Sync`; the rest is atomics,
+// a mutex and plain data. Moving a `Graph` to another thread between runs is therefore sound.
+unsafe impl<C> Send for Graph<C> {}
+
+struct RunCtx<'a, C> {
+    core: &'a Core<C>,
+    ctx: &'a C,
+    lanes: &'a Lanes,
+    latch: &'a Latch<'a>,
+}
+
+impl<C: Sync> Graph<C> {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn from_parts(
+        name: String,
+        names: Vec<String>,
+        bodies: Vec<NodeBody<C>>,
+        lane_of: Vec<LaneId>,
+        succ_lists: Vec<Vec<u32>>,
+        preds: Vec<u32>,
+        record_timing: bool,
+        lanes: &Lanes,
+    ) -> Graph<C> {
+        let n = names.len();
+        let mut succ_off = Vec::with_capacity(n + 1);
+        let mut succs = Vec::new();
+        for list in &succ_lists {
+            succ_off.push(succs.len() as u32);
+            succs.extend_from_slice(list);
+        }
+        succ_off.push(succs.len() as u32);
+        let mut roots: Vec<u32> = (0..n as u32).filter(|&i| preds[i as usize] == 0).collect();
+        roots.sort_by_key(|&i| (lane_of[i as usize], i));
+        let mut root_groups = Vec::new();
+        let mut start = 0;
+        while start < roots.len() {
+            let lane = lane_of[roots[start] as usize];
+            let mut end = start;
+            while end < roots.len() && lane_of[roots[end] as usize] == lane {
+                end += 1;
+            }
+            root_groups.push((lane, start as u32, end as u32));
+            start = end;
+        }
+        // Room in each lane's queue for all of this graph's nodes on it: no grow in a run.
+        let mut per_lane = vec![0usize; lanes.plan().lanes().len()];
+        for l in &lane_of {
+            per_lane[l.index()] += 1;
+        }
+        for (i, count) in per_lane.iter().enumerate() {
+            if *count > 0 {
+                lanes.shared().queues[i].reserve(*count);
+            }
+        }
+        Graph {
+            name,
+            core: Core {
+                names: names.into_boxed_slice(),
+                bodies: bodies.into_boxed_slice(),
+                lane_of: lane_of.into_boxed_slice(),
+                succ_off: succ_off.into_boxed_slice(),
+                succs: succs.into_boxed_slice(),
+                pending: preds.iter().map(|&p| AtomicU32::new(p)).collect(),
+                preds: preds.into_boxed_slice(),
+                poisoned: (0..n).map(|_| AtomicBool::new(false)).collect(),
+                raw: (0..n).map(|_| RawTiming::default()).collect(),
+                record_timing,
+                panic: Mutex::new(None),
+                skipped: AtomicUsize::new(0),
+            },
+            root_groups: root_groups.into_boxed_slice(),
+            roots: roots.into_boxed_slice(),
+            scratch: Vec::with_capacity(n),
+            timings: vec![NodeTiming::default(); n],
+            lanes_id: lanes.id(),
+        }
+    }
+
+    /// The graph's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.core.names.len()
+    }
+
+    /// Whether the graph has no nodes (never true for a built graph).
+    pub fn is_empty(&self) -> bool {
+        self.core.names.is_empty()
+    }
+
+    /// The name of node `index`.
+    pub fn node_name(&self, index: usize) -> Option<&str> {
+        self.core.names.get(index).map(String::as_str)
+    }
+
+    /// The lane of node `index`.
+    pub fn node_lane(&self, index: usize) -> Option<LaneId> {
+        self.core.lane_of.get(index).copied()
+    }
+
+    /// Per-node timing of the last run, indexed like the nodes.
+    pub fn last_timings(&self) -> &[NodeTiming] {
+        &self.timings
+    }
+
+    /// Runs every node once, each after its predecessors, each on its lane, with `ctx` shared by
+    /// reference; returns when all have finished (or were skipped). Allocation-free once warm.
+    ///
+    /// Errors: the graph was built for other lanes; a node panicked (named, with its message;
+    /// its dependants were skipped; the others ran; the lanes keep working).
+    pub fn run(&mut self, lanes: &Lanes, ctx: &C) -> Result<&[NodeTiming], GraphError> {
+        if lanes.id() != self.lanes_id {
+            return Err(GraphError::WrongLanes(self.name.clone()));
+        }
+        let core = &self.core;
+        let n = core.names.len();
+        for i in 0..n {
+            // Relaxed: published to the workers by the queue push below (mutex release).
+            core.pending[i].store(core.preds[i], Ordering::Relaxed);
+            core.poisoned[i].store(false, Ordering::Relaxed);
+        }
+        core.skipped.store(0, Ordering::Relaxed);
+        let helper = lanes.shared().helper_queue();
+        let latch = Latch::new(n, helper.map(|(q, _)| q));
+        let run = RunCtx {
+            core,
+            ctx,
+            lanes,
+            latch: &latch,
+        };
+        let data = &run as *const RunCtx<'_, C> as *const ();
+        for &(lane, start, end) in self.root_groups.iter() {
+            self.scratch.clear();
+            for &r in &self.roots[start as usize..end as usize] {
+                self.scratch.push(JobRef {
+                    data,
+                    arg: r as usize,
+                    exec: exec_node::<C>,
+                });
+            }
+            lanes.shared().queues[lane.index()].push_batch(&self.scratch);
+        }
+        self.scratch.clear();
+        lanes.shared().wait(&latch, helper);
+        drop(run);
+        if core.record_timing {
+            for (t, raw) in self.timings.iter_mut().zip(core.raw.iter()) {
+                let place = raw.place.load(Ordering::Relaxed);
+                *t = NodeTiming {
+                    start: Stamp(raw.start.load(Ordering::Relaxed)),
+                    end: Stamp(raw.end.load(Ordering::Relaxed)),
+                    lane: (place >> 16) as u16,
+                    worker: place as u16,
+                    thread: raw.thread.load(Ordering::Relaxed),
+                    ran: place & (1 << 32) != 0,
+                };
+            }
+        }
+        let failure = lock(&core.panic).take();
+        if let Some((node, message)) = failure {
+            return Err(GraphError::NodePanicked(JobPanicked {
+                job: core.names[node as usize].clone(),
+                message,
+                skipped: core.skipped.load(Ordering::Relaxed),
+            }));
+        }
+        Ok(&self.timings)
+    }
+}
+
+/// The entry function of a graph node job.
+///
+/// # Safety
+/// `data` points to the `RunCtx<C>` of a run whose latch has not completed; `arg` is a node
+/// index of that graph, pushed exactly once per run.
+unsafe fn exec_node<C: Sync>(data: *const (), arg: usize, who: WorkerInfo) {
+    // SAFETY: (1) `data` is the `RunCtx<C>` on `Graph::run`'s stack; (2) `run` does not return
+    // before the latch completes, and this node has not counted it down yet (protocol step 4),
+    // so the context is alive; (3) it is only read here (shared references and atomics).
+    let run = unsafe { &*(data as *const RunCtx<'_, C>) };
+    let core = run.core;
+    let mut node = arg as u32;
+    loop {
+        let i = node as usize;
+        // Relaxed: our acquiring decrement of `pending` (or the queue lock, for roots) ordered
+        // every predecessor's poison store before this load.
+        let mut failed = core.poisoned[i].load(Ordering::Relaxed);
+        if failed {
+            core.skipped.fetch_add(1, Ordering::Relaxed);
+        } else {
+            let ctx = NodeCtx {
+                lanes: run.lanes,
+                who,
+                name: &core.names[i],
+            };
+            let start = if core.record_timing {
+                clock::now()
+            } else {
+                Stamp(0)
+            };
+            let result = catch_unwind(AssertUnwindSafe(|| (core.bodies[i])(&ctx, run.ctx)));
+            if core.record_timing {
+                let end = clock::now();
+                let raw = &core.raw[i];
+                raw.start.store(start.0, Ordering::Relaxed);
+                raw.end.store(end.0, Ordering::Relaxed);
+                raw.place.store(
+                    (1u64 << 32) | (who.lane.index() as u64) << 16 | who.worker as u64,
+                    Ordering::Relaxed,
+                );
+                raw.thread.store(who.thread, Ordering::Relaxed);
+            }
+            if let Err(p) = result {
+                failed = true;
+                let mut slot = lock(&core.panic);
+                if slot.is_none() {
+                    *slot = Some((node, panic_message(&*p)));
+                }
+            }
+        }
+        let mut inline: Option<u32> = None;
+        let (from, to) = (core.succ_off[i] as usize, core.succ_off[i + 1] as usize);
+        for &s in &core.succs[from..to] {
+            if failed {
+                core.poisoned[s as usize].store(true, Ordering::Relaxed);
+            }
+            // AcqRel: release our node's writes (and the poison) to whoever finishes the count;
+            // acquire everyone else's if we do.
+            if core.pending[s as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
+                let lane = core.lane_of[s as usize];
+                if inline.is_none() && lane == who.lane {
+                    inline = Some(s);
+                } else {
+                    run.lanes.shared().queues[lane.index()].push(JobRef {
+                        data,
+                        arg: s as usize,
+                        exec: exec_node::<C>,
+                    });
+                }
+            }
+        }
+        // After this, touch `run` only if `inline` is set: a pending successor keeps the latch
+        // above zero (protocol step 4).
+        run.latch.count_down();
+        match inline {
+            Some(s) => node = s,
+            None => return,
+        }
+    }
+}

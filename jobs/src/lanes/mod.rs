@@ -1,0 +1,417 @@
+//! The lane runtime: one set of pinned worker threads per lane, each serving its lane's queue.
+//!
+//! Owns: starting, pinning and stopping workers; the per-lane queues; waiting on a latch with
+//! the right helping rule; detached (fire-and-forget) jobs; per-lane busy statistics.
+//! Must never: let a worker run another lane's jobs, spin on a core it shares, or outlive the
+//! `Lanes` value (drop joins every worker).
+//!
+//! # Helping rule
+//! A thread that waits for work it published (a graph run, a scope, a parallel-for) helps only
+//! with its *own* lane's queue: a lane worker with its lane, the owner thread with the plan's
+//! owner lane if it has one. Otherwise it spins briefly and parks. So a physics worker never
+//! picks up a long asset job while the frame waits on it.
+//!
+//! # Shutdown (drop)
+//! 1. Every queue's shutdown flag is set under its lock and all its sleepers are woken.
+//! 2. Workers finish what is queued (nothing published is lost; detached jobs run to the end)
+//!    and exit when their queue is empty.
+//! 3. Drop joins every worker. Graph runs and scopes borrow the `Lanes`, so none can be in flight.
+
+mod pin;
+
+pub(crate) use pin::{lower_priority_current, pin_current};
+pub use pin::{PinOutcome, BACKGROUND_NICE};
+
+use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::clock;
+use crate::job::{self, JobRef, ThreadRole, WorkerInfo};
+use crate::latch::Latch;
+use crate::plan::{LaneId, LaneKind, LanePlan};
+use crate::queue::LaneQueue;
+use crate::sync::{lock, thread, Arc, AtomicU64, Mutex, Ordering};
+
+/// How long an idle frame-critical worker spins before it parks, in ns. 20 µs covers the gap
+/// between the graph nodes of one frame (a few µs) so a busy frame never pays a futex wake, and
+/// costs 2 % of a core at a 1 kHz tick when idle between frames.
+pub const WORKER_SPIN_NS: u64 = 20_000;
+
+/// How long a thread waiting on a latch spins before it parks, in ns: covers a short fork-join
+/// (the owner -> lane -> owner round trip is ~1 µs) without burning a core on a long one.
+pub const WAIT_SPIN_NS: u64 = 20_000;
+
+/// Statistics of one lane (monotonic counters since start).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LaneStats {
+    /// Nanoseconds its workers spent running jobs.
+    pub busy_ns: u64,
+    /// Jobs its workers popped (a graph node run inline after its predecessor is not a pop).
+    pub jobs: u64,
+    /// Jobs queued right now (a snapshot).
+    pub queued: usize,
+    /// Detached jobs that panicked.
+    pub detached_panics: u64,
+}
+
+#[derive(Debug, Default)]
+struct LaneCounters {
+    /// Writers: this lane's workers (relaxed add). Readers: `stats` (relaxed): counters only.
+    busy_ns: AtomicU64,
+    jobs: AtomicU64,
+    detached_panics: AtomicU64,
+}
+
+/// State shared between the `Lanes` handle and its workers.
+pub(crate) struct Shared {
+    pub(crate) queues: Box<[LaneQueue]>,
+    /// Per lane: how long its idle workers spin (0 where the lane shares a core, or background).
+    spin_ns: Box<[u64]>,
+    counters: Box<[LaneCounters]>,
+    pub(crate) plan: LanePlan,
+    /// How long a non-helping waiter spins.
+    wait_spin_ns: u64,
+    pin_outcomes: Mutex<Vec<PinOutcome>>,
+    /// Messages of detached-job panics, bounded (the counter counts them all).
+    detached_panic_log: Mutex<Vec<String>>,
+}
+
+/// How many detached-job panic messages are kept for [`Lanes::take_detached_panics`].
+const DETACHED_PANIC_LOG_CAP: usize = 64;
+
+/// The running lanes of a [`LanePlan`]. Dropping it stops and joins every worker.
+pub struct Lanes {
+    shared: Arc<Shared>,
+    threads: Vec<thread::JoinHandle<()>>,
+}
+
+impl fmt::Debug for Lanes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Lanes")
+            .field("plan", &self.shared.plan)
+            .finish()
+    }
+}
+
+/// Options for starting lanes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaneOptions {
+    /// Pin workers to the plan's cores (default true).
+    pub pin: bool,
+    /// Allow frame-critical workers to spin before parking (default true; never where a lane
+    /// shares its core).
+    pub spin: bool,
+}
+
+impl Default for LaneOptions {
+    fn default() -> Self {
+        LaneOptions {
+            pin: true,
+            spin: true,
+        }
+    }
+}
+
+/// Lanes could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The OS refused to create a worker thread.
+    #[error("could not start worker {worker} of lane `{lane}`: {source}; fix: lower the worker count in the lane plan or raise the process's thread limit")]
+    Spawn {
+        /// The lane.
+        lane: String,
+        /// The worker index.
+        worker: usize,
+        /// The OS error.
+        source: std::io::Error,
+    },
+}
+
+impl Lanes {
+    /// Starts every lane of `plan` with default options.
+    pub fn start(plan: LanePlan) -> Result<Lanes, StartError> {
+        Lanes::start_with(plan, LaneOptions::default())
+    }
+
+    /// Starts every lane of `plan`.
+    pub fn start_with(plan: LanePlan, opts: LaneOptions) -> Result<Lanes, StartError> {
+        clock::init();
+        let n = plan.lanes().len();
+        let queues: Box<[LaneQueue]> = (0..n).map(|_| LaneQueue::new()).collect();
+        let spin_ns: Box<[u64]> = (0..n)
+            .map(|i| {
+                let id = LaneId(i as u16);
+                let spec = &plan.lanes()[i];
+                let may_spin = opts.spin
+                    && spec.kind == LaneKind::FrameCritical
+                    && !plan.lane_shares_core(id)
+                    && !cfg!(loom);
+                if may_spin {
+                    WORKER_SPIN_NS
+                } else {
+                    0
+                }
+            })
+            .collect();
+        let counters: Box<[LaneCounters]> = (0..n).map(|_| LaneCounters::default()).collect();
+        let wait_spin_ns = if opts.spin && !cfg!(loom) {
+            WAIT_SPIN_NS
+        } else {
+            0
+        };
+        let shared = Arc::new(Shared {
+            queues,
+            spin_ns,
+            counters,
+            plan: plan.clone(),
+            wait_spin_ns,
+            pin_outcomes: Mutex::new(Vec::new()),
+            detached_panic_log: Mutex::new(Vec::new()),
+        });
+        let mut lanes = Lanes {
+            shared,
+            threads: Vec::with_capacity(plan.total_workers()),
+        };
+        for (li, spec) in plan.lanes().iter().enumerate() {
+            for (wi, core) in spec.worker_cores.iter().enumerate() {
+                let shared = Arc::clone(&lanes.shared);
+                let core = if opts.pin { *core } else { None };
+                let kind = spec.kind;
+                let name = format!("lg-{}-{wi}", spec.name);
+                let body = move || worker_main(shared, LaneId(li as u16), wi as u16, core, kind);
+                #[cfg(not(loom))]
+                let handle = thread::Builder::new()
+                    .name(name)
+                    .spawn(body)
+                    .map_err(|source| StartError::Spawn {
+                        lane: spec.name.clone(),
+                        worker: wi,
+                        source,
+                    })?;
+                #[cfg(loom)]
+                let handle = {
+                    let _ = name;
+                    thread::spawn(body)
+                };
+                lanes.threads.push(handle);
+            }
+        }
+        Ok(lanes)
+    }
+
+    /// The plan these lanes run.
+    pub fn plan(&self) -> &LanePlan {
+        &self.shared.plan
+    }
+
+    /// The lane called `name`.
+    pub fn lane(&self, name: &str) -> Option<LaneId> {
+        self.shared.plan.lane_id(name)
+    }
+
+    /// How pinning went for every worker that has started so far.
+    pub fn pin_outcomes(&self) -> Vec<PinOutcome> {
+        lock(&self.shared.pin_outcomes).clone()
+    }
+
+    /// Counters of one lane.
+    pub fn stats(&self, lane: LaneId) -> Option<LaneStats> {
+        let c = self.shared.counters.get(lane.index())?;
+        Some(LaneStats {
+            busy_ns: c.busy_ns.load(Ordering::Relaxed),
+            jobs: c.jobs.load(Ordering::Relaxed),
+            queued: self.shared.queues[lane.index()].len(),
+            detached_panics: c.detached_panics.load(Ordering::Relaxed),
+        })
+    }
+
+    /// Runs `f` on `lane` without waiting for it (background work such as asset decoding).
+    /// Boxes the closure (one allocation per job: fine for background throughput work, not for
+    /// per-frame fork-join, which uses graphs, scopes and the parallel helpers). A panic in `f`
+    /// is caught, counted in [`LaneStats::detached_panics`] and kept for
+    /// [`Lanes::take_detached_panics`]; the lane lives on. Queued jobs run even if the lanes are
+    /// dropped first (drop drains).
+    pub fn spawn_detached(
+        &self,
+        lane: LaneId,
+        f: impl FnOnce() + Send + 'static,
+    ) -> Result<(), crate::error::UnknownLane> {
+        let q = self
+            .shared
+            .queues
+            .get(lane.index())
+            .ok_or(crate::error::UnknownLane(lane.index()))?;
+        let job: Box<Detached> = Box::new(Detached {
+            f: Box::new(f),
+            shared: Arc::clone(&self.shared),
+        });
+        q.push(JobRef {
+            data: Box::into_raw(job) as *const (),
+            arg: 0,
+            exec: exec_detached,
+        });
+        Ok(())
+    }
+
+    /// The messages of detached jobs that panicked since the last call (at most 64 kept).
+    pub fn take_detached_panics(&self) -> Vec<String> {
+        std::mem::take(&mut *lock(&self.shared.detached_panic_log))
+    }
+
+    pub(crate) fn shared(&self) -> &Shared {
+        &self.shared
+    }
+
+    /// Identity of this runtime (graphs remember which lanes they were built for).
+    pub(crate) fn id(&self) -> usize {
+        Arc::as_ptr(&self.shared) as *const () as usize
+    }
+}
+
+impl Drop for Lanes {
+    fn drop(&mut self) {
+        for q in self.shared.queues.iter() {
+            q.shutdown();
+        }
+        for t in self.threads.drain(..) {
+            // A worker only panics on a broken internal invariant; surface it.
+            if let Err(p) = t.join() {
+                if !std::thread::panicking() {
+                    std::panic::resume_unwind(p);
+                }
+            }
+        }
+    }
+}
+
+struct Detached {
+    f: Box<dyn FnOnce() + Send>,
+    shared: Arc<Shared>,
+}
+
+/// # Safety
+/// `data` is a `Box<Detached>` leaked by `spawn_detached`, run exactly once.
+unsafe fn exec_detached(data: *const (), _arg: usize, who: WorkerInfo) {
+    // SAFETY: (1) `data` came from `Box::into_raw` in `spawn_detached`; (2) the queue hands each
+    // pushed job to exactly one thread, so the box is reclaimed exactly once.
+    let job = unsafe { Box::from_raw(data as *mut Detached) };
+    let Detached { f, shared } = *job;
+    if let Err(p) = catch_unwind(AssertUnwindSafe(f)) {
+        shared.counters[who.lane.index()]
+            .detached_panics
+            .fetch_add(1, Ordering::Relaxed);
+        let mut log = lock(&shared.detached_panic_log);
+        if log.len() < DETACHED_PANIC_LOG_CAP {
+            let lane = &shared.plan.lanes()[who.lane.index()].name;
+            log.push(format!(
+                "lane `{lane}`: {}",
+                crate::error::panic_message(&*p)
+            ));
+        }
+    }
+}
+
+fn worker_main(
+    shared: Arc<Shared>,
+    lane: LaneId,
+    worker: u16,
+    core: Option<usize>,
+    kind: LaneKind,
+) {
+    let spec = &shared.plan.lanes()[lane.index()];
+    let pinned = core.map(pin::pin_current).unwrap_or(false);
+    let lowered = (kind == LaneKind::Background).then(pin::lower_priority_current);
+    {
+        let mut outcomes = lock(&shared.pin_outcomes);
+        let first_refusal = core.is_some() && !pinned && outcomes.iter().all(|o| o.pinned);
+        outcomes.push(PinOutcome {
+            lane: spec.name.clone(),
+            worker: worker as usize,
+            core,
+            pinned,
+            lowered_priority: lowered,
+        });
+        if first_refusal {
+            tracing::warn!(
+                lane = %spec.name,
+                core = core.unwrap_or(usize::MAX),
+                "lanes/pin_refused | the OS refused to pin a worker to its core | containers and cpusets can forbid affinity changes | nothing to do: lanes run unpinned (reported once) | docs/jobs.md#pinning"
+            );
+        }
+    }
+    job::set_role(Some(ThreadRole {
+        lanes: Arc::as_ptr(&shared) as *const () as usize,
+        lane,
+        worker,
+    }));
+    let who = WorkerInfo {
+        lane,
+        worker,
+        thread: job::thread_index(),
+    };
+    let q = &shared.queues[lane.index()];
+    let spin = shared.spin_ns[lane.index()];
+    let counters = &shared.counters[lane.index()];
+    while let Some(job) = q.next_for_worker(spin) {
+        let t0 = clock::now();
+        // SAFETY: popped once from the queue it was pushed to; its pusher keeps the data alive
+        // until the job's latch completes (see `JobRef`). Entry functions catch panics.
+        unsafe { job.run(who) };
+        let busy = clock::now().ns_since(t0);
+        counters.busy_ns.fetch_add(busy, Ordering::Relaxed);
+        counters.jobs.fetch_add(1, Ordering::Relaxed);
+    }
+    job::set_role(None);
+}
+
+impl Shared {
+    /// The queue the current thread should help while it waits, if any (the helping rule).
+    pub(crate) fn helper_queue(&self) -> Option<(&LaneQueue, WorkerInfo)> {
+        let me = self as *const Shared as *const () as usize;
+        match job::current_role() {
+            Some(role) if role.lanes == me => Some((
+                &self.queues[role.lane.index()],
+                WorkerInfo {
+                    lane: role.lane,
+                    worker: role.worker,
+                    thread: job::thread_index(),
+                },
+            )),
+            Some(_) => None,
+            None => self.plan.owner_lane().map(|lane| {
+                (
+                    &self.queues[lane.index()],
+                    WorkerInfo {
+                        lane,
+                        worker: WorkerInfo::HELPER,
+                        thread: job::thread_index(),
+                    },
+                )
+            }),
+        }
+    }
+
+    /// Waits for `latch`, helping `helper` (which must be the latch's helper queue) if given.
+    pub(crate) fn wait(&self, latch: &Latch<'_>, helper: Option<(&LaneQueue, WorkerInfo)>) {
+        match helper {
+            Some((q, who)) => {
+                // The owner helping its lane takes the role while it helps, so nested waits
+                // inside the jobs it runs follow the same rule.
+                let prev = job::current_role();
+                if prev.is_none() {
+                    job::set_role(Some(ThreadRole {
+                        lanes: self as *const Shared as *const () as usize,
+                        lane: who.lane,
+                        worker: who.worker,
+                    }));
+                }
+                let spin = self.spin_ns[who.lane.index()].min(self.wait_spin_ns);
+                q.help_until(latch, who, spin);
+                if prev.is_none() {
+                    job::set_role(None);
+                }
+            }
+            None => latch.wait(self.wait_spin_ns),
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! A lane's run queue, and how its workers sleep and wake.
+//!
+//! Owns: the FIFO of ready jobs of one lane, the sleeper count, the shutdown flag, and the
+//! spin-then-park policy of idle workers. Must never: lose a wake-up, spin where the lane shares
+//! its core, or allocate once warm (the `VecDeque` keeps its capacity; it grows only on warm-up).
+//!
+//! # Protocol
+//! 1. A pusher locks `state`, appends, publishes the new length to `len_hint` (release), and, if
+//!    `sleepers > 0`, notifies `min(pushed, sleepers)` of them (all of them when the batch is at
+//!    least as large: a graph that needs every worker wakes every worker at once), then unlocks.
+//! 2. An idle worker first spins (only on a lane whose cores it does not share, and for at most
+//!    `spin_ns`), reading `len_hint` without the lock. The hint may be stale; it only decides
+//!    when to take the lock.
+//! 3. It then locks `state` and, finding no job and no shutdown, increments `sleepers` and waits
+//!    on `wake`, which releases the lock atomically. Because steps 1 and 3 both hold the lock,
+//!    a push either happens before the check (the worker sees the job) or after the wait began
+//!    (the pusher sees `sleepers > 0` and notifies): no lost wake-up (loom: `loom_queue.rs`).
+//! 4. A thread that waits for a latch while serving this lane ([`LaneQueue::help_until`]) sleeps
+//!    on the same condition variable as a sleeper, so both a new job and the latch's completion
+//!    (which notifies all sleepers of this queue, under the lock) wake it.
+//! 5. Shutdown sets the flag under the lock and notifies everyone; workers drain what is queued
+//!    (nothing pushed is lost) and exit when the queue is empty.
+
+use std::collections::VecDeque;
+
+use crate::clock;
+use crate::job::{JobRef, WorkerInfo};
+use crate::latch::Latch;
+use crate::sync::{lock, spin_step, wait, AtomicUsize, Condvar, Mutex, Ordering};
+
+/// Initial queue capacity: enough for a frame's worth of graph nodes on most lanes without a
+/// grow; larger graphs grow it once, on warm-up.
+const INITIAL_CAPACITY: usize = 1024;
+
+#[derive(Debug)]
+struct QueueState {
+    jobs: VecDeque<JobRef>,
+    /// Threads waiting on `wake` (idle workers and helping waiters).
+    sleepers: u32,
+    shutdown: bool,
+}
+
+/// The run queue of one lane.
+#[derive(Debug)]
+pub(crate) struct LaneQueue {
+    /// Writers: pushers and poppers, under the lock. Readers: the same, under the lock.
+    state: Mutex<QueueState>,
+    /// Waited on by sleepers (step 3) and helpers (step 4); notified by pushers, latches and
+    /// shutdown, always while holding `state`.
+    wake: Condvar,
+    /// Number of queued jobs. Writer: whoever holds `state`, after changing the queue
+    /// (release). Reader: spinning workers, without the lock (acquire). A hint only.
+    len_hint: AtomicUsize,
+}
+
+impl LaneQueue {
+    pub(crate) fn new() -> Self {
+        LaneQueue {
+            state: Mutex::new(QueueState {
+                jobs: VecDeque::with_capacity(INITIAL_CAPACITY),
+                sleepers: 0,
+                shutdown: false,
+            }),
+            wake: Condvar::new(),
+            len_hint: AtomicUsize::new(0),
+        }
+    }
+
+    /// Makes room for `n` more queued jobs (setup path: graphs call it when built for a lane).
+    pub(crate) fn reserve(&self, n: usize) {
+        let mut s = lock(&self.state);
+        let spare = s.jobs.capacity() - s.jobs.len();
+        s.jobs.reserve(n.saturating_sub(spare));
+    }
+
+    /// Step 1: appends jobs and wakes as many sleepers as there are jobs.
+    pub(crate) fn push_batch(&self, jobs: &[JobRef]) {
+        if jobs.is_empty() {
+            return;
+        }
+        let mut s = lock(&self.state);
+        s.jobs.extend(jobs.iter().copied());
+        self.len_hint.store(s.jobs.len(), Ordering::Release);
+        let sleepers = s.sleepers as usize;
+        if sleepers > 0 {
+            if jobs.len() >= sleepers {
+                self.wake.notify_all();
+            } else {
+                for _ in 0..jobs.len() {
+                    self.wake.notify_one();
+                }
+            }
+        }
+    }
+
+    /// Step 1 for one job.
+    #[inline]
+    pub(crate) fn push(&self, job: JobRef) {
+        self.push_batch(std::slice::from_ref(&job));
+    }
+
+    /// Takes the oldest job without waiting.
+    #[inline]
+    pub(crate) fn try_pop(&self) -> Option<JobRef> {
+        if self.len_hint.load(Ordering::Acquire) == 0 {
+            return None;
+        }
+        let mut s = lock(&self.state);
+        let job = s.jobs.pop_front();
+        self.len_hint.store(s.jobs.len(), Ordering::Release);
+        job
+    }
+
+    /// Steps 2 and 3 for a worker: the next job, or `None` once shut down and drained.
+    pub(crate) fn next_for_worker(&self, spin_ns: u64) -> Option<JobRef> {
+        loop {
+            if let Some(job) = self.try_pop() {
+                return Some(job);
+            }
+            if spin_ns > 0 && self.spin_for_work(spin_ns) {
+                continue;
+            }
+            let mut s = lock(&self.state);
+            loop {
+                if let Some(job) = s.jobs.pop_front() {
+                    self.len_hint.store(s.jobs.len(), Ordering::Release);
+                    return Some(job);
+                }
+                if s.shutdown {
+                    return None;
+                }
+                s.sleepers += 1;
+                s = wait(&self.wake, s);
+                s.sleepers -= 1;
+            }
+        }
+    }
+
+    /// Step 2: spins until the hint says there is work, for at most `spin_ns`.
+    fn spin_for_work(&self, spin_ns: u64) -> bool {
+        let start = clock::now();
+        let mut i = 0u32;
+        loop {
+            if self.len_hint.load(Ordering::Acquire) > 0 {
+                return true;
+            }
+            spin_step();
+            i = i.wrapping_add(1);
+            // Read the clock every 64 spins: a clock read costs more than a pause.
+            if i % 64 == 0 && clock::now().ns_since(start) >= spin_ns {
+                return false;
+            }
+        }
+    }
+
+    /// Step 4: runs this lane's jobs on the calling thread until `latch` is done.
+    /// `latch` must have been made with this queue as its helper queue.
+    pub(crate) fn help_until(&self, latch: &Latch<'_>, who: WorkerInfo, spin_ns: u64) {
+        loop {
+            if latch.probe() {
+                break;
+            }
+            if let Some(job) = self.try_pop() {
+                // SAFETY: popped once from the queue it was pushed to; its pusher keeps the data
+                // alive until its latch completes (see `JobRef`).
+                unsafe { job.run(who) };
+                continue;
+            }
+            if spin_ns > 0 && self.spin_until(latch, spin_ns) {
+                continue;
+            }
+            let mut s = lock(&self.state);
+            if latch.probe() {
+                break;
+            }
+            if let Some(job) = s.jobs.pop_front() {
+                self.len_hint.store(s.jobs.len(), Ordering::Release);
+                drop(s);
+                // SAFETY: as above.
+                unsafe { job.run(who) };
+                continue;
+            }
+            s.sleepers += 1;
+            s = wait(&self.wake, s);
+            s.sleepers -= 1;
+        }
+        latch.wait_confirmed();
+    }
+
+    /// Spins until the queue has work or the latch is done, for at most `spin_ns`.
+    fn spin_until(&self, latch: &Latch<'_>, spin_ns: u64) -> bool {
+        let start = clock::now();
+        let mut i = 0u32;
+        loop {
+            if latch.probe() || self.len_hint.load(Ordering::Acquire) > 0 {
+                return true;
+            }
+            spin_step();
+            i = i.wrapping_add(1);
+            if i % 64 == 0 && clock::now().ns_since(start) >= spin_ns {
+                return false;
+            }
+        }
+    }
+
+    /// Wakes every thread waiting on this queue (a helper's latch completed). Takes the lock so
+    /// the notification cannot fall between a helper's check and its wait (step 4).
+    pub(crate) fn notify_all(&self) {
+        let _s = lock(&self.state);
+        self.wake.notify_all();
+    }
+
+    /// Step 5.
+    pub(crate) fn shutdown(&self) {
+        let mut s = lock(&self.state);
+        s.shutdown = true;
+        self.wake.notify_all();
+    }
+
+    /// Jobs queued now (a racy snapshot, for reports).
+    pub(crate) fn len(&self) -> usize {
+        self.len_hint.load(Ordering::Relaxed)
+    }
+}

@@ -1,0 +1,213 @@
+//! Prebuilt graphs through the public API: ordering, lanes, errors, panics, re-runs.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use lanegraph_jobs::{GraphBuilder, GraphError, WorkerInfo};
+
+#[derive(Default)]
+struct Log {
+    order: Mutex<Vec<(String, WorkerInfo, String)>>,
+}
+
+fn record(log: &Log, name: &str, who: WorkerInfo) {
+    let thread = std::thread::current().name().unwrap_or("?").to_string();
+    log.order
+        .lock()
+        .unwrap()
+        .push((name.to_string(), who, thread));
+}
+
+#[test]
+fn nodes_run_once_in_order_on_their_lanes() {
+    let lanes = common::lanes(2, 1, 1);
+    let mut b = GraphBuilder::<Log>::new("frame");
+    let load = b.node("load", "asset", |c, log| record(log, c.name(), c.worker()));
+    let upload = b.node("upload", "render", |c, log| {
+        record(log, c.name(), c.worker())
+    });
+    let sim_a = b.node("sim_a", "physics", |c, log| {
+        record(log, c.name(), c.worker())
+    });
+    let sim_b = b.node("sim_b", "physics", |c, log| {
+        record(log, c.name(), c.worker())
+    });
+    let draw = b.node("draw", "render", |c, log| record(log, c.name(), c.worker()));
+    b.edge(load, upload);
+    b.edges_from(&[upload, sim_a, sim_b], draw);
+    let mut g = b.build(&lanes).unwrap();
+    for _ in 0..50 {
+        let log = Log::default();
+        let timings = g.run(&lanes, &log).unwrap();
+        assert!(timings.iter().all(|t| t.ran && t.end >= t.start));
+        let order = log.order.into_inner().unwrap();
+        assert_eq!(order.len(), 5);
+        let pos = |n: &str| order.iter().position(|(x, _, _)| x == n).unwrap();
+        assert!(pos("load") < pos("upload"));
+        assert!(pos("upload") < pos("draw"));
+        assert!(pos("sim_a") < pos("draw") && pos("sim_b") < pos("draw"));
+        for (name, who, thread) in &order {
+            let lane = match name.as_str() {
+                "load" => "asset",
+                "upload" | "draw" => "render",
+                _ => "physics",
+            };
+            assert_eq!(who.lane, lanes.lane(lane).unwrap(), "{name} on wrong lane");
+            assert!(
+                thread.starts_with(&format!("lg-{lane}-")),
+                "{name} ran on thread {thread}, not a {lane} worker"
+            );
+        }
+    }
+}
+
+#[test]
+fn build_rejects_cycles_naming_the_nodes() {
+    let lanes = common::lanes(1, 1, 1);
+    let mut b = GraphBuilder::<()>::new("bad");
+    let a = b.node("a", "physics", |_, _| {});
+    let x = b.node("x", "physics", |_, _| {});
+    let y = b.node("y", "render", |_, _| {});
+    let z = b.node("z", "physics", |_, _| {});
+    b.edge(a, x).edge(x, y).edge(y, z).edge(z, x);
+    let err = b.build(&lanes).unwrap_err();
+    assert_eq!(
+        err,
+        GraphError::Cycle(vec!["x".into(), "y".into(), "z".into()])
+    );
+    assert!(err.to_string().contains("x -> y -> z -> x"), "{err}");
+}
+
+#[test]
+fn build_rejects_unknown_lanes_dangling_edges_and_duplicates() {
+    let lanes = common::lanes(1, 1, 1);
+    let mut b = GraphBuilder::<()>::new("g");
+    b.node("a", "audio", |_, _| {});
+    let err = b.build(&lanes).unwrap_err();
+    assert!(
+        matches!(err, GraphError::UnknownLane { ref lane, .. } if lane == "audio"),
+        "{err}"
+    );
+
+    let mut other = GraphBuilder::<()>::new("other");
+    let foreign = other.node("f", "physics", |_, _| {});
+    let mut b = GraphBuilder::<()>::new("g");
+    let a = b.node("a", "physics", |_, _| {});
+    b.edge(a, foreign);
+    assert!(matches!(
+        b.build(&lanes),
+        Err(GraphError::DanglingEdge { .. })
+    ));
+
+    let mut b = GraphBuilder::<()>::new("g");
+    b.node("a", "physics", |_, _| {});
+    b.node("a", "physics", |_, _| {});
+    assert_eq!(
+        b.build(&lanes).unwrap_err(),
+        GraphError::DuplicateNode("a".into())
+    );
+
+    let b = GraphBuilder::<()>::new("empty");
+    assert!(matches!(b.build(&lanes), Err(GraphError::Empty(_))));
+}
+
+#[test]
+fn a_panicking_node_is_named_its_dependants_skip_and_the_lane_lives_on() {
+    let lanes = common::lanes(2, 1, 1);
+    let ran = AtomicUsize::new(0);
+    let mut b = GraphBuilder::<AtomicUsize>::new("g");
+    let root = b.node("root", "physics", |_, r| {
+        r.fetch_add(1, Ordering::SeqCst);
+    });
+    let bad = b.node("bad", "physics", |_, _| panic!("boom at step 7"));
+    let after_bad = b.node("after_bad", "render", |_, r| {
+        r.fetch_add(100, Ordering::SeqCst);
+    });
+    let after_after = b.node("after_after", "physics", |_, r| {
+        r.fetch_add(100, Ordering::SeqCst);
+    });
+    let sibling = b.node("sibling", "render", |_, r| {
+        r.fetch_add(1, Ordering::SeqCst);
+    });
+    b.edge(root, bad)
+        .edge(bad, after_bad)
+        .edge(after_bad, after_after);
+    b.edge(root, sibling);
+    let mut g = b.build(&lanes).unwrap();
+    let err = g.run(&lanes, &ran).unwrap_err();
+    match err {
+        GraphError::NodePanicked(p) => {
+            assert_eq!(p.job, "bad");
+            assert_eq!(p.message, "boom at step 7");
+            assert_eq!(p.skipped, 2);
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    assert_eq!(
+        ran.load(Ordering::SeqCst),
+        2,
+        "root and sibling ran, dependants did not"
+    );
+    // The lanes keep working: a healthy graph runs afterwards.
+    let mut b = GraphBuilder::<AtomicUsize>::new("ok");
+    b.node("ok", "physics", |_, r| {
+        r.fetch_add(1, Ordering::SeqCst);
+    });
+    let mut ok = b.build(&lanes).unwrap();
+    let n = AtomicUsize::new(0);
+    for _ in 0..10 {
+        ok.run(&lanes, &n).unwrap();
+    }
+    assert_eq!(n.load(Ordering::SeqCst), 10);
+}
+
+#[test]
+fn a_graph_refuses_other_lanes() {
+    let lanes = common::lanes(1, 1, 1);
+    let other = common::lanes(1, 1, 1);
+    let mut b = GraphBuilder::<()>::new("g");
+    b.node("a", "physics", |_, _| {});
+    let mut g = b.build(&lanes).unwrap();
+    assert!(matches!(g.run(&other, &()), Err(GraphError::WrongLanes(_))));
+}
+
+#[test]
+fn a_long_chain_runs_in_order() {
+    let lanes = common::lanes(2, 1, 1);
+    let mut b = GraphBuilder::<Mutex<Vec<usize>>>::new("chain").record_timing(false);
+    let mut prev = None;
+    for i in 0..1000 {
+        let n = b.node(&format!("n{i}"), "physics", move |_, v| {
+            v.lock().unwrap().push(i)
+        });
+        if let Some(p) = prev {
+            b.edge(p, n);
+        }
+        prev = Some(n);
+    }
+    let mut g = b.build(&lanes).unwrap();
+    let v = Mutex::new(Vec::new());
+    g.run(&lanes, &v).unwrap();
+    assert_eq!(v.into_inner().unwrap(), (0..1000).collect::<Vec<_>>());
+}
+
+#[test]
+fn nodes_can_run_nested_parallel_work_on_their_lane() {
+    let lanes = common::lanes(2, 1, 1);
+    let mut b = GraphBuilder::<AtomicUsize>::new("nested");
+    b.node("par", "physics", |c, sum| {
+        c.lanes()
+            .parallel_for(c.lane(), 0..1000, 10, |_, r| {
+                sum.fetch_add(r.len(), Ordering::Relaxed);
+            })
+            .unwrap();
+    });
+    let mut g = b.build(&lanes).unwrap();
+    let sum = AtomicUsize::new(0);
+    for _ in 0..20 {
+        g.run(&lanes, &sum).unwrap();
+    }
+    assert_eq!(sum.load(Ordering::Relaxed), 20_000);
+}

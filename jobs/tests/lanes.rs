@@ -1,0 +1,117 @@
+//! The lane runtime: detached jobs, shutdown, owner lane, pinning reports.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use lanegraph_jobs::{GraphBuilder, LaneKind, LanePlan, Lanes};
+
+#[test]
+fn dropping_lanes_runs_queued_detached_jobs_and_joins() {
+    let done = Arc::new(AtomicUsize::new(0));
+    {
+        let lanes = common::lanes(1, 1, 1);
+        let asset = lanes.lane("asset").unwrap();
+        for _ in 0..200 {
+            let done = Arc::clone(&done);
+            lanes
+                .spawn_detached(asset, move || {
+                    std::thread::sleep(Duration::from_micros(50));
+                    done.fetch_add(1, Ordering::SeqCst);
+                })
+                .unwrap();
+        }
+        // Dropped while work is queued and running.
+    }
+    assert_eq!(done.load(Ordering::SeqCst), 200, "nothing queued is lost");
+}
+
+#[test]
+fn detached_panics_are_counted_and_the_lane_lives_on() {
+    let lanes = common::lanes(1, 1, 1);
+    let asset = lanes.lane("asset").unwrap();
+    lanes
+        .spawn_detached(asset, || panic!("corrupt.png: bad header"))
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    lanes
+        .spawn_detached(asset, move || tx.send(5).unwrap())
+        .unwrap();
+    assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), 5);
+    let stats = lanes.stats(asset).unwrap();
+    assert_eq!(stats.detached_panics, 1);
+    let msgs = lanes.take_detached_panics();
+    assert_eq!(msgs.len(), 1);
+    assert!(msgs[0].contains("corrupt.png"), "{msgs:?}");
+}
+
+#[test]
+fn the_owner_lane_runs_on_the_waiting_thread() {
+    let plan = LanePlan::empty(&[0])
+        .with_lane("physics", LaneKind::FrameCritical, vec![None])
+        .unwrap()
+        .with_lane("main", LaneKind::FrameCritical, vec![None])
+        .unwrap()
+        .with_owner_lane("main")
+        .unwrap();
+    let lanes = Lanes::start(plan).unwrap();
+    let me = std::thread::current().id();
+    let on_owner = AtomicUsize::new(0);
+    let mut b = GraphBuilder::<AtomicUsize>::new("g");
+    for i in 0..64 {
+        b.node(&format!("m{i}"), "main", move |_, c| {
+            if std::thread::current().id() == me {
+                c.fetch_add(1, Ordering::Relaxed);
+            }
+            std::thread::sleep(Duration::from_micros(20));
+        });
+    }
+    let mut g = b.build(&lanes).unwrap();
+    g.run(&lanes, &on_owner).unwrap();
+    assert!(
+        on_owner.load(Ordering::Relaxed) > 0,
+        "the owner thread should have helped its own lane"
+    );
+}
+
+#[test]
+fn a_waiting_owner_never_runs_other_lanes_jobs() {
+    let lanes = common::lanes(1, 1, 1);
+    let me = std::thread::current().id();
+    let stolen = AtomicUsize::new(0);
+    let mut b = GraphBuilder::<AtomicUsize>::new("g");
+    for i in 0..32 {
+        b.node(&format!("p{i}"), "physics", move |_, c| {
+            if std::thread::current().id() == me {
+                c.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+    }
+    let mut g = b.build(&lanes).unwrap();
+    for _ in 0..10 {
+        g.run(&lanes, &stolen).unwrap();
+    }
+    assert_eq!(stolen.load(Ordering::Relaxed), 0);
+}
+
+#[test]
+fn pin_outcomes_are_reported_for_every_worker() {
+    let plan = LanePlan::auto();
+    let workers = plan.total_workers();
+    let lanes = Lanes::start(plan).unwrap();
+    // Workers report as they start; give them a moment.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while lanes.pin_outcomes().len() < workers && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let outcomes = lanes.pin_outcomes();
+    assert_eq!(outcomes.len(), workers);
+    for o in outcomes {
+        assert!(o.core.is_some(), "auto plans pin every worker: {o:?}");
+        if o.lane == "asset" {
+            assert!(o.lowered_priority.is_some());
+        }
+    }
+}
