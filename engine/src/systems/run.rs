@@ -83,13 +83,7 @@ impl World {
                 let t1 = clock::now();
                 let ns = t1.ns_since(t0);
                 let rec = &mut self.systems.records[i];
-                rec.window.record(ns);
-                rec.runs += 1;
-                rec.last_ns = ns;
-                if ctx.workload.is_some() {
-                    rec.workload = ctx.workload;
-                }
-                if ns > rec.budget.as_nanos() {
+                if record_sample(rec, ns, ctx.workload) {
                     on_breach(rec, &mut self.events, ctx.id, ns);
                 }
             } else {
@@ -99,18 +93,40 @@ impl World {
     }
 }
 
-/// The cold path: a run exceeded its budget. Counts every breach; emits the warn (and, at 3x,
-/// the error) when the rate limiter admits it and a subscriber listens. The p99 pass over the
-/// 64-sample window is done only for an event that is actually emitted.
+/// Records one measured run; true when it breached the budget (`ns > budget`, exact).
+#[inline]
+pub(crate) fn record_sample(rec: &mut SystemRecord, ns: u64, workload: Option<u64>) -> bool {
+    rec.window.record(ns);
+    rec.runs += 1;
+    rec.last_ns = ns;
+    if workload.is_some() {
+        rec.workload = workload;
+    }
+    ns > rec.budget.as_nanos()
+}
+
+/// The cold path at the current time (see [`breach_at`]).
 #[cold]
 #[inline(never)]
 fn on_breach(rec: &mut SystemRecord, events: &mut EventLog, id: SystemId, ns: u64) {
+    breach_at(rec, events, id, ns, limiter_now());
+}
+
+/// The cold path: a run exceeded its budget. Counts every breach; emits the warn (and, at 3x,
+/// the error) when the rate limiter admits it and a subscriber listens. The p99 pass over the
+/// 64-sample window is done only for an event that is actually emitted.
+pub(crate) fn breach_at(
+    rec: &mut SystemRecord,
+    events: &mut EventLog,
+    id: SystemId,
+    ns: u64,
+    now: u64,
+) {
     rec.warns += 1;
     let critical = ns >= rec.critical_ns;
     if critical {
         rec.errors += 1;
     }
-    let now = limiter_now();
     if events.admit(EngineEvent::BudgetOverrun, now)
         && tracing::enabled!(target: EVENT_TARGET, tracing::Level::WARN)
     {
@@ -149,3 +165,7 @@ fn on_breach(rec: &mut SystemRecord, events: &mut EventLog, id: SystemId, ns: u6
         );
     }
 }
+
+#[cfg(test)]
+#[path = "run_tests.rs"]
+mod tests;
