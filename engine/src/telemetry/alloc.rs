@@ -102,7 +102,10 @@ fn bump(cell: &AtomicU64, v: u64, shared: bool) {
     if shared {
         cell.fetch_add(v, Ordering::Relaxed);
     } else {
-        cell.store(cell.load(Ordering::Relaxed).wrapping_add(v), Ordering::Relaxed);
+        cell.store(
+            cell.load(Ordering::Relaxed).wrapping_add(v),
+            Ordering::Relaxed,
+        );
     }
 }
 

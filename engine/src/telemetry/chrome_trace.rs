@@ -37,7 +37,10 @@ pub fn chrome_trace_json(spans: &[SpanRecord], tracks: &[TrackInfo], dropped: u6
         "ph": "M", "name": "process_name", "pid": pid, "tid": 0,
         "args": {"name": "lanegraph"}
     }));
-    for t in tracks.iter().filter(|t| used.contains(&t.id) || t.kind.order() < 3) {
+    for t in tracks
+        .iter()
+        .filter(|t| used.contains(&t.id) || t.kind.order() < 3)
+    {
         events.push(json!({
             "ph": "M", "name": "thread_name", "pid": pid, "tid": t.id.0,
             "args": {"name": t.name}
@@ -80,19 +83,44 @@ mod tests {
     #[test]
     fn events_have_units_metadata_and_order() {
         let tracks = vec![
-            TrackInfo { id: TrackId(0), name: "owner".into(), kind: TrackKind::Owner },
+            TrackInfo {
+                id: TrackId(0),
+                name: "owner".into(),
+                kind: TrackKind::Owner,
+            },
             TrackInfo {
                 id: TrackId(1),
                 name: "physics 0".into(),
-                kind: TrackKind::LaneWorker { lane: "physics".into(), index: 0 },
+                kind: TrackKind::LaneWorker {
+                    lane: "physics".into(),
+                    index: 0,
+                },
             },
         ];
         let t0 = clock::now();
         let at = |ns: u64| Stamp(t0.0 + (ns as f64 / clock::ns_per_tick()) as u64);
         let spans = vec![
-            SpanRecord { name: "child", track: TrackId(0), start: at(1000), end: at(2000), n: Some(5) },
-            SpanRecord { name: "job", track: TrackId(1), start: at(0), end: at(500), n: None },
-            SpanRecord { name: "frame", track: TrackId(0), start: at(1000), end: at(9000), n: None },
+            SpanRecord {
+                name: "child",
+                track: TrackId(0),
+                start: at(1000),
+                end: at(2000),
+                n: Some(5),
+            },
+            SpanRecord {
+                name: "job",
+                track: TrackId(1),
+                start: at(0),
+                end: at(500),
+                n: None,
+            },
+            SpanRecord {
+                name: "frame",
+                track: TrackId(0),
+                start: at(1000),
+                end: at(9000),
+                n: None,
+            },
         ];
         let doc: Value = serde_json::from_str(&chrome_trace_json(&spans, &tracks, 3)).unwrap();
         assert_eq!(doc["otherData"]["spans_dropped"], 3);

@@ -11,7 +11,9 @@ use crossbeam_channel::{Receiver, Sender, TrySendError};
 use super::CostQueueFull;
 
 /// Which agent a cost belongs to (the budget controller hands these out; stable for a run).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct AgentId(pub u32);
 
 /// One agent's measured cost in one frame: the `(n, time)` sample the cost model fits.
@@ -90,7 +92,12 @@ mod tests {
     use super::*;
 
     fn ev(agent: u32, n: u64) -> AgentCostEvent {
-        AgentCostEvent { agent: AgentId(agent), frame: 1, n, time_ms: n as f64 * 0.01 }
+        AgentCostEvent {
+            agent: AgentId(agent),
+            frame: 1,
+            n,
+            time_ms: n as f64 * 0.01,
+        }
     }
 
     #[test]

@@ -108,7 +108,9 @@ fn serve(listener: TcpListener, registry: Registry, stop: Arc<AtomicBool>, serve
                 // A failed exchange only affects that client; keep serving.
                 let _ = answer(stream, &registry);
             }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::thread::sleep(POLL_INTERVAL),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::thread::sleep(POLL_INTERVAL)
+            }
             Err(_) => std::thread::sleep(POLL_INTERVAL),
         }
     }
@@ -123,10 +125,26 @@ fn answer(mut stream: TcpStream, registry: &Registry) -> std::io::Result<()> {
     let mut parts = request_line.split_whitespace();
     let (method, path) = (parts.next(), parts.next());
     let (status, ctype, body) = match (method, path) {
-        (Some("GET"), Some("/metrics" | "/")) => ("200 OK", openmetrics::CONTENT_TYPE, openmetrics::render(registry)),
-        (Some("GET"), Some(_)) => ("404 Not Found", "text/plain", "not found: scrape /metrics\n".into()),
-        (Some(_), Some(_)) => ("405 Method Not Allowed", "text/plain", "only GET is served\n".into()),
-        _ => ("400 Bad Request", "text/plain", "malformed request\n".into()),
+        (Some("GET"), Some("/metrics" | "/")) => (
+            "200 OK",
+            openmetrics::CONTENT_TYPE,
+            openmetrics::render(registry),
+        ),
+        (Some("GET"), Some(_)) => (
+            "404 Not Found",
+            "text/plain",
+            "not found: scrape /metrics\n".into(),
+        ),
+        (Some(_), Some(_)) => (
+            "405 Method Not Allowed",
+            "text/plain",
+            "only GET is served\n".into(),
+        ),
+        _ => (
+            "400 Bad Request",
+            "text/plain",
+            "malformed request\n".into(),
+        ),
     };
     let response = format!(
         "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
@@ -168,8 +186,15 @@ mod tests {
     #[test]
     fn serves_metrics_and_refuses_the_rest() {
         let r = Registry::new();
-        r.register_counter("frame.completed", super::super::Unit::None, "").unwrap().add(9);
-        let ep = MetricsEndpoint::start("127.0.0.1:0".parse().unwrap(), r, EndpointOptions::default()).unwrap();
+        r.register_counter("frame.completed", super::super::Unit::None, "")
+            .unwrap()
+            .add(9);
+        let ep = MetricsEndpoint::start(
+            "127.0.0.1:0".parse().unwrap(),
+            r,
+            EndpointOptions::default(),
+        )
+        .unwrap();
         let ok = get(ep.local_addr(), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
         assert!(ok.starts_with("HTTP/1.1 200 OK"), "{ok}");
         assert!(ok.contains("lanegraph_frame_completed_total 9"));
@@ -181,12 +206,24 @@ mod tests {
 
     #[test]
     fn non_loopback_needs_consent_and_drop_frees_the_port() {
-        let e = MetricsEndpoint::start("0.0.0.0:0".parse().unwrap(), Registry::new(), EndpointOptions::default())
-            .unwrap_err();
+        let e = MetricsEndpoint::start(
+            "0.0.0.0:0".parse().unwrap(),
+            Registry::new(),
+            EndpointOptions::default(),
+        )
+        .unwrap_err();
         assert!(matches!(e, EndpointError::NotLoopback { .. }), "{e}");
-        let ep = MetricsEndpoint::start("127.0.0.1:0".parse().unwrap(), Registry::new(), EndpointOptions::default()).unwrap();
+        let ep = MetricsEndpoint::start(
+            "127.0.0.1:0".parse().unwrap(),
+            Registry::new(),
+            EndpointOptions::default(),
+        )
+        .unwrap();
         let addr = ep.local_addr();
         drop(ep);
-        assert!(TcpStream::connect(addr).is_err(), "listener still open after drop");
+        assert!(
+            TcpStream::connect(addr).is_err(),
+            "listener still open after drop"
+        );
     }
 }

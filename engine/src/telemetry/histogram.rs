@@ -53,15 +53,25 @@ impl Buckets {
     pub fn exponential(start: f64, factor: f64, count: usize) -> Result<Self, InvalidBuckets> {
         if !(start > 0.0 && factor > 1.0) {
             return Err(InvalidBuckets {
-                why: format!("exponential buckets need start > 0 and factor > 1 (got {start}, {factor})"),
+                why: format!(
+                    "exponential buckets need start > 0 and factor > 1 (got {start}, {factor})"
+                ),
             });
         }
-        Self::new((0..count).map(|i| start * factor.powi(i as i32)).collect::<Vec<_>>())
+        Self::new(
+            (0..count)
+                .map(|i| start * factor.powi(i as i32))
+                .collect::<Vec<_>>(),
+        )
     }
 
     /// `count` bounds `start, start+width, start+2*width, ...`.
     pub fn linear(start: f64, width: f64, count: usize) -> Result<Self, InvalidBuckets> {
-        Self::new((0..count).map(|i| start + width * i as f64).collect::<Vec<_>>())
+        Self::new(
+            (0..count)
+                .map(|i| start + width * i as f64)
+                .collect::<Vec<_>>(),
+        )
     }
 
     /// Frame and system times in milliseconds: fine around the 60/120/30 Hz targets
@@ -121,7 +131,9 @@ impl Histogram {
         let per_slot = buckets.bounds().len() + 2;
         let lines_per_slot = per_slot.div_ceil(LINE_CELLS);
         let slots = shard::exclusive_slots() + 1;
-        let lines = (0..lines_per_slot * slots).map(|_| Line::default()).collect();
+        let lines = (0..lines_per_slot * slots)
+            .map(|_| Line::default())
+            .collect();
         Histogram {
             cells: Arc::new(Cells {
                 buckets,
@@ -249,8 +261,14 @@ mod tests {
         assert!(Buckets::new(vec![1.0, f64::NAN]).is_err());
         assert!(Buckets::new(vec![0.0; MAX_BUCKETS + 1]).is_err());
         assert!(Buckets::exponential(0.0, 2.0, 3).is_err());
-        assert_eq!(Buckets::exponential(1.0, 2.0, 3).unwrap().bounds(), &[1.0, 2.0, 4.0]);
-        assert_eq!(Buckets::linear(0.0, 5.0, 3).unwrap().bounds(), &[0.0, 5.0, 10.0]);
+        assert_eq!(
+            Buckets::exponential(1.0, 2.0, 3).unwrap().bounds(),
+            &[1.0, 2.0, 4.0]
+        );
+        assert_eq!(
+            Buckets::linear(0.0, 5.0, 3).unwrap().bounds(),
+            &[0.0, 5.0, 10.0]
+        );
         Buckets::frame_time_ms();
         Buckets::job_time_us();
     }
@@ -267,7 +285,16 @@ mod tests {
         assert_eq!(s.cumulative(), vec![3, 5, 7, 9]);
         assert_eq!(s.count, 9);
         assert_eq!(s.sum, 0.5 + 1.0 + 1.5 + 2.0 + 3.0 + 4.0 + 4.5 + 100.0 - 1.0);
-        assert_eq!(s.percentile_upper_bound(50.0), Some(4.0));
+        assert_eq!(
+            s.percentile_upper_bound(50.0),
+            Some(2.0),
+            "rank 5 of 9 is in le=2"
+        );
+        assert_eq!(
+            s.percentile_upper_bound(70.0),
+            Some(4.0),
+            "rank 7 of 9 is in le=4"
+        );
         assert_eq!(s.percentile_upper_bound(100.0), Some(f64::INFINITY));
     }
 

@@ -107,7 +107,10 @@ pub fn validate(name: &str) -> Result<(), crate::telemetry::InvalidMetricName> {
         return fail("it is empty");
     }
     if name.len() > MAX_NAME_LEN {
-        return fail(&format!("it is {} bytes long (at most {MAX_NAME_LEN})", name.len()));
+        return fail(&format!(
+            "it is {} bytes long (at most {MAX_NAME_LEN})",
+            name.len()
+        ));
     }
     if !name.as_bytes()[0].is_ascii_lowercase() {
         return fail("it must start with a lowercase letter");
@@ -221,8 +224,18 @@ pub struct WellKnownMetric {
     pub help: &'static str,
 }
 
-const fn wk(pattern: &'static str, kind: MetricKind, unit: Unit, help: &'static str) -> WellKnownMetric {
-    WellKnownMetric { pattern, kind, unit, help }
+const fn wk(
+    pattern: &'static str,
+    kind: MetricKind,
+    unit: Unit,
+    help: &'static str,
+) -> WellKnownMetric {
+    WellKnownMetric {
+        pattern,
+        kind,
+        unit,
+        help,
+    }
 }
 
 use MetricKind::{Counter as C, Gauge as G, Histogram as H};
@@ -230,40 +243,160 @@ use MetricKind::{Counter as C, Gauge as G, Histogram as H};
 /// Every metric the engine records, by pattern. `docs/telemetry.md` renders this table; a test
 /// checks that each pattern, filled in, is a valid name.
 pub const WELL_KNOWN_METRICS: &[WellKnownMetric] = &[
-    wk("frame.time", H, Unit::Milliseconds, "Wall time of one frame on the owner thread."),
+    wk(
+        "frame.time",
+        H,
+        Unit::Milliseconds,
+        "Wall time of one frame on the owner thread.",
+    ),
     wk("frame.completed", C, Unit::None, "Frames completed."),
-    wk("frame.sim_steps", C, Unit::None, "Fixed simulation steps taken."),
-    wk("frame.steps_dropped", C, Unit::None, "Fixed steps dropped by the 5-step cap (slow motion)."),
-    wk("frame.target", G, Unit::Milliseconds, "The budget controller's current frame-time target."),
-    wk("frame.over_target", C, Unit::None, "Frames whose wall time exceeded the target."),
-    wk("frame.interpolation_alpha", G, Unit::Ratio, "Leftover of the fixed-step accumulator, 0..1."),
-    wk("lane.<lane>.jobs", C, Unit::None, "Jobs (graph nodes and scoped jobs) the lane ran."),
-    wk("lane.<lane>.job_time", H, Unit::Microseconds, "Run time of one job on the lane."),
-    wk("lane.<lane>.busy", G, Unit::Ratio, "Share of the last frame the lane's workers were busy."),
-    wk("lane.<lane>.queue_depth", G, Unit::None, "Jobs waiting on the lane at the frame's end."),
-    wk("lane.<lane>.panics", C, Unit::None, "Jobs on the lane that panicked (the lane lives on)."),
-    wk("system.<system>.time", H, Unit::Milliseconds, "Run time of one system run."),
+    wk(
+        "frame.sim_steps",
+        C,
+        Unit::None,
+        "Fixed simulation steps taken.",
+    ),
+    wk(
+        "frame.steps_dropped",
+        C,
+        Unit::None,
+        "Fixed steps dropped by the 5-step cap (slow motion).",
+    ),
+    wk(
+        "frame.target",
+        G,
+        Unit::Milliseconds,
+        "The budget controller's current frame-time target.",
+    ),
+    wk(
+        "frame.over_target",
+        C,
+        Unit::None,
+        "Frames whose wall time exceeded the target.",
+    ),
+    wk(
+        "frame.interpolation_alpha",
+        G,
+        Unit::Ratio,
+        "Leftover of the fixed-step accumulator, 0..1.",
+    ),
+    wk(
+        "lane.<lane>.jobs",
+        C,
+        Unit::None,
+        "Jobs (graph nodes and scoped jobs) the lane ran.",
+    ),
+    wk(
+        "lane.<lane>.job_time",
+        H,
+        Unit::Microseconds,
+        "Run time of one job on the lane.",
+    ),
+    wk(
+        "lane.<lane>.busy",
+        G,
+        Unit::Ratio,
+        "Share of the last frame the lane's workers were busy.",
+    ),
+    wk(
+        "lane.<lane>.queue_depth",
+        G,
+        Unit::None,
+        "Jobs waiting on the lane at the frame's end.",
+    ),
+    wk(
+        "lane.<lane>.panics",
+        C,
+        Unit::None,
+        "Jobs on the lane that panicked (the lane lives on).",
+    ),
+    wk(
+        "system.<system>.time",
+        H,
+        Unit::Milliseconds,
+        "Run time of one system run.",
+    ),
     wk("system.<system>.runs", C, Unit::None, "Runs of the system."),
-    wk("system.<system>.over_budget", C, Unit::None, "Runs strictly above the system's budget."),
-    wk("gpu.frame.time", G, Unit::Milliseconds, "GPU time of the whole frame (EMA-smoothed)."),
-    wk("gpu.pass.<pass>.time", G, Unit::Milliseconds, "GPU time of one pass (EMA-smoothed)."),
-    wk("memory.current_bytes", G, Unit::Bytes, "Heap bytes live now (tracking allocator)."),
+    wk(
+        "system.<system>.over_budget",
+        C,
+        Unit::None,
+        "Runs strictly above the system's budget.",
+    ),
+    wk(
+        "gpu.frame.time",
+        G,
+        Unit::Milliseconds,
+        "GPU time of the whole frame (EMA-smoothed).",
+    ),
+    wk(
+        "gpu.pass.<pass>.time",
+        G,
+        Unit::Milliseconds,
+        "GPU time of one pass (EMA-smoothed).",
+    ),
+    wk(
+        "memory.current_bytes",
+        G,
+        Unit::Bytes,
+        "Heap bytes live now (tracking allocator).",
+    ),
     wk(
         "memory.bytes_allocated_lifetime",
         C,
         Unit::Bytes,
         "Heap bytes ever allocated (tracking allocator).",
     ),
-    wk("memory.net_allocations", G, Unit::None, "Allocations minus frees (tracking allocator)."),
+    wk(
+        "memory.net_allocations",
+        G,
+        Unit::None,
+        "Allocations minus frees (tracking allocator).",
+    ),
     wk("asset.pending", G, Unit::None, "Asset requests in flight."),
     wk("asset.loaded", C, Unit::None, "Assets loaded and applied."),
-    wk("asset.failed", C, Unit::None, "Asset requests that ended in an error."),
-    wk("asset.load_time", H, Unit::Milliseconds, "Time from request to completion of one asset."),
-    wk("budget.multiplier", G, Unit::Ratio, "The PID's global budget multiplier."),
-    wk("budget.renegotiations", C, Unit::None, "Re-arbitrations (multiplier moved by > 0.05)."),
-    wk("budget.switches", C, Unit::None, "Strategy switches, each logged with its reason."),
-    wk("telemetry.spans_dropped", C, Unit::None, "Trace spans overwritten before collection."),
-    wk("telemetry.cost_events_dropped", C, Unit::None, "Agent cost events dropped (queue full)."),
+    wk(
+        "asset.failed",
+        C,
+        Unit::None,
+        "Asset requests that ended in an error.",
+    ),
+    wk(
+        "asset.load_time",
+        H,
+        Unit::Milliseconds,
+        "Time from request to completion of one asset.",
+    ),
+    wk(
+        "budget.multiplier",
+        G,
+        Unit::Ratio,
+        "The PID's global budget multiplier.",
+    ),
+    wk(
+        "budget.renegotiations",
+        C,
+        Unit::None,
+        "Re-arbitrations (multiplier moved by > 0.05).",
+    ),
+    wk(
+        "budget.switches",
+        C,
+        Unit::None,
+        "Strategy switches, each logged with its reason.",
+    ),
+    wk(
+        "telemetry.spans_dropped",
+        C,
+        Unit::None,
+        "Trace spans overwritten before collection.",
+    ),
+    wk(
+        "telemetry.cost_events_dropped",
+        C,
+        Unit::None,
+        "Agent cost events dropped (queue full).",
+    ),
 ];
 
 #[cfg(test)]
@@ -272,7 +405,12 @@ mod tests {
 
     #[test]
     fn accepts_good_names() {
-        for n in ["frame.time", "lane.physics.jobs", "a", "gpu.pass.shadow_map2.time"] {
+        for n in [
+            "frame.time",
+            "lane.physics.jobs",
+            "a",
+            "gpu.pass.shadow_map2.time",
+        ] {
             validate(n).unwrap();
         }
     }
@@ -297,14 +435,24 @@ mod tests {
 
     #[test]
     fn export_names_append_the_unit_once() {
-        assert_eq!(export_name("frame.time", Unit::Milliseconds), "lanegraph_frame_time_milliseconds");
-        assert_eq!(export_name("memory.current_bytes", Unit::Bytes), "lanegraph_memory_current_bytes");
-        assert_eq!(export_name("frame.completed", Unit::None), "lanegraph_frame_completed");
+        assert_eq!(
+            export_name("frame.time", Unit::Milliseconds),
+            "lanegraph_frame_time_milliseconds"
+        );
+        assert_eq!(
+            export_name("memory.current_bytes", Unit::Bytes),
+            "lanegraph_memory_current_bytes"
+        );
+        assert_eq!(
+            export_name("frame.completed", Unit::None),
+            "lanegraph_frame_completed"
+        );
     }
 
     #[test]
     fn reserved_suffixes_are_refused() {
-        let e = check_reserved_suffix("asset.load_count", "lanegraph_asset_load_count").unwrap_err();
+        let e =
+            check_reserved_suffix("asset.load_count", "lanegraph_asset_load_count").unwrap_err();
         assert!(e.why.contains("_count"));
         check_reserved_suffix("asset.loads", "lanegraph_asset_loads").unwrap();
     }

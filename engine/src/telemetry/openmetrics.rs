@@ -52,7 +52,10 @@ pub fn render_snapshot(metrics: &[MetricSnapshot]) -> String {
             MetricValue::Histogram(h) => {
                 let cumulative = h.cumulative();
                 for (i, c) in cumulative.iter().enumerate() {
-                    let le = h.bounds.get(i).map_or_else(|| "+Inf".to_string(), |b| float(*b));
+                    let le = h
+                        .bounds
+                        .get(i)
+                        .map_or_else(|| "+Inf".to_string(), |b| float(*b));
                     let _ = writeln!(out, "{fam}_bucket{{le=\"{le}\"}} {c}");
                 }
                 if h.bounds.iter().all(|b| *b >= 0.0) {
@@ -103,10 +106,19 @@ mod tests {
     #[test]
     fn renders_all_three_kinds() {
         let r = Registry::new();
-        r.register_counter("frame.completed", Unit::None, "Frames completed.").unwrap().add(3);
-        r.register_gauge("budget.multiplier", Unit::Ratio, "PID \"output\"\nline two").unwrap().set(0.75);
+        r.register_counter("frame.completed", Unit::None, "Frames completed.")
+            .unwrap()
+            .add(3);
+        r.register_gauge("budget.multiplier", Unit::Ratio, "PID \"output\"\nline two")
+            .unwrap()
+            .set(0.75);
         let h = r
-            .register_histogram("frame.time", Unit::Milliseconds, "Frame time.", Buckets::new(vec![8.0, 16.0]).unwrap())
+            .register_histogram(
+                "frame.time",
+                Unit::Milliseconds,
+                "Frame time.",
+                Buckets::new(vec![8.0, 16.0]).unwrap(),
+            )
             .unwrap();
         for v in [5.0, 10.0, 20.0] {
             h.observe(v);
@@ -137,7 +149,12 @@ lanegraph_frame_time_milliseconds_sum 35.0
     fn negative_bounds_drop_sum_and_count() {
         let r = Registry::new();
         let h = r
-            .register_histogram("budget.error", Unit::Milliseconds, "", Buckets::new(vec![-1.0, 1.0]).unwrap())
+            .register_histogram(
+                "budget.error",
+                Unit::Milliseconds,
+                "",
+                Buckets::new(vec![-1.0, 1.0]).unwrap(),
+            )
             .unwrap();
         h.observe(-5.0);
         let text = render(&r);

@@ -119,7 +119,12 @@ impl Registry {
     }
 
     /// Registers (or finds) a counter.
-    pub fn register_counter(&self, name: &str, unit: Unit, help: &str) -> Result<Counter, RegisterError> {
+    pub fn register_counter(
+        &self,
+        name: &str,
+        unit: Unit,
+        help: &str,
+    ) -> Result<Counter, RegisterError> {
         match self.register(name, MetricKind::Counter, unit, help, None, || {
             Cell::Counter(Counter::new_detached())
         })? {
@@ -129,7 +134,12 @@ impl Registry {
     }
 
     /// Registers (or finds) a gauge.
-    pub fn register_gauge(&self, name: &str, unit: Unit, help: &str) -> Result<Gauge, RegisterError> {
+    pub fn register_gauge(
+        &self,
+        name: &str,
+        unit: Unit,
+        help: &str,
+    ) -> Result<Gauge, RegisterError> {
         match self.register(name, MetricKind::Gauge, unit, help, None, || {
             Cell::Gauge(Gauge::new_detached())
         })? {
@@ -147,11 +157,18 @@ impl Registry {
         buckets: Buckets,
     ) -> Result<Histogram, RegisterError> {
         let b = buckets.clone();
-        match self.register(name, MetricKind::Histogram, unit, help, Some(&buckets), move || {
-            Cell::Histogram(Histogram::new_detached(b))
-        })? {
+        match self.register(
+            name,
+            MetricKind::Histogram,
+            unit,
+            help,
+            Some(&buckets),
+            move || Cell::Histogram(Histogram::new_detached(b)),
+        )? {
             Cell::Histogram(h) => Ok(h),
-            other => Err(clash(name, other.kind(), MetricKind::Histogram, "computed metric").into()),
+            other => {
+                Err(clash(name, other.kind(), MetricKind::Histogram, "computed metric").into())
+            }
         }
     }
 
@@ -164,7 +181,13 @@ impl Registry {
         help: &str,
         read: impl Fn() -> u64 + Send + Sync + 'static,
     ) -> Result<(), RegisterError> {
-        self.register_fn(name, MetricKind::Counter, unit, help, Cell::CounterFn(Arc::new(read)))
+        self.register_fn(
+            name,
+            MetricKind::Counter,
+            unit,
+            help,
+            Cell::CounterFn(Arc::new(read)),
+        )
     }
 
     /// Registers a gauge whose value `read` computes at snapshot time.
@@ -175,7 +198,13 @@ impl Registry {
         help: &str,
         read: impl Fn() -> f64 + Send + Sync + 'static,
     ) -> Result<(), RegisterError> {
-        self.register_fn(name, MetricKind::Gauge, unit, help, Cell::GaugeFn(Arc::new(read)))
+        self.register_fn(
+            name,
+            MetricKind::Gauge,
+            unit,
+            help,
+            Cell::GaugeFn(Arc::new(read)),
+        )
     }
 
     fn register_fn(
@@ -194,7 +223,13 @@ impl Registry {
         if made {
             Ok(())
         } else {
-            Err(clash(name, kind, kind, "a name holds one computed metric; it is already registered").into())
+            Err(clash(
+                name,
+                kind,
+                kind,
+                "a name holds one computed metric; it is already registered",
+            )
+            .into())
         }
     }
 
@@ -222,7 +257,11 @@ impl Registry {
             }
             if let (Cell::Histogram(h), Some(b)) = (&e.cell, buckets) {
                 if h.buckets() != b {
-                    let detail = format!("buckets differ ({:?} vs {:?})", h.buckets().bounds(), b.bounds());
+                    let detail = format!(
+                        "buckets differ ({:?} vs {:?})",
+                        h.buckets().bounds(),
+                        b.bounds()
+                    );
                     return Err(clash(name, kind, kind, &detail).into());
                 }
             }
@@ -270,7 +309,10 @@ impl Registry {
     pub fn snapshot(&self) -> Vec<MetricSnapshot> {
         let cells: Vec<(MetricDesc, Cell)> = {
             let st = self.lock();
-            st.entries.iter().map(|e| (e.desc.clone(), e.cell.clone())).collect()
+            st.entries
+                .iter()
+                .map(|e| (e.desc.clone(), e.cell.clone()))
+                .collect()
         };
         let mut out: Vec<MetricSnapshot> = cells
             .into_iter()
@@ -312,8 +354,12 @@ mod tests {
     #[test]
     fn same_definition_returns_the_same_metric() {
         let r = Registry::new();
-        let a = r.register_counter("frame.completed", Unit::None, "frames").unwrap();
-        let b = r.register_counter("frame.completed", Unit::None, "frames").unwrap();
+        let a = r
+            .register_counter("frame.completed", Unit::None, "frames")
+            .unwrap();
+        let b = r
+            .register_counter("frame.completed", Unit::None, "frames")
+            .unwrap();
         assert!(a.same_metric(&b));
         a.inc();
         assert_eq!(b.get(), 1);
@@ -324,23 +370,44 @@ mod tests {
     fn type_unit_and_bucket_clashes_are_errors() {
         let r = Registry::new();
         r.register_counter("asset.loaded", Unit::None, "").unwrap();
-        let e = r.register_gauge("asset.loaded", Unit::None, "").unwrap_err();
-        assert!(matches!(e, RegisterError::Clash(MetricClash { existing: MetricKind::Counter, requested: MetricKind::Gauge, .. })));
-        let e = r.register_counter("asset.loaded", Unit::Bytes, "").unwrap_err();
+        let e = r
+            .register_gauge("asset.loaded", Unit::None, "")
+            .unwrap_err();
+        assert!(matches!(
+            e,
+            RegisterError::Clash(MetricClash {
+                existing: MetricKind::Counter,
+                requested: MetricKind::Gauge,
+                ..
+            })
+        ));
+        let e = r
+            .register_counter("asset.loaded", Unit::Bytes, "")
+            .unwrap_err();
         assert!(e.to_string().contains("units differ"), "{e}");
         let b1 = Buckets::new(vec![1.0]).unwrap();
         let b2 = Buckets::new(vec![2.0]).unwrap();
-        r.register_histogram("frame.time", Unit::Milliseconds, "", b1.clone()).unwrap();
-        r.register_histogram("frame.time", Unit::Milliseconds, "", b1).unwrap();
-        let e = r.register_histogram("frame.time", Unit::Milliseconds, "", b2).unwrap_err();
+        r.register_histogram("frame.time", Unit::Milliseconds, "", b1.clone())
+            .unwrap();
+        r.register_histogram("frame.time", Unit::Milliseconds, "", b1)
+            .unwrap();
+        let e = r
+            .register_histogram("frame.time", Unit::Milliseconds, "", b2)
+            .unwrap_err();
         assert!(e.to_string().contains("buckets differ"), "{e}");
     }
 
     #[test]
     fn bad_names_and_export_collisions_are_errors() {
         let r = Registry::new();
-        assert!(matches!(r.register_counter("Bad Name", Unit::None, ""), Err(RegisterError::InvalidName(_))));
-        assert!(matches!(r.register_counter("asset.load_count", Unit::None, ""), Err(RegisterError::InvalidName(_))));
+        assert!(matches!(
+            r.register_counter("Bad Name", Unit::None, ""),
+            Err(RegisterError::InvalidName(_))
+        ));
+        assert!(matches!(
+            r.register_counter("asset.load_count", Unit::None, ""),
+            Err(RegisterError::InvalidName(_))
+        ));
         r.register_gauge("a.b_c", Unit::None, "").unwrap();
         let e = r.register_gauge("a_b.c", Unit::None, "").unwrap_err();
         assert!(e.to_string().contains("already exports"), "{e}");
@@ -349,9 +416,14 @@ mod tests {
     #[test]
     fn computed_metrics_are_read_at_snapshot_and_registered_once() {
         let r = Registry::new();
-        r.register_gauge_fn("memory.current_bytes", Unit::Bytes, "", || 42.0).unwrap();
-        assert!(r.register_gauge_fn("memory.current_bytes", Unit::Bytes, "", || 1.0).is_err());
-        assert!(r.register_gauge("memory.current_bytes", Unit::Bytes, "").is_err());
+        r.register_gauge_fn("memory.current_bytes", Unit::Bytes, "", || 42.0)
+            .unwrap();
+        assert!(r
+            .register_gauge_fn("memory.current_bytes", Unit::Bytes, "", || 1.0)
+            .is_err());
+        assert!(r
+            .register_gauge("memory.current_bytes", Unit::Bytes, "")
+            .is_err());
         let snap = r.snapshot();
         assert_eq!(snap[0].value, MetricValue::Gauge { value: 42.0 });
     }
@@ -363,7 +435,9 @@ mod tests {
             for _ in 0..4 {
                 let r = r.clone();
                 s.spawn(move || {
-                    let c = r.register_counter("lane.physics.jobs", Unit::None, "").unwrap();
+                    let c = r
+                        .register_counter("lane.physics.jobs", Unit::None, "")
+                        .unwrap();
                     (0..1000).for_each(|_| c.inc());
                 });
             }

@@ -154,7 +154,9 @@ pub fn sum(cells: &[PaddedCell]) -> u64 {
 
 /// A fresh cell array for one metric.
 pub fn new_cells() -> Box<[PaddedCell]> {
-    (0..exclusive_slots() + 1).map(|_| PaddedCell::default()).collect()
+    (0..exclusive_slots() + 1)
+        .map(|_| PaddedCell::default())
+        .collect()
 }
 
 #[cfg(test)]

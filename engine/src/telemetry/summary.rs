@@ -199,9 +199,18 @@ pub fn lane_activity(spans: &[SpanRecord], tracks: &[TrackInfo]) -> Vec<LaneActi
             _ => None,
         })
         .collect();
-    let mut sorted: Vec<&SpanRecord> = spans.iter().filter(|s| lane_of.contains_key(&s.track.0)).collect();
-    sorted.sort_by(|a, b| a.track.cmp(&b.track).then(a.start.cmp(&b.start)).then(b.end.cmp(&a.end)));
-    let mut lanes: BTreeMap<&str, (std::collections::BTreeSet<u32>, u64, u64, u64)> = BTreeMap::new();
+    let mut sorted: Vec<&SpanRecord> = spans
+        .iter()
+        .filter(|s| lane_of.contains_key(&s.track.0))
+        .collect();
+    sorted.sort_by(|a, b| {
+        a.track
+            .cmp(&b.track)
+            .then(a.start.cmp(&b.start))
+            .then(b.end.cmp(&a.end))
+    });
+    let mut lanes: BTreeMap<&str, (std::collections::BTreeSet<u32>, u64, u64, u64)> =
+        BTreeMap::new();
     let mut covered_until = None;
     for s in sorted {
         let top = match covered_until {
@@ -240,13 +249,20 @@ mod tests {
         TrackInfo {
             id: TrackId(id),
             name: format!("{lane} {index}"),
-            kind: TrackKind::LaneWorker { lane: lane.into(), index },
+            kind: TrackKind::LaneWorker {
+                lane: lane.into(),
+                index,
+            },
         }
     }
 
     #[test]
     fn lane_activity_counts_top_level_jobs_only() {
-        let tracks = vec![lane_track(1, "physics", 0), lane_track(2, "physics", 1), lane_track(3, "asset", 0)];
+        let tracks = vec![
+            lane_track(1, "physics", 0),
+            lane_track(2, "physics", 1),
+            lane_track(3, "asset", 0),
+        ];
         let sp = |t: u32, a: u64, b: u64, n: Option<u64>| SpanRecord {
             name: "job",
             track: TrackId(t),
@@ -254,11 +270,20 @@ mod tests {
             end: Stamp(b),
             n,
         };
-        let spans = vec![sp(1, 0, 100, Some(10)), sp(1, 10, 20, Some(99)), sp(2, 0, 50, None), sp(3, 5, 6, Some(1)), sp(9, 0, 9, None)];
+        let spans = vec![
+            sp(1, 0, 100, Some(10)),
+            sp(1, 10, 20, Some(99)),
+            sp(2, 0, 50, None),
+            sp(3, 5, 6, Some(1)),
+            sp(9, 0, 9, None),
+        ];
         let lanes = lane_activity(&spans, &tracks);
         assert_eq!(lanes.len(), 2);
         let physics = lanes.iter().find(|l| l.lane == "physics").unwrap();
-        assert_eq!((physics.workers, physics.jobs, physics.workload_n), (2, 2, 10));
+        assert_eq!(
+            (physics.workers, physics.jobs, physics.workload_n),
+            (2, 2, 10)
+        );
         let asset = lanes.iter().find(|l| l.lane == "asset").unwrap();
         assert_eq!((asset.workers, asset.jobs), (1, 1));
     }
@@ -279,7 +304,13 @@ mod tests {
         let back = FrameSummary::from_json(&s.to_json()).unwrap();
         assert_eq!(back, s);
         let v2 = s.to_json().replace("\"schema\":1", "\"schema\":2");
-        assert!(matches!(FrameSummary::from_json(&v2), Err(SummaryError::Schema { found: 2, .. })));
-        assert!(matches!(FrameSummary::from_json("{}"), Err(SummaryError::Parse(_))));
+        assert!(matches!(
+            FrameSummary::from_json(&v2),
+            Err(SummaryError::Schema { found: 2, .. })
+        ));
+        assert!(matches!(
+            FrameSummary::from_json("{}"),
+            Err(SummaryError::Parse(_))
+        ));
     }
 }

@@ -67,7 +67,11 @@ impl TraceHistory {
 
     /// The frames held as one Chrome Trace Event document.
     pub fn to_chrome_trace(&self) -> String {
-        let all: Vec<SpanRecord> = self.frames.iter().flat_map(|f| f.spans.iter().copied()).collect();
+        let all: Vec<SpanRecord> = self
+            .frames
+            .iter()
+            .flat_map(|f| f.spans.iter().copied())
+            .collect();
         chrome_trace_json(&all, &spans::tracks(), self.dropped())
     }
 }
@@ -78,10 +82,14 @@ mod tests {
 
     #[test]
     fn keeps_only_the_last_frames() {
-        let _serial = spans::TEST_COLLECT_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+        let _serial = spans::TEST_COLLECT_LOCK
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         let mut h = TraceHistory::new(2);
         for frame in 0..3u64 {
-            std::thread::spawn(|| drop(spans::span("work"))).join().unwrap();
+            std::thread::spawn(|| drop(spans::span("work")))
+                .join()
+                .unwrap();
             let f = h.collect_frame(frame);
             assert!(f.spans.iter().any(|s| s.name == "work"));
         }

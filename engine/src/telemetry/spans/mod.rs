@@ -155,7 +155,10 @@ pub fn record_span(
         });
     }
     if !tracks::is_registered(track) {
-        return Err(RecordSpanError::UnknownTrack { name, track: track.0 });
+        return Err(RecordSpanError::UnknownTrack {
+            name,
+            track: track.0,
+        });
     }
     if !is_enabled() {
         return Ok(());
@@ -241,7 +244,12 @@ mod tests {
     #[test]
     fn record_span_validates_input() {
         let _serial = serial();
-        let t = register_track("gpu", TrackKind::GpuQueue { queue: "graphics".into() });
+        let t = register_track(
+            "gpu",
+            TrackKind::GpuQueue {
+                queue: "graphics".into(),
+            },
+        );
         let a = clock::now();
         let b = clock::now();
         assert!(matches!(
@@ -250,10 +258,16 @@ mod tests {
         ));
         assert!(matches!(
             record_span(TrackId(u32::MAX), "x", a, b, None),
-            Err(RecordSpanError::UnknownTrack { track: u32::MAX, .. })
+            Err(RecordSpanError::UnknownTrack {
+                track: u32::MAX,
+                ..
+            })
         ));
         record_span(t, "pass", a, b, Some(12)).unwrap();
         let batch = collect();
-        assert!(batch.spans.iter().any(|s| s.track == t && s.name == "pass" && s.n == Some(12)));
+        assert!(batch
+            .spans
+            .iter()
+            .any(|s| s.track == t && s.name == "pass" && s.n == Some(12)));
     }
 }

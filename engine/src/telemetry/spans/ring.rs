@@ -96,7 +96,14 @@ impl Ring {
 
     /// Writer steps 1-3. Call only from the owning thread.
     #[inline]
-    pub(super) fn push(&self, name: &'static str, track: TrackId, start: Stamp, end: Stamp, n: u64) {
+    pub(super) fn push(
+        &self,
+        name: &'static str,
+        track: TrackId,
+        start: Stamp,
+        end: Stamp,
+        n: u64,
+    ) {
         let h = self.committed.load(Ordering::Relaxed);
         self.claimed.store(h + 1, Ordering::Relaxed);
         fence(Ordering::Release);
@@ -178,14 +185,22 @@ mod tests {
             r.push("a", TrackId(1), Stamp(i), Stamp(i + 1), i);
         }
         assert_eq!(r.drain_into(&mut out), 0);
-        assert_eq!(out.iter().map(|s| s.start.0).collect::<Vec<_>>(), vec![0, 1, 2]);
+        assert_eq!(
+            out.iter().map(|s| s.start.0).collect::<Vec<_>>(),
+            vec![0, 1, 2]
+        );
         out.clear();
         for i in 10..20u64 {
             r.push("b", TrackId(2), Stamp(i), Stamp(i + 1), NO_WORKLOAD);
         }
         assert_eq!(r.drain_into(&mut out), 6, "10 pushed into 4 cells");
-        assert_eq!(out.iter().map(|s| s.start.0).collect::<Vec<_>>(), vec![16, 17, 18, 19]);
-        assert!(out.iter().all(|s| s.name == "b" && s.track == TrackId(2) && s.n.is_none()));
+        assert_eq!(
+            out.iter().map(|s| s.start.0).collect::<Vec<_>>(),
+            vec![16, 17, 18, 19]
+        );
+        assert!(out
+            .iter()
+            .all(|s| s.name == "b" && s.track == TrackId(2) && s.n.is_none()));
         out.clear();
         assert_eq!(r.drain_into(&mut out), 0);
         assert!(out.is_empty());
@@ -223,6 +238,10 @@ mod tests {
                 }
             }
         });
-        assert_eq!(seen + lost, 200_000, "every push is either drained or counted dropped");
+        assert_eq!(
+            seen + lost,
+            200_000,
+            "every push is either drained or counted dropped"
+        );
     }
 }

@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
 /// A track's id, handed out by [`register_track`] (never reused, never invalidated).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct TrackId(pub u32);
 
 /// What a track shows; decides its place in the timeline (owner first, then lanes, then GPU).
