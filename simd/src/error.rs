@@ -102,3 +102,27 @@ pub struct CpuMismatch {
     /// Compiled-in features this CPU does not report.
     pub missing: Vec<&'static str>,
 }
+
+/// A kernel was told there are more rows than its vectors hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("kernel `{kernel}`: {rows} rows do not fit in vectors holding {capacity} lanes (fix: pass the table's row count with its own columns)")]
+pub struct RowCountTooLarge {
+    /// The kernel.
+    pub kernel: &'static str,
+    /// Rows given.
+    pub rows: usize,
+    /// Lanes available (`vectors * 8`).
+    pub capacity: usize,
+}
+
+/// Bounds given to a kernel are not an interval.
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+#[error("kernel `{kernel}`: bounds [{lo}, {hi}] are not a finite interval with lo <= hi (fix: pass finite bounds, lower first)")]
+pub struct InvalidBounds {
+    /// The kernel.
+    pub kernel: &'static str,
+    /// Lower bound given.
+    pub lo: f32,
+    /// Upper bound given.
+    pub hi: f32,
+}

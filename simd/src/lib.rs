@@ -10,8 +10,9 @@
 //! - Columns are 64-byte aligned, padded to a multiple of 8 lanes with [`PAD`] (0.0) at rest;
 //!   kernels may compute on padding lanes, and every guard puts [`PAD`] back when it drops.
 //! - Every SIMD kernel has a scalar twin with the same order of operations; they agree bit for
-//!   bit on every input (NaN, infinity, signed zero, subnormals included) at every build level,
-//!   because no kernel uses fused multiply-add (see docs/simd.md for why).
+//!   bit on every input (infinity, signed zero, subnormals included; a NaN result is NaN in both,
+//!   its payload unspecified) at every build level, because no kernel uses fused multiply-add
+//!   (see docs/simd.md for why).
 //! - Bad input is a typed error (what, why, fix), never a panic.
 
 // `unsafe` stays denied (workspace lint) except for two marker impls in column.rs, each with
@@ -20,6 +21,7 @@
 pub mod column;
 pub mod component;
 pub mod error;
+pub mod kernels;
 pub mod lanes;
 pub mod level;
 pub mod table;
@@ -27,8 +29,9 @@ pub mod table;
 pub use column::{padded_len, Column, ColumnLanesMut, LANES, PAD};
 pub use component::SoaComponent;
 pub use error::{
-    ComponentMismatch, CpuMismatch, FieldCountMismatch, InvalidFields, LengthMismatch,
-    RowOutOfBounds, RowWidthMismatch, UnknownField, ZeroChunkSize,
+    ComponentMismatch, CpuMismatch, FieldCountMismatch, InvalidBounds, InvalidFields,
+    LengthMismatch, RowCountTooLarge, RowOutOfBounds, RowWidthMismatch, UnknownField,
+    ZeroChunkSize,
 };
 pub use lanes::{ChunksError, LanesMut, SoaChunkMut, SoaChunksMut, PAD_LANES};
 pub use level::{check_cpu, BuildLevel};

@@ -1,0 +1,85 @@
+//! Reflect at bounds: a position that left `[lo, hi]` is mirrored back in and its velocity
+//! turned inwards, scaled by a restitution factor.
+//!
+//! Owns: the per-axis box collision of the particle demo. Must never: branch per lane (the
+//! SIMD form selects with masks) or negate with `-x` (`0 - x` and a sign flip differ on zero;
+//! the inward velocity is built from `abs` and a pre-signed factor instead).
+
+use super::check_len;
+use crate::error::{InvalidBounds, LengthMismatch};
+use wide::{f32x8, CmpGt, CmpLt};
+
+/// Reflecting failed.
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+pub enum ReflectError {
+    /// Position and velocity slices differ in length.
+    #[error(transparent)]
+    Length(#[from] LengthMismatch),
+    /// The bounds are not a finite interval.
+    #[error(transparent)]
+    Bounds(#[from] InvalidBounds),
+}
+
+fn check_bounds(kernel: &'static str, lo: f32, hi: f32) -> Result<(), InvalidBounds> {
+    if lo.is_finite() && hi.is_finite() && lo <= hi {
+        Ok(())
+    } else {
+        Err(InvalidBounds { kernel, lo, hi })
+    }
+}
+
+/// For every lane: if `p < lo`, `p = (lo + lo) - p` and `v = |v| * e`; if `p > hi`,
+/// `p = (hi + hi) - p` and `v = |v| * -e` (both tests on the incoming `p`). NaN positions are
+/// left alone (both tests are false). One mirror per step: a body that overshoots by more than
+/// `hi - lo` stays outside and is mirrored again next step.
+pub fn reflect(
+    pos: &mut [f32x8],
+    vel: &mut [f32x8],
+    lo: f32,
+    hi: f32,
+    restitution: f32,
+) -> Result<(), ReflectError> {
+    check_len("reflect", pos.len(), vel.len())?;
+    check_bounds("reflect", lo, hi)?;
+    let (lo_v, hi_v) = (f32x8::splat(lo), f32x8::splat(hi));
+    let (lo2, hi2) = (f32x8::splat(lo + lo), f32x8::splat(hi + hi));
+    let (up, down) = (f32x8::splat(restitution), f32x8::splat(-restitution));
+    for (p, v) in pos.iter_mut().zip(vel.iter_mut()) {
+        let below = p.cmp_lt(lo_v);
+        let above = p.cmp_gt(hi_v);
+        let speed = v.abs();
+        *p = below.blend(lo2 - *p, *p);
+        *p = above.blend(hi2 - *p, *p);
+        *v = below.blend(speed * up, *v);
+        *v = above.blend(speed * down, *v);
+    }
+    Ok(())
+}
+
+/// Scalar twin of [`reflect`].
+pub fn reflect_scalar(
+    pos: &mut [f32],
+    vel: &mut [f32],
+    lo: f32,
+    hi: f32,
+    restitution: f32,
+) -> Result<(), ReflectError> {
+    check_len("reflect_scalar", pos.len(), vel.len())?;
+    check_bounds("reflect_scalar", lo, hi)?;
+    let (lo2, hi2) = (lo + lo, hi + hi);
+    let (up, down) = (restitution, -restitution);
+    for (p, v) in pos.iter_mut().zip(vel.iter_mut()) {
+        let below = *p < lo;
+        let above = *p > hi;
+        let speed = v.abs();
+        if below {
+            *p = lo2 - *p;
+            *v = speed * up;
+        }
+        if above {
+            *p = hi2 - *p;
+            *v = speed * down;
+        }
+    }
+    Ok(())
+}

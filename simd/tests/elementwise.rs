@@ -1,0 +1,135 @@
+//! Elementwise kernels against their scalar twins, lane by lane, bit for bit: integrate,
+//! gravity + drag, reflect at bounds; seeded random data with edge values and padded tails
+//! holding several padding values.
+#![allow(clippy::needless_range_loop)] // Tests index parallel columns side by side.
+
+mod common;
+use common::*;
+use lanegraph_simd::kernels::{bounds, forces, integrate};
+
+const DTS: [f32; 4] = [1.0 / 60.0, 0.0, -0.5, 1.0e-3];
+
+#[test]
+fn integrate_matches_scalar_bit_for_bit() {
+    let mut rng = Rng::new(0x1234);
+    for &n in &SIZES {
+        for &pad in &PADS {
+            for &dt in &DTS {
+                let p = padded(values(&mut rng, n, 1.0e4, 7), pad);
+                let v = padded(values(&mut rng, n, 1.0e3, 7), pad);
+                let mut ps = p.clone();
+                integrate::integrate_scalar(&mut ps, &v, dt).unwrap();
+                let mut pv = to_lanes(&p);
+                integrate::integrate(&mut pv, &to_lanes(&v), dt).unwrap();
+                assert_bits("integrate", &pv, &ps, &[&p, &v]);
+            }
+        }
+    }
+}
+
+#[test]
+fn integrate3_matches_scalar_and_single_axis() {
+    let mut rng = Rng::new(99);
+    let n = 203;
+    let f: Vec<Vec<f32>> = (0..6)
+        .map(|_| padded(values(&mut rng, n, 50.0, 11), 0.0))
+        .collect();
+    let mut s: Vec<Vec<f32>> = f.clone();
+    let (pos, vel) = s.split_at_mut(3);
+    let [px, py, pz] = pos else { unreachable!() };
+    integrate::integrate3_scalar([px, py, pz], [&vel[0], &vel[1], &vel[2]], 0.016).unwrap();
+    let mut l: Vec<Vec<_>> = f.iter().map(|c| to_lanes(c)).collect();
+    let (pos, vel) = l.split_at_mut(3);
+    let [px, py, pz] = pos else { unreachable!() };
+    integrate::integrate3([px, py, pz], [&vel[0], &vel[1], &vel[2]], 0.016).unwrap();
+    for a in 0..3 {
+        assert_bits("integrate3", &l[a], &s[a], &[&f[a], &f[3 + a]]);
+        let mut one = f[a].clone();
+        integrate::integrate_scalar(&mut one, &f[3 + a], 0.016).unwrap();
+        assert_eq!(
+            one.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            s[a].iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+        );
+    }
+}
+
+#[test]
+fn length_mismatch_is_a_typed_error_not_a_truncation() {
+    let mut p = to_lanes(&[1.0; 16]);
+    let v = to_lanes(&[1.0; 8]);
+    let e = integrate::integrate(&mut p, &v, 1.0).unwrap_err();
+    assert_eq!((e.got, e.expected), (1, 2));
+    assert_eq!(from_lanes(&p), vec![1.0; 16], "nothing written on error");
+    let mut ps = vec![0.0; 3];
+    assert!(integrate::integrate_scalar(&mut ps, &[0.0; 2], 1.0).is_err());
+}
+
+#[test]
+fn gravity_drag_matches_scalar_bit_for_bit() {
+    let mut rng = Rng::new(7);
+    for &n in &SIZES {
+        for &pad in &PADS {
+            for (accel, drag) in [(-9.81, 0.1), (0.0, 0.0), (3.0, 2.0), (f32::INFINITY, 0.5)] {
+                let v = padded(values(&mut rng, n, 100.0, 5), pad);
+                let mut vs = v.clone();
+                forces::gravity_drag_scalar(&mut vs, accel, drag, 1.0 / 60.0);
+                let mut vv = to_lanes(&v);
+                forces::gravity_drag(&mut vv, accel, drag, 1.0 / 60.0);
+                assert_bits("gravity_drag", &vv, &vs, &[&v]);
+            }
+        }
+    }
+}
+
+#[test]
+fn gravity_drag_does_what_it_says() {
+    let mut v = to_lanes(&[10.0; 8]);
+    forces::gravity_drag(&mut v, -10.0, 0.5, 0.1);
+    // (10 + -10 * 0.1) * (1 - 0.5 * 0.1) = 9 * 0.95
+    assert_eq!(v[0].to_array()[3], 9.0f32 * 0.95);
+}
+
+#[test]
+fn reflect_matches_scalar_bit_for_bit() {
+    let mut rng = Rng::new(0xBEEF);
+    for &n in &SIZES {
+        for &pad in &PADS {
+            for (lo, hi, e) in [(-10.0, 10.0, 0.8), (0.0, 0.0, 1.0), (-1.0e3, 5.0, -0.5)] {
+                let p = padded(values(&mut rng, n, 30.0, 6), pad);
+                let v = padded(values(&mut rng, n, 5.0, 6), pad);
+                let (mut ps, mut vs) = (p.clone(), v.clone());
+                bounds::reflect_scalar(&mut ps, &mut vs, lo, hi, e).unwrap();
+                let (mut pv, mut vv) = (to_lanes(&p), to_lanes(&v));
+                bounds::reflect(&mut pv, &mut vv, lo, hi, e).unwrap();
+                assert_bits("reflect pos", &pv, &ps, &[&p, &v]);
+                assert_bits("reflect vel", &vv, &vs, &[&p, &v]);
+            }
+        }
+    }
+}
+
+#[test]
+fn reflect_mirrors_and_turns_inward() {
+    let mut p = to_lanes(&[-12.0, 11.0, 5.0, f32::NAN, 0.0, 0.0, 0.0, 0.0]);
+    let mut v = to_lanes(&[-3.0, 2.0, 1.0, 1.0, -0.0, 0.0, 0.0, 0.0]);
+    bounds::reflect(&mut p, &mut v, -10.0, 10.0, 0.5).unwrap();
+    let (p, v) = (p[0].to_array(), v[0].to_array());
+    assert_eq!(&p[..3], &[-8.0, 9.0, 5.0]);
+    assert!(p[3].is_nan());
+    assert_eq!(&v[..4], &[1.5, -1.0, 1.0, 1.0]);
+    assert_eq!(
+        v[4].to_bits(),
+        (-0.0f32).to_bits(),
+        "untouched lanes keep their sign"
+    );
+}
+
+#[test]
+fn reflect_rejects_bad_bounds() {
+    let mut p = to_lanes(&[0.0; 8]);
+    let mut v = to_lanes(&[0.0; 8]);
+    for (lo, hi) in [(1.0, -1.0), (f32::NAN, 1.0), (0.0, f32::INFINITY)] {
+        let e = bounds::reflect(&mut p, &mut v, lo, hi, 1.0).unwrap_err();
+        assert!(e.to_string().contains("fix:"), "{e}");
+    }
+}
