@@ -18,6 +18,7 @@
 // `unsafe` stays denied (workspace lint) except for two marker impls in column.rs, each with
 // its own `#[allow(unsafe_code)]` and SAFETY checklist.
 
+pub mod cache;
 pub mod column;
 pub mod component;
 pub mod error;
@@ -26,6 +27,7 @@ pub mod lanes;
 pub mod level;
 pub mod table;
 
+pub use cache::{working_sets, CacheSizes, WorkingSet};
 pub use column::{padded_len, Column, ColumnLanesMut, LANES, PAD};
 pub use component::SoaComponent;
 pub use error::{

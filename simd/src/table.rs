@@ -8,7 +8,8 @@
 use crate::column::{Column, LANES};
 use crate::component::SoaComponent;
 use crate::error::{
-    ComponentMismatch, InvalidFields, RowOutOfBounds, RowWidthMismatch, UnknownField,
+    ComponentMismatch, FieldCountMismatch, InvalidFields, RowOutOfBounds, RowWidthMismatch,
+    UnknownField,
 };
 use crate::lanes::LanesMut;
 use wide::f32x8;
@@ -185,6 +186,23 @@ impl SoaTable {
         Ok(self.columns[i].as_mut_slice())
     }
 
+    /// The rows of every field at once, mutable, in field order (padding not reachable); for
+    /// scalar systems over field-SoA data. `N` must equal the field count.
+    pub fn fields_mut<const N: usize>(&mut self) -> Result<[&mut [f32]; N], FieldCountMismatch> {
+        if N != self.columns.len() {
+            return Err(FieldCountMismatch {
+                asked: N,
+                actual: self.columns.len(),
+            });
+        }
+        let mut it = self.columns.iter_mut();
+        Ok(std::array::from_fn(|_| {
+            it.next()
+                .expect("SoaTable::fields_mut: field count checked above")
+                .as_mut_slice()
+        }))
+    }
+
     /// The padded rows of field `name` as `f32x8` vectors (padding lanes hold [`crate::PAD`]).
     pub fn field_lanes(&self, name: &str) -> Result<&[f32x8], UnknownField> {
         Ok(self.columns[self.field_index(name)?].lanes())
@@ -290,6 +308,13 @@ mod tests {
         assert_eq!(t.field("y").unwrap()[3], 30.0);
         assert_eq!(t.field_lanes("z").unwrap().len(), 3);
         assert_eq!(t.lane_count(), 3);
+        let [x, _, z] = t.fields_mut::<3>().unwrap();
+        x[0] = 5.0;
+        z[20] = 6.0;
+        assert_eq!(x.len(), 21);
+        assert_eq!(t.get::<Pos>(0).unwrap().x, 5.0);
+        assert_eq!(t.get::<Pos>(20).unwrap().z, 6.0);
+        assert!(t.fields_mut::<2>().is_err());
     }
 
     #[test]
