@@ -15,10 +15,17 @@ pub mod context;
 pub mod error;
 pub mod frames;
 pub mod memory;
+pub mod passes;
 pub mod profiler;
+pub mod readback;
+pub mod renderer;
 pub mod shaders;
 
 pub use context::messenger::ValidationCounts;
 pub use context::select::{DeviceKind, DevicePick};
 pub use context::{DeviceInfo, Gpu, GpuConfig};
 pub use error::GpuError;
+pub use frames::{FrameRing, Recording};
+pub use profiler::{FrameTimings, GpuProfiler, PassId, PassTiming, ProfilerStats};
+pub use readback::Readback;
+pub use renderer::{FrameReport, ParticleView, Renderer, RendererConfig};

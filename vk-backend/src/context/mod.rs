@@ -91,7 +91,6 @@ pub(crate) struct Shared {
     pub(crate) instance: ash::Instance,
     debug: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
     counts: Arc<ValidationCounts>,
-    pub(crate) physical: vk::PhysicalDevice,
     pub(crate) device: ash::Device,
     /// Queue submission must be externally synchronised (spec: vkQueueSubmit `queue`).
     queue: Mutex<vk::Queue>,
@@ -267,7 +266,6 @@ impl Gpu {
                 instance,
                 debug,
                 counts,
-                physical,
                 device,
                 queue: Mutex::new(queue),
                 allocator: ManuallyDrop::new(Mutex::new(allocator)),
@@ -285,6 +283,12 @@ impl Gpu {
     /// Validation-layer messages received so far (all zero without validation).
     pub fn validation_counts(&self) -> &ValidationCounts {
         &self.shared.counts
+    }
+
+    /// A handle on the message counts that outlives this `Gpu` (to check that teardown itself
+    /// raised no message).
+    pub fn validation_counter(&self) -> Arc<ValidationCounts> {
+        self.shared.counts.clone()
     }
 
     /// Whether validation layers are on.

@@ -127,8 +127,10 @@ pub struct ProfilerStats {
     pub frames_recorded: u64,
     /// Frames whose figures were read.
     pub frames_read: u64,
-    /// Frames not yet complete when their read came (skipped, never waited for).
+    /// Reads at `n + 2` that found frame `n` not yet complete (skipped, never waited for).
     pub frames_skipped: u64,
+    /// Skipped frames read later, at `n + F` (only with `F > 2`).
+    pub frames_recovered: u64,
     /// Frames with a query the copy marked unavailable (skipped).
     pub frames_unavailable: u64,
     /// Frames whose passes summed to more than the frame total (overlapping passes).
@@ -143,6 +145,7 @@ pub struct ProfilerStats {
 #[derive(Debug, Clone, Copy)]
 struct SlotRecord {
     frame: Option<u64>,
+    read: bool,
     pass_count: u8,
     passes: [PassId; MAX_PASSES],
     ended: [bool; MAX_PASSES],
@@ -150,13 +153,28 @@ struct SlotRecord {
 
 const EMPTY_SLOT: SlotRecord = SlotRecord {
     frame: None,
+    read: false,
     pass_count: 0,
     passes: [PassId(0); MAX_PASSES],
     ended: [false; MAX_PASSES],
 };
 
+/// How results come back to the CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReadPath {
+    /// `vkCmdCopyQueryPoolResults` into a mapped buffer, read as memory (the default; see the
+    /// module docs for why).
+    #[default]
+    CopyToMappedBuffer,
+    /// `vkGetQueryPoolResults` without `WAIT` at read time: the obvious alternative, kept as
+    /// the bench's baseline (on lavapipe it stalls until the device is idle).
+    GetQueryPoolResults,
+}
+
 /// The profiler (see the module docs for the read model).
 pub struct GpuProfiler {
+    read_path: ReadPath,
+    scratch: Vec<[u64; 2]>,
     shared: Arc<Shared>,
     pool: vk::QueryPool,
     results: GpuBuffer,
@@ -180,6 +198,15 @@ impl GpuProfiler {
     /// still render; report the profiler unavailable); [`GpuError::BadInput`] for fewer than 2
     /// frames in flight (frame `n` is read at `n + 2`).
     pub fn new(gpu: &Gpu, frames_in_flight: u32) -> Result<GpuProfiler, GpuError> {
+        GpuProfiler::with_read_path(gpu, frames_in_flight, ReadPath::default())
+    }
+
+    /// [`new`](Self::new) with a chosen [`ReadPath`] (the bench compares the two).
+    pub fn with_read_path(
+        gpu: &Gpu,
+        frames_in_flight: u32,
+        read_path: ReadPath,
+    ) -> Result<GpuProfiler, GpuError> {
         let info = gpu.info();
         let caps = TimestampCaps::new(
             info.queue_family,
@@ -221,6 +248,8 @@ impl GpuProfiler {
             }
         };
         Ok(GpuProfiler {
+            read_path,
+            scratch: vec![[0; 2]; QUERIES_PER_SLOT as usize],
             shared,
             pool,
             results,
@@ -423,6 +452,10 @@ impl GpuProfiler {
                 self.pool,
                 base + 1,
             );
+            if self.read_path == ReadPath::GetQueryPoolResults {
+                self.stats.frames_recorded += 1;
+                return;
+            }
             d.cmd_copy_query_pool_results(
                 rec.cmd(),
                 self.pool,
@@ -449,42 +482,94 @@ impl GpuProfiler {
     }
 
     /// Step 4: reads frame `now - 2` if it is complete (`is_complete(slot)` must poll, never
-    /// wait), else counts it skipped. Returns the figures when read. Call at the start of frame
-    /// `now`, before [`begin_frame`](Self::begin_frame).
+    /// wait), else counts it skipped; a skipped frame is read late, at `now - F` (just before
+    /// its slot is reused, when the ring has waited for it), so no frame's figures are lost.
+    /// With `F = 2` both are the same frame. Returns the newest figures read by this call.
+    /// Call at the start of frame `now`, before [`begin_frame`](Self::begin_frame).
     pub fn collect(
         &mut self,
         now: u64,
-        is_complete: impl FnOnce(u32) -> Result<bool, GpuError>,
+        is_complete: impl Fn(u32) -> Result<bool, GpuError>,
     ) -> Result<Option<&FrameTimings>, GpuError> {
+        let f = u64::from(self.frames_in_flight);
+        let mut read_any = false;
+        // A frame skipped at its `n + 2` read, about to lose its slot: the last chance.
+        if let Some(old) = now.checked_sub(f).filter(|_| f > 2) {
+            let slot = (old % f) as u32;
+            let r = self.slots[slot as usize];
+            if r.frame == Some(old) && !r.read && is_complete(slot)? {
+                read_any |= self.read_slot(slot, old)?;
+                if read_any {
+                    self.stats.frames_recovered += 1;
+                }
+            }
+        }
         let Some(target) = now.checked_sub(2) else {
-            return Ok(None);
+            return Ok(read_any.then_some(&self.latest));
         };
-        let slot = (target % u64::from(self.frames_in_flight)) as u32;
+        let slot = (target % f) as u32;
         let r = self.slots[slot as usize];
-        if r.frame != Some(target) {
-            return Ok(None);
+        if r.frame == Some(target) && !r.read {
+            if is_complete(slot)? {
+                read_any |= self.read_slot(slot, target)?;
+            } else {
+                self.stats.frames_skipped += 1;
+            }
         }
-        if !is_complete(slot)? {
-            self.stats.frames_skipped += 1;
-            return Ok(None);
-        }
-        let base = u64::from(self.base(slot)) * RESULT_STRIDE;
+        Ok(read_any.then_some(&self.latest))
+    }
+
+    /// Reads slot `slot` (holding frame `frame`, complete) into `latest`; false when a query
+    /// was unavailable.
+    fn read_slot(&mut self, slot: u32, frame: u64) -> Result<bool, GpuError> {
+        let r = self.slots[slot as usize];
+        self.slots[slot as usize].read = true;
+        let passes = &r.passes[..usize::from(r.pass_count)];
         let used = 2 + 2 * usize::from(r.pass_count);
-        let Some(bytes) = self.results.mapped() else {
-            return Ok(None);
+        let ok = match self.read_path {
+            ReadPath::CopyToMappedBuffer => {
+                let base = self.base(slot) as usize * RESULT_STRIDE as usize;
+                let bytes = self
+                    .results
+                    .mapped()
+                    .and_then(|b| b.get(base..base + used * RESULT_STRIDE as usize))
+                    .unwrap_or(&[]);
+                decode(
+                    &self.caps,
+                    &self.clock,
+                    &query_bytes(bytes),
+                    passes,
+                    &mut self.latest,
+                )
+            }
+            ReadPath::GetQueryPoolResults => {
+                let first = self.base(slot);
+                let dst = &mut self.scratch[..used];
+                // SAFETY: the queries [base, base + used) were reset and written by a submitted
+                // frame; `dst` holds `used` (value, availability) pairs of u64, matching the
+                // TYPE_64 | WITH_AVAILABILITY layout and stride.
+                let got = unsafe {
+                    self.shared.device.get_query_pool_results(
+                        self.pool,
+                        first,
+                        dst,
+                        vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WITH_AVAILABILITY,
+                    )
+                };
+                match got {
+                    Ok(()) | Err(vk::Result::NOT_READY) => {}
+                    Err(e) => return Err(vk_err("vkGetQueryPoolResults")(e)),
+                }
+                let pairs = &self.scratch[..used];
+                let query = |i: usize| pairs.get(i).filter(|p| p[1] != 0).map(|p| p[0]);
+                decode(&self.caps, &self.clock, &query, passes, &mut self.latest)
+            }
         };
-        let bytes = &bytes[base as usize..base as usize + used * RESULT_STRIDE as usize];
-        if !decode(
-            &self.caps,
-            &self.clock,
-            bytes,
-            &r.passes[..usize::from(r.pass_count)],
-            &mut self.latest,
-        ) {
+        if !ok {
             self.stats.frames_unavailable += 1;
-            return Ok(None);
+            return Ok(false);
         }
-        self.latest.frame = target;
+        self.latest.frame = frame;
         self.latest.total_ema_ns = self.total_ema.update(self.latest.total_ns);
         for p in self.latest.passes.iter_mut() {
             if let Some(e) = self.pass_ema.get_mut(p.pass.index()) {
@@ -492,27 +577,19 @@ impl GpuProfiler {
             }
         }
         // One tick of rounding per timestamp: 2 per pass.
-        let tolerance = 2.0 * self.caps.period_ns * r.pass_count as f64;
+        let tolerance = 2.0 * self.caps.period_ns * f64::from(r.pass_count);
         if self.latest.passes_sum_ns > self.latest.total_ns + tolerance {
             self.stats.sum_exceeds_total += 1;
         }
         self.stats.frames_read += 1;
         self.has_latest = true;
-        Ok(Some(&self.latest))
+        Ok(true)
     }
 }
 
-/// Decodes one slot's `[value, availability]` pairs into `out` (raw figures and CPU placement;
-/// EMAs are the caller's). Returns `false`, leaving `out` unspecified, when any query is
-/// unavailable. Never allocates: `out.passes` keeps its capacity of [`MAX_PASSES`].
-pub(crate) fn decode(
-    caps: &TimestampCaps,
-    clock: &ClockMapping,
-    bytes: &[u8],
-    passes: &[PassId],
-    out: &mut FrameTimings,
-) -> bool {
-    let query = |i: usize| -> Option<u64> {
+/// Query `i` of a copied slot: its value when its availability word is non-zero.
+fn query_bytes(bytes: &[u8]) -> impl Fn(usize) -> Option<u64> + '_ {
+    move |i: usize| {
         let at = i * RESULT_STRIDE as usize;
         let word = |o: usize| {
             bytes
@@ -522,7 +599,19 @@ pub(crate) fn decode(
         };
         let (value, available) = (word(at)?, word(at + 8)?);
         (available != 0).then_some(value)
-    };
+    }
+}
+
+/// Decodes one slot's queries (`query(i)`: value of query `i` when available) into `out` (raw figures and CPU placement;
+/// EMAs are the caller's). Returns `false`, leaving `out` unspecified, when any query is
+/// unavailable. Never allocates: `out.passes` keeps its capacity of [`MAX_PASSES`].
+pub(crate) fn decode(
+    caps: &TimestampCaps,
+    clock: &ClockMapping,
+    query: &impl Fn(usize) -> Option<u64>,
+    passes: &[PassId],
+    out: &mut FrameTimings,
+) -> bool {
     let (Some(begin), Some(end)) = (query(0), query(1)) else {
         return false;
     };
@@ -607,7 +696,7 @@ mod tests {
         assert!(decode(
             &caps,
             &clock,
-            &bytes,
+            &query_bytes(&bytes),
             &[PassId(0), PassId(1)],
             &mut out
         ));
@@ -637,10 +726,22 @@ mod tests {
         };
         let mut out = empty_timings();
         let bytes = pairs(&[(1, 1), (9, 1), (2, 1), (3, 0)]);
-        assert!(!decode(&caps, &clock, &bytes, &[PassId(0)], &mut out));
+        assert!(!decode(
+            &caps,
+            &clock,
+            &query_bytes(&bytes),
+            &[PassId(0)],
+            &mut out
+        ));
         let bytes = pairs(&[(1, 0), (9, 1)]);
-        assert!(!decode(&caps, &clock, &bytes, &[], &mut out));
+        assert!(!decode(&caps, &clock, &query_bytes(&bytes), &[], &mut out));
         // Too short a buffer reads as unavailable, not a panic.
-        assert!(!decode(&caps, &clock, &bytes[..20], &[], &mut out));
+        assert!(!decode(
+            &caps,
+            &clock,
+            &query_bytes(&bytes[..20]),
+            &[],
+            &mut out
+        ));
     }
 }

@@ -1,0 +1,534 @@
+//! The headless renderer: the frame's particles culled on the GPU, drawn into an offscreen
+//! target, timed pass by pass, read back to PNG on request.
+//!
+//! Owns: per-slot resources (upload columns, visible list, indirect args, colour target,
+//! readback buffer), the frame's command recording, and wiring the profiler around the passes.
+//! Must never: wait on the GPU inside [`Renderer::render`] except in the ring's wait for a free
+//! slot, allocate per frame (readback frames excepted), or transpose the SoA input.
+//!
+//! # One frame (`render`)
+//! 1. [`FrameRing::begin`]: wait for slot `n % F` (the only wait), open its command buffer.
+//! 2. Harvest a readback that slot's previous frame made, if any (its fence was just waited).
+//! 3. [`GpuProfiler::collect`]: read frame `n - 2`'s timestamps if its fence says done.
+//! 4. Copy the `xs` and `ys` columns into the slot's mapped upload buffer (two `memcpy`s).
+//! 5. Record: profiler frame begin; pass `cull` (compute); pass `draw` (render pass); pass
+//!    `readback` when requested (target -> buffer copy); profiler frame end (query copy).
+//! 6. [`FrameRing::submit`] with the slot's fence.
+
+use ash::vk;
+use gpu_allocator::MemoryLocation;
+
+use crate::context::Gpu;
+use crate::error::GpuError;
+use crate::frames::{FrameRing, Recording};
+use crate::memory::{GpuBuffer, GpuImage};
+use crate::passes::cull::CullPass;
+use crate::passes::particles::{ParticlePass, COLOR_FORMAT};
+use crate::passes::{PassLayout, ViewParams};
+use crate::profiler::{GpuProfiler, PassId};
+use crate::readback::Readback;
+
+/// Offset alignment of the `ys` column inside the upload buffer: 256 bytes, the largest
+/// `minStorageBufferOffsetAlignment` the Vulkan spec allows, so it is valid on every device.
+const COLUMN_ALIGN: u64 = 256;
+
+/// How the renderer is built.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RendererConfig {
+    /// Target width in pixels.
+    pub width: u32,
+    /// Target height in pixels.
+    pub height: u32,
+    /// Most particles a frame may hold (sizes the per-slot buffers).
+    pub capacity: u32,
+    /// Frames in flight, 2 or 3.
+    pub frames_in_flight: u32,
+    /// Background colour, linear RGBA.
+    pub clear: [f32; 4],
+}
+
+impl Default for RendererConfig {
+    fn default() -> Self {
+        RendererConfig {
+            width: 256,
+            height: 256,
+            capacity: 1 << 16,
+            frames_in_flight: 2,
+            clear: [0.0, 0.0, 0.0, 1.0],
+        }
+    }
+}
+
+/// What one frame draws: SoA position columns straight from the World, and the view.
+#[derive(Debug, Clone, Copy)]
+pub struct ParticleView<'a> {
+    /// X of every particle (world units).
+    pub xs: &'a [f32],
+    /// Y of every particle (world units, up); same length as `xs`.
+    pub ys: &'a [f32],
+    /// World point at the target's centre.
+    pub center: [f32; 2],
+    /// World half width / half height the target shows (> 0).
+    pub half_extent: [f32; 2],
+    /// Particle radius, world units (> 0).
+    pub radius: f32,
+    /// Particle colour, linear RGBA 0..=1.
+    pub color: [f32; 4],
+}
+
+/// What [`Renderer::render`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameReport {
+    /// The frame just submitted.
+    pub frame: u64,
+    /// How long the render lane waited for a free slot, ns (0 when the GPU kept up).
+    pub wait_ns: u64,
+    /// The frame whose GPU timings were read now (`frame - 2`), if they were.
+    pub gpu_frame_read: Option<u64>,
+}
+
+struct SlotResources {
+    upload: GpuBuffer,
+    visible: GpuBuffer,
+    indirect: GpuBuffer,
+    target: GpuImage,
+    framebuffer: vk::Framebuffer,
+    readback: GpuBuffer,
+    readback_frame: Option<u64>,
+}
+
+/// The names the renderer registers its passes under.
+pub const PASS_NAMES: [&str; 3] = ["cull", "draw", "readback"];
+
+/// The headless renderer (see the module docs for one frame).
+pub struct Renderer {
+    // Drop order matters: `Drop for Renderer` finishes the ring first, then destroys the
+    // framebuffers; fields then drop in declaration order (ring, profiler, resources, passes,
+    // layout).
+    ring: FrameRing,
+    profiler: Option<GpuProfiler>,
+    profiler_unavailable: Option<GpuError>,
+    slots: Vec<SlotResources>,
+    particles: ParticlePass,
+    cull: CullPass,
+    layout: PassLayout,
+    pass_ids: [Option<PassId>; 3],
+    config: RendererConfig,
+    ys_offset: u64,
+    readback_requested: bool,
+    readback: Option<Readback>,
+}
+
+impl Renderer {
+    /// Builds pipelines and per-slot resources for `config` on `gpu`. When the queue writes
+    /// no timestamps the renderer still works and [`profiler_unavailable`](Self::profiler_unavailable)
+    /// says why.
+    pub fn new(gpu: &Gpu, config: RendererConfig) -> Result<Renderer, GpuError> {
+        if config.capacity == 0 {
+            return Err(GpuError::BadInput {
+                what: "capacity",
+                why: "0 particles: give the most particles a frame may hold".into(),
+            });
+        }
+        if config.width == 0 || config.height == 0 {
+            return Err(GpuError::BadInput {
+                what: "RendererConfig",
+                why: format!(
+                    "a {}x{} target: both sides must be at least 1 pixel",
+                    config.width, config.height
+                ),
+            });
+        }
+        let extent = vk::Extent2D {
+            width: config.width,
+            height: config.height,
+        };
+        let ring = FrameRing::new(gpu, config.frames_in_flight)?;
+        let (mut profiler, profiler_unavailable) =
+            match GpuProfiler::new(gpu, config.frames_in_flight) {
+                Ok(p) => (Some(p), None),
+                Err(e @ GpuError::NoTimestamps { .. }) => {
+                    tracing::warn!(error = %e, "GPU profiler unavailable");
+                    (None, Some(e))
+                }
+                Err(e) => return Err(e),
+            };
+        let mut pass_ids = [None; 3];
+        if let Some(p) = profiler.as_mut() {
+            for (id, name) in pass_ids.iter_mut().zip(PASS_NAMES) {
+                *id = Some(p.register_pass(name)?);
+            }
+        }
+        let layout = PassLayout::new(gpu, config.frames_in_flight)?;
+        let cull = CullPass::new(gpu, &layout)?;
+        let particles = ParticlePass::new(gpu, &layout, extent)?;
+        let column = u64::from(config.capacity) * 4;
+        let ys_offset = column.div_ceil(COLUMN_ALIGN) * COLUMN_ALIGN;
+        let mut me = Renderer {
+            ring,
+            profiler,
+            profiler_unavailable,
+            slots: Vec::with_capacity(config.frames_in_flight as usize),
+            particles,
+            cull,
+            layout,
+            pass_ids,
+            config,
+            ys_offset,
+            readback_requested: false,
+            readback: None,
+        };
+        for slot in 0..config.frames_in_flight as usize {
+            let upload = GpuBuffer::new(
+                gpu,
+                "particle columns",
+                ys_offset + column,
+                vk::BufferUsageFlags::STORAGE_BUFFER,
+                MemoryLocation::CpuToGpu,
+            )?;
+            let visible = GpuBuffer::new(
+                gpu,
+                "visible indices",
+                column,
+                vk::BufferUsageFlags::STORAGE_BUFFER,
+                MemoryLocation::GpuOnly,
+            )?;
+            let indirect = GpuBuffer::new(
+                gpu,
+                "indirect draw",
+                16,
+                vk::BufferUsageFlags::STORAGE_BUFFER
+                    | vk::BufferUsageFlags::INDIRECT_BUFFER
+                    | vk::BufferUsageFlags::TRANSFER_DST,
+                MemoryLocation::GpuOnly,
+            )?;
+            let target = GpuImage::new_color(
+                gpu,
+                "colour target",
+                extent,
+                COLOR_FORMAT,
+                vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC,
+            )?;
+            let readback = GpuBuffer::new(
+                gpu,
+                "readback",
+                u64::from(config.width) * u64::from(config.height) * 4,
+                vk::BufferUsageFlags::TRANSFER_DST,
+                MemoryLocation::GpuToCpu,
+            )?;
+            if upload.mapped().is_none() || readback.mapped().is_none() {
+                return Err(GpuError::BadInput {
+                    what: "memory",
+                    why: "the allocator returned unmapped memory for a host-visible buffer".into(),
+                });
+            }
+            me.layout.write_set(
+                slot,
+                [
+                    (upload.raw(), 0, column),
+                    (upload.raw(), ys_offset, column),
+                    (visible.raw(), 0, column),
+                    (indirect.raw(), 0, 16),
+                ],
+            );
+            let framebuffer = me.particles.framebuffer(&target)?;
+            me.slots.push(SlotResources {
+                upload,
+                visible,
+                indirect,
+                target,
+                framebuffer,
+                readback,
+                readback_frame: None,
+            });
+        }
+        Ok(me)
+    }
+
+    /// The device.
+    pub fn gpu(&self) -> &Gpu {
+        self.ring.gpu()
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &RendererConfig {
+        &self.config
+    }
+
+    /// The profiler (`None` when the queue writes no timestamps).
+    pub fn profiler(&self) -> Option<&GpuProfiler> {
+        self.profiler.as_ref()
+    }
+
+    /// The profiler, mutable (to recalibrate, or to register passes of your own).
+    pub fn profiler_mut(&mut self) -> Option<&mut GpuProfiler> {
+        self.profiler.as_mut()
+    }
+
+    /// Why there is no profiler, when there is none.
+    pub fn profiler_unavailable(&self) -> Option<&GpuError> {
+        self.profiler_unavailable.as_ref()
+    }
+
+    /// The profiler ids of `cull`, `draw`, `readback` (`None` without a profiler).
+    pub fn pass_ids(&self) -> [Option<PassId>; 3] {
+        self.pass_ids
+    }
+
+    /// Asks for the next rendered frame to be copied back; collect it with
+    /// [`take_readback`](Self::take_readback) once that frame's slot comes round again or after
+    /// [`finish`](Self::finish).
+    pub fn request_readback(&mut self) {
+        self.readback_requested = true;
+    }
+
+    /// The latest harvested readback, if one is ready.
+    pub fn take_readback(&mut self) -> Option<Readback> {
+        self.readback.take()
+    }
+
+    /// Renders one frame (see the module docs). Errors: [`GpuError::BadInput`] for columns of
+    /// different lengths, more particles than the capacity, or a degenerate view; a call
+    /// error (device lost, out of memory) from the driver.
+    pub fn render(&mut self, view: &ParticleView<'_>) -> Result<FrameReport, GpuError> {
+        let params = self.validate(view)?;
+        let rec = self.ring.begin()?;
+        let slot = rec.slot() as usize;
+        self.harvest(slot);
+        let gpu_frame_read = match self.profiler.as_mut() {
+            Some(p) => {
+                let ring = &self.ring;
+                p.collect(rec.frame(), |s| ring.is_complete(s))?
+                    .map(|t| t.frame)
+            }
+            None => None,
+        };
+        self.upload(slot, view);
+        self.record(&rec, slot, &params);
+        let report = FrameReport {
+            frame: rec.frame(),
+            wait_ns: self.ring.last_wait_ns(),
+            gpu_frame_read,
+        };
+        self.ring.submit(rec)?;
+        Ok(report)
+    }
+
+    /// Waits for every frame in flight and harvests pending readbacks (shutdown, tests, the
+    /// demo's picture; never per frame).
+    pub fn finish(&mut self) -> Result<(), GpuError> {
+        self.ring.finish()?;
+        for slot in 0..self.slots.len() {
+            self.harvest(slot);
+        }
+        Ok(())
+    }
+
+    /// Renders `view`, waits for it, and returns its pixels (blocking: for the demo and tests).
+    pub fn capture(&mut self, view: &ParticleView<'_>) -> Result<Readback, GpuError> {
+        self.request_readback();
+        let frame = self.render(view)?.frame;
+        self.finish()?;
+        match self.take_readback() {
+            Some(r) if r.frame == frame => Ok(r),
+            _ => Err(GpuError::BadInput {
+                what: "readback",
+                why: format!("frame {frame} was rendered but its pixels did not come back"),
+            }),
+        }
+    }
+
+    fn validate(&self, v: &ParticleView<'_>) -> Result<ViewParams, GpuError> {
+        let bad = |what, why: String| Err(GpuError::BadInput { what, why });
+        if v.xs.len() != v.ys.len() {
+            return bad(
+                "ParticleView",
+                format!(
+                    "xs has {} values, ys {}: pass equal columns",
+                    v.xs.len(),
+                    v.ys.len()
+                ),
+            );
+        }
+        if v.xs.len() > self.config.capacity as usize {
+            return bad(
+                "ParticleView",
+                format!(
+                    "{} particles exceed the capacity {}: raise RendererConfig::capacity",
+                    v.xs.len(),
+                    self.config.capacity
+                ),
+            );
+        }
+        let positive = |x: f32| x.is_finite() && x > 0.0;
+        if !(positive(v.half_extent[0]) && positive(v.half_extent[1]) && positive(v.radius)) {
+            return bad(
+                "ParticleView",
+                format!(
+                    "half_extent {:?} and radius {} must be finite and > 0",
+                    v.half_extent, v.radius
+                ),
+            );
+        }
+        Ok(ViewParams {
+            color: v.color,
+            center: v.center,
+            half_extent: v.half_extent,
+            radius: v.radius,
+            count: v.xs.len() as u32,
+            _pad: [0; 2],
+        })
+    }
+
+    fn upload(&mut self, slot: usize, view: &ParticleView<'_>) {
+        let ys_offset = self.ys_offset as usize;
+        let Some(bytes) = self.slots[slot].upload.mapped_mut() else {
+            return;
+        };
+        let (xs_dst, rest) = bytes.split_at_mut(ys_offset);
+        copy_column(view.xs, xs_dst);
+        copy_column(view.ys, rest);
+    }
+
+    fn record(&mut self, rec: &Recording, slot: usize, params: &ViewParams) {
+        let [cull_id, draw_id, readback_id] = self.pass_ids;
+        let s = &mut self.slots[slot];
+        let set = self.layout.sets[slot];
+        let mut prof = self.profiler.as_mut();
+        if let Some(p) = prof.as_deref_mut() {
+            p.begin_frame(rec);
+        }
+        let t = begin(&mut prof, rec, cull_id);
+        self.cull
+            .record(rec, &self.layout, set, s.indirect.raw(), params);
+        end(&mut prof, rec, t);
+        let t = begin(&mut prof, rec, draw_id);
+        self.particles.record(
+            rec,
+            &self.layout,
+            set,
+            s.framebuffer,
+            s.indirect.raw(),
+            params,
+            self.config.clear,
+        );
+        end(&mut prof, rec, t);
+        if std::mem::take(&mut self.readback_requested) {
+            let t = begin(&mut prof, rec, readback_id);
+            record_readback(self.ring.gpu(), rec, s);
+            end(&mut prof, rec, t);
+            s.readback_frame = Some(rec.frame());
+        }
+        if let Some(p) = prof {
+            p.end_frame(rec);
+        }
+        // The visible list is only touched by the GPU; keep it referenced for clarity of
+        // ownership (it lives as long as the slot).
+        let _ = &s.visible;
+    }
+
+    fn harvest(&mut self, slot: usize) {
+        let s = &mut self.slots[slot];
+        let Some(frame) = s.readback_frame.take() else {
+            return;
+        };
+        if let Some(bytes) = s.readback.mapped() {
+            self.readback = Some(Readback {
+                frame,
+                width: self.config.width,
+                height: self.config.height,
+                rgba: bytes.to_vec(),
+            });
+        }
+    }
+}
+
+fn begin(
+    prof: &mut Option<&mut GpuProfiler>,
+    rec: &Recording,
+    id: Option<PassId>,
+) -> Option<crate::profiler::PassToken> {
+    match (prof.as_deref_mut(), id) {
+        (Some(p), Some(id)) => Some(p.begin_pass(rec, id)),
+        _ => None,
+    }
+}
+
+fn end(
+    prof: &mut Option<&mut GpuProfiler>,
+    rec: &Recording,
+    t: Option<crate::profiler::PassToken>,
+) {
+    if let (Some(p), Some(t)) = (prof.as_deref_mut(), t) {
+        p.end_pass(rec, t);
+    }
+}
+
+/// Copies an f32 column into mapped memory as native-endian bytes (the GPU's endianness).
+fn copy_column(src: &[f32], dst: &mut [u8]) {
+    for (d, x) in dst.chunks_exact_mut(4).zip(src) {
+        d.copy_from_slice(&x.to_ne_bytes());
+    }
+}
+
+fn record_readback(gpu: &Gpu, rec: &Recording, s: &SlotResources) {
+    let extent = s.target.extent();
+    let region = vk::BufferImageCopy {
+        buffer_offset: 0,
+        buffer_row_length: 0,
+        buffer_image_height: 0,
+        image_subresource: vk::ImageSubresourceLayers {
+            aspect_mask: vk::ImageAspectFlags::COLOR,
+            mip_level: 0,
+            base_array_layer: 0,
+            layer_count: 1,
+        },
+        image_offset: vk::Offset3D { x: 0, y: 0, z: 0 },
+        image_extent: vk::Extent3D {
+            width: extent.width,
+            height: extent.height,
+            depth: 1,
+        },
+    };
+    let to_host = vk::BufferMemoryBarrier::default()
+        .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+        .dst_access_mask(vk::AccessFlags::HOST_READ)
+        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .buffer(s.readback.raw())
+        .offset(0)
+        .size(vk::WHOLE_SIZE);
+    let d = &gpu.shared.device;
+    // SAFETY: `rec` is recording, outside a render pass; the target is in
+    // TRANSFER_SRC_OPTIMAL (the render pass's final layout) with its writes made visible to
+    // transfer by the pass's outgoing dependency; the buffer holds width * height * 4 bytes.
+    unsafe {
+        d.cmd_copy_image_to_buffer(
+            rec.cmd(),
+            s.target.raw(),
+            vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+            s.readback.raw(),
+            &[region],
+        );
+        d.cmd_pipeline_barrier(
+            rec.cmd(),
+            vk::PipelineStageFlags::TRANSFER,
+            vk::PipelineStageFlags::HOST,
+            vk::DependencyFlags::empty(),
+            &[],
+            &[to_host],
+            &[],
+        );
+    }
+}
+
+impl Drop for Renderer {
+    fn drop(&mut self) {
+        if let Err(e) = self.ring.finish() {
+            tracing::warn!(error = %e, "waiting for frames at renderer teardown failed");
+        }
+        for s in &self.slots {
+            self.particles.destroy_framebuffer(s.framebuffer);
+        }
+    }
+}

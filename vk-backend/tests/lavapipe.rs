@@ -1,0 +1,346 @@
+//! The backend on a real Vulkan device (lavapipe in CI) with validation layers on: zero
+//! messages is the bar in every test.
+
+mod common;
+
+use common::{assert_no_messages, is_bad_input, validated_gpu};
+use lanegraph_vk::profiler::timeline::{monotonic_ns, CalibrationMethod};
+use lanegraph_vk::{ParticleView, Renderer, RendererConfig};
+
+const RED: [f32; 4] = [1.0, 0.0, 0.0, 1.0];
+
+fn view<'a>(xs: &'a [f32], ys: &'a [f32], half: f32, radius: f32) -> ParticleView<'a> {
+    ParticleView {
+        xs,
+        ys,
+        center: [0.0, 0.0],
+        half_extent: [half, half],
+        radius,
+        color: RED,
+    }
+}
+
+#[test]
+fn device_comes_up_validated_with_timestamps() {
+    let Some(gpu) = validated_gpu("device_comes_up_validated_with_timestamps", true) else {
+        return;
+    };
+    let counter = gpu.validation_counter();
+    let info = gpu.info().clone();
+    eprintln!("device: {info:?}");
+    assert!(gpu.validation_enabled());
+    assert!(!info.name.is_empty());
+    assert!(info.timestamp_valid_bits > 0 && info.timestamp_valid_bits <= 64);
+    assert!(info.timestamp_period_ns > 0.0);
+    assert_no_messages(&gpu);
+    drop(gpu);
+    assert_eq!(counter.total(), 0, "teardown raised validation messages");
+}
+
+/// 64x64 target showing world -32..32 on both axes: one world unit is one pixel, world (x, y)
+/// lands at column x + 32, row 32 - y.
+#[test]
+fn known_particle_lands_on_known_pixel_and_png_round_trips() {
+    let Some(gpu) = validated_gpu("known_particle_lands_on_known_pixel", true) else {
+        return;
+    };
+    let counter = gpu.validation_counter();
+    {
+        let config = RendererConfig {
+            width: 64,
+            height: 64,
+            capacity: 16,
+            ..RendererConfig::default()
+        };
+        let mut r = Renderer::new(&gpu, config).expect("renderer");
+        // One particle at (10, 5), one far outside the view (culled), one at (-20, -20).
+        let xs = [10.0, 1000.0, -20.0];
+        let ys = [5.0, 1000.0, -20.0];
+        let shot = r.capture(&view(&xs, &ys, 32.0, 3.0)).expect("capture");
+        assert_eq!((shot.width, shot.height), (64, 64));
+        let red = [255, 0, 0, 255];
+        let black = [0, 0, 0, 255];
+        assert_eq!(
+            shot.pixel(42, 27),
+            Some(red),
+            "particle (10,5) -> pixel (42,27)"
+        );
+        assert_eq!(
+            shot.pixel(12, 52),
+            Some(red),
+            "particle (-20,-20) -> pixel (12,52)"
+        );
+        assert_eq!(shot.pixel(47, 27), Some(black), "5 px right of the disc");
+        assert_eq!(shot.pixel(0, 0), Some(black));
+        assert_eq!(
+            shot.pixel(63, 0),
+            Some(black),
+            "the culled particle drew nothing"
+        );
+        // Two discs of radius 3: about 2 * pi * 9 = 56.5 pixels, give or take the rim.
+        let lit = shot.rgba.chunks_exact(4).filter(|p| *p == red).count();
+        assert!((40..=72).contains(&lit), "{lit} lit pixels");
+
+        let path = std::env::temp_dir().join(format!("lanegraph-vk-{}.png", std::process::id()));
+        shot.write_png(&path).expect("png written");
+        let decoder = png::Decoder::new(std::fs::File::open(&path).expect("png readable"));
+        let mut reader = decoder.read_info().expect("png header");
+        let mut buf = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut buf).expect("png frame");
+        assert_eq!((info.width, info.height), (64, 64));
+        assert_eq!(&buf[..info.buffer_size()], &shot.rgba[..]);
+        let _ = std::fs::remove_file(&path);
+        assert_no_messages(&gpu);
+    }
+    drop(gpu);
+    assert_eq!(counter.total(), 0, "teardown raised validation messages");
+}
+
+/// A seeded cloud of particles for profiler runs.
+fn cloud(n: usize) -> (Vec<f32>, Vec<f32>) {
+    let mut s: u32 = 12345;
+    let mut next = || {
+        s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        (s >> 8) as f32 / (1u32 << 24) as f32 * 200.0 - 100.0
+    };
+    (0..n).map(|_| (next(), next())).unzip()
+}
+
+fn profile_100_frames(test: &str, calibrated: bool) {
+    let Some(gpu) = validated_gpu(test, calibrated) else {
+        return;
+    };
+    let counter = gpu.validation_counter();
+    {
+        let mut r = Renderer::new(
+            &gpu,
+            RendererConfig {
+                width: 128,
+                height: 128,
+                capacity: 4096,
+                ..RendererConfig::default()
+            },
+        )
+        .expect("renderer");
+        let method = r
+            .profiler()
+            .expect("lavapipe has timestamps")
+            .clock()
+            .method;
+        eprintln!("{test}: clock mapping {:?}", r.profiler().unwrap().clock());
+        if calibrated && gpu.info().calibration.is_some() {
+            assert!(matches!(method, CalibrationMethod::Calibrated(_)));
+        } else {
+            assert_eq!(method, CalibrationMethod::OffsetEstimate);
+        }
+        let (xs, ys) = cloud(4096);
+        let [cull, draw, _] = r.pass_ids();
+        let mut cpu_before_submit = Vec::with_capacity(100);
+        let mut ema_seen = Vec::new();
+        for n in 0..100u64 {
+            cpu_before_submit.push(monotonic_ns());
+            let report = r.render(&view(&xs, &ys, 50.0, 1.5)).expect("frame");
+            assert_eq!(report.frame, n);
+            // Two-frame lag: frame n reads frame n - 2, never anything newer.
+            let expected = n.checked_sub(2);
+            assert_eq!(report.gpu_frame_read, expected, "frame {n}");
+            if expected.is_none() {
+                continue;
+            }
+            let now = monotonic_ns();
+            let p = r.profiler().unwrap();
+            let t = p.latest().expect("figures after a read");
+            assert_eq!(t.frame, n - 2);
+            assert!(t.total_ns > 0.0, "frame {n}: total {}", t.total_ns);
+            assert_eq!(t.passes().len(), 2);
+            assert_eq!(Some(t.passes()[0].pass), cull);
+            assert_eq!(Some(t.passes()[1].pass), draw);
+            for pass in t.passes() {
+                assert!(pass.raw_ns > 0.0, "{} at frame {n}", p.pass_name(pass.pass));
+                assert!(pass.ema_ns > 0.0);
+                assert!(pass.begin_cpu_ns <= pass.end_cpu_ns);
+                assert!(pass.begin_cpu_ns + 1_000 >= t.begin_cpu_ns);
+                assert!(pass.end_cpu_ns <= t.end_cpu_ns + 1_000);
+            }
+            let tol = 2.0 * p.caps().period_ns * 2.0;
+            assert!(
+                t.passes_sum_ns <= t.total_ns + tol,
+                "sum {} > total {}",
+                t.passes_sum_ns,
+                t.total_ns
+            );
+            // On the CPU timeline the GPU frame ran after its recording began and before now,
+            // within the mapping's uncertainty plus 2 ms of slack for drift and rounding.
+            let slack = p.clock().uncertainty_ns as u64 + 2_000_000;
+            let submitted = cpu_before_submit[(n - 2) as usize];
+            assert!(
+                t.begin_cpu_ns + slack >= submitted,
+                "frame {}: GPU begin {} before CPU {}",
+                n - 2,
+                t.begin_cpu_ns,
+                submitted
+            );
+            assert!(
+                t.end_cpu_ns <= now + slack,
+                "frame {}: GPU end {} after now {}",
+                n - 2,
+                t.end_cpu_ns,
+                now
+            );
+            ema_seen.push((t.total_ns, t.total_ema_ns));
+        }
+        let stats = r.profiler().unwrap().stats();
+        eprintln!("{test}: {stats:?}");
+        assert_eq!(stats.frames_recorded, 100);
+        assert_eq!(
+            stats.frames_read, 98,
+            "two frames in flight: every frame but the last two is read"
+        );
+        assert_eq!(stats.frames_skipped + stats.frames_unavailable, 0);
+        assert_eq!(stats.sum_exceeds_total, 0);
+        let (lo, hi) = ema_seen
+            .iter()
+            .fold((f64::MAX, 0.0f64), |(lo, hi), (raw, _)| {
+                (lo.min(*raw), hi.max(*raw))
+            });
+        for (_, ema) in &ema_seen {
+            assert!(
+                *ema >= lo && *ema <= hi,
+                "EMA {ema} outside raw range {lo}..{hi}"
+            );
+        }
+        assert_no_messages(&gpu);
+    }
+    drop(gpu);
+    assert_eq!(counter.total(), 0, "teardown raised validation messages");
+}
+
+#[test]
+fn profiler_is_consistent_over_100_frames_calibrated() {
+    profile_100_frames("profiler_is_consistent_over_100_frames_calibrated", true);
+}
+
+#[test]
+fn profiler_is_consistent_over_100_frames_offset_estimate() {
+    profile_100_frames(
+        "profiler_is_consistent_over_100_frames_offset_estimate",
+        false,
+    );
+}
+
+#[test]
+fn three_frames_in_flight_read_two_late_or_skip_never_wait() {
+    let test = "three_frames_in_flight_read_two_late_or_skip_never_wait";
+    let Some(gpu) = validated_gpu(test, true) else {
+        return;
+    };
+    {
+        let mut r = Renderer::new(
+            &gpu,
+            RendererConfig {
+                frames_in_flight: 3,
+                capacity: 1024,
+                ..RendererConfig::default()
+            },
+        )
+        .expect("renderer");
+        let (xs, ys) = cloud(1024);
+        for n in 0..100u64 {
+            let report = r.render(&view(&xs, &ys, 50.0, 1.0)).expect("frame");
+            if let Some(read) = report.gpu_frame_read {
+                // Read at n + 2 when done, else at n + 3 (just before the slot is reused).
+                assert!(read == n - 2 || read == n - 3, "frame {n} read {read}");
+            }
+        }
+        let s = r.profiler().unwrap().stats();
+        eprintln!("{test}: {s:?}");
+        // Every frame up to 96 is read, at n + 2 or (skipped there, never waited for) at n + 3;
+        // frame 97 is read now or still pending; 98 and 99 are in flight.
+        assert!(s.frames_read >= 97, "{s:?}");
+        assert!(s.frames_recovered <= s.frames_skipped);
+        assert_eq!(
+            s.frames_read - s.frames_recovered + s.frames_skipped,
+            98,
+            "{s:?}"
+        );
+        assert_eq!(s.frames_unavailable, 0);
+        r.finish().expect("finish");
+        assert_no_messages(&gpu);
+    }
+}
+
+#[test]
+fn a_frame_that_is_not_done_is_skipped_not_waited_for() {
+    use lanegraph_vk::{FrameRing, GpuProfiler};
+    let test = "a_frame_that_is_not_done_is_skipped_not_waited_for";
+    let Some(gpu) = validated_gpu(test, true) else {
+        return;
+    };
+    {
+        let mut ring = FrameRing::new(&gpu, 2).expect("ring");
+        let mut prof = GpuProfiler::new(&gpu, 2).expect("profiler");
+        let pass = prof.register_pass("empty").expect("pass");
+        for _ in 0..2 {
+            let rec = ring.begin().expect("begin");
+            prof.begin_frame(&rec);
+            let t = prof.begin_pass(&rec, pass);
+            prof.end_pass(&rec, t);
+            prof.end_frame(&rec);
+            ring.submit(rec).expect("submit");
+        }
+        // Frame 2's read of frame 0, told the frame is not done: skipped, counted, nothing read.
+        let got = prof.collect(2, |_| Ok(false)).expect("collect").is_some();
+        assert!(!got);
+        assert_eq!(prof.stats().frames_skipped, 1);
+        assert!(prof.latest().is_none());
+        // Frame 3 reads frame 1 normally once it is done.
+        ring.finish().expect("finish");
+        let t = prof
+            .collect(3, |s| ring.is_complete(s))
+            .expect("collect")
+            .cloned();
+        let t = t.expect("frame 1 read");
+        assert_eq!(t.frame, 1);
+        assert_eq!(t.passes().len(), 1);
+        assert_no_messages(&gpu);
+    }
+}
+
+#[test]
+fn bad_input_is_a_typed_error() {
+    let Some(gpu) = validated_gpu("bad_input_is_a_typed_error", true) else {
+        return;
+    };
+    {
+        let config = RendererConfig {
+            capacity: 4,
+            ..RendererConfig::default()
+        };
+        let mut r = Renderer::new(&gpu, config).expect("renderer");
+        let e = r.render(&view(&[1.0, 2.0], &[1.0], 10.0, 1.0)).unwrap_err();
+        assert!(
+            is_bad_input(&e) && e.to_string().contains("equal columns"),
+            "{e}"
+        );
+        let five = [0.0; 5];
+        let e = r.render(&view(&five, &five, 10.0, 1.0)).unwrap_err();
+        assert!(e.to_string().contains("capacity"), "{e}");
+        let e = r.render(&view(&[0.0], &[0.0], 0.0, 1.0)).unwrap_err();
+        assert!(is_bad_input(&e), "{e}");
+        // An empty frame is fine.
+        r.render(&view(&[], &[], 10.0, 1.0)).expect("empty frame");
+        let e = Renderer::new(
+            &gpu,
+            RendererConfig {
+                frames_in_flight: 1,
+                ..config
+            },
+        )
+        .err();
+        assert!(e.is_some_and(|e| is_bad_input(&e)));
+        let e = Renderer::new(&gpu, RendererConfig { width: 0, ..config }).err();
+        assert!(e.is_some_and(|e| is_bad_input(&e)));
+        r.finish().expect("finish");
+        assert_no_messages(&gpu);
+    }
+}
