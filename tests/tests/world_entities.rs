@@ -1,0 +1,338 @@
+//! The World through its public API: handles, components, queries, epochs, hash, telemetry.
+
+use lanegraph::systems::SystemDef;
+use lanegraph::world::{
+    ColumnLayout, Component, ComponentError, Domain, DomainSet, PairQueryError, StateHash,
+    StateHasher, World,
+};
+use proptest::prelude::*;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Position([f32; 3]);
+impl StateHash for Position {
+    fn hash_state(&self, h: &mut StateHasher) {
+        self.0.hash_state(h);
+    }
+}
+impl Component for Position {
+    const NAME: &'static str = "Position";
+    const DOMAINS: DomainSet = DomainSet::of(Domain::TRANSFORM).with(Domain::RENDER);
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Health(u32);
+impl StateHash for Health {
+    fn hash_state(&self, h: &mut StateHasher) {
+        self.0.hash_state(h);
+    }
+}
+impl Component for Health {
+    const NAME: &'static str = "Health";
+    const DOMAINS: DomainSet = DomainSet::of(Domain::GAMEPLAY);
+}
+
+#[test]
+fn stale_handles_are_errors_never_another_entity() {
+    let mut w = World::new();
+    let a = w.spawn();
+    w.insert(a, Health(10)).unwrap();
+    w.despawn(a).unwrap();
+    let b = w.spawn(); // reuses a's slot under a new generation
+    w.insert(b, Health(99)).unwrap();
+    assert_eq!(a.index(), b.index());
+    assert_ne!(a, b);
+    assert!(matches!(w.get::<Health>(a), Err(ComponentError::Stale(_))));
+    assert!(matches!(
+        w.insert(a, Health(1)),
+        Err(ComponentError::Stale(_))
+    ));
+    assert!(matches!(
+        w.remove::<Health>(a),
+        Err(ComponentError::Stale(_))
+    ));
+    assert!(w.despawn(a).is_err());
+    assert!(w.has::<Health>(a).is_err());
+    assert_eq!(*w.get::<Health>(b).unwrap(), Health(99));
+    let msg = w.get::<Health>(a).unwrap_err().to_string();
+    assert!(msg.contains("stale") && msg.contains("fix:"), "{msg}");
+}
+
+#[test]
+fn missing_components_are_typed_errors() {
+    let mut w = World::new();
+    let e = w.spawn();
+    assert!(
+        matches!(w.get::<Health>(e), Err(ComponentError::Missing(m)) if m.component == "Health")
+    );
+    assert!(matches!(
+        w.get_mut::<Health>(e),
+        Err(ComponentError::Missing(_))
+    ));
+    assert!(matches!(
+        w.remove::<Health>(e),
+        Err(ComponentError::Missing(_))
+    ));
+    assert!(!w.has::<Health>(e).unwrap());
+}
+
+#[test]
+fn storage_stays_dense_and_queries_see_every_live_row() {
+    let mut w = World::new();
+    let es: Vec<_> = (0..1000).map(|_| w.spawn()).collect();
+    for (i, &e) in es.iter().enumerate() {
+        w.insert(e, Health(i as u32)).unwrap();
+        if i % 2 == 0 {
+            w.insert(e, Position([i as f32, 0.0, 0.0])).unwrap();
+        }
+    }
+    for &e in es.iter().filter(|e| e.index() % 3 == 0) {
+        w.despawn(e).unwrap();
+    }
+    let live = es.iter().filter(|e| e.index() % 3 != 0).count();
+    assert_eq!(w.len(), live);
+    assert_eq!(w.column::<Health>().unwrap().len(), live);
+    for (e, h) in w.column::<Health>().unwrap().iter() {
+        assert!(w.is_alive(e));
+        assert_eq!(h.0, e.index());
+    }
+    let pairs: Vec<_> = w.query_pair::<Position, Health>().unwrap().collect();
+    assert_eq!(
+        pairs.len(),
+        es.iter()
+            .filter(|e| e.index() % 3 != 0 && e.index() % 2 == 0)
+            .count()
+    );
+    for (e, p, h) in pairs {
+        assert_eq!(p.0[0] as u32, h.0);
+        assert_eq!(h.0, e.index());
+    }
+    // Mutable pair query writes through.
+    for (_, h, p) in w.query_pair_mut::<Health, Position>().unwrap() {
+        h.0 = p.0[0] as u32 + 1;
+    }
+    let e2 = es[2];
+    assert_eq!(w.get::<Health>(e2).unwrap().0, 3);
+    assert!(matches!(
+        w.query_pair_mut::<Health, Health>().map(|_| ()),
+        Err(PairQueryError::Aliased(_))
+    ));
+}
+
+#[test]
+fn every_kind_of_mutation_bumps_exactly_its_domains() {
+    let mut w = World::new();
+    let transform = DomainSet::of(Domain::TRANSFORM);
+    let render = DomainSet::of(Domain::RENDER);
+    let gameplay = DomainSet::of(Domain::GAMEPLAY);
+    let structure = DomainSet::of(Domain::STRUCTURE);
+    let physics = DomainSet::of(Domain::PHYSICS);
+
+    let e0 = w.epochs();
+    let e = w.spawn();
+    assert!(e0.changed_in(&w.epochs(), structure));
+    assert!(!e0.changed_in(&w.epochs(), transform));
+
+    let e1 = w.epochs();
+    w.insert(e, Position([0.0; 3])).unwrap();
+    assert!(e1.changed_in(&w.epochs(), transform) && e1.changed_in(&w.epochs(), render));
+    assert!(!e1.changed_in(&w.epochs(), gameplay.union(physics).union(structure)));
+
+    let e2 = w.epochs();
+    w.insert(e, Health(1)).unwrap();
+    assert!(e2.changed_in(&w.epochs(), gameplay) && !e2.changed_in(&w.epochs(), transform));
+
+    // Shared reads bump nothing.
+    let e3 = w.epochs();
+    let _ = w.get::<Position>(e).unwrap();
+    let _ = w.column::<Position>().unwrap();
+    let _ = w.query_pair::<Position, Health>().unwrap().count();
+    let _ = w.state_hash();
+    w.run_systems();
+    assert_eq!(e3, w.epochs());
+
+    // Mutable access bumps when handed out.
+    w.get_mut::<Health>(e).unwrap();
+    assert!(e3.changed_in(&w.epochs(), gameplay));
+    let e4 = w.epochs();
+    w.column_mut::<Position>().unwrap();
+    assert!(e4.changed_in(&w.epochs(), transform));
+    let e5 = w.epochs();
+    w.query_pair_mut::<Health, Position>()
+        .unwrap()
+        .for_each(drop);
+    assert!(e5.changed_in(&w.epochs(), gameplay) && !e5.changed_in(&w.epochs(), transform));
+
+    // Remove and despawn bump the component's domains.
+    let e6 = w.epochs();
+    w.remove::<Health>(e).unwrap();
+    assert!(e6.changed_in(&w.epochs(), gameplay));
+    let e7 = w.epochs();
+    w.despawn(e).unwrap();
+    assert!(e7.changed_in(&w.epochs(), structure.union(transform).union(render)));
+    assert!(!e7.changed_in(&w.epochs(), gameplay)); // it no longer had Health
+
+    // Compaction and explicit loads.
+    let e8 = w.epochs();
+    w.compact();
+    assert!(e8.changed_in(&w.epochs(), structure));
+    let e9 = w.epochs();
+    w.mark_changed(physics);
+    assert!(e9.changed_in(&w.epochs(), physics) && !e9.changed_in(&w.epochs(), structure));
+    // Epochs only grow.
+    assert!(w.epochs().get(Domain::STRUCTURE) > e0.get(Domain::STRUCTURE));
+    // Distinct worlds have distinct ids.
+    assert_ne!(World::new().id(), w.id());
+}
+
+#[test]
+fn state_hash_is_deterministic_order_independent_and_timing_free() {
+    let build = |reverse: bool| {
+        let mut w = World::new();
+        let es: Vec<_> = (0..100).map(|_| w.spawn()).collect();
+        let order: Vec<_> = if reverse {
+            es.iter().rev().copied().collect()
+        } else {
+            es.clone()
+        };
+        // Insertion order differs (so dense row order differs); the data does not.
+        for e in order {
+            w.insert(e, Health(e.index() * 7)).unwrap();
+            w.insert(e, Position([e.index() as f32, 1.0, -2.5]))
+                .unwrap();
+        }
+        w
+    };
+    let mut a = build(false);
+    let b = build(true);
+    assert_eq!(a.state_hash(), b.state_hash());
+    // Running timed systems (which do not touch components) leaves the hash alone.
+    let h = a.state_hash();
+    a.register_system(SystemDef::new("spin", 0.000_001, |_, _| {
+        std::hint::black_box((0..1000).sum::<u64>());
+    }))
+    .unwrap();
+    for _ in 0..50 {
+        a.run_systems();
+    }
+    assert_eq!(a.state_hash(), h);
+    // Any data change moves it.
+    let e = a.entities()[10];
+    a.get_mut::<Health>(e).unwrap().0 += 1;
+    assert_ne!(a.state_hash(), h);
+    a.get_mut::<Health>(e).unwrap().0 -= 1;
+    assert_eq!(a.state_hash(), h);
+    // Entity identity is part of it.
+    let mut c = build(false);
+    let e = c.entities()[5];
+    let v = *c.get::<Health>(e).unwrap();
+    let p = *c.get::<Position>(e).unwrap();
+    c.despawn(e).unwrap();
+    let e2 = c.spawn();
+    c.insert(e2, v).unwrap();
+    c.insert(e2, p).unwrap();
+    assert_ne!(
+        c.state_hash(),
+        h,
+        "same data under a new generation is a different state"
+    );
+}
+
+#[test]
+fn access_telemetry_counts_queries_rows_and_bytes() {
+    let mut w = World::new();
+    for i in 0..64 {
+        let e = w.spawn();
+        w.insert(e, Position([i as f32; 3])).unwrap();
+        if i < 16 {
+            w.insert(e, Health(i)).unwrap();
+        }
+    }
+    for _ in 0..10 {
+        let _ = w.column::<Position>().unwrap();
+    }
+    let _ = w.query_pair::<Health, Position>().unwrap().count();
+    let t = w.component_access();
+    assert_eq!(t.len(), 2);
+    let pos = t.iter().find(|a| a.name == "Position").unwrap();
+    assert_eq!(pos.layout, ColumnLayout::Aos);
+    assert_eq!(pos.size_bytes, 12);
+    assert_eq!(pos.rows, 64);
+    assert_eq!(pos.query_count, 11);
+    assert_eq!(pos.rows_scanned, 10 * 64 + 16);
+    assert_eq!(pos.bytes_scanned, (10 * 64 + 16) * 12);
+    let h = t.iter().find(|a| a.name == "Health").unwrap();
+    assert_eq!((h.query_count, h.rows_scanned), (1, 16));
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Spawn,
+    Despawn(usize),
+    Insert(usize, u32),
+    Remove(usize),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        Just(Op::Spawn),
+        (0usize..64).prop_map(Op::Despawn),
+        (0usize..64, any::<u32>()).prop_map(|(i, v)| Op::Insert(i, v)),
+        (0usize..64).prop_map(Op::Remove),
+    ]
+}
+
+proptest! {
+    /// Random spawn/despawn/insert/remove against a simple model: every live handle sees its
+    /// own data, every dead one is an error, and columns hold exactly the live rows.
+    #[test]
+    fn world_matches_a_model(ops in proptest::collection::vec(op(), 1..300)) {
+        let mut w = World::new();
+        let mut handles = Vec::new(); // every handle ever made
+        let mut model = std::collections::HashMap::new(); // live handle -> Option<Health>
+        for op in ops {
+            match op {
+                Op::Spawn => {
+                    let e = w.spawn();
+                    handles.push(e);
+                    model.insert(e, None);
+                }
+                Op::Despawn(i) if !handles.is_empty() => {
+                    let e = handles[i % handles.len()];
+                    let r = w.despawn(e);
+                    prop_assert_eq!(r.is_ok(), model.remove(&e).is_some());
+                }
+                Op::Insert(i, v) if !handles.is_empty() => {
+                    let e = handles[i % handles.len()];
+                    let r = w.insert(e, Health(v));
+                    match model.get_mut(&e) {
+                        Some(slot) => prop_assert_eq!(r.unwrap(), slot.replace(Health(v))),
+                        None => prop_assert!(r.is_err()),
+                    }
+                }
+                Op::Remove(i) if !handles.is_empty() => {
+                    let e = handles[i % handles.len()];
+                    let r = w.remove::<Health>(e);
+                    match model.get_mut(&e) {
+                        Some(slot) => match slot.take() {
+                            Some(h) => prop_assert_eq!(r.unwrap(), h),
+                            None => prop_assert!(r.is_err()),
+                        },
+                        None => prop_assert!(r.is_err()),
+                    }
+                }
+                _ => {}
+            }
+        }
+        prop_assert_eq!(w.len(), model.len());
+        for e in &handles {
+            prop_assert_eq!(w.is_alive(*e), model.contains_key(e));
+            match model.get(e) {
+                Some(Some(h)) => prop_assert_eq!(w.get::<Health>(*e).unwrap(), h),
+                Some(None) => prop_assert!(w.get::<Health>(*e).is_err()),
+                None => prop_assert!(matches!(w.get::<Health>(*e), Err(ComponentError::Stale(_)))),
+            }
+        }
+        let with_health = model.values().filter(|v| v.is_some()).count();
+        prop_assert_eq!(w.column::<Health>().unwrap().len(), with_health);
+    }
+}

@@ -1,0 +1,198 @@
+//! Field-SoA components in the World: opt-in, resident columns, and the one-step loan of
+//! disjoint `Send` chunks to other threads (the physics lane's pattern).
+
+use lanegraph::simd::{soa_component, SoaTable};
+use lanegraph::world::{
+    ColumnLayout, Component, Domain, DomainSet, SoaPairError, StateHash, StateHasher, World,
+};
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Pos {
+    x: f32,
+    y: f32,
+    z: f32,
+}
+soa_component!(Pos { x, y, z });
+impl StateHash for Pos {
+    fn hash_state(&self, h: &mut StateHasher) {
+        [self.x, self.y, self.z].hash_state(h);
+    }
+}
+impl Component for Pos {
+    const NAME: &'static str = "Pos";
+    const DOMAINS: DomainSet = DomainSet::of(Domain::TRANSFORM);
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Vel {
+    x: f32,
+    y: f32,
+    z: f32,
+}
+soa_component!(Vel { x, y, z });
+impl StateHash for Vel {
+    fn hash_state(&self, h: &mut StateHasher) {
+        [self.x, self.y, self.z].hash_state(h);
+    }
+}
+impl Component for Vel {
+    const NAME: &'static str = "Vel";
+    const DOMAINS: DomainSet = DomainSet::of(Domain::PHYSICS);
+}
+
+fn world(n: usize) -> World {
+    let mut w = World::new();
+    w.use_field_soa::<Pos>().unwrap();
+    w.use_field_soa::<Vel>().unwrap();
+    for i in 0..n {
+        let e = w.spawn();
+        let f = i as f32;
+        w.insert(
+            e,
+            Pos {
+                x: f,
+                y: 0.0,
+                z: -f,
+            },
+        )
+        .unwrap();
+        w.insert(
+            e,
+            Vel {
+                x: 1.0,
+                y: 2.0,
+                z: f,
+            },
+        )
+        .unwrap();
+    }
+    w
+}
+
+fn field<'a>(t: &'a SoaTable, name: &str) -> &'a [f32] {
+    t.field(name).unwrap()
+}
+
+#[test]
+fn lent_chunks_are_written_in_parallel_on_other_threads() {
+    let mut w = world(1000);
+    let before = w.epochs();
+    let dt = 0.5f32;
+    {
+        let (mut pos, vel) = w.lend_soa_pair::<Pos, Vel>().unwrap().unwrap();
+        assert_eq!(pos.len(), 1000);
+        let vel_t = vel.table();
+        let (vx, vy, vz) = (field(vel_t, "x"), field(vel_t, "y"), field(vel_t, "z"));
+        let mut lanes = pos.lanes_mut();
+        let chunks: Vec<_> = lanes.chunks::<3>(16).unwrap().collect();
+        assert!(chunks.len() > 1);
+        std::thread::scope(|s| {
+            for chunk in chunks {
+                s.spawn(move || {
+                    let [px, py, pz] = chunk.fields;
+                    for (k, ((x, y), z)) in px
+                        .iter_mut()
+                        .zip(py.iter_mut())
+                        .zip(pz.iter_mut())
+                        .enumerate()
+                    {
+                        let mut xs = x.to_array();
+                        let mut ys = y.to_array();
+                        let mut zs = z.to_array();
+                        for l in 0..8 {
+                            let row = chunk.first_row + k * 8 + l;
+                            if row < chunk.first_row + chunk.rows {
+                                xs[l] += vx[row] * dt;
+                                ys[l] += vy[row] * dt;
+                                zs[l] += vz[row] * dt;
+                            }
+                        }
+                        *x = xs.into();
+                        *y = ys.into();
+                        *z = zs.into();
+                    }
+                });
+            }
+        });
+    }
+    assert!(before.changed_in(&w.epochs(), DomainSet::of(Domain::TRANSFORM)));
+    for &e in w.entities() {
+        let p = w.get_fields::<Pos>(e).unwrap();
+        let i = e.index() as f32;
+        assert_eq!(
+            p,
+            Pos {
+                x: i + 0.5,
+                y: 1.0,
+                z: -i + i * 0.5
+            }
+        );
+    }
+}
+
+#[test]
+fn rows_stay_aligned_under_despawn_and_realign_on_request() {
+    let mut w = world(40);
+    let kill: Vec<_> = w.entities().iter().copied().step_by(3).collect();
+    for e in kill {
+        w.despawn(e).unwrap();
+    }
+    assert!(
+        w.lend_soa_pair::<Pos, Vel>().unwrap().is_some(),
+        "despawn keeps alignment"
+    );
+    // Removing one component from one entity and adding it back breaks alignment.
+    let e = w.entities()[0];
+    let v = w.remove::<Vel>(e).unwrap();
+    w.insert(e, v).unwrap();
+    assert!(matches!(
+        w.lend_soa_pair::<Pos, Vel>().map(|_| ()),
+        Err(SoaPairError::NotAligned { .. })
+    ));
+    let h = w.state_hash();
+    assert!(w.align_soa_rows::<Pos, Vel>().unwrap());
+    assert_eq!(w.state_hash(), h, "realignment moves rows, not data");
+    let (p, v) = w.lend_soa_pair::<Pos, Vel>().unwrap().unwrap();
+    assert_eq!(p.entities(), v.entities());
+}
+
+#[test]
+fn soa_columns_are_resident_and_reported_as_such() {
+    let mut w = world(100);
+    let ptr_before = w
+        .soa_columns::<Pos>()
+        .unwrap()
+        .unwrap()
+        .table()
+        .field("x")
+        .unwrap()
+        .as_ptr();
+    for _ in 0..10 {
+        let mut p = w.lend_soa::<Pos>().unwrap().unwrap();
+        for x in p.field_mut("x").unwrap() {
+            *x += 1.0;
+        }
+    }
+    let ptr_after = w
+        .soa_columns::<Pos>()
+        .unwrap()
+        .unwrap()
+        .table()
+        .field("x")
+        .unwrap()
+        .as_ptr();
+    assert_eq!(
+        ptr_before, ptr_after,
+        "no per-frame transpose or reallocation"
+    );
+    let a = w.component_access();
+    let pos = a.iter().find(|c| c.name == "Pos").unwrap();
+    assert_eq!(pos.layout, ColumnLayout::FieldSoa);
+    assert_eq!(pos.size_bytes, 12);
+    assert_eq!(pos.query_count, 12);
+    assert_eq!(pos.rows_scanned, 1200);
+    assert!(matches!(
+        w.lend_soa_pair::<Pos, Pos>().map(|_| ()),
+        Err(SoaPairError::Aliased(_))
+    ));
+}
