@@ -1,0 +1,248 @@
+//! Trace spans end to end: lane workers and the owner record nested spans, a GPU track gets
+//! pre-timed spans, and the Chrome Trace Event export is parsed back and checked for units,
+//! track metadata, per-track order and nesting. One test function: spans are process-global
+//! (the on/off switch, the collector), so the steps run in sequence.
+
+use std::collections::BTreeMap;
+
+use lanegraph::jobs::clock;
+use lanegraph::telemetry::spans::{self, TrackInfo};
+use lanegraph::telemetry::{
+    record_span, span, span_n, FrameSummary, RecordSpanError, TraceHistory, TrackKind,
+};
+use serde_json::Value;
+
+const WORKERS: u32 = 3;
+
+/// The tests here share the process-wide span store: run them one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+const JOBS: u64 = 40;
+
+fn run_frame(frame: u64, gpu: lanegraph::telemetry::TrackId) {
+    let _frame = span_n("frame", frame);
+    std::thread::scope(|s| {
+        for w in 0..WORKERS {
+            s.spawn(move || {
+                spans::name_current_thread(
+                    format!("physics {w}"),
+                    TrackKind::LaneWorker {
+                        lane: "physics".into(),
+                        index: w,
+                    },
+                );
+                for j in 0..JOBS {
+                    let _job = span_n("physics.chunk", j);
+                    let _inner = span("physics.integrate");
+                    std::hint::black_box(j * 3);
+                }
+            });
+        }
+    });
+    let a = clock::now();
+    let b = clock::now();
+    record_span(gpu, "gpu.pass.shadow", a, b, Some(12)).unwrap();
+}
+
+/// Checks one track's complete events: ts non-decreasing, and any two spans either disjoint or
+/// one inside the other (what Chrome/Perfetto need to draw a flame stack).
+fn check_track(events: &[&Value]) {
+    let iv: Vec<(f64, f64)> = events
+        .iter()
+        .map(|e| {
+            let ts = e["ts"].as_f64().unwrap();
+            (ts, ts + e["dur"].as_f64().unwrap())
+        })
+        .collect();
+    for w in iv.windows(2) {
+        assert!(w[0].0 <= w[1].0, "events out of order on a track: {w:?}");
+    }
+    let mut stack: Vec<(f64, f64)> = Vec::new();
+    for &(s, e) in &iv {
+        while stack.last().is_some_and(|&(_, pe)| pe <= s + 1e-6) {
+            stack.pop();
+        }
+        if let Some(&(_, pe)) = stack.last() {
+            assert!(
+                e <= pe + 1e-6,
+                "span {s}..{e} overlaps its parent's end {pe}"
+            );
+        }
+        stack.push((s, e));
+    }
+}
+
+#[test]
+fn spans_export_as_a_valid_chrome_trace() {
+    let _serial = serial();
+    clock::init();
+    spans::set_enabled(true);
+    spans::name_current_thread("owner", TrackKind::Owner);
+    let gpu = spans::register_track(
+        "gpu graphics",
+        TrackKind::GpuQueue {
+            queue: "graphics".into(),
+        },
+    );
+    let _ = spans::collect(); // start from empty rings
+    let mut history = TraceHistory::new(2);
+    for frame in 0..3 {
+        run_frame(frame, gpu);
+        history.collect_frame(frame);
+    }
+    assert_eq!(
+        history.frames().count(),
+        2,
+        "only the last 2 frames are kept"
+    );
+    assert_eq!(history.dropped(), 0);
+
+    let doc: Value = serde_json::from_str(&history.to_chrome_trace()).unwrap();
+    let events = doc["traceEvents"].as_array().unwrap();
+    let pid = events[0]["pid"].clone();
+    assert!(events.iter().all(|e| e["pid"] == pid), "one process");
+    assert!(events.iter().any(|e| e["ph"] == "M"
+        && e["name"] == "process_name"
+        && e["args"]["name"] == "lanegraph"));
+
+    let names: BTreeMap<u64, String> = events
+        .iter()
+        .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
+        .map(|e| {
+            (
+                e["tid"].as_u64().unwrap(),
+                e["args"]["name"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let mut by_tid: BTreeMap<u64, Vec<&Value>> = BTreeMap::new();
+    for e in events.iter().filter(|e| e["ph"] == "X") {
+        assert_eq!(e["cat"], "lanegraph");
+        assert!(e["ts"].is_f64() || e["ts"].is_u64());
+        assert!(e["dur"].as_f64().unwrap() >= 0.0);
+        let tid = e["tid"].as_u64().unwrap();
+        assert!(names.contains_key(&tid), "track {tid} has no thread_name");
+        by_tid.entry(tid).or_default().push(e);
+    }
+    for evs in by_tid.values() {
+        check_track(evs);
+    }
+
+    let track_named = |prefix: &str| -> Vec<u64> {
+        names
+            .iter()
+            .filter(|(tid, n)| n.starts_with(prefix) && by_tid.contains_key(tid))
+            .map(|(t, _)| *t)
+            .collect()
+    };
+    let owner = track_named("owner");
+    assert_eq!(owner.len(), 1);
+    let frames: Vec<&&Value> = by_tid[&owner[0]]
+        .iter()
+        .filter(|e| e["name"] == "frame")
+        .collect();
+    assert_eq!(frames.len(), 2);
+    assert_eq!(frames[0]["args"]["n"], 1);
+    assert_eq!(frames[1]["args"]["n"], 2);
+
+    // Each frame ran WORKERS fresh worker threads: 2 frames x 3 workers, each its own track.
+    let workers = track_named("physics ");
+    assert_eq!(workers.len(), 2 * WORKERS as usize, "{names:?}");
+    for tid in &workers {
+        let evs = &by_tid[tid];
+        let chunks: Vec<_> = evs
+            .iter()
+            .filter(|e| e["name"] == "physics.chunk")
+            .collect();
+        let inner = evs
+            .iter()
+            .filter(|e| e["name"] == "physics.integrate")
+            .count();
+        assert_eq!((chunks.len() as u64, inner as u64), (JOBS, JOBS));
+        for (j, c) in chunks.iter().enumerate() {
+            assert_eq!(c["args"]["n"], j as u64);
+        }
+    }
+    // Worker spans lie inside the frame that spawned them (one timeline for every thread).
+    let (f_start, f_end) = {
+        let f = frames[1];
+        let ts = f["ts"].as_f64().unwrap();
+        (ts, ts + f["dur"].as_f64().unwrap())
+    };
+    let inside = workers
+        .iter()
+        .flat_map(|t| by_tid[t].iter())
+        .filter(|e| {
+            let ts = e["ts"].as_f64().unwrap();
+            ts >= f_start - 1e-3 && ts <= f_end + 1e-3
+        })
+        .count();
+    assert_eq!(
+        inside,
+        (WORKERS as u64 * JOBS * 2) as usize,
+        "last frame's jobs inside it"
+    );
+
+    let gpu_evs = &by_tid[&u64::from(gpu.0)];
+    assert_eq!(gpu_evs.len(), 2);
+    assert_eq!(gpu_evs[0]["name"], "gpu.pass.shadow");
+
+    // The frame summary derives lane activity from the same spans.
+    let last = history.frames().last().unwrap();
+    let tracks: Vec<TrackInfo> = spans::tracks();
+    let summary = FrameSummary::new(last.frame).with_spans(&last.spans, last.dropped, &tracks);
+    let physics = summary.lanes.iter().find(|l| l.lane == "physics").unwrap();
+    assert_eq!(physics.workers, WORKERS);
+    assert_eq!(
+        physics.jobs,
+        WORKERS as u64 * JOBS,
+        "inner spans are not jobs"
+    );
+    assert_eq!(physics.workload_n, WORKERS as u64 * (0..JOBS).sum::<u64>());
+    let mut back = FrameSummary::from_json(&summary.to_json()).unwrap();
+    // serde_json's default float parser may land one ulp off: compare floats with a tolerance.
+    let (ours, theirs) = (summary.lanes[0].busy_ms, back.lanes[0].busy_ms);
+    assert!((ours - theirs).abs() <= ours * 1e-12, "{ours} vs {theirs}");
+    back.lanes[0].busy_ms = ours;
+    assert_eq!(back, summary);
+
+    // Turned off, nothing is recorded; bad pre-timed spans are typed errors, even when off.
+    spans::set_enabled(false);
+    drop(span("while_off"));
+    let a = clock::now();
+    record_span(gpu, "while_off", a, a, None).unwrap();
+    assert!(matches!(
+        record_span(gpu, "backwards", clock::Stamp(a.0 + 1_000_000), a, None),
+        Err(RecordSpanError::EndBeforeStart { .. })
+    ));
+    let batch = spans::collect();
+    assert!(
+        batch.spans.iter().all(|s| s.name != "while_off"),
+        "{batch:?}"
+    );
+    spans::set_enabled(true);
+}
+
+#[test]
+fn a_full_ring_overwrites_oldest_and_counts_drops() {
+    let _serial = serial();
+    let _ = spans::collect();
+    let pushed = spans::RING_CAPACITY as u64 + 1000;
+    let track = std::thread::spawn(move || {
+        for i in 0..pushed {
+            drop(span_n("flood", i));
+        }
+        spans::current_thread_track().unwrap()
+    })
+    .join()
+    .unwrap();
+    let b = spans::collect();
+    let kept: Vec<_> = b.spans.into_iter().filter(|s| s.track == track).collect();
+    assert_eq!(kept.len() as u64, spans::RING_CAPACITY as u64);
+    assert_eq!(b.dropped, 1000);
+    assert_eq!(kept[0].n, Some(1000), "the oldest 1000 were overwritten");
+    assert_eq!(kept.last().unwrap().n, Some(pushed - 1));
+}
