@@ -1,14 +1,197 @@
-//! The `timing` bench suite (see `docs/benchmarks.md`).
+//! The `timing` bench suite: what per-system timing costs (see `docs/bench-notes/timing.md`).
 //!
-//! Owns: the quick form of this suite's benchmarks. Must never: assert on timing.
+//! Owns: the quick form of the timing benchmarks. Must never: assert on timing, or compare
+//! against a baseline measured in another run.
+//!
+//! # Cases
+//! - `system_overhead`: 256 systems with trivial bodies; `World::run_systems` (timed, windowed,
+//!   budget-checked) against `World::run_systems_untimed` (the same loop, same dispatch, no
+//!   timing), interleaved round by round in one run. Metrics: `ns_per_system` (timed, baseline
+//!   untimed) and `overhead_ns_per_system` (median of the per-round differences).
+//! - `clock_read`: one `lanegraph_jobs::clock::now()` against one `std::time::Instant::now()`.
+//! - `breach_cold_path`: extra ns per tick when one of the 256 systems breaches its budget every
+//!   tick (the bounded cold path: counters, the limiter, no event formatting while suppressed),
+//!   baseline the all-in-budget tick.
+//! - `tick_allocs`: allocations per tick of 256 systems, read from the tracking allocator the
+//!   `lanegraph` binary installs (reported only when it is installed).
 
+use std::hint::black_box;
+use std::time::Instant;
+
+use lanegraph_jobs::clock;
+
+use super::stats::median;
 use super::{BenchError, BenchOptions, Figure};
+use crate::systems::{SystemDef, MAX_SYSTEMS};
+use crate::world::World;
+
+const SUITE: &str = "timing";
+
+/// A world with `MAX_SYSTEMS` systems whose bodies are one wrapping add (kept by `black_box`).
+/// When `breaching` is set, the last system has a 1 ns budget it always exceeds.
+fn trivial_world(breaching: bool) -> Result<World, BenchError> {
+    let mut w = World::new();
+    for i in 0..MAX_SYSTEMS {
+        let mut acc = i as u64;
+        let budget_ms = if breaching && i == MAX_SYSTEMS - 1 {
+            0.000_001
+        } else {
+            1_000.0
+        };
+        w.register_system(SystemDef::new(
+            format!("trivial{i:03}"),
+            budget_ms,
+            move |_, _| {
+                acc = black_box(acc.wrapping_add(1));
+            },
+        ))
+        .map_err(|e| BenchError::Failed {
+            suite: SUITE,
+            why: e.to_string(),
+        })?;
+    }
+    Ok(w)
+}
+
+/// Nanoseconds `f` takes for `ticks` ticks, by the shared clock.
+fn time_ticks(w: &mut World, ticks: u32, f: fn(&mut World)) -> f64 {
+    let t0 = clock::now();
+    for _ in 0..ticks {
+        f(w);
+    }
+    clock::now().ns_since(t0) as f64
+}
 
 /// Runs the suite.
-pub fn run(_opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
-    Err(BenchError::Unavailable {
-        suite: "timing",
-        why: "this suite is not built yet".into(),
-        fix: "see the open issue for the timing suite".into(),
-    })
+pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
+    clock::init();
+    let (rounds, ticks) = if opts.quick { (21, 400) } else { (61, 2_000) };
+    let calls = f64::from(ticks) * MAX_SYSTEMS as f64;
+    let mut figures = Vec::new();
+
+    // system_overhead: interleave untimed and timed rounds (alternating which goes first) so
+    // drift in clock speed or cache state hits both alike.
+    let mut w = trivial_world(false)?;
+    for _ in 0..ticks {
+        w.run_systems();
+        w.run_systems_untimed();
+    }
+    let (mut timed, mut untimed, mut diff) = (Vec::new(), Vec::new(), Vec::new());
+    for r in 0..rounds {
+        let (t, u) = if r % 2 == 0 {
+            let u = time_ticks(&mut w, ticks, World::run_systems_untimed);
+            (time_ticks(&mut w, ticks, World::run_systems), u)
+        } else {
+            let t = time_ticks(&mut w, ticks, World::run_systems);
+            (t, time_ticks(&mut w, ticks, World::run_systems_untimed))
+        };
+        timed.push(t / calls);
+        untimed.push(u / calls);
+        diff.push((t - u) / calls);
+    }
+    let (t, u, d) = (median(&mut timed), median(&mut untimed), median(&mut diff));
+    figures.push(
+        Figure::new(SUITE, "system_overhead", 1, "ns_per_system", "ns", t)
+            .with_baseline("untimed loop", u),
+    );
+    figures.push(Figure::new(
+        SUITE,
+        "system_overhead",
+        1,
+        "overhead_ns_per_system",
+        "ns",
+        d,
+    ));
+
+    // clock_read: per read, median of rounds of 100k reads.
+    let reads = if opts.quick { 100_000u32 } else { 1_000_000 };
+    let (mut ours, mut std_reads) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let t0 = Instant::now();
+        for _ in 0..reads {
+            black_box(clock::now());
+        }
+        ours.push(t0.elapsed().as_nanos() as f64 / f64::from(reads));
+        let t0 = Instant::now();
+        for _ in 0..reads {
+            black_box(Instant::now());
+        }
+        std_reads.push(t0.elapsed().as_nanos() as f64 / f64::from(reads));
+    }
+    figures.push(
+        Figure::new(
+            SUITE,
+            "clock_read",
+            1,
+            "ns_per_read",
+            "ns",
+            median(&mut ours),
+        )
+        .with_baseline("Instant::now", median(&mut std_reads)),
+    );
+    eprintln!("# timing: clock source {:?}", clock::source());
+
+    // breach_cold_path: one system over budget every tick, against none.
+    let mut ok = trivial_world(false)?;
+    let mut broken = trivial_world(true)?;
+    let (mut with, mut without) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        without.push(time_ticks(&mut ok, ticks, World::run_systems) / f64::from(ticks));
+        with.push(time_ticks(&mut broken, ticks, World::run_systems) / f64::from(ticks));
+    }
+    figures.push(
+        Figure::new(
+            SUITE,
+            "breach_cold_path",
+            1,
+            "ns_per_tick",
+            "ns",
+            median(&mut with),
+        )
+        .with_baseline("no breach", median(&mut without)),
+    );
+
+    // tick_allocs: needs the tracking allocator of the `lanegraph` binary.
+    if crate::telemetry::alloc::is_installed() {
+        let n = 10_000u64;
+        let before = crate::telemetry::memory_stats().allocations;
+        for _ in 0..n {
+            w.begin_frame();
+            w.run_systems();
+        }
+        let allocs = crate::telemetry::memory_stats().allocations - before;
+        figures.push(Figure::new(
+            SUITE,
+            "tick_allocs",
+            1,
+            "allocs_per_tick",
+            "count",
+            allocs as f64 / n as f64,
+        ));
+    } else {
+        eprintln!("# timing: tick_allocs skipped: no tracking allocator installed in this binary");
+    }
+    Ok(figures)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quick_suite_reports_every_case_with_its_baseline() {
+        let figs = run(BenchOptions { quick: true }).unwrap();
+        let case = |c: &str, m: &str| {
+            figs.iter()
+                .find(|f| f.case == c && f.metric == m)
+                .unwrap_or_else(|| panic!("missing {c}/{m}"))
+        };
+        assert_eq!(
+            case("system_overhead", "ns_per_system").baseline.as_deref(),
+            Some("untimed loop")
+        );
+        assert!(case("system_overhead", "ns_per_system").ours > 0.0);
+        assert!(case("clock_read", "ns_per_read").baseline_value.is_some());
+        assert!(case("breach_cold_path", "ns_per_tick").ratio().is_some());
+    }
 }
