@@ -11,6 +11,7 @@
 #![allow(unsafe_code)] // Reason: every Vulkan call is FFI through `ash`; each block has a SAFETY checklist.
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod bench_rig;
 pub mod context;
 pub mod error;
 pub mod frames;
@@ -26,6 +27,6 @@ pub use context::select::{DeviceKind, DevicePick};
 pub use context::{DeviceInfo, Gpu, GpuConfig};
 pub use error::GpuError;
 pub use frames::{FrameRing, Recording};
-pub use profiler::{FrameTimings, GpuProfiler, PassId, PassTiming, ProfilerStats};
+pub use profiler::{FrameTimings, GpuProfiler, PassId, PassTiming, ProfilerStats, ReadPath};
 pub use readback::Readback;
 pub use renderer::{FrameReport, ParticleView, Renderer, RendererConfig};
