@@ -131,12 +131,13 @@ impl Lanes {
         let batch = [job; PUSH_BATCH];
         let q = &self.shared().queues[lane.index()];
         let mut left = claimers;
+        let mut woke = false;
         while left > 0 {
             let n = left.min(PUSH_BATCH);
-            q.push_batch(&batch[..n]);
+            woke |= q.push_batch(&batch[..n]);
             left -= n;
         }
-        self.shared().wait(&st.latch, helper);
+        self.shared().wait(&st.latch, helper, woke);
         let failure = lock(&st.panic).take();
         match failure {
             Some((chunk, message)) => Err(JobPanicked {

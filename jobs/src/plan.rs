@@ -120,18 +120,23 @@ pub enum PlanError {
 /// The most lanes a plan may hold (lanes are coarse: one per kind of work, not per job).
 pub const MAX_LANES: usize = 64;
 
-/// Reads this process's core list once. Call at start-up, before anything is pinned (the list
-/// `core_affinity` returns is the calling thread's affinity mask).
+/// This process's core list, read once (at the first call) and cached. The first call must come
+/// before any thread of the process is pinned: `core_affinity` reports the *calling thread's*
+/// mask, so a pinned thread would see one core. [`LanePlan::auto`] and the lane runtime call it
+/// before they pin anything; a binary that pins its own threads should call it first thing.
 pub fn machine_cores() -> Vec<CoreIndex> {
-    match core_affinity::get_core_ids() {
-        Some(ids) if !ids.is_empty() => ids.into_iter().map(|c| c.id).collect(),
-        _ => {
-            let n = std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1);
-            (0..n).collect()
-        }
-    }
+    static CORES: std::sync::OnceLock<Vec<CoreIndex>> = std::sync::OnceLock::new();
+    CORES
+        .get_or_init(|| match core_affinity::get_core_ids() {
+            Some(ids) if !ids.is_empty() => ids.into_iter().map(|c| c.id).collect(),
+            _ => {
+                let n = std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(1);
+                (0..n).collect()
+            }
+        })
+        .clone()
 }
 
 impl LanePlan {

@@ -427,7 +427,7 @@ impl Lanes {
         };
         let result = catch_unwind(AssertUnwindSafe(|| f(&scope)));
         shared.latch.count_down();
-        self.shared().wait(&shared.latch, helper);
+        self.shared().wait(&shared.latch, helper, false);
         // `f` may have kept `&scope` (its lifetime is the scope's): take the pool through it.
         return_pool(std::mem::take(&mut *scope.pool.borrow_mut()));
         let body = match result {

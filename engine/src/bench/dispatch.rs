@@ -1,14 +1,545 @@
-//! The `dispatch` bench suite (see `docs/benchmarks.md`).
+//! The `dispatch` bench suite: lanes and job graphs against rayon, in one process, interleaved.
 //!
-//! Owns: the quick form of this suite's benchmarks. Must never: assert on timing.
+//! Owns: the dispatch workloads (shared with the criterion bench `benches/benches/dispatch.rs`)
+//! and the quick suite. Must never: assert on timing.
+//!
+//! Cases (see `docs/benchmarks.md`): `layered_dag`, `chain`, `round_trip`, `frame_allocs`,
+//! `idle_cpu`, `lane_isolation`. Each runs ours and the rayon baseline alternately after a
+//! warm-up and reports medians (and p99 where asked) with the ratio.
 
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use lanegraph_jobs::clock;
+use lanegraph_jobs::{Graph, GraphBuilder, LaneKind, LaneOptions, LanePlan, Lanes};
+
+use super::stats::percentile;
 use super::{BenchError, BenchOptions, Figure};
 
+const SUITE: &str = "dispatch";
+
+/// A DAG as successor lists, the shape both runtimes execute.
+#[derive(Debug, Clone)]
+pub struct Dag {
+    /// Successors of each node.
+    pub succs: Vec<Vec<u32>>,
+    /// Predecessor count of each node.
+    pub preds: Vec<u32>,
+}
+
+impl Dag {
+    /// `layers` layers of `width` nodes; each node after the first layer depends on `fan_in`
+    /// nodes of the layer before, spread across it.
+    pub fn layered(layers: usize, width: usize, fan_in: usize) -> Dag {
+        let n = layers * width;
+        let mut succs = vec![Vec::new(); n];
+        let mut preds = vec![0u32; n];
+        let stride = (width / fan_in.max(1)).max(1);
+        for l in 1..layers {
+            for i in 0..width {
+                let me = l * width + i;
+                for k in 0..fan_in.min(width) {
+                    let p = (l - 1) * width + (i + k * stride) % width;
+                    if !succs[p].contains(&(me as u32)) {
+                        succs[p].push(me as u32);
+                        preds[me] += 1;
+                    }
+                }
+            }
+        }
+        Dag { succs, preds }
+    }
+
+    /// A chain of `n` nodes.
+    pub fn chain(n: usize) -> Dag {
+        let succs = (0..n)
+            .map(|i| if i + 1 < n { vec![i as u32 + 1] } else { vec![] })
+            .collect();
+        let preds = (0..n).map(|i| u32::from(i > 0)).collect();
+        Dag { succs, preds }
+    }
+
+    /// Node count.
+    pub fn len(&self) -> usize {
+        self.preds.len()
+    }
+
+    /// Whether the DAG has no nodes.
+    pub fn is_empty(&self) -> bool {
+        self.preds.is_empty()
+    }
+
+    /// The DAG as a lanegraph graph on `lane`, with empty bodies.
+    pub fn to_graph(&self, lanes: &Lanes, lane: &str, timing: bool) -> Graph<()> {
+        let mut b = GraphBuilder::<()>::new("bench").record_timing(timing);
+        let ids: Vec<_> = (0..self.len())
+            .map(|i| {
+                b.node(&format!("n{i}"), lane, |_, _| {
+                    std::hint::black_box(());
+                })
+            })
+            .collect();
+        for (from, succs) in self.succs.iter().enumerate() {
+            for &to in succs {
+                b.edge(ids[from], ids[to as usize]);
+            }
+        }
+        b.build(lanes).expect("bench DAGs are valid by construction")
+    }
+}
+
+/// The rayon baseline for a DAG: atomic pending counters, ready nodes spawned into a
+/// `rayon::scope` (the idiomatic way to run a dependency graph on rayon).
+#[derive(Debug)]
+pub struct RayonDag {
+    dag: Dag,
+    pending: Vec<AtomicU32>,
+    roots: Vec<u32>,
+}
+
+impl RayonDag {
+    /// Prepares `dag` for rayon runs.
+    pub fn new(dag: Dag) -> RayonDag {
+        let pending = dag.preds.iter().map(|&p| AtomicU32::new(p)).collect();
+        let roots = (0..dag.len() as u32)
+            .filter(|&i| dag.preds[i as usize] == 0)
+            .collect();
+        RayonDag {
+            dag,
+            pending,
+            roots,
+        }
+    }
+
+    /// Runs every node once on `pool`, from outside it.
+    pub fn run(&self, pool: &rayon::ThreadPool) {
+        for (p, &n) in self.pending.iter().zip(&self.dag.preds) {
+            p.store(n, Ordering::Relaxed);
+        }
+        pool.install(|| {
+            rayon::scope(|s| {
+                for &r in &self.roots {
+                    s.spawn(move |s| self.node(s, r));
+                }
+            })
+        });
+    }
+
+    fn node<'s>(&'s self, s: &rayon::Scope<'s>, i: u32) {
+        std::hint::black_box(i);
+        for &n in &self.dag.succs[i as usize] {
+            if self.pending[n as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
+                s.spawn(move |s| self.node(s, n));
+            }
+        }
+    }
+}
+
+/// Lanes with a single frame-critical `physics` lane of `workers` workers, pinned to the
+/// machine's cores round-robin after the owner's (unpinned when the machine has one core).
+pub fn physics_lanes(workers: usize) -> Lanes {
+    let cores = lanegraph_jobs::plan::machine_cores();
+    let cores_for = |w: usize| {
+        if cores.len() < 2 {
+            None
+        } else {
+            Some(cores[(1 + w) % cores.len()])
+        }
+    };
+    let plan = LanePlan::empty(&cores)
+        .with_lane(
+            "physics",
+            LaneKind::FrameCritical,
+            (0..workers).map(cores_for).collect(),
+        )
+        .expect("cores come from the machine");
+    Lanes::start(plan).expect("bench lanes start")
+}
+
+/// A rayon pool of `threads` threads.
+pub fn rayon_pool(threads: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("rayon pool builds")
+}
+
+fn fail(why: impl Into<String>) -> BenchError {
+    BenchError::Failed {
+        suite: SUITE,
+        why: why.into(),
+    }
+}
+
+/// Interleaves `ours` and `theirs`, `samples` times each after `warmup` rounds; returns the
+/// per-call nanosecond samples of both.
+fn interleave(
+    warmup: usize,
+    samples: usize,
+    mut ours: impl FnMut(),
+    mut theirs: impl FnMut(),
+) -> (Vec<f64>, Vec<f64>) {
+    for _ in 0..warmup {
+        ours();
+        theirs();
+    }
+    let mut a = Vec::with_capacity(samples);
+    let mut b = Vec::with_capacity(samples);
+    for _ in 0..samples {
+        let t = clock::now();
+        ours();
+        a.push(clock::now().ns_since(t) as f64);
+        let t = clock::now();
+        theirs();
+        b.push(clock::now().ns_since(t) as f64);
+    }
+    (a, b)
+}
+
 /// Runs the suite.
-pub fn run(_opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
-    Err(BenchError::Unavailable {
-        suite: "dispatch",
-        why: "this suite is not built yet".into(),
-        fix: "see the open issue for the dispatch suite".into(),
+pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
+    clock::init();
+    let mut out = Vec::new();
+    out.extend(layered_dag(opts)?);
+    out.extend(chain(opts)?);
+    out.extend(round_trip(opts)?);
+    out.extend(frame_allocs(opts)?);
+    out.extend(idle_cpu(opts)?);
+    out.extend(lane_isolation(opts)?);
+    Ok(out)
+}
+
+fn layered_dag(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
+    let dag = Dag::layered(10, 100, 4);
+    let n = dag.len() as f64;
+    let samples = if opts.quick { 300 } else { 2000 };
+    let mut out = Vec::new();
+    for threads in [1usize, 2] {
+        let lanes = physics_lanes(threads);
+        let pool = rayon_pool(threads);
+        let rayon_dag = RayonDag::new(dag.clone());
+        for (metric, timing) in [("ns_per_node", false), ("ns_per_node_timed", true)] {
+            let mut g = dag.to_graph(&lanes, "physics", timing);
+            let (mut a, mut b) = interleave(
+                samples / 10,
+                samples,
+                || {
+                    g.run(&lanes, &()).expect("bench graph runs");
+                },
+                || rayon_dag.run(&pool),
+            );
+            out.push(
+                Figure::new(SUITE, "layered_dag", threads, metric, "ns", percentile(&mut a, 50.0) / n)
+                    .with_baseline("rayon scope + atomic counters", percentile(&mut b, 50.0) / n),
+            );
+            if !timing {
+                out.push(
+                    Figure::new(
+                        SUITE,
+                        "layered_dag",
+                        threads,
+                        "p99_ns_per_node",
+                        "ns",
+                        percentile(&mut a, 99.0) / n,
+                    )
+                    .with_baseline("rayon scope + atomic counters", percentile(&mut b, 99.0) / n),
+                );
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn chain(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
+    let dag = Dag::chain(1000);
+    let n = dag.len() as f64;
+    let samples = if opts.quick { 300 } else { 2000 };
+    let lanes = physics_lanes(1);
+    let pool = rayon_pool(1);
+    let rayon_dag = RayonDag::new(dag.clone());
+    let mut g = dag.to_graph(&lanes, "physics", false);
+    let (mut a, mut b) = interleave(
+        samples / 10,
+        samples,
+        || {
+            g.run(&lanes, &()).expect("bench graph runs");
+        },
+        || rayon_dag.run(&pool),
+    );
+    Ok(vec![Figure::new(
+        SUITE,
+        "chain",
+        1,
+        "ns_per_link",
+        "ns",
+        percentile(&mut a, 50.0) / n,
+    )
+    .with_baseline("rayon spawn chain", percentile(&mut b, 50.0) / n)])
+}
+
+/// Runs `f` on a thread pinned to the first core (the owner's core in every plan).
+fn on_owner_core<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            if let Some(&c) = lanegraph_jobs::plan::machine_cores().first() {
+                let _pinned: bool = lanegraph_jobs::lanes::pin_thread_to(c);
+            }
+            f()
+        })
+        .join()
+        .expect("bench thread")
     })
+}
+
+fn round_trip(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
+    let samples = if opts.quick { 20_000 } else { 100_000 };
+    on_owner_core(|| {
+        let lanes = physics_lanes(1);
+        let pool = rayon_pool(1);
+        let mut b = GraphBuilder::<()>::new("rt").record_timing(false);
+        b.node("one", "physics", |_, _| {
+            std::hint::black_box(());
+        });
+        let mut g = b.build(&lanes).map_err(|e| fail(e.to_string()))?;
+        // Not interleaved per call: alternating would let each side's workers fall asleep
+        // while the other runs, and "awake" is the case measured. Blocks of 1000 alternate.
+        let mut ours = Vec::with_capacity(samples);
+        let mut theirs = Vec::with_capacity(samples);
+        for block in 0..(samples / 1000 + 1) {
+            let warm = block == 0;
+            for _ in 0..1000 {
+                let t = clock::now();
+                g.run(&lanes, &()).map_err(|e| fail(e.to_string()))?;
+                if !warm {
+                    ours.push(clock::now().ns_since(t) as f64 / 1000.0);
+                }
+            }
+            for _ in 0..1000 {
+                let t = clock::now();
+                pool.install(|| std::hint::black_box(()));
+                if !warm {
+                    theirs.push(clock::now().ns_since(t) as f64 / 1000.0);
+                }
+            }
+        }
+        let cores = lanegraph_jobs::plan::machine_cores().len();
+        let threads = 1;
+        let note = if cores < 2 { "_shared_core" } else { "" };
+        Ok(vec![
+            Figure::new(
+                SUITE,
+                "round_trip",
+                threads,
+                format!("p50_us{note}"),
+                "us",
+                percentile(&mut ours, 50.0),
+            )
+            .with_baseline("rayon install from outside", percentile(&mut theirs, 50.0)),
+            Figure::new(
+                SUITE,
+                "round_trip",
+                threads,
+                format!("p99_us{note}"),
+                "us",
+                percentile(&mut ours, 99.0),
+            )
+            .with_baseline("rayon install from outside", percentile(&mut theirs, 99.0)),
+        ])
+    })
+}
+
+/// The steady-state frame: the layered DAG plus one parallel-for node.
+fn frame_graph(lanes: &Lanes) -> Graph<AtomicUsize> {
+    let dag = Dag::layered(10, 100, 4);
+    let mut b = GraphBuilder::<AtomicUsize>::new("frame");
+    let ids: Vec<_> = (0..dag.len())
+        .map(|i| {
+            b.node(&format!("n{i}"), "physics", |_, c| {
+                c.fetch_add(1, Ordering::Relaxed);
+            })
+        })
+        .collect();
+    for (from, succs) in dag.succs.iter().enumerate() {
+        for &to in succs {
+            b.edge(ids[from], ids[to as usize]);
+        }
+    }
+    let par = b.node("parallel_for", "physics", |ctx, c| {
+        ctx.lanes()
+            .parallel_for(ctx.lane(), 0..16_384, 256, |_, r| {
+                c.fetch_add(r.len(), Ordering::Relaxed);
+            })
+            .expect("parallel-for runs");
+    });
+    for id in &ids[ids.len() - 100..] {
+        b.edge(*id, par);
+    }
+    b.build(lanes).expect("frame graph is valid")
+}
+
+fn frame_allocs(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
+    if !crate::telemetry::alloc::is_installed() {
+        // The criterion harness and library users may not install the tracking allocator.
+        return Ok(Vec::new());
+    }
+    let frames = if opts.quick { 500 } else { 5000 };
+    let lanes = physics_lanes(2);
+    let pool = rayon_pool(2);
+    let mut g = frame_graph(&lanes);
+    let rayon_dag = RayonDag::new(Dag::layered(10, 100, 4));
+    let count = AtomicUsize::new(0);
+    let rayon_frame = || {
+        rayon_dag.run(&pool);
+        pool.install(|| {
+            use rayon::prelude::*;
+            (0..16_384usize)
+                .into_par_iter()
+                .with_min_len(256)
+                .for_each(|i| {
+                    std::hint::black_box(i);
+                })
+        });
+    };
+    for _ in 0..50 {
+        g.run(&lanes, &count).map_err(|e| fail(e.to_string()))?;
+        rayon_frame();
+    }
+    let a0 = crate::telemetry::memory_stats().allocations;
+    for _ in 0..frames {
+        g.run(&lanes, &count).map_err(|e| fail(e.to_string()))?;
+    }
+    let a1 = crate::telemetry::memory_stats().allocations;
+    for _ in 0..frames {
+        rayon_frame();
+    }
+    let a2 = crate::telemetry::memory_stats().allocations;
+    Ok(vec![Figure::new(
+        SUITE,
+        "frame_allocs",
+        2,
+        "allocs_per_frame",
+        "count",
+        (a1 - a0) as f64 / frames as f64,
+    )
+    .with_baseline("rayon scope + par_iter", (a2 - a1) as f64 / frames as f64)])
+}
+
+/// CPU ns burnt per wall second while a lane is ticked at `hz` with a trivial job.
+fn idle_cpu_of(mut tick: impl FnMut(), seconds: f64, hz: f64) -> f64 {
+    let period = Duration::from_secs_f64(1.0 / hz);
+    // Warm up: let workers reach their steady idle behaviour.
+    for _ in 0..20 {
+        tick();
+        std::thread::sleep(period);
+    }
+    let start = Instant::now();
+    let cpu0 = clock::process_cpu_ns().unwrap_or(0);
+    let mut next = start + period;
+    while start.elapsed().as_secs_f64() < seconds {
+        tick();
+        let now = Instant::now();
+        if next > now {
+            std::thread::sleep(next - now);
+        }
+        next += period;
+    }
+    let cpu = clock::process_cpu_ns().unwrap_or(0) - cpu0;
+    cpu as f64 / start.elapsed().as_secs_f64()
+}
+
+fn idle_cpu(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
+    if clock::process_cpu_ns().is_none() {
+        return Ok(Vec::new());
+    }
+    let seconds = if opts.quick { 1.0 } else { 5.0 };
+    let lanes = physics_lanes(1);
+    let mut b = GraphBuilder::<()>::new("tick").record_timing(false);
+    b.node("tick", "physics", |_, _| {
+        std::hint::black_box(());
+    });
+    let mut g = b.build(&lanes).map_err(|e| fail(e.to_string()))?;
+    let ours = idle_cpu_of(
+        || {
+            let _ = g.run(&lanes, &());
+        },
+        seconds,
+        1000.0,
+    );
+    drop(lanes);
+    let pool = rayon_pool(1);
+    let theirs = idle_cpu_of(|| pool.install(|| std::hint::black_box(())), seconds, 1000.0);
+    // ms of CPU per second of wall time = thousandths of a core.
+    Ok(vec![Figure::new(
+        SUITE,
+        "idle_cpu",
+        1,
+        "cpu_ms_per_s_at_1khz",
+        "ms",
+        ours / 1e6,
+    )
+    .with_baseline("rayon install at 1 kHz", theirs / 1e6)])
+}
+
+/// Busy-waits `ns` on the clock (a stand-in for real work that the OS cannot shorten).
+fn busy(ns: u64) {
+    let t = clock::now();
+    while clock::now().ns_since(t) < ns {
+        std::hint::spin_loop();
+    }
+}
+
+fn lane_isolation(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
+    let runs = if opts.quick { 300 } else { 2000 };
+    let lanes = Lanes::start_with(LanePlan::auto(), LaneOptions::default())
+        .map_err(|e| fail(e.to_string()))?;
+    let asset = lanes.lane("asset").ok_or_else(|| fail("auto plan has no asset lane"))?;
+    // The render graph: a fan of 8 nodes of 20 us each, then a join.
+    let mut b = GraphBuilder::<()>::new("render").record_timing(false);
+    let join = b.node("submit", "render", |_, _| busy(5_000));
+    for i in 0..8 {
+        let n = b.node(&format!("record{i}"), "render", |_, _| busy(20_000));
+        b.edge(n, join);
+    }
+    let mut g = b.build(&lanes).map_err(|e| fail(e.to_string()))?;
+    let measure = |g: &mut Graph<()>| -> Result<Vec<f64>, BenchError> {
+        let mut v = Vec::with_capacity(runs);
+        for i in 0..runs + runs / 10 {
+            let t = clock::now();
+            g.run(&lanes, &()).map_err(|e| fail(e.to_string()))?;
+            if i >= runs / 10 {
+                v.push(clock::now().ns_since(t) as f64 / 1000.0);
+            }
+        }
+        Ok(v)
+    };
+    let mut unloaded = measure(&mut g)?;
+    // Flood the asset lane: enough 200 us jobs to outlast the loaded measurement.
+    let stop = Arc::new(AtomicBool::new(false));
+    let per_run_us = percentile(&mut unloaded.clone(), 50.0);
+    let jobs = ((runs as f64 * 1.2 * per_run_us) / 200.0) as usize + 64;
+    for _ in 0..jobs {
+        let stop = Arc::clone(&stop);
+        lanes
+            .spawn_detached(asset, move || {
+                if !stop.load(Ordering::Relaxed) {
+                    busy(200_000);
+                }
+            })
+            .map_err(|e| fail(e.to_string()))?;
+    }
+    let mut loaded = measure(&mut g)?;
+    stop.store(true, Ordering::Relaxed);
+    let cores = lanes.plan().machine_cores().len();
+    let u99 = percentile(&mut unloaded, 99.0);
+    let l99 = percentile(&mut loaded, 99.0);
+    Ok(vec![Figure::new(
+        SUITE,
+        "lane_isolation",
+        cores,
+        "render_p99_us_under_asset_flood",
+        "us",
+        l99,
+    )
+    .with_baseline("same graph, asset lane idle", u99)])
 }

@@ -222,6 +222,7 @@ impl<C: Sync> Graph<C> {
             latch: &latch,
         };
         let data = &run as *const RunCtx<'_, C> as *const ();
+        let mut woke = false;
         for &(lane, start, end) in self.root_groups.iter() {
             self.scratch.clear();
             for &r in &self.roots[start as usize..end as usize] {
@@ -231,10 +232,10 @@ impl<C: Sync> Graph<C> {
                     exec: exec_node::<C>,
                 });
             }
-            lanes.shared().queues[lane.index()].push_batch(&self.scratch);
+            woke |= lanes.shared().queues[lane.index()].push_batch(&self.scratch);
         }
         self.scratch.clear();
-        lanes.shared().wait(&latch, helper);
+        lanes.shared().wait(&latch, helper, woke);
         drop(run);
         if core.record_timing {
             for (t, raw) in self.timings.iter_mut().zip(core.raw.iter()) {

@@ -29,7 +29,7 @@ use crate::clock;
 use crate::job::{self, JobRef, ThreadRole, WorkerInfo};
 use crate::latch::Latch;
 use crate::plan::{LaneId, LaneKind, LanePlan};
-use crate::queue::LaneQueue;
+use crate::queue::{LaneQueue, SpinBudget};
 use crate::sync::{lock, thread, Arc, AtomicU64, Mutex, Ordering};
 
 /// How long an idle frame-critical worker spins before it parks, in ns. 20 µs covers the gap
@@ -136,17 +136,26 @@ impl Lanes {
     /// Starts every lane of `plan`.
     pub fn start_with(plan: LanePlan, opts: LaneOptions) -> Result<Lanes, StartError> {
         clock::init();
+        // Cache the core list before any worker pins itself (see `plan::machine_cores`).
+        let _cores = crate::plan::machine_cores();
         let n = plan.lanes().len();
         let queues: Box<[LaneQueue]> = (0..n).map(|_| LaneQueue::new()).collect();
+        // More threads than cores (workers plus the owner): nobody may spin, a spinner would
+        // hold the core its peer needs (the "never spin on a peer that may share a core" rule).
+        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+        let oversubscribed = plan.total_workers() + 1 > cores;
         let spin_ns: Box<[u64]> = (0..n)
             .map(|i| {
                 let id = LaneId(i as u16);
                 let spec = &plan.lanes()[i];
-                let may_spin = opts.spin
-                    && spec.kind == LaneKind::FrameCritical
-                    && !plan.lane_shares_core(id)
-                    && !cfg!(loom);
-                if may_spin {
+                let pinned = opts.pin && spec.worker_cores.iter().all(Option::is_some);
+                let alone = if pinned {
+                    !plan.lane_shares_core(id)
+                } else {
+                    !oversubscribed
+                };
+                let may_spin = opts.spin && spec.kind == LaneKind::FrameCritical && alone;
+                if may_spin && !cfg!(loom) {
                     WORKER_SPIN_NS
                 } else {
                     0
@@ -154,7 +163,14 @@ impl Lanes {
             })
             .collect();
         let counters: Box<[LaneCounters]> = (0..n).map(|_| LaneCounters::default()).collect();
-        let wait_spin_ns = if opts.spin && !cfg!(loom) {
+        // The owner spins while it waits unless it would take a core from a frame-critical worker.
+        let owner_shares = plan.owner_core().is_some_and(|c| {
+            plan.lanes().iter().any(|l| {
+                l.kind == LaneKind::FrameCritical && l.worker_cores.contains(&Some(c))
+            })
+        });
+        let owner_alone = if opts.pin { !owner_shares } else { !oversubscribed };
+        let wait_spin_ns = if opts.spin && owner_alone && !cfg!(loom) {
             WAIT_SPIN_NS
         } else {
             0
@@ -268,6 +284,12 @@ impl Lanes {
     }
 }
 
+/// Pins the calling thread to `core` (best effort; returns whether the OS accepted). For an
+/// owner thread or a bench thread that wants the core its plan expects it on.
+pub fn pin_thread_to(core: usize) -> bool {
+    pin::pin_current(core)
+}
+
 impl Drop for Lanes {
     fn drop(&mut self) {
         for q in self.shared.queues.iter() {
@@ -350,9 +372,9 @@ fn worker_main(
         thread: job::thread_index(),
     };
     let q = &shared.queues[lane.index()];
-    let spin = shared.spin_ns[lane.index()];
+    let mut spin = SpinBudget::new(shared.spin_ns[lane.index()]);
     let counters = &shared.counters[lane.index()];
-    while let Some(job) = q.next_for_worker(spin) {
+    while let Some(job) = q.next_for_worker(&mut spin) {
         let t0 = clock::now();
         // SAFETY: popped once from the queue it was pushed to; its pusher keeps the data alive
         // until the job's latch completes (see `JobRef`). Entry functions catch panics.
@@ -392,7 +414,14 @@ impl Shared {
     }
 
     /// Waits for `latch`, helping `helper` (which must be the latch's helper queue) if given.
-    pub(crate) fn wait(&self, latch: &Latch<'_>, helper: Option<(&LaneQueue, WorkerInfo)>) {
+    /// `woke_sleepers`: publishing the work had to wake a parked worker, so the answer is a
+    /// futex wake away: park at once instead of spinning.
+    pub(crate) fn wait(
+        &self,
+        latch: &Latch<'_>,
+        helper: Option<(&LaneQueue, WorkerInfo)>,
+        woke_sleepers: bool,
+    ) {
         match helper {
             Some((q, who)) => {
                 // The owner helping its lane takes the role while it helps, so nested waits
@@ -411,6 +440,7 @@ impl Shared {
                     job::set_role(None);
                 }
             }
+            None if woke_sleepers => latch.wait(0),
             None => latch.wait(self.wait_spin_ns),
         }
     }
