@@ -105,6 +105,18 @@ mod tests {
     }
 
     #[test]
+    fn level_is_the_one_the_build_script_expects() {
+        // scripts/simd-levels sets this for each build it makes; unset in ordinary runs.
+        if let Ok(want) = std::env::var("LANEGRAPH_SIMD_EXPECT_LEVEL") {
+            assert_eq!(
+                BuildLevel::current().name(),
+                want,
+                "built at the wrong level"
+            );
+        }
+    }
+
+    #[test]
     fn level_matches_compile_flags() {
         let v3 = cfg!(all(
             target_arch = "x86_64",
