@@ -29,9 +29,9 @@ fn step_scalar(b: &mut Body, dt: f32) {
     b.vx = (b.vx + 0.0 * dt) * keep;
     b.vy = (b.vy + -9.81 * dt) * keep;
     b.vz = (b.vz + 0.0 * dt) * keep;
-    b.px = b.px + b.vx * dt;
-    b.py = b.py + b.vy * dt;
-    b.pz = b.pz + b.vz * dt;
+    b.px += b.vx * dt;
+    b.py += b.vy * dt;
+    b.pz += b.vz * dt;
     for (p, v) in [
         (&mut b.px, &mut b.vx),
         (&mut b.py, &mut b.vy),

@@ -15,7 +15,7 @@
 //!   entity: 24 read, 12 written back; no write-allocate, see `kernels::stream`) against the
 //!   matched streaming read-modify-write reference over the same bytes on two flat arrays; at
 //!   1 thread and at every core, each thread owning a disjoint chunk (`LanesMut::chunks`).
-//! - `transpose_trap`: at the `l2` size, AoS gathered into SoA scratch, the `f32x8` kernel,
+//! - `transpose_trap`: at the `l2` size, each 8 AoS bodies transposed into registers, the `f32x8` kernel,
 //!   scattered back (metric `throughput`, baseline scalar AoS; metric `vs_resident`, baseline
 //!   the resident field-SoA kernel).
 //!
@@ -29,7 +29,7 @@
 use std::hint::black_box;
 
 use lanegraph_jobs::clock;
-use lanegraph_simd::kernels::aos::{self, Body, TransposeScratch, BODY_BYTES};
+use lanegraph_simd::kernels::aos::{self, Body, BODY_BYTES};
 use lanegraph_simd::kernels::integrate;
 use lanegraph_simd::kernels::stream::{stream_rmw, INTEGRATE_BYTES_PER_ENTITY};
 use lanegraph_simd::{f32x8, working_sets, BuildLevel, CacheSizes, SoaTable, WorkingSet};
@@ -172,7 +172,6 @@ struct Bodies {
     entities: usize,
     table: SoaTable,
     aos: Vec<Body>,
-    scratch: TransposeScratch,
 }
 
 impl Bodies {
@@ -196,7 +195,6 @@ impl Bodies {
             entities,
             table,
             aos,
-            scratch: TransposeScratch::default(),
         })
     }
 
@@ -234,8 +232,7 @@ impl Bodies {
                     .expect("equal columns");
             }
             2 => aos::integrate_aos(&mut self.aos, DT),
-            _ => aos::integrate_transposed(&mut self.aos, DT, &mut self.scratch)
-                .expect("scratch sized by the kernel"),
+            _ => aos::integrate_transposed(&mut self.aos, DT),
         }
         black_box(&mut self.table);
         black_box(&mut self.aos);
