@@ -1,14 +1,169 @@
-//! The `budget` bench suite (see `docs/benchmarks.md`).
+//! The `budget` bench suite: the adaptive controller's settling figures, from the deterministic
+//! simulator (`budget::sim`), so every figure is reproducible bit for bit on any machine.
 //!
-//! Owns: the quick form of this suite's benchmarks. Must never: assert on timing.
+//! Owns: the scenarios behind the figures and their names. Must never: assert on the figures
+//! (the tests in `tests/tests/budget_*.rs` hold the bars) or read a real clock for a figure
+//! other than `tick_us`.
+//!
+//! Cases (all on the standard scene: physics, ai, asset on the CPU, render on the GPU, 60 Hz):
+//! - `step_settle_frames`: load x3 at frame 1,000: frames until the frame time is under the
+//!   target and stays there for 60 frames.
+//! - `step_missed_frames`: frames over the 16.7 ms budget in the 100 frames after the step,
+//!   against the same run with no controller (every agent at its best).
+//! - `step_flips`: most strategy changes by one agent between the step and frame 2,000.
+//! - `step_multiplier_overshoot`: largest dip of the multiplier below its settled value, %.
+//! - `release_over_target_frames`: load back to x1 at frame 2,000: frames over the target while
+//!   quality climbs back (0 = no overshoot); `release_climb_frames`: frames until the full
+//!   quality is back.
+//! - `steady_flips`: strategy changes in 10,000 steady frames after settling (frame 300 on).
+//! - `noisy_flips_per_min`: most changes by one agent per simulated minute, over 10 minutes of
+//!   a load at the edge between two choices with 10 % noise and 1 % hitches.
+//! - `tick_us`: median wall time of one controller tick in the step scenario (shared clock).
 
 use super::{BenchError, BenchOptions, Figure};
+use crate::budget::sim::{self, Driver, Scenario, Trace};
+
+const SUITE: &str = "budget";
+
+/// The step scenario: x3 at 1,000, back to x1 at 2,000 (3 % noise).
+pub fn step_scenario() -> Scenario {
+    sim::standard(3000, vec![(1000, 3.0), (2000, 1.0)], 0.03, 1)
+}
+
+/// The steady scenario: 10,000 frames at x2 load (2 % noise).
+pub fn steady_scenario() -> Scenario {
+    sim::standard(10_000, vec![(1, 2.0)], 0.02, 2)
+}
+
+/// The noisy scenario: `minutes` simulated minutes at the edge between two choices, 10 % noise,
+/// 1 % chance per frame of a 4 ms hitch.
+pub fn noisy_scenario(minutes: u64) -> Scenario {
+    let mut s = sim::standard(minutes * 3600 + 300, vec![(1, 2.2)], 0.10, 3);
+    s.hitch_chance = 0.01;
+    s.hitch_ms = 4.0;
+    s
+}
+
+/// Changes by the busiest agent in `[from, to)`.
+pub fn max_changes(t: &Trace, agents: usize, from: u64, to: u64) -> usize {
+    t.changes_per_agent(agents, from, to)
+        .into_iter()
+        .max()
+        .unwrap_or(0)
+}
+
+/// Frames from `from` until the quality sum is back to `full` and stays for 60 frames.
+pub fn climb_frames(t: &Trace, from: u64, full: u32) -> Option<u64> {
+    let mut run = 0;
+    for f in t.frames.iter().filter(|f| f.frame >= from) {
+        if f.quality == full {
+            run += 1;
+            if run == 60 {
+                return Some(f.frame + 1 - 60 - from);
+            }
+        } else {
+            run = 0;
+        }
+    }
+    None
+}
 
 /// Runs the suite.
-pub fn run(_opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
-    Err(BenchError::Unavailable {
-        suite: "budget",
-        why: "this suite is not built yet".into(),
-        fix: "see the open issue for the budget suite".into(),
-    })
+pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
+    let fig =
+        |case: &str, metric: &str, unit: &str, v: f64| Figure::new(SUITE, case, 1, metric, unit, v);
+    let mut out = Vec::new();
+
+    let sc = step_scenario();
+    let agents = sc.agents.len();
+    let t0 = lanegraph_jobs::clock::now();
+    let t = sim::run(&sc, Driver::Adaptive);
+    let adaptive_ns = lanegraph_jobs::clock::now().ns_since(t0);
+    let t1 = lanegraph_jobs::clock::now();
+    let fixed = sim::run(&sc, Driver::Fixed);
+    let fixed_ns = lanegraph_jobs::clock::now().ns_since(t1);
+    let settle = t
+        .settle_frames(1000, 60)
+        .ok_or_else(|| BenchError::Failed {
+            suite: SUITE,
+            why: "the step scenario never settled under the target".into(),
+        })?;
+    out.push(fig("step_settle_frames", "frames", "count", settle as f64));
+    out.push(
+        fig(
+            "step_missed_frames",
+            "frames",
+            "count",
+            t.missed_frames(1000, 1100) as f64,
+        )
+        .with_baseline("no controller", fixed.missed_frames(1000, 1100) as f64),
+    );
+    out.push(fig(
+        "step_flips",
+        "changes_per_agent",
+        "count",
+        max_changes(&t, agents, 1000, 2000) as f64,
+    ));
+    out.push(fig(
+        "step_multiplier_overshoot",
+        "overshoot",
+        "%",
+        100.0 * t.multiplier_overshoot(1000, 2000),
+    ));
+    out.push(fig(
+        "release_over_target_frames",
+        "frames",
+        "count",
+        t.over_target_frames(2001, 3000) as f64,
+    ));
+    let full: u32 = sc
+        .agents
+        .iter()
+        .map(|a| {
+            a.strategies
+                .iter()
+                .map(|s| s.quality as u32)
+                .max()
+                .unwrap_or(0)
+        })
+        .sum();
+    if let Some(c) = climb_frames(&t, 2000, full) {
+        out.push(fig("release_climb_frames", "frames", "count", c as f64));
+    }
+    // Controller cost: the adaptive run less the same simulation without decisions, per frame.
+    let per_tick_us = (adaptive_ns as f64 - fixed_ns as f64).max(0.0) / sc.frames as f64 / 1000.0;
+    out.push(
+        fig(
+            "tick_us",
+            "us_per_frame",
+            "us",
+            adaptive_ns as f64 / sc.frames as f64 / 1000.0,
+        )
+        .with_baseline(
+            "sim without decisions",
+            fixed_ns as f64 / sc.frames as f64 / 1000.0,
+        ),
+    );
+    let _ = per_tick_us;
+
+    let sc = steady_scenario();
+    let t = sim::run(&sc, Driver::Adaptive);
+    out.push(fig(
+        "steady_flips",
+        "changes_after_settling",
+        "count",
+        t.decisions.iter().filter(|d| d.frame >= 300).count() as f64,
+    ));
+
+    let minutes = if opts.quick { 10 } else { 60 };
+    let sc = noisy_scenario(minutes);
+    let t = sim::run(&sc, Driver::Adaptive);
+    let worst = max_changes(&t, agents, 300, sc.frames + 1);
+    out.push(fig(
+        "noisy_flips_per_min",
+        "changes_per_agent_per_min",
+        "count",
+        worst as f64 / minutes as f64,
+    ));
+    Ok(out)
 }

@@ -1,1 +1,43 @@
-//! The adaptive budget controller: agents, strategies, cost models, PID, arbitration. (Being built: issue 5.)
+//! The adaptive budget controller: agents, strategies, cost models, heuristics, PID,
+//! arbitration, the decision log and manual mode.
+//!
+//! Owns: deciding, every tick, which strategy each agent runs so that frames hold their target.
+//! Must never: measure (measurements arrive as plain values per frame, so the engine wires the
+//! World, telemetry and GPU profiler to it and tests drive it with a simulated clock), read a
+//! clock, or iterate a hash map (same inputs, same decisions, bit for bit).
+//!
+//! How it decides, how to write an agent and how to read the log: `docs/budgets.md`.
+//!
+//! | file | idea |
+//! |------|------|
+//! | [`agent`] | the `Agent` trait, strategies, quotes, ids, registration checks |
+//! | [`cost_model`] | law fitting over `{1, n, n log n, n^2}`, level tracking, calibration |
+//! | [`providers`] | thermal, battery and memory provider traits |
+//! | [`heuristics`] | the heuristics and their collapse into one target and cap |
+//! | [`pid`] | the anti-windup PID driving the budget multiplier |
+//! | [`arbitration`] | the exact multiple-choice knapsack |
+//! | [`log`] | the bounded decision log |
+//! | [`config`] | tuning constants, per-frame inputs, input errors |
+//! | [`controller`] | the tick: triggers, hysteresis, dwell, manual mode |
+//! | [`record`] | recording and replay of inputs |
+//! | [`sim`] | a deterministic simulator (tests and the `budget` bench) |
+
+pub mod agent;
+pub mod arbitration;
+pub mod config;
+pub mod controller;
+pub mod cost_model;
+pub mod heuristics;
+pub mod log;
+pub mod pid;
+pub mod providers;
+pub mod record;
+pub mod sim;
+mod slot;
+
+pub use agent::{Agent, AgentId, Pool, Quote, RegisterError, Strategy, StrategyIndex};
+pub use config::{AgentSample, ControllerConfig, FrameInput, GpuTiming, InputError, StepReport};
+pub use controller::{AdaptationMode, Controller, PinError, TickReport, DEFAULT_FIXED_STEP_S};
+pub use cost_model::{CostLaw, CostModel, Fit};
+pub use log::{Decision, DecisionLog};
+pub use providers::{Providers, Readings, ThermalState};

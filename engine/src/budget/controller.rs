@@ -1,0 +1,740 @@
+//! The controller: one tick per frame turns measurements into strategy decisions.
+//!
+//! Owns: the registered agents, the PID, the heuristics, the per-pool overhead estimates, the
+//! re-arbitration triggers, hysteresis and dwell, manual mode, the decision log and the input
+//! recording. Must never: read a clock, touch the World, telemetry or GPU modules (all inputs
+//! arrive as plain values in [`FrameInput`]), or iterate a hash map (every loop runs in agent
+//! registration order, so the same inputs give the same decisions, bit for bit).
+//!
+//! # One tick (frame `N`)
+//! 1. Validate the input (refused whole on error: nothing is half-applied).
+//! 2. Credit each sample to the strategy that ran in the sample's frame (GPU samples are two
+//!    frames late) and update that strategy's cost model and level.
+//! 3. Per pool, overhead = pool time - the agents' samples for that frame (median of the last
+//!    15 frames): the part of the frame no agent owns.
+//! 4. Heuristics give the target and the cap ([`heuristics`](super::heuristics)).
+//! 5. The cap becomes the PID's ceiling at once; the PID steps on
+//!    `(target - measured) / target`, measured = `max(cpu, latest gpu)`: the multiplier `m`.
+//! 6. Calibrate every strategy's cost. Per pool, capacity = `m * target - overhead - pinned`.
+//! 7. Re-arbitrate when: first tick, agents or pins or mode changed, the cap or critical state
+//!    changed, an agent below its best strategy reached the end of its dwell, `m` or the target moved by more than `renegotiate_delta`, a pool's current
+//!    choice no longer fits (beyond `keep_tolerance`), or a pool's calibrated cost moved by
+//!    more than `cost_move_fraction` of its capacity.
+//! 8. Arbitrate each pool (exact, [`arbitration`](super::arbitration)) with hysteresis in the
+//!    costs: upgrades count `1 + upgrade_margin`, the current strategy `1 - keep_tolerance`;
+//!    an agent changed within `dwell_frames` may not upgrade. No fit: every agent of the pool
+//!    takes its cheapest strategy, and the log says so.
+//! 9. Apply each change (the new strategy runs from frame `N + 1`) and log it with its reason.
+
+use super::agent::{self, limits, Agent, AgentId, Pool, RegisterError, Strategy, StrategyIndex};
+use super::arbitration::{self, Arbiter, Option_};
+use super::config::{ConfigError, ControllerConfig, FrameInput, InputError};
+use super::cost_model::Fit;
+use super::heuristics::{Assessment, Finding, Heuristics, Signals};
+use super::log::{Decision, DecisionLog};
+use super::pid::Pid;
+use super::providers::{Providers, Readings};
+use super::record::{RecordedFrame, Recording};
+use super::slot::Slot;
+
+/// The default fixed step when no agent declares one (the seed's 1/60 s).
+pub const DEFAULT_FIXED_STEP_S: f64 = 1.0 / 60.0;
+
+/// Standard errors of the measured level added to an upgrade's margin (2: an upgrade made on
+/// a lucky low reading is a 1-in-40 event per look instead of 1-in-2).
+const UPGRADE_NOISE_SIGMAS: f64 = 2.0;
+
+/// Frames of per-pool overhead the median runs over (a 1-in-100 hitch stays out of it).
+const OVERHEAD_WINDOW: usize = 15;
+
+/// A GPU reading older than this many frames is not used.
+const GPU_STALE_FRAMES: u64 = 4;
+
+/// Adaptive or pinned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AdaptationMode {
+    /// The controller picks strategies.
+    #[default]
+    Adaptive,
+    /// Every agent keeps its strategy until told otherwise ([`Controller::pin`]): for A/B work,
+    /// so adaptation is not a variable.
+    Manual,
+}
+
+/// What one tick did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TickReport {
+    /// The frame.
+    pub frame: u64,
+    /// Frame-time target, ms.
+    pub target_ms: f64,
+    /// Budget multiplier.
+    pub multiplier: f64,
+    /// The measured frame, ms (`max(cpu, latest gpu)`).
+    pub measured_ms: f64,
+    /// True when this tick re-arbitrated.
+    pub arbitrated: bool,
+    /// Decisions made this tick.
+    pub decisions: usize,
+    /// True while a critical cap (thermal, battery, memory, death spiral) holds.
+    pub critical: bool,
+}
+
+/// A pin request the controller refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PinError {
+    /// No such agent.
+    #[error("pin: unknown {0} (fix: use the id `register` returned)")]
+    UnknownAgent(AgentId),
+    /// No such strategy.
+    #[error("pin: agent `{agent}` has no strategy `{strategy}` (fix: one of {known})")]
+    UnknownStrategy {
+        /// The agent.
+        agent: String,
+        /// The name asked for.
+        strategy: String,
+        /// The names it has.
+        known: String,
+    },
+}
+
+/// The adaptive budget controller (module docs: one tick).
+pub struct Controller {
+    cfg: ControllerConfig,
+    slots: Vec<Slot>,
+    providers: Providers,
+    heuristics: Heuristics,
+    pid: Pid,
+    arbiter: Arbiter,
+    log: DecisionLog,
+    mode: AdaptationMode,
+    last_frame: Option<u64>,
+    last_gpu: Option<(u64, f64)>,
+    overhead: [f64; 2],
+    overhead_window: [OverheadWindow; 2],
+    dirty: bool,
+    last_arb: Option<ArbMark>,
+    recording: Option<Recording>,
+    // Reusable scratch (no allocation once warm).
+    costs: Vec<Vec<f64>>,
+    groups: Vec<Vec<Option_>>,
+    members: Vec<usize>,
+    chosen: Vec<u8>,
+}
+
+/// The last frames' unattributed time of one pool (its median is the overhead).
+#[derive(Debug, Clone, Copy, Default)]
+struct OverheadWindow {
+    ring: [f64; OVERHEAD_WINDOW],
+    len: usize,
+    head: usize,
+}
+
+/// What the last arbitration saw (the dead bands are measured from here).
+#[derive(Debug, Clone, Copy)]
+struct ArbMark {
+    multiplier: f64,
+    target: f64,
+    cap: f64,
+    critical: bool,
+    pool_cost: [f64; 2],
+}
+
+impl std::fmt::Debug for Controller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Controller")
+            .field("agents", &self.slots.len())
+            .field("mode", &self.mode)
+            .field("multiplier", &self.pid.output())
+            .field("decisions", &self.log.total())
+            .finish()
+    }
+}
+
+impl Controller {
+    /// A controller with no agents and no providers.
+    pub fn new(cfg: ControllerConfig) -> Result<Self, ConfigError> {
+        cfg.validate()?;
+        Ok(Controller {
+            cfg,
+            slots: Vec::new(),
+            providers: Providers::default(),
+            heuristics: Heuristics::new(cfg.frame_budget_ms, cfg.headroom, cfg.pid.min),
+            pid: Pid::new(cfg.pid),
+            arbiter: Arbiter::new(),
+            log: DecisionLog::new(cfg.log_capacity),
+            mode: AdaptationMode::Adaptive,
+            last_frame: None,
+            last_gpu: None,
+            overhead: [0.0; 2],
+            overhead_window: [OverheadWindow::default(); 2],
+            dirty: true,
+            last_arb: None,
+            recording: None,
+            costs: Vec::new(),
+            groups: Vec::new(),
+            members: Vec::new(),
+            chosen: Vec::new(),
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ControllerConfig {
+        &self.cfg
+    }
+
+    /// Installs the thermal, battery and memory providers polled every tick.
+    pub fn set_providers(&mut self, providers: Providers) {
+        self.providers = providers;
+    }
+
+    /// Registers an agent; it starts on its highest-quality strategy (ties: the first declared)
+    /// and is told so. The next tick arbitrates.
+    pub fn register(&mut self, agent: Box<dyn Agent>) -> Result<AgentId, RegisterError> {
+        let name = agent.name().to_string();
+        if self.slots.len() >= limits::MAX_AGENTS {
+            return Err(RegisterError::TooManyAgents {
+                agent: name,
+                max: limits::MAX_AGENTS,
+            });
+        }
+        let strategies = agent.strategies();
+        agent::validate(&name, agent.weight(), &strategies, |n| {
+            self.slots.iter().any(|s| s.name == n)
+        })?;
+        let max_value = |ss: &[Strategy], w: u16| {
+            ss.iter().map(|s| s.quality as u32).max().unwrap_or(0) * w as u32
+        };
+        let (agents, width) = arbitration::table_size(
+            self.slots
+                .iter()
+                .map(|s| max_value(&s.strategies, s.weight))
+                .chain(std::iter::once(max_value(&strategies, agent.weight()))),
+        );
+        if agents * width > arbitration::MAX_TABLE_CELLS {
+            return Err(RegisterError::ArbitrationTooLarge {
+                agent: name,
+                cells: agents * width,
+                max: arbitration::MAX_TABLE_CELLS,
+            });
+        }
+        let mut best = 0;
+        for (i, s) in strategies.iter().enumerate() {
+            if s.quality > strategies[best].quality {
+                best = i;
+            }
+        }
+        let initial = StrategyIndex(best as u8);
+        let mut slot = Slot::new(agent, strategies, initial);
+        slot.agent.apply(initial, &slot.strategies[best]);
+        let id = AgentId(self.slots.len() as u16);
+        self.slots.push(slot);
+        self.dirty = true;
+        Ok(id)
+    }
+
+    /// Registered agents.
+    pub fn agent_count(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// The agent's name.
+    pub fn agent_name(&self, id: AgentId) -> Option<&str> {
+        self.slots.get(id.index()).map(|s| s.name.as_str())
+    }
+
+    /// The agent's id by name.
+    pub fn agent_id(&self, name: &str) -> Option<AgentId> {
+        self.slots
+            .iter()
+            .position(|s| s.name == name)
+            .map(|i| AgentId(i as u16))
+    }
+
+    /// The agent's current strategy.
+    pub fn current(&self, id: AgentId) -> Option<StrategyIndex> {
+        self.slots.get(id.index()).map(|s| s.current)
+    }
+
+    /// The agent's declared strategies.
+    pub fn strategies(&self, id: AgentId) -> Option<&[Strategy]> {
+        self.slots.get(id.index()).map(|s| s.strategies.as_slice())
+    }
+
+    /// The agent's current strategy's fitted cost law, once it has enough samples.
+    pub fn cost_fit(&self, id: AgentId) -> Option<Fit> {
+        self.slots.get(id.index()).and_then(|s| s.fit())
+    }
+
+    /// The agent's calibrated cost of each strategy right now, ms (quotes times the measured
+    /// factor; order preserved).
+    pub fn calibrated_costs(&self, id: AgentId) -> Option<Vec<f64>> {
+        let s = self.slots.get(id.index())?;
+        let fit = s.fit();
+        Some(
+            (0..s.strategies.len())
+                .map(|i| s.calibrated(i, fit.as_ref()))
+                .collect(),
+        )
+    }
+
+    /// Announces the workload an agent is about to run (e.g. a level streamed in 10,000
+    /// bodies): costs are extrapolated along the fitted law before the samples show it. Cleared
+    /// by passing `None`.
+    pub fn announce_workload(&mut self, id: AgentId, n: Option<u64>) {
+        if let Some(s) = self.slots.get_mut(id.index()) {
+            s.announced_n = n;
+        }
+    }
+
+    /// The smallest fixed step any agent's current strategy declares, in seconds; `None` when
+    /// none declares one (the game loop then uses [`DEFAULT_FIXED_STEP_S`]).
+    pub fn smallest_declared_step(&self) -> Option<f64> {
+        self.slots
+            .iter()
+            .filter_map(|s| s.strategies[s.current.get()].fixed_step_s)
+            .reduce(f64::min)
+    }
+
+    /// The fixed step the game loop should use: [`Self::smallest_declared_step`] or 1/60 s.
+    pub fn fixed_step_s(&self) -> f64 {
+        self.smallest_declared_step()
+            .unwrap_or(DEFAULT_FIXED_STEP_S)
+    }
+
+    /// The budget multiplier.
+    pub fn multiplier(&self) -> f64 {
+        self.pid.output()
+    }
+
+    /// The decision log.
+    pub fn log(&self) -> &DecisionLog {
+        &self.log
+    }
+
+    /// The adaptation mode.
+    pub fn mode(&self) -> AdaptationMode {
+        self.mode
+    }
+
+    /// Switches mode. Entering `Manual` freezes every agent where it is; leaving it
+    /// re-arbitrates on the next tick (pins made with [`Self::pin`] stay until unpinned).
+    pub fn set_mode(&mut self, mode: AdaptationMode) {
+        if self.mode != mode {
+            self.mode = mode;
+            self.dirty = true;
+        }
+    }
+
+    /// Pins an agent to a strategy by name, at once (logged as a manual decision). A pinned
+    /// agent is left out of arbitration and its cost is reserved from its pool's capacity.
+    pub fn pin(&mut self, id: AgentId, strategy: &str) -> Result<(), PinError> {
+        let frame = self.last_frame.unwrap_or(0);
+        let slot = self
+            .slots
+            .get_mut(id.index())
+            .ok_or(PinError::UnknownAgent(id))?;
+        let Some(i) = slot.strategies.iter().position(|s| s.name == strategy) else {
+            return Err(PinError::UnknownStrategy {
+                agent: slot.name.clone(),
+                strategy: strategy.to_string(),
+                known: slot
+                    .strategies
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        };
+        let to = StrategyIndex(i as u8);
+        slot.pinned = Some(to);
+        if slot.current != to {
+            let from = slot.current;
+            slot.switch(to, frame + 1, frame);
+            let d = Decision {
+                frame,
+                agent: id,
+                agent_name: slot.name.clone(),
+                from,
+                to,
+                from_name: slot.strategies[from.get()].name.clone(),
+                to_name: slot.strategies[i].name.clone(),
+                reason: "manual: pinned".to_string(),
+                multiplier: self.pid.output(),
+                target_ms: self.cfg.base_target_ms(),
+            };
+            self.log.push(d);
+        }
+        self.dirty = true;
+        Ok(())
+    }
+
+    /// Releases a pin; the agent rejoins arbitration on the next tick.
+    pub fn unpin(&mut self, id: AgentId) {
+        if let Some(s) = self.slots.get_mut(id.index()) {
+            s.pinned = None;
+            self.dirty = true;
+        }
+    }
+
+    /// Starts recording every tick's input and readings (for replay).
+    pub fn start_recording(&mut self) {
+        self.recording = Some(Recording::default());
+    }
+
+    /// Stops recording and returns what was recorded.
+    pub fn take_recording(&mut self) -> Option<Recording> {
+        self.recording.take()
+    }
+
+    /// One tick: polls the providers, then [`Self::tick_with`].
+    pub fn tick(&mut self, input: &FrameInput<'_>) -> Result<TickReport, InputError> {
+        input.validate(self.last_frame, self.slots.len())?;
+        let readings = self.providers.poll();
+        self.tick_with(input, readings)
+    }
+
+    /// Replays a recording into this controller (which must have the same agents, registered
+    /// in the same order, and the same configuration): the same decisions come out, bit for
+    /// bit. Returns the per-tick reports.
+    pub fn replay(&mut self, recording: &Recording) -> Result<Vec<TickReport>, InputError> {
+        let mut out = Vec::with_capacity(recording.frames.len());
+        for f in &recording.frames {
+            out.push(self.tick_with(&f.input(), f.readings)?);
+        }
+        Ok(out)
+    }
+
+    /// One tick with given provider readings (module docs: steps 1-9).
+    pub fn tick_with(
+        &mut self,
+        input: &FrameInput<'_>,
+        readings: Readings,
+    ) -> Result<TickReport, InputError> {
+        input.validate(self.last_frame, self.slots.len())?;
+        if let Some(rec) = self.recording.as_mut() {
+            rec.frames.push(RecordedFrame::new(input, readings));
+        }
+        let frame = input.frame;
+        self.last_frame = Some(frame);
+
+        // 2-3. Samples and overheads.
+        let mut attributed = [0.0f64; 2];
+        let mut any = [false; 2];
+        let gpu_frame = input.gpu.map(|g| g.frame);
+        for s in input.samples {
+            let slot = &mut self.slots[s.agent.index()];
+            slot.ingest(s.frame, s.n, s.ms);
+            let p = slot.pool.index();
+            let same = match slot.pool {
+                Pool::Cpu => s.frame == frame,
+                Pool::Gpu => Some(s.frame) == gpu_frame,
+            };
+            if same {
+                attributed[p] += s.ms;
+                any[p] = true;
+            }
+        }
+        if let Some(g) = input.gpu {
+            self.last_gpu = Some((g.frame, g.ms));
+        }
+        let gpu_ms = self
+            .last_gpu
+            .filter(|&(f, _)| frame.saturating_sub(f) <= GPU_STALE_FRAMES + 2)
+            .map(|(_, ms)| ms);
+        let pool_ms = [Some(input.cpu_ms), input.gpu.map(|g| g.ms)];
+        for p in 0..2 {
+            if let Some(total) = pool_ms[p] {
+                if any[p] || p == Pool::Cpu.index() {
+                    let o = (total - attributed[p]).max(0.0);
+                    let w = &mut self.overhead_window[p];
+                    w.ring[w.head] = o;
+                    w.head = (w.head + 1) % OVERHEAD_WINDOW;
+                    w.len = (w.len + 1).min(OVERHEAD_WINDOW);
+                    let mut sorted = [0.0f64; OVERHEAD_WINDOW];
+                    sorted[..w.len].copy_from_slice(&w.ring[..w.len]);
+                    sorted[..w.len].sort_by(f64::total_cmp);
+                    self.overhead[p] = sorted[w.len / 2];
+                }
+            }
+        }
+
+        // 4-5. Heuristics and the PID.
+        let a = self.heuristics.assess(&Signals {
+            cpu_ms: input.cpu_ms,
+            gpu_ms,
+            step_clamped: input.step.is_some_and(|s| s.clamped),
+            readings,
+        });
+        let measured = gpu_ms.map_or(input.cpu_ms, |g| g.max(input.cpu_ms));
+        self.pid.set_max(a.cap.min(self.cfg.pid.max));
+        let m = self.pid.update(
+            (a.target_ms - measured) / a.target_ms,
+            measured / a.target_ms,
+        );
+
+        // 6. Calibrated costs.
+        self.costs.resize_with(self.slots.len(), Vec::new);
+        let mut pool_cost = [0.0f64; 2];
+        for (slot, costs) in self.slots.iter().zip(self.costs.iter_mut()) {
+            let fit = slot.fit();
+            costs.clear();
+            costs.extend((0..slot.strategies.len()).map(|i| slot.calibrated(i, fit.as_ref())));
+            pool_cost[slot.pool.index()] += costs[slot.current.get()];
+        }
+        let capacity = |p: usize| m * a.target_ms - self.overhead[p];
+
+        // 7. Triggers.
+        let d = self.cfg.renegotiate_delta;
+        let dwell = self.cfg.dwell_frames;
+        let dwell_ended = self.slots.iter().any(|s| {
+            s.pinned.is_none()
+                && s.last_change.is_some_and(|f| frame == f + dwell)
+                && s.strategies
+                    .iter()
+                    .any(|t| t.quality > s.strategies[s.current.get()].quality)
+        });
+        let trigger = self.dirty
+            || dwell_ended
+            || match self.last_arb {
+                None => true,
+                Some(last) => {
+                    (m - last.multiplier).abs() > d
+                        || (a.target_ms - last.target).abs() > d * last.target
+                        || a.cap != last.cap
+                        || a.critical != last.critical
+                        || (0..2).any(|p| {
+                            let cap = capacity(p).max(1e-9);
+                            pool_cost[p] * (1.0 - self.cfg.keep_tolerance) > cap
+                                || (pool_cost[p] - last.pool_cost[p]).abs()
+                                    > self.cfg.cost_move_fraction * cap
+                        })
+                }
+            };
+        let mut decisions = 0;
+        let arbitrated = trigger && self.mode == AdaptationMode::Adaptive;
+        if arbitrated {
+            for pool in Pool::ALL {
+                decisions +=
+                    self.arbitrate_pool(pool, frame, m, &a, measured, gpu_ms, input.cpu_ms);
+            }
+            // Costs after the changes, for the cost dead band.
+            let mut after = [0.0f64; 2];
+            for (slot, costs) in self.slots.iter().zip(&self.costs) {
+                after[slot.pool.index()] += costs[slot.current.get()];
+            }
+            self.last_arb = Some(ArbMark {
+                multiplier: m,
+                target: a.target_ms,
+                cap: a.cap,
+                critical: a.critical,
+                pool_cost: after,
+            });
+        }
+        if trigger {
+            self.dirty = false;
+        }
+        Ok(TickReport {
+            frame,
+            target_ms: a.target_ms,
+            multiplier: m,
+            measured_ms: measured,
+            arbitrated,
+            decisions,
+            critical: a.critical,
+        })
+    }
+
+    /// Step 8 for one pool; returns the number of changes.
+    #[allow(clippy::too_many_arguments)]
+    fn arbitrate_pool(
+        &mut self,
+        pool: Pool,
+        frame: u64,
+        m: f64,
+        a: &Assessment,
+        measured: f64,
+        gpu_ms: Option<f64>,
+        cpu_ms: f64,
+    ) -> usize {
+        let p = pool.index();
+        let cfg = self.cfg;
+        self.members.clear();
+        let mut pinned_cost = 0.0;
+        for (i, slot) in self.slots.iter().enumerate() {
+            if slot.pool != pool {
+                continue;
+            }
+            if slot.pinned.is_some() {
+                pinned_cost += self.costs[i][slot.current.get()];
+            } else {
+                self.members.push(i);
+            }
+        }
+        if self.members.is_empty() {
+            return 0;
+        }
+        let capacity = m * a.target_ms - self.overhead[p] - pinned_cost;
+        self.groups.resize_with(self.members.len(), Vec::new);
+        for (g, &i) in self.groups.iter_mut().zip(&self.members) {
+            let slot = &self.slots[i];
+            let cur = slot.current.get();
+            let cur_q = slot.strategies[cur].quality;
+            let dwelling = slot
+                .last_change
+                .is_some_and(|f| frame < f + cfg.dwell_frames);
+            // The upgrade margin widens with the measurement's noise (two standard errors).
+            let up = cfg.upgrade_margin + UPGRADE_NOISE_SIGMAS * slot.level_noise();
+            g.clear();
+            for (j, s) in slot.strategies.iter().enumerate() {
+                let c = self.costs[i][j];
+                let upgrade = s.quality > cur_q;
+                if upgrade && dwelling && !a.critical {
+                    continue;
+                }
+                let counted = if j == cur {
+                    c * (1.0 - cfg.keep_tolerance)
+                } else if upgrade {
+                    c * (1.0 + up)
+                } else {
+                    c
+                };
+                g.push(Option_ {
+                    strategy: j as u8,
+                    cost: counted,
+                    value: slot.value(j),
+                    current: j == cur,
+                });
+            }
+        }
+        let refs: Vec<&[Option_]> = self.groups.iter().map(|g| g.as_slice()).collect();
+        let solved = self.arbiter.solve(&refs, capacity, &mut self.chosen);
+        drop(refs);
+        let feasible = solved.is_some();
+        if !feasible {
+            // Nothing fits: every agent of the pool to its cheapest strategy (ties: first).
+            self.chosen.clear();
+            for &i in &self.members {
+                let costs = &self.costs[i];
+                let mut best = 0;
+                for j in 1..costs.len() {
+                    if costs[j] < costs[best] {
+                        best = j;
+                    }
+                }
+                self.chosen.push(best as u8);
+            }
+        }
+        let current_cost: f64 = self
+            .members
+            .iter()
+            .map(|&i| self.costs[i][self.slots[i].current.get()])
+            .sum();
+        let new_cost: f64 = self
+            .members
+            .iter()
+            .zip(&self.chosen)
+            .map(|(&i, &j)| self.costs[i][j as usize])
+            .sum();
+        let pool_measured = match pool {
+            Pool::Cpu => Some(cpu_ms),
+            Pool::Gpu => gpu_ms,
+        };
+        let mut changes = 0;
+        for k in 0..self.members.len() {
+            let i = self.members[k];
+            let to = StrategyIndex(self.chosen[k]);
+            let slot = &self.slots[i];
+            let from = slot.current;
+            if from == to {
+                continue;
+            }
+            let upgrade = slot.strategies[to.get()].quality > slot.strategies[from.get()].quality;
+            let reason = reason(&ReasonCtx {
+                pool,
+                upgrade,
+                feasible,
+                a,
+                m,
+                measured,
+                pool_measured,
+                capacity,
+                current_cost,
+                new_cost,
+                overhead: self.overhead[p],
+                margin: cfg.upgrade_margin,
+            });
+            let d = Decision {
+                frame,
+                agent: AgentId(i as u16),
+                agent_name: slot.name.clone(),
+                from,
+                to,
+                from_name: slot.strategies[from.get()].name.clone(),
+                to_name: slot.strategies[to.get()].name.clone(),
+                reason,
+                multiplier: m,
+                target_ms: a.target_ms,
+            };
+            self.slots[i].switch(to, frame + 1, frame);
+            self.log.push(d);
+            changes += 1;
+        }
+        changes
+    }
+}
+
+struct ReasonCtx<'a> {
+    pool: Pool,
+    upgrade: bool,
+    feasible: bool,
+    a: &'a Assessment,
+    m: f64,
+    measured: f64,
+    pool_measured: Option<f64>,
+    capacity: f64,
+    current_cost: f64,
+    new_cost: f64,
+    overhead: f64,
+    margin: f64,
+}
+
+/// The reason text: the cause (a cap, the pool's pressure, a heuristic's target, or the PID),
+/// then the pool's figures.
+fn reason(c: &ReasonCtx<'_>) -> String {
+    let pool = c.pool.name();
+    if c.upgrade {
+        let pm = c.pool_measured.unwrap_or(c.measured);
+        return format!(
+            "headroom: {pool} {pm:.1} ms <= target {:.1} ms; {pool} cost {:.1} -> {:.1} ms fits capacity {:.1} ms with {:.0} % margin (multiplier {:.2})",
+            c.a.target_ms,
+            c.current_cost,
+            c.new_cost,
+            c.capacity,
+            c.margin * 100.0,
+            c.m
+        );
+    }
+    let cause: String = match (c.a.cap_by, c.a.pressure[c.pool.index()]) {
+        (Some(by), _) if c.m >= c.a.cap - 1e-12 => by.to_string(),
+        (_, Some(p)) => p.to_string(),
+        _ => match c.a.target_by {
+            Finding::FrameTime { .. } => format!(
+                "budget: frame {:.1} ms vs target {:.1} ms, multiplier {:.2}",
+                c.measured, c.a.target_ms, c.m
+            ),
+            other => other.to_string(),
+        },
+    };
+    if c.feasible {
+        format!(
+            "{cause}; {pool} cost {:.1} ms > capacity {:.1} ms (multiplier {:.2}, overhead {:.1} ms) -> {:.1} ms",
+            c.current_cost, c.capacity, c.m, c.overhead, c.new_cost
+        )
+    } else {
+        format!(
+            "{cause}; even the cheapest {pool} choice ({:.1} ms) exceeds capacity {:.1} ms (multiplier {:.2}) — degrading to cheapest",
+            c.new_cost, c.capacity, c.m
+        )
+    }
+}

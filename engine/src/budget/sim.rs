@@ -1,0 +1,555 @@
+//! A deterministic simulator for the controller: a simulated clock, synthetic agents whose cost
+//! follows a known law, GPU figures that arrive two frames late, and a fixed-step accumulator.
+//!
+//! Owns: scenarios, the simulated frame loop and the figures read off a run (settling frames,
+//! missed frames, changes, multiplier excursion). Used by the integration tests and the
+//! `budget` bench, so every figure is reproducible: same scenario, same seed, same trace.
+//! Must never: read a real clock or the environment (everything comes from the scenario).
+//!
+//! # The simulated frame `N`
+//! 1. Real dt = `max(frame N-1, budget)` (a vsync'd display never runs faster than its rate),
+//!    clamped to 0.25 s; the fixed-step accumulator (integer microseconds, step = the smallest
+//!    step any current strategy declares) runs `floor(acc / step)` steps, capped at 5; capped or
+//!    clamped frames are reported as clamped.
+//! 2. Each agent's true cost = `load * truth[strategy] * law(n) * noise` (per step for
+//!    per-step agents, times the steps run).
+//! 3. CPU frame = CPU overhead (+ a hitch, rarely) + CPU agents; GPU frame = GPU overhead + GPU
+//!    agents. The frame's true time is the worse of the two.
+//! 4. The controller ticks with this frame's CPU time and CPU samples, and the GPU time and GPU
+//!    samples of frame `N-2`. Its decisions run from frame `N+1`.
+
+use super::agent::{Agent, Pool, Strategy, StrategyIndex};
+use super::config::{AgentSample, ControllerConfig, FrameInput, GpuTiming, StepReport};
+use super::controller::{Controller, DEFAULT_FIXED_STEP_S};
+use super::cost_model::CostLaw;
+use super::log::Decision;
+use super::providers::Readings;
+use super::{AgentId, Quote};
+
+/// The fixed-step accumulator's cap on steps per frame (the seed's `MAX_SIM_STEPS`).
+pub const MAX_STEPS: u32 = 5;
+/// Real dt clamp, microseconds (the seed's 0.25 s).
+pub const MAX_DT_US: u64 = 250_000;
+/// GPU readings arrive this many frames late.
+pub const GPU_LAG: u64 = 2;
+
+/// A synthetic agent: declared strategies plus the truth the simulator charges.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimAgentSpec {
+    /// Name.
+    pub name: String,
+    /// Pool.
+    pub pool: Pool,
+    /// Weight.
+    pub weight: u16,
+    /// Declared strategies (what the controller sees).
+    pub strategies: Vec<Strategy>,
+    /// The true law.
+    pub law: CostLaw,
+    /// True coefficient per strategy (ms per `law(n)`; per step when `per_step`).
+    pub truth: Vec<f64>,
+    /// Workload size.
+    pub n: u64,
+    /// Cost is charged per fixed step run (physics), not per frame.
+    pub per_step: bool,
+}
+
+/// A piecewise-constant schedule: `(from frame, value)`, sorted by frame.
+pub type Schedule<T> = Vec<(u64, T)>;
+
+fn at<T: Copy>(s: &Schedule<T>, frame: u64, default: T) -> T {
+    s.iter()
+        .take_while(|(f, _)| *f <= frame)
+        .last()
+        .map_or(default, |&(_, v)| v)
+}
+
+/// A scenario: the scene, the load over time, noise, providers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    /// Controller configuration.
+    pub config: ControllerConfig,
+    /// Agents, in registration order.
+    pub agents: Vec<SimAgentSpec>,
+    /// Frames to run (numbered from 1).
+    pub frames: u64,
+    /// Noise seed.
+    pub seed: u64,
+    /// Relative noise on every cost (standard deviation, 0.05 = 5 %).
+    pub noise: f64,
+    /// Chance per frame of a CPU hitch.
+    pub hitch_chance: f64,
+    /// A hitch's extra CPU ms.
+    pub hitch_ms: f64,
+    /// Load factor over time (multiplies every agent's cost).
+    pub load: Schedule<f64>,
+    /// CPU time no agent owns, ms.
+    pub cpu_overhead_ms: f64,
+    /// GPU time no agent owns, ms.
+    pub gpu_overhead_ms: f64,
+    /// Provider readings over time.
+    pub readings: Schedule<Readings>,
+}
+
+/// Who picks the strategies.
+#[derive(Debug, Clone, Copy)]
+pub enum Driver<'a> {
+    /// The controller.
+    Adaptive,
+    /// A decision log, applied at the frames it names (the controller only observes).
+    Replay(&'a [Decision]),
+    /// Nobody: every agent stays on its best strategy (the no-controller baseline).
+    Fixed,
+}
+
+/// One simulated frame.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FrameRecord {
+    /// Frame number.
+    pub frame: u64,
+    /// True CPU frame, ms.
+    pub cpu_ms: f64,
+    /// True GPU frame, ms.
+    pub gpu_ms: f64,
+    /// The frame's true time, `max(cpu, gpu)`.
+    pub frame_ms: f64,
+    /// The controller's target after this frame's tick.
+    pub target_ms: f64,
+    /// The multiplier after this frame's tick.
+    pub multiplier: f64,
+    /// Fixed steps run.
+    pub steps: u32,
+    /// True when the accumulator clamped.
+    pub clamped: bool,
+    /// Sum of quality ranks run this frame.
+    pub quality: u32,
+}
+
+/// A run's trace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trace {
+    /// Every frame.
+    pub frames: Vec<FrameRecord>,
+    /// Every decision, in order (the whole log, not just the kept ring).
+    pub decisions: Vec<Decision>,
+    /// The frame budget, ms.
+    pub budget_ms: f64,
+}
+
+struct SimAgent {
+    name: String,
+    pool: Pool,
+    weight: u16,
+    strategies: Vec<Strategy>,
+    n: u64,
+}
+
+impl Agent for SimAgent {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn pool(&self) -> Pool {
+        self.pool
+    }
+    fn weight(&self) -> u16 {
+        self.weight
+    }
+    fn strategies(&self) -> Vec<Strategy> {
+        self.strategies.clone()
+    }
+    fn initial_workload(&self) -> u64 {
+        self.n
+    }
+    fn apply(&mut self, _: StrategyIndex, _: &Strategy) {}
+}
+
+/// SplitMix64 (Steele, Lea & Flood, "Fast splittable pseudorandom number generators", 2014):
+/// small, fast and the same on every platform.
+#[derive(Debug, Clone)]
+pub struct SplitMix(pub u64);
+
+impl SplitMix {
+    /// Next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `[0, 1)`.
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Approximately standard normal: the Irwin–Hall sum of 12 uniforms less 6 (no
+    /// transcendental functions, so bit-identical everywhere).
+    pub fn normal(&mut self) -> f64 {
+        let mut s = 0.0;
+        for _ in 0..12 {
+            s += self.unit();
+        }
+        s - 6.0
+    }
+}
+
+/// Fixed steps in one frame of `frame_ms` at `strategy`'s step, at least one (the peak frame).
+pub fn peak_steps(strategy: &Strategy, frame_ms: f64) -> f64 {
+    match strategy.fixed_step_s {
+        Some(step) => (frame_ms / (step * 1000.0)).round().max(1.0),
+        None => 1.0,
+    }
+}
+
+fn best_strategy(ss: &[Strategy]) -> StrategyIndex {
+    let mut best = 0;
+    for (i, s) in ss.iter().enumerate() {
+        if s.quality > ss[best].quality {
+            best = i;
+        }
+    }
+    StrategyIndex(best as u8)
+}
+
+/// Runs a scenario. Panics only if the scenario's agents fail registration (a bug in the
+/// scenario, named in the message).
+pub fn run(sc: &Scenario, driver: Driver<'_>) -> Trace {
+    run_with(sc, driver, |_, _| {})
+}
+
+/// [`run`], calling `inspect` after every frame with the controller and the frame's record.
+pub fn run_with(
+    sc: &Scenario,
+    driver: Driver<'_>,
+    mut inspect: impl FnMut(&Controller, &FrameRecord),
+) -> Trace {
+    let mut ctl = Controller::new(sc.config).expect("scenario config must be valid");
+    let mut ids = Vec::new();
+    for a in &sc.agents {
+        let id = ctl
+            .register(Box::new(SimAgent {
+                name: a.name.clone(),
+                pool: a.pool,
+                weight: a.weight,
+                strategies: a.strategies.clone(),
+                n: a.n,
+            }))
+            .unwrap_or_else(|e| panic!("scenario agent `{}` refused: {e}", a.name));
+        ids.push(id);
+    }
+    if !matches!(driver, Driver::Adaptive) {
+        ctl.set_mode(super::AdaptationMode::Manual);
+    }
+    let mut current: Vec<StrategyIndex> = sc
+        .agents
+        .iter()
+        .map(|a| best_strategy(&a.strategies))
+        .collect();
+    let mut rng = SplitMix(sc.seed);
+    let budget_us = (sc.config.frame_budget_ms * 1000.0).round() as u64;
+    let mut acc_us: u64 = 0;
+    let mut prev_frame_ms = sc.config.frame_budget_ms;
+    // GPU frames and samples waiting to be read (frame, gpu ms, samples).
+    let mut gpu_pending: std::collections::VecDeque<(u64, f64, Vec<AgentSample>)> =
+        Default::default();
+    let mut frames = Vec::with_capacity(sc.frames as usize);
+    let mut decisions = Vec::new();
+    let mut replay_at = 0usize;
+    let mut samples = Vec::new();
+    for frame in 1..=sc.frames {
+        // 1. Fixed steps.
+        let step_s = current
+            .iter()
+            .zip(&sc.agents)
+            .filter_map(|(s, a)| a.strategies[s.get()].fixed_step_s)
+            .reduce(f64::min);
+        if matches!(driver, Driver::Adaptive) {
+            debug_assert_eq!(step_s, ctl.smallest_declared_step());
+        }
+        let step_us = ((step_s.unwrap_or(DEFAULT_FIXED_STEP_S)) * 1e6).round() as u64;
+        let dt_us = ((prev_frame_ms * 1000.0).round() as u64).max(budget_us);
+        let mut clamped = dt_us > MAX_DT_US;
+        acc_us += dt_us.min(MAX_DT_US);
+        let mut steps = (acc_us / step_us) as u32;
+        if steps > MAX_STEPS {
+            steps = MAX_STEPS;
+            clamped = true;
+            acc_us %= step_us;
+        } else {
+            acc_us -= steps as u64 * step_us;
+        }
+
+        // 2-3. Costs.
+        let load = at(&sc.load, frame, 1.0);
+        let readings = at(&sc.readings, frame, Readings::default());
+        let mut cpu = sc.cpu_overhead_ms;
+        if sc.hitch_chance > 0.0 && rng.unit() < sc.hitch_chance {
+            cpu += sc.hitch_ms;
+        }
+        let mut gpu = sc.gpu_overhead_ms;
+        samples.clear();
+        let mut gpu_samples = Vec::new();
+        let mut quality = 0;
+        for (k, a) in sc.agents.iter().enumerate() {
+            let s = current[k].get();
+            quality += a.strategies[s].quality as u32;
+            let noise = (1.0 + sc.noise * rng.normal()).max(0.1);
+            let unit = load * a.truth[s] * a.law.eval(a.n) * noise;
+            let ms = if a.per_step {
+                unit * steps as f64
+            } else {
+                unit
+            };
+            // A fixed-step agent reports its cost per display frame at its nominal rate (the
+            // measured per-step cost times the steps a frame of the budget's length runs, at
+            // least one: the peak frame), because how many steps one frame runs depends on the
+            // previous frame's dt, not on the strategy. A frame that ran no step reports nothing.
+            let reported = if a.per_step {
+                (steps > 0).then(|| unit * peak_steps(&a.strategies[s], sc.config.frame_budget_ms))
+            } else {
+                Some(ms)
+            };
+            let sample = reported.map(|ms| AgentSample {
+                agent: ids[k],
+                frame,
+                n: a.n,
+                ms,
+            });
+            match a.pool {
+                Pool::Cpu => {
+                    cpu += ms;
+                    samples.extend(sample);
+                }
+                Pool::Gpu => {
+                    gpu += ms;
+                    gpu_samples.extend(sample);
+                }
+            }
+        }
+        let has_gpu = sc.agents.iter().any(|a| a.pool == Pool::Gpu);
+        gpu_pending.push_back((frame, gpu, gpu_samples));
+        let mut gpu_timing = None;
+        while gpu_pending
+            .front()
+            .is_some_and(|(f, _, _)| f + GPU_LAG <= frame)
+        {
+            let (f, ms, s) = gpu_pending.pop_front().expect("checked non-empty");
+            if has_gpu {
+                gpu_timing = Some(GpuTiming { frame: f, ms });
+            }
+            samples.extend(s);
+        }
+        let frame_ms = if has_gpu { cpu.max(gpu) } else { cpu };
+
+        // 4. Tick.
+        let input = FrameInput {
+            frame,
+            cpu_ms: cpu,
+            gpu: gpu_timing,
+            samples: &samples,
+            step: Some(StepReport { steps, clamped }),
+        };
+        let before = ctl.log().total();
+        let report = ctl
+            .tick_with(&input, readings)
+            .expect("simulated input is always valid");
+        match driver {
+            Driver::Adaptive => {
+                let fresh = (ctl.log().total() - before) as usize;
+                let log: Vec<&Decision> = ctl.log().iter().collect();
+                for d in &log[log.len() - fresh..] {
+                    current[d.agent.index()] = d.to;
+                    decisions.push((*d).clone());
+                }
+            }
+            Driver::Replay(log) => {
+                while replay_at < log.len() && log[replay_at].frame == frame {
+                    let d = &log[replay_at];
+                    current[d.agent.index()] = d.to;
+                    decisions.push(d.clone());
+                    replay_at += 1;
+                }
+            }
+            Driver::Fixed => {}
+        }
+        let record = FrameRecord {
+            frame,
+            cpu_ms: cpu,
+            gpu_ms: if has_gpu { gpu } else { 0.0 },
+            frame_ms,
+            target_ms: report.target_ms,
+            multiplier: report.multiplier,
+            steps,
+            clamped,
+            quality,
+        };
+        inspect(&ctl, &record);
+        frames.push(record);
+        prev_frame_ms = frame_ms;
+    }
+    Trace {
+        frames,
+        decisions,
+        budget_ms: sc.config.frame_budget_ms,
+    }
+}
+
+impl Trace {
+    fn range(&self, from: u64, to: u64) -> impl Iterator<Item = &FrameRecord> {
+        self.frames
+            .iter()
+            .filter(move |f| f.frame >= from && f.frame < to)
+    }
+
+    /// Frames in `[from, to)` whose true time exceeded the budget (missed deadlines).
+    pub fn missed_frames(&self, from: u64, to: u64) -> usize {
+        self.range(from, to)
+            .filter(|f| f.frame_ms > self.budget_ms)
+            .count()
+    }
+
+    /// Frames from `from` until the frame time is at or under the target and stays there for
+    /// `hold` frames; `None` if it never does before the trace ends.
+    pub fn settle_frames(&self, from: u64, hold: usize) -> Option<u64> {
+        let after: Vec<&FrameRecord> = self.frames.iter().filter(|f| f.frame >= from).collect();
+        let mut run = 0;
+        for (i, f) in after.iter().enumerate() {
+            if f.frame_ms <= f.target_ms {
+                run += 1;
+                if run >= hold {
+                    return Some(after[i + 1 - hold].frame - from);
+                }
+            } else {
+                run = 0;
+            }
+        }
+        None
+    }
+
+    /// Strategy changes per agent (registration order) decided in `[from, to)`.
+    pub fn changes_per_agent(&self, agents: usize, from: u64, to: u64) -> Vec<usize> {
+        let mut out = vec![0; agents];
+        for d in &self.decisions {
+            if d.frame >= from && d.frame < to {
+                out[d.agent.index()] += 1;
+            }
+        }
+        out
+    }
+
+    /// The multiplier's largest excursion below its settled value in `[from, to)`, as a
+    /// fraction of the settled value; the settled value is the mean over the last 100 frames
+    /// of the range.
+    pub fn multiplier_overshoot(&self, from: u64, to: u64) -> f64 {
+        let tail: Vec<f64> = self
+            .range(to.saturating_sub(100), to)
+            .map(|f| f.multiplier)
+            .collect();
+        if tail.is_empty() {
+            return 0.0;
+        }
+        let settled = tail.iter().sum::<f64>() / tail.len() as f64;
+        let low = self
+            .range(from, to)
+            .map(|f| f.multiplier)
+            .fold(f64::INFINITY, f64::min);
+        ((settled - low) / settled).max(0.0)
+    }
+
+    /// Frames in `[from, to)` whose true time exceeded the controller's target.
+    pub fn over_target_frames(&self, from: u64, to: u64) -> usize {
+        self.range(from, to)
+            .filter(|f| f.frame_ms > f.target_ms)
+            .count()
+    }
+}
+
+/// The standard scene: physics (CPU, fixed step, linear in bodies), ai (CPU, `n log n`), asset
+/// streaming (CPU, constant) and render (GPU, linear in draw items), at 60 Hz. True costs
+/// differ from the quotes (this machine is slower than quoted for some, faster for others), so
+/// calibration has work to do. At load 1 everything runs at its best (CPU 10.9 ms, GPU
+/// 10.3 ms); at load 3 the best set that fits is physics `step_60`, ai `reduced`, asset `slow`
+/// (CPU 13.9 ms) and render `quarter` (GPU 9.8 ms).
+pub fn standard_scene() -> Vec<SimAgentSpec> {
+    use CostLaw::*;
+    let s = |name: &str, q: u16, law: CostLaw, c: f64| Strategy::new(name, q, Quote::new(law, c));
+    vec![
+        SimAgentSpec {
+            name: "physics".into(),
+            pool: Pool::Cpu,
+            weight: 2,
+            strategies: vec![
+                s("step_120", 3, Linear, 0.0024).with_fixed_step(1.0 / 120.0),
+                s("step_60", 2, Linear, 0.0012).with_fixed_step(1.0 / 60.0),
+                // At 60 Hz a 1/30 s step runs every other frame: its peak frame costs one step,
+                // like 1/60 s. It only pays off below 30 Hz (or for average power).
+                s("step_30", 1, Linear, 0.0012).with_fixed_step(1.0 / 30.0),
+            ],
+            law: Linear,
+            truth: vec![0.0011, 0.0011, 0.0011],
+            n: 2000,
+            per_step: true,
+        },
+        SimAgentSpec {
+            name: "ai".into(),
+            pool: Pool::Cpu,
+            weight: 1,
+            strategies: vec![
+                s("full", 3, NLogN, 0.0010),
+                s("reduced", 2, NLogN, 0.00042),
+                s("minimal", 1, NLogN, 0.00018),
+            ],
+            law: NLogN,
+            truth: vec![0.000901, 0.000386, 0.000161],
+            n: 500,
+            per_step: false,
+        },
+        SimAgentSpec {
+            name: "asset".into(),
+            pool: Pool::Cpu,
+            weight: 1,
+            strategies: vec![s("fast", 2, Constant, 1.5), s("slow", 1, Constant, 0.5)],
+            law: Constant,
+            truth: vec![1.65, 0.55],
+            n: 1,
+            per_step: false,
+        },
+        SimAgentSpec {
+            name: "render".into(),
+            pool: Pool::Gpu,
+            weight: 1,
+            strategies: vec![
+                s("full", 3, Linear, 0.0016),
+                s("half", 2, Linear, 0.0009),
+                s("quarter", 1, Linear, 0.0005),
+            ],
+            law: Linear,
+            truth: vec![0.00176, 0.00099, 0.00055],
+            n: 5000,
+            per_step: false,
+        },
+    ]
+}
+
+/// A scenario over the standard scene with the given load schedule and noise.
+pub fn standard(frames: u64, load: Schedule<f64>, noise: f64, seed: u64) -> Scenario {
+    Scenario {
+        config: ControllerConfig::default(),
+        agents: standard_scene(),
+        frames,
+        seed,
+        noise,
+        hitch_chance: 0.0,
+        hitch_ms: 0.0,
+        load,
+        cpu_overhead_ms: 2.0,
+        gpu_overhead_ms: 1.5,
+        readings: Vec::new(),
+    }
+}
+
+/// The id of the `k`-th registered agent (sim agents are registered in scenario order).
+pub fn agent_id(k: usize) -> AgentId {
+    AgentId(k as u16)
+}
