@@ -8,6 +8,9 @@
 //!
 //! Run: `cargo bench -p lanegraph-benches --bench telemetry`.
 
+// `criterion_group!` expands to an undocumented `pub fn`.
+#![allow(missing_docs)]
+
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -127,7 +127,11 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
 
     let clock_ns = per_iter(
         &plan,
-        |n| (0..n).for_each(|_| drop(black_box(clock::now()))),
+        |n| {
+            (0..n).for_each(|_| {
+                black_box(clock::now());
+            })
+        },
         || {},
     );
     out.push(Figure::new(
@@ -248,12 +252,20 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     let tracker = TrackingAllocator::new();
     let ours = per_iter(
         &plan,
-        |n| (0..n).for_each(|_| drop(black_box(tracker.alloc_free_roundtrip(64)))),
+        |n| {
+            (0..n).for_each(|_| {
+                black_box(tracker.alloc_free_roundtrip(64));
+            })
+        },
         || {},
     );
     let sys = per_iter(
         &plan,
-        |n| (0..n).for_each(|_| drop(black_box(telemetry::alloc::system_alloc_free_roundtrip(64)))),
+        |n| {
+            (0..n).for_each(|_| {
+                black_box(telemetry::alloc::system_alloc_free_roundtrip(64));
+            })
+        },
         || {},
     );
     out.push(

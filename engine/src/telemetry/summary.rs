@@ -213,11 +213,9 @@ pub fn lane_activity(spans: &[SpanRecord], tracks: &[TrackInfo]) -> Vec<LaneActi
         BTreeMap::new();
     let mut covered_until = None;
     for s in sorted {
-        let top = match covered_until {
-            Some((track, end)) if track == s.track && s.end <= end => false,
-            _ => true,
-        };
-        if !top {
+        let nested =
+            matches!(covered_until, Some((track, end)) if track == s.track && s.end <= end);
+        if nested {
             continue;
         }
         covered_until = Some((s.track, s.end));
