@@ -1,6 +1,6 @@
 //! The system table: registration, validation and lookup.
 //!
-//! Owns: [`SystemTable`] (one record per system plus its run function, in schedule order) and
+//! Owns: `SystemTable` (one record per system plus its run function, in schedule order) and
 //! the registration errors. Must never: accept a definition that breaks the timing contract
 //! (empty or duplicate name, invalid budget, more than [`MAX_SYSTEMS`]) or reallocate after
 //! construction (the table is sized for `MAX_SYSTEMS` up front).

@@ -11,7 +11,7 @@
 //! 3. `ns = t1 - t0` in whole nanoseconds; record it in the system's 64-sample window
 //!    (O(1), inline ring), bump `runs`, set `last_ns`.
 //! 4. Compare: `ns > budget` (warn) and `ns >= 3 * budget` (error); both exact integer compares.
-//!    Only a breach leaves the hot path, into [`on_breach`] (`#[cold]`).
+//!    Only a breach leaves the hot path, into `on_breach` (`#[cold]`).
 
 use std::panic::{self, AssertUnwindSafe};
 

@@ -1,7 +1,7 @@
 //! Component columns: the type-erased column interface and the plain typed (AoS) column.
 //!
-//! Owns: [`AosColumn`], a sparse set (dense `entities` + dense `values` + a sparse row index per
-//! entity slot), and the [`ErasedColumn`] interface the world uses to despawn, hash and compact
+//! Owns: `AosColumn`, a sparse set (dense `entities` + dense `values` + a sparse row index per
+//! entity slot), and the `ErasedColumn` interface the world uses to despawn, hash and compact
 //! any column without knowing its type. Must never: leave a hole in the dense arrays (removal is
 //! a swap-remove that fixes the moved row's index) or let the three arrays disagree.
 //!

@@ -146,13 +146,10 @@ impl EntityTable {
         let slot = &mut self.slots[entity.index as usize];
         let pos = slot.dense as usize;
         slot.dense = VACANT;
-        match slot.generation.checked_add(1) {
-            Some(next) => {
-                slot.generation = next;
-                self.free.push(entity.index);
-            }
-            // Retired: the generation cannot advance, so the slot is never reused.
-            None => {}
+        // At the last generation the slot is retired: it cannot advance, so it is never reused.
+        if let Some(next) = slot.generation.checked_add(1) {
+            slot.generation = next;
+            self.free.push(entity.index);
         }
         self.dense.swap_remove(pos);
         if let Some(moved) = self.dense.get(pos) {

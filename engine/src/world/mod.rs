@@ -8,7 +8,7 @@
 //!
 //! # Layout
 //! - [`entity`]: handles and the entity table (dense list of live entities).
-//! - [`column`]: the sparse-set column per component (AoS), behind a type-erased interface.
+//! - [`column`](mod@column): the sparse-set column per component (AoS), behind a type-erased interface.
 //! - [`soa`]: field-SoA columns from `lanegraph-simd` for hot numeric components, and lending
 //!   them to the physics lane for one step.
 //! - [`query`]: borrowing columns alone or joined.

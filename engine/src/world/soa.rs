@@ -1,6 +1,6 @@
 //! Field-SoA component columns (from `lanegraph-simd`), and lending them to the physics lane.
 //!
-//! Owns: [`SoaColumn`] (a `SoaTable` plus the entity list and sparse index, so it is a sparse
+//! Owns: `SoaColumn` (a `SoaTable` plus the entity list and sparse index, so it is a sparse
 //! set like the AoS column), opting a component into it ([`World::use_field_soa`]), its
 //! accessors, and the one-step mutable loan of its columns ([`SoaMut`]). Must never: transpose
 //! per frame (the columns are the component's only storage, resident across frames), or let a
