@@ -3,7 +3,8 @@
 //! Owns: creating a Vulkan buffer or image, allocating and binding its memory, and freeing both
 //! in the right order on drop (the handle first, then its memory: the spec forbids freeing memory
 //! a live resource is bound to being *used*, and destroying first makes that impossible).
-//! Must never: outlive the device (each resource holds an `Arc` of the device's shared state) or
+//! Must never: outlive the device (each resource holds an `Arc` of the device's shared state),
+//! be destroyed under the GPU (drop waits for the device to idle: drops are cold-path), or
 //! panic when freeing fails (it is logged: the memory is then leaked until the device goes).
 
 use std::sync::Arc;
@@ -123,8 +124,9 @@ impl GpuBuffer {
 
 impl Drop for GpuBuffer {
     fn drop(&mut self) {
-        // SAFETY: the owner guarantees no pending GPU work uses this buffer (frames wait their
-        // fences / the device idles before resources go); destroy before freeing its memory.
+        self.shared.idle_before_destroy();
+        // SAFETY: the device is idle, so no GPU work uses this buffer; it is destroyed before
+        // its memory is freed.
         unsafe { self.shared.device.destroy_buffer(self.buffer, None) };
         if let Some(a) = self.allocation.take() {
             if let Err(e) = self.shared.allocator().free(a) {
@@ -248,8 +250,9 @@ impl GpuImage {
 
 impl Drop for GpuImage {
     fn drop(&mut self) {
-        // SAFETY: no pending GPU work uses the image (owner's contract, as for buffers); the
-        // view goes before the image, the image before its memory; a null view is skipped.
+        self.shared.idle_before_destroy();
+        // SAFETY: the device is idle, so no GPU work uses the image; the view goes before the
+        // image, the image before its memory; a null view is skipped.
         unsafe {
             if self.view != vk::ImageView::null() {
                 self.shared.device.destroy_image_view(self.view, None);

@@ -105,6 +105,17 @@ impl Shared {
         self.queue.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Waits until the device is idle before a resource is destroyed, so a resource dropped
+    /// while a frame still uses it cannot be freed under the GPU (cold path: drops only; on an
+    /// idle device this returns at once). Errors are logged: a lost device is idle.
+    pub(crate) fn idle_before_destroy(&self) {
+        let _queue = self.queue();
+        // SAFETY: the queue lock is held, so no submit races the wait.
+        if let Err(e) = unsafe { self.device.device_wait_idle() } {
+            tracing::debug!(result = ?e, "vkDeviceWaitIdle before a destroy failed");
+        }
+    }
+
     /// The allocator, locked (cold path: resource creation only).
     pub(crate) fn allocator(&self) -> MutexGuard<'_, Allocator> {
         self.allocator.lock().unwrap_or_else(|e| e.into_inner())

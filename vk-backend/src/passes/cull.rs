@@ -23,7 +23,7 @@ pub struct CullPass {
 
 impl CullPass {
     /// Builds the pipeline against `layout`.
-    pub fn new(gpu: &Gpu, layout: &PassLayout) -> Result<CullPass, GpuError> {
+    pub(crate) fn new(gpu: &Gpu, layout: &PassLayout) -> Result<CullPass, GpuError> {
         let module = ShaderModule::new(gpu, &CULL)?;
         let stage = vk::PipelineShaderStageCreateInfo::default()
             .stage(vk::ShaderStageFlags::COMPUTE)

@@ -86,7 +86,7 @@ pub struct PassLayout {
 
 impl PassLayout {
     /// Layouts plus `slots` descriptor sets.
-    pub fn new(gpu: &Gpu, slots: u32) -> Result<PassLayout, GpuError> {
+    pub(crate) fn new(gpu: &Gpu, slots: u32) -> Result<PassLayout, GpuError> {
         let device = gpu.shared.device.clone();
         let cv = vk::ShaderStageFlags::COMPUTE | vk::ShaderStageFlags::VERTEX;
         let binding = |b: u32, stages| {

@@ -28,7 +28,11 @@ pub struct ParticlePass {
 
 impl ParticlePass {
     /// Builds the render pass and the pipeline for targets of `extent`.
-    pub fn new(gpu: &Gpu, layout: &PassLayout, extent: vk::Extent2D) -> Result<Self, GpuError> {
+    pub(crate) fn new(
+        gpu: &Gpu,
+        layout: &PassLayout,
+        extent: vk::Extent2D,
+    ) -> Result<Self, GpuError> {
         let device = gpu.shared.device.clone();
         let attachments = [vk::AttachmentDescription::default()
             .format(COLOR_FORMAT)

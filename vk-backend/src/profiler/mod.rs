@@ -639,8 +639,8 @@ pub(crate) fn decode(
 
 impl Drop for GpuProfiler {
     fn drop(&mut self) {
-        // SAFETY: the owner keeps the profiler alive until its frames' fences are waited (the
-        // renderer drops its ring, which finishes every frame, before the profiler); the
+        self.shared.idle_before_destroy();
+        // SAFETY: the device is idle, so no frame still writes or copies these queries; the
         // results buffer is freed after the pool by field drop order.
         unsafe { self.shared.device.destroy_query_pool(self.pool, None) };
     }
