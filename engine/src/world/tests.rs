@@ -126,3 +126,11 @@ fn compaction_sorts_rows_by_slot_and_keeps_the_hash() {
         .windows(2)
         .all(|p| p[0].index() < p[1].index()));
 }
+
+#[test]
+fn world_and_lent_chunks_can_move_to_other_threads() {
+    fn assert_send<T: Send>() {}
+    assert_send::<World>();
+    assert_send::<lanegraph_simd::SoaChunkMut<'static, 3>>();
+    assert_send::<crate::systems::SystemDef>();
+}
