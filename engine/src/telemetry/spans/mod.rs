@@ -271,3 +271,51 @@ mod tests {
             .any(|s| s.track == t && s.name == "pass" && s.n == Some(12)));
     }
 }
+
+#[cfg(all(test, feature = "tracing-spans"))]
+mod tracing_tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+    use tracing_subscriber::layer::{Context, SubscriberExt};
+
+    /// Records the names of spans and the targets of events it sees.
+    struct Seen(Arc<Mutex<Vec<String>>>);
+
+    impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Seen {
+        fn on_new_span(
+            &self,
+            attrs: &tracing::span::Attributes<'_>,
+            _: &tracing::span::Id,
+            _: Context<'_, S>,
+        ) {
+            self.0
+                .lock()
+                .unwrap()
+                .push(attrs.metadata().name().to_string());
+        }
+
+        fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
+            self.0
+                .lock()
+                .unwrap()
+                .push(event.metadata().target().to_string());
+        }
+    }
+
+    #[test]
+    fn spans_and_pre_timed_spans_reach_tracing() {
+        let _serial = TEST_COLLECT_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let subscriber = tracing_subscriber::registry().with(Seen(seen.clone()));
+        let track = register_track("gpu", TrackKind::GpuQueue { queue: "q".into() });
+        tracing::subscriber::with_default(subscriber, || {
+            drop(span("traced"));
+            let a = clock::now();
+            record_span(track, "pass", a, clock::now(), None).unwrap();
+        });
+        let seen = seen.lock().unwrap().clone();
+        assert!(seen.contains(&"lanegraph.span".to_string()), "{seen:?}");
+        assert!(seen.contains(&"lanegraph::span".to_string()), "{seen:?}");
+        let _ = collect();
+    }
+}
