@@ -60,8 +60,14 @@ impl<'q> Latch<'q> {
     /// Step 2 and 3: one job finished.
     #[inline]
     pub(crate) fn count_down(&self) {
+        self.count_down_by(1);
+    }
+
+    /// Steps 2 and 3 for `n` jobs finished by one thread (a chain run inline).
+    #[inline]
+    pub(crate) fn count_down_by(&self, n: usize) {
         let helper = self.helper;
-        if self.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
+        if self.remaining.fetch_sub(n, Ordering::AcqRel) == n {
             {
                 let mut d = lock(&self.done);
                 *d = true;

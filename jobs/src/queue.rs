@@ -59,6 +59,38 @@ impl SpinBudget {
     }
 }
 
+/// Jobs a worker takes from its lane's queue under one lock (at most its fair share: the
+/// queue's length divided by the lane's workers). Amortises the lock over a burst of graph
+/// nodes; small enough that one worker never hoards a frame's work.
+pub(crate) const LOCAL_BATCH: usize = 16;
+
+/// A worker's private run list: jobs it took from the queue in one batch.
+pub(crate) struct LocalBatch {
+    jobs: [Option<JobRef>; LOCAL_BATCH],
+    head: usize,
+    len: usize,
+}
+
+impl LocalBatch {
+    pub(crate) fn new() -> Self {
+        LocalBatch {
+            jobs: [None; LOCAL_BATCH],
+            head: 0,
+            len: 0,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn pop(&mut self) -> Option<JobRef> {
+        if self.head == self.len {
+            return None;
+        }
+        let j = self.jobs[self.head].take();
+        self.head += 1;
+        j
+    }
+}
+
 /// Initial queue capacity: enough for a frame's worth of graph nodes on most lanes without a
 /// grow; larger graphs grow it once, on warm-up.
 const INITIAL_CAPACITY: usize = 1024;
@@ -74,6 +106,8 @@ struct QueueState {
 /// The run queue of one lane.
 #[derive(Debug)]
 pub(crate) struct LaneQueue {
+    /// Workers serving this queue (fixed at start): a batch pop takes at most `len / workers`.
+    workers: usize,
     /// Writers: pushers and poppers, under the lock. Readers: the same, under the lock.
     state: Mutex<QueueState>,
     /// Waited on by sleepers (step 3) and helpers (step 4); notified by pushers, latches and
@@ -85,8 +119,9 @@ pub(crate) struct LaneQueue {
 }
 
 impl LaneQueue {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(workers: usize) -> Self {
         LaneQueue {
+            workers: workers.max(1),
             state: Mutex::new(QueueState {
                 jobs: VecDeque::with_capacity(INITIAL_CAPACITY),
                 sleepers: 0,
@@ -144,11 +179,19 @@ impl LaneQueue {
         job
     }
 
-    /// Steps 2 and 3 for a worker: the next job, or `None` once shut down and drained.
-    pub(crate) fn next_for_worker(&self, spin: &mut SpinBudget) -> Option<JobRef> {
+    /// Steps 2 and 3 for a worker: fills `out` with the next jobs (at most its fair share of
+    /// the queue, at least one). Returns false once shut down and drained.
+    pub(crate) fn next_batch_for_worker(
+        &self,
+        spin: &mut SpinBudget,
+        out: &mut LocalBatch,
+    ) -> bool {
         loop {
-            if let Some(job) = self.try_pop() {
-                return Some(job);
+            if self.len_hint.load(Ordering::Acquire) > 0 {
+                let mut s = lock(&self.state);
+                if self.take_batch(&mut s, out) {
+                    return true;
+                }
             }
             if spin.max > 0 {
                 if self.spin_for_work(spin.cur) {
@@ -159,18 +202,33 @@ impl LaneQueue {
             }
             let mut s = lock(&self.state);
             loop {
-                if let Some(job) = s.jobs.pop_front() {
-                    self.len_hint.store(s.jobs.len(), Ordering::Release);
-                    return Some(job);
+                if self.take_batch(&mut s, out) {
+                    return true;
                 }
                 if s.shutdown {
-                    return None;
+                    return false;
                 }
                 s.sleepers += 1;
                 s = wait(&self.wake, s);
                 s.sleepers -= 1;
             }
         }
+    }
+
+    /// Moves up to the worker's fair share of queued jobs into `out` (under the lock).
+    fn take_batch(&self, s: &mut QueueState, out: &mut LocalBatch) -> bool {
+        let len = s.jobs.len();
+        if len == 0 {
+            return false;
+        }
+        let k = (len / self.workers).clamp(1, LOCAL_BATCH);
+        out.head = 0;
+        out.len = k;
+        for slot in out.jobs.iter_mut().take(k) {
+            *slot = s.jobs.pop_front();
+        }
+        self.len_hint.store(len - k, Ordering::Release);
+        true
     }
 
     /// Step 2: spins until the hint says there is work, for at most `spin_ns`.

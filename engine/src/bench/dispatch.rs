@@ -54,7 +54,13 @@ impl Dag {
     /// A chain of `n` nodes.
     pub fn chain(n: usize) -> Dag {
         let succs = (0..n)
-            .map(|i| if i + 1 < n { vec![i as u32 + 1] } else { vec![] })
+            .map(|i| {
+                if i + 1 < n {
+                    vec![i as u32 + 1]
+                } else {
+                    vec![]
+                }
+            })
             .collect();
         let preds = (0..n).map(|i| u32::from(i > 0)).collect();
         Dag { succs, preds }
@@ -85,7 +91,8 @@ impl Dag {
                 b.edge(ids[from], ids[to as usize]);
             }
         }
-        b.build(lanes).expect("bench DAGs are valid by construction")
+        b.build(lanes)
+            .expect("bench DAGs are valid by construction")
     }
 }
 
@@ -136,6 +143,15 @@ impl RayonDag {
     }
 }
 
+/// Lanes with a single frame-critical `physics` lane of `workers` unpinned workers, like the
+/// rayon pool they are compared with (rayon does not pin).
+pub fn physics_lanes_unpinned(workers: usize) -> Lanes {
+    let plan = LanePlan::empty(&lanegraph_jobs::plan::machine_cores())
+        .with_lane("physics", LaneKind::FrameCritical, vec![None; workers])
+        .expect("unpinned lanes need no cores");
+    Lanes::start(plan).expect("bench lanes start")
+}
+
 /// Lanes with a single frame-critical `physics` lane of `workers` workers, pinned to the
 /// machine's cores round-robin after the owner's (unpinned when the machine has one core).
 pub fn physics_lanes(workers: usize) -> Lanes {
@@ -172,27 +188,42 @@ fn fail(why: impl Into<String>) -> BenchError {
     }
 }
 
-/// Interleaves `ours` and `theirs`, `samples` times each after `warmup` rounds; returns the
-/// per-call nanosecond samples of both.
+/// Runs of one side back to back before the other side takes over. Alternating per run would
+/// let each runtime's workers fall asleep while the other runs, so every sample would include a
+/// futex wake-up whose cost depends on the other runtime's idle policy; blocks measure each
+/// side's steady state while still interleaving them in time (machine noise hits both).
+/// Wake-up cost is measured on its own by `round_trip` and `idle_cpu`.
+const BLOCK: usize = 10;
+
+/// Interleaves `ours` and `theirs` in blocks of [`BLOCK`] runs, `samples` runs each after
+/// `warmup` blocks; returns the per-run nanosecond samples of both.
 fn interleave(
     warmup: usize,
     samples: usize,
     mut ours: impl FnMut(),
     mut theirs: impl FnMut(),
 ) -> (Vec<f64>, Vec<f64>) {
-    for _ in 0..warmup {
-        ours();
-        theirs();
+    for _ in 0..warmup.div_ceil(BLOCK) {
+        for _ in 0..BLOCK {
+            ours();
+        }
+        for _ in 0..BLOCK {
+            theirs();
+        }
     }
     let mut a = Vec::with_capacity(samples);
     let mut b = Vec::with_capacity(samples);
-    for _ in 0..samples {
-        let t = clock::now();
-        ours();
-        a.push(clock::now().ns_since(t) as f64);
-        let t = clock::now();
-        theirs();
-        b.push(clock::now().ns_since(t) as f64);
+    while a.len() < samples {
+        for _ in 0..BLOCK {
+            let t = clock::now();
+            ours();
+            a.push(clock::now().ns_since(t) as f64);
+        }
+        for _ in 0..BLOCK {
+            let t = clock::now();
+            theirs();
+            b.push(clock::now().ns_since(t) as f64);
+        }
     }
     (a, b)
 }
@@ -216,7 +247,7 @@ fn layered_dag(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     let samples = if opts.quick { 300 } else { 2000 };
     let mut out = Vec::new();
     for threads in [1usize, 2] {
-        let lanes = physics_lanes(threads);
+        let lanes = physics_lanes_unpinned(threads);
         let pool = rayon_pool(threads);
         let rayon_dag = RayonDag::new(dag.clone());
         for (metric, timing) in [("ns_per_node", false), ("ns_per_node_timed", true)] {
@@ -230,8 +261,18 @@ fn layered_dag(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
                 || rayon_dag.run(&pool),
             );
             out.push(
-                Figure::new(SUITE, "layered_dag", threads, metric, "ns", percentile(&mut a, 50.0) / n)
-                    .with_baseline("rayon scope + atomic counters", percentile(&mut b, 50.0) / n),
+                Figure::new(
+                    SUITE,
+                    "layered_dag",
+                    threads,
+                    metric,
+                    "ns",
+                    percentile(&mut a, 50.0) / n,
+                )
+                .with_baseline(
+                    "rayon scope + atomic counters",
+                    percentile(&mut b, 50.0) / n,
+                ),
             );
             if !timing {
                 out.push(
@@ -243,7 +284,10 @@ fn layered_dag(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
                         "ns",
                         percentile(&mut a, 99.0) / n,
                     )
-                    .with_baseline("rayon scope + atomic counters", percentile(&mut b, 99.0) / n),
+                    .with_baseline(
+                        "rayon scope + atomic counters",
+                        percentile(&mut b, 99.0) / n,
+                    ),
                 );
             }
         }
@@ -255,7 +299,7 @@ fn chain(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     let dag = Dag::chain(1000);
     let n = dag.len() as f64;
     let samples = if opts.quick { 300 } else { 2000 };
-    let lanes = physics_lanes(1);
+    let lanes = physics_lanes_unpinned(1);
     let pool = rayon_pool(1);
     let rayon_dag = RayonDag::new(dag.clone());
     let mut g = dag.to_graph(&lanes, "physics", false);
@@ -275,7 +319,10 @@ fn chain(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
         "ns",
         percentile(&mut a, 50.0) / n,
     )
-    .with_baseline("rayon spawn chain", percentile(&mut b, 50.0) / n)])
+    .with_baseline(
+        "rayon spawn chain",
+        percentile(&mut b, 50.0) / n,
+    )])
 }
 
 /// Runs `f` on a thread pinned to the first core (the owner's core in every plan).
@@ -422,7 +469,10 @@ fn frame_allocs(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
         "count",
         (a1 - a0) as f64 / frames as f64,
     )
-    .with_baseline("rayon scope + par_iter", (a2 - a1) as f64 / frames as f64)])
+    .with_baseline(
+        "rayon scope + par_iter",
+        (a2 - a1) as f64 / frames as f64,
+    )])
 }
 
 /// CPU ns burnt per wall second while a lane is ticked at `hz` with a trivial job.
@@ -468,7 +518,11 @@ fn idle_cpu(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     );
     drop(lanes);
     let pool = rayon_pool(1);
-    let theirs = idle_cpu_of(|| pool.install(|| std::hint::black_box(())), seconds, 1000.0);
+    let theirs = idle_cpu_of(
+        || pool.install(|| std::hint::black_box(())),
+        seconds,
+        1000.0,
+    );
     // ms of CPU per second of wall time = thousandths of a core.
     Ok(vec![Figure::new(
         SUITE,
@@ -493,7 +547,9 @@ fn lane_isolation(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     let runs = if opts.quick { 300 } else { 2000 };
     let lanes = Lanes::start_with(LanePlan::auto(), LaneOptions::default())
         .map_err(|e| fail(e.to_string()))?;
-    let asset = lanes.lane("asset").ok_or_else(|| fail("auto plan has no asset lane"))?;
+    let asset = lanes
+        .lane("asset")
+        .ok_or_else(|| fail("auto plan has no asset lane"))?;
     // The render graph: a fan of 8 nodes of 20 us each, then a join.
     let mut b = GraphBuilder::<()>::new("render").record_timing(false);
     let join = b.node("submit", "render", |_, _| busy(5_000));

@@ -274,10 +274,13 @@ unsafe fn exec_node<C: Sync>(data: *const (), arg: usize, who: WorkerInfo) {
     let run = unsafe { &*(data as *const RunCtx<'_, C>) };
     let core = run.core;
     let mut node = arg as u32;
+    // Nodes finished in this inline chain, counted down at its end (one latch RMW per chain).
+    let mut finished = 0usize;
     loop {
         let i = node as usize;
-        // Relaxed: our acquiring decrement of `pending` (or the queue lock, for roots) ordered
-        // every predecessor's poison store before this load.
+        // Relaxed: our acquiring decrement of `pending` (or the queue lock, for roots, or program
+        // order, for a single-predecessor node run inline) ordered every predecessor's poison
+        // store before this load.
         let mut failed = core.poisoned[i].load(Ordering::Relaxed);
         if failed {
             core.skipped.fetch_add(1, Ordering::Relaxed);
@@ -312,33 +315,68 @@ unsafe fn exec_node<C: Sync>(data: *const (), arg: usize, who: WorkerInfo) {
                 }
             }
         }
+        finished += 1;
         let mut inline: Option<u32> = None;
+        // Ready successors on our lane, pushed in one batch (one lock) after the loop.
+        let mut batch = [PLACEHOLDER; PUSH_BATCH];
+        let mut batched = 0usize;
+        let queue = &run.lanes.shared().queues[who.lane.index()];
         let (from, to) = (core.succ_off[i] as usize, core.succ_off[i + 1] as usize);
         for &s in &core.succs[from..to] {
+            let si = s as usize;
             if failed {
-                core.poisoned[s as usize].store(true, Ordering::Relaxed);
+                core.poisoned[si].store(true, Ordering::Relaxed);
             }
+            // A single-predecessor successor is ours alone: no counter traffic. Otherwise
             // AcqRel: release our node's writes (and the poison) to whoever finishes the count;
             // acquire everyone else's if we do.
-            if core.pending[s as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
-                let lane = core.lane_of[s as usize];
-                if inline.is_none() && lane == who.lane {
-                    inline = Some(s);
-                } else {
-                    run.lanes.shared().queues[lane.index()].push(JobRef {
-                        data,
-                        arg: s as usize,
-                        exec: exec_node::<C>,
-                    });
+            let ready = core.preds[si] == 1 || core.pending[si].fetch_sub(1, Ordering::AcqRel) == 1;
+            if !ready {
+                continue;
+            }
+            let lane = core.lane_of[si];
+            let job = JobRef {
+                data,
+                arg: si,
+                exec: exec_node::<C>,
+            };
+            if lane != who.lane {
+                run.lanes.shared().queues[lane.index()].push(job);
+            } else if inline.is_none() {
+                inline = Some(s);
+            } else {
+                batch[batched] = job;
+                batched += 1;
+                if batched == PUSH_BATCH {
+                    queue.push_batch(&batch[..batched]);
+                    batched = 0;
                 }
             }
         }
-        // After this, touch `run` only if `inline` is set: a pending successor keeps the latch
-        // above zero (protocol step 4).
-        run.latch.count_down();
+        if batched > 0 {
+            queue.push_batch(&batch[..batched]);
+        }
         match inline {
             Some(s) => node = s,
-            None => return,
+            None => {
+                // Last touch of `run`: a pending successor would keep the latch above zero
+                // until here (protocol step 4), and nothing of ours is pending any more.
+                run.latch.count_down_by(finished);
+                return;
+            }
         }
     }
 }
+
+/// Same-lane successors pushed per lock.
+const PUSH_BATCH: usize = 8;
+
+/// Filler for the unused tail of a push buffer; never pushed (only the filled prefix is).
+const PLACEHOLDER: JobRef = JobRef {
+    data: std::ptr::null(),
+    arg: 0,
+    exec: noop_job,
+};
+
+/// The entry function of [`PLACEHOLDER`] (never called).
+unsafe fn noop_job(_: *const (), _: usize, _: WorkerInfo) {}

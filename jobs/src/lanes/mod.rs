@@ -29,7 +29,7 @@ use crate::clock;
 use crate::job::{self, JobRef, ThreadRole, WorkerInfo};
 use crate::latch::Latch;
 use crate::plan::{LaneId, LaneKind, LanePlan};
-use crate::queue::{LaneQueue, SpinBudget};
+use crate::queue::{LaneQueue, LocalBatch, SpinBudget};
 use crate::sync::{lock, thread, Arc, AtomicU64, Mutex, Ordering};
 
 /// How long an idle frame-critical worker spins before it parks, in ns. 20 µs covers the gap
@@ -139,11 +139,24 @@ impl Lanes {
         // Cache the core list before any worker pins itself (see `plan::machine_cores`).
         let _cores = crate::plan::machine_cores();
         let n = plan.lanes().len();
-        let queues: Box<[LaneQueue]> = (0..n).map(|_| LaneQueue::new()).collect();
+        let queues: Box<[LaneQueue]> = plan
+            .lanes()
+            .iter()
+            .map(|l| LaneQueue::new(l.worker_cores.len()))
+            .collect();
         // More threads than cores (workers plus the owner): nobody may spin, a spinner would
         // hold the core its peer needs (the "never spin on a peer that may share a core" rule).
         let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-        let oversubscribed = plan.total_workers() + 1 > cores;
+        let frame_workers: usize = plan
+            .lanes()
+            .iter()
+            .filter(|l| l.kind == LaneKind::FrameCritical)
+            .map(|l| l.worker_cores.len())
+            .sum();
+        // Workers may spin when the frame-critical workers fit the cores (the owner parks while
+        // it waits in that case); the owner may spin only when it fits beside them.
+        let workers_fit = frame_workers <= cores;
+        let oversubscribed = frame_workers + 1 > cores;
         let spin_ns: Box<[u64]> = (0..n)
             .map(|i| {
                 let id = LaneId(i as u16);
@@ -152,7 +165,7 @@ impl Lanes {
                 let alone = if pinned {
                     !plan.lane_shares_core(id)
                 } else {
-                    !oversubscribed
+                    workers_fit
                 };
                 let may_spin = opts.spin && spec.kind == LaneKind::FrameCritical && alone;
                 if may_spin && !cfg!(loom) {
@@ -165,11 +178,15 @@ impl Lanes {
         let counters: Box<[LaneCounters]> = (0..n).map(|_| LaneCounters::default()).collect();
         // The owner spins while it waits unless it would take a core from a frame-critical worker.
         let owner_shares = plan.owner_core().is_some_and(|c| {
-            plan.lanes().iter().any(|l| {
-                l.kind == LaneKind::FrameCritical && l.worker_cores.contains(&Some(c))
-            })
+            plan.lanes()
+                .iter()
+                .any(|l| l.kind == LaneKind::FrameCritical && l.worker_cores.contains(&Some(c)))
         });
-        let owner_alone = if opts.pin { !owner_shares } else { !oversubscribed };
+        let owner_alone = if opts.pin {
+            !owner_shares
+        } else {
+            !oversubscribed
+        };
         let wait_spin_ns = if opts.spin && owner_alone && !cfg!(loom) {
             WAIT_SPIN_NS
         } else {
@@ -374,14 +391,19 @@ fn worker_main(
     let q = &shared.queues[lane.index()];
     let mut spin = SpinBudget::new(shared.spin_ns[lane.index()]);
     let counters = &shared.counters[lane.index()];
-    while let Some(job) = q.next_for_worker(&mut spin) {
+    let mut local = LocalBatch::new();
+    while q.next_batch_for_worker(&mut spin, &mut local) {
         let t0 = clock::now();
-        // SAFETY: popped once from the queue it was pushed to; its pusher keeps the data alive
-        // until the job's latch completes (see `JobRef`). Entry functions catch panics.
-        unsafe { job.run(who) };
+        let mut jobs = 0;
+        while let Some(job) = local.pop() {
+            // SAFETY: popped once from the queue it was pushed to; its pusher keeps the data
+            // alive until the job's latch completes (see `JobRef`). Entry functions catch panics.
+            unsafe { job.run(who) };
+            jobs += 1;
+        }
         let busy = clock::now().ns_since(t0);
         counters.busy_ns.fetch_add(busy, Ordering::Relaxed);
-        counters.jobs.fetch_add(1, Ordering::Relaxed);
+        counters.jobs.fetch_add(jobs, Ordering::Relaxed);
     }
     job::set_role(None);
 }
