@@ -307,3 +307,33 @@ impl<C: FrameClock> GameLoop<C> {
         self.world
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game_loop::ManualClock;
+    use crate::systems::test_capture::capturing;
+
+    #[test]
+    fn dropped_steps_event_has_the_grammar_and_the_fields() {
+        let clock = ManualClock::new();
+        let mut lp = GameLoop::with_clock(World::new(), clock.clone(), LoopOptions::default())
+            .expect("default options");
+        clock.advance(Duration::from_secs(1));
+        let (r, events) = capturing(|| lp.frame());
+        assert_eq!((r.steps, r.dropped_steps), (5, 10));
+        assert_eq!(events.len(), 1, "{events:?}");
+        let e = &events[0];
+        assert_eq!(e.level, tracing::Level::WARN);
+        assert_eq!(e.field("code"), Some("LG-LOOP-001"));
+        assert_eq!(e.field("dropped_steps"), Some("10"));
+        assert_eq!(e.field("clamped_ms"), Some("750.0"));
+        assert_eq!(e.field("max_steps"), Some("5"));
+        assert_eq!(e.field("message").map(|m| m.split(" | ").count()), Some(5));
+        // A normal frame logs nothing.
+        clock.advance_ns(1_000_000_000 / 60 + 1);
+        let (r, events) = capturing(|| lp.frame());
+        assert_eq!((r.steps, r.dropped_steps, r.clamped_ns), (1, 0, 0));
+        assert!(events.is_empty());
+    }
+}

@@ -20,6 +20,8 @@ pub mod events;
 pub mod registry;
 pub mod run;
 pub mod stats;
+#[cfg(test)]
+pub(crate) mod test_capture;
 pub mod window;
 
 pub use def::{Budget, BudgetError, BudgetSpec, SystemContext, SystemDef, SystemFn, SystemId};
