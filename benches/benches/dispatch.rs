@@ -3,6 +3,9 @@
 //!
 //! Run: `cargo bench -p lanegraph-benches --bench dispatch`.
 
+// criterion_group!/criterion_main! generate undocumented items.
+#![allow(missing_docs)]
+
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use lanegraph::bench::dispatch::{
     physics_lanes, physics_lanes_unpinned, rayon_pool, Dag, RayonDag,
@@ -17,7 +20,9 @@ fn layered_dag(c: &mut Criterion) {
         let lanes = physics_lanes_unpinned(threads);
         let mut g = dag.to_graph(&lanes, "physics", false);
         group.bench_function(BenchmarkId::new("lanegraph", threads), |b| {
-            b.iter(|| g.run(&lanes, &()).expect("runs"))
+            b.iter(|| {
+                g.run(&lanes, &()).expect("runs");
+            })
         });
         let pool = rayon_pool(threads);
         let r = RayonDag::new(dag.clone());
@@ -35,7 +40,9 @@ fn chain(c: &mut Criterion) {
     let lanes = physics_lanes_unpinned(1);
     let mut g = dag.to_graph(&lanes, "physics", false);
     group.bench_function("lanegraph", |b| {
-        b.iter(|| g.run(&lanes, &()).expect("runs"))
+        b.iter(|| {
+            g.run(&lanes, &()).expect("runs");
+        })
     });
     let pool = rayon_pool(1);
     let r = RayonDag::new(dag.clone());
@@ -52,7 +59,9 @@ fn round_trip(c: &mut Criterion) {
     });
     let mut g = b.build(&lanes).expect("valid");
     group.bench_function("lanegraph", |b| {
-        b.iter(|| g.run(&lanes, &()).expect("runs"))
+        b.iter(|| {
+            g.run(&lanes, &()).expect("runs");
+        })
     });
     let pool = rayon_pool(1);
     group.bench_function("rayon_install", |b| {
