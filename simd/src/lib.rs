@@ -2,7 +2,8 @@
 //!
 //! Owns: aligned, padded `f32` columns ([`Column`]), tables of them for one component type
 //! ([`SoaTable`], [`SoaComponent`]), mutable and chunked access for jobs ([`LanesMut`],
-//! [`SoaChunkMut`]), the build-level check ([`check_cpu`]). Must never: know about the World,
+//! [`SoaChunkMut`]), the build-level check ([`check_cpu`]), the kernels ([`kernels`]) and the
+//! layout advisor ([`advise`]). Must never: know about the World,
 //! lanes or jobs (this crate is a leaf), or transpose data per frame: SIMD wins only while the
 //! data stays field-SoA resident (docs/simd.md).
 //!
@@ -18,6 +19,7 @@
 // `unsafe` stays denied (workspace lint) except for two marker impls in column.rs, each with
 // its own `#[allow(unsafe_code)]` and SAFETY checklist.
 
+pub mod advisor;
 pub mod cache;
 pub mod column;
 pub mod component;
@@ -27,6 +29,7 @@ pub mod lanes;
 pub mod level;
 pub mod table;
 
+pub use advisor::{advise, ComponentAccess, LayoutAdvice, LayoutRecommendation};
 pub use cache::{working_sets, CacheSizes, WorkingSet};
 pub use column::{padded_len, Column, ColumnLanesMut, LANES, PAD};
 pub use component::SoaComponent;
