@@ -6,7 +6,7 @@
 //! [`PAD`] when it returns.
 //!
 //! # Layout
-//! Storage is a `Vec<Line>`, where a [`Line`] is one 64-byte cache line of 16 `f32`s with
+//! Storage is a `Vec<Line>`, where a `Line` is one 64-byte cache line of 16 `f32`s with
 //! `#[repr(C, align(64))]`. A `Vec` of an align-64 type allocates with align 64, and growing it
 //! reallocates with the same alignment, so the first row of the column starts on a cache line
 //! for the column's whole life without any `unsafe` in this file. The rows `0..len` are the data;

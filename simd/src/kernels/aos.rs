@@ -21,7 +21,7 @@ const _: () = assert!(std::mem::size_of::<Body>() == 24);
 pub const BODY_BYTES: usize = std::mem::size_of::<Body>();
 
 /// The scalar AoS integrate (the benches' baseline): `pos += vel * dt` per body, in the same
-/// order of operations as [`integrate3`], so its results equal the SoA kernels' bit for bit.
+/// order of operations as [`crate::kernels::integrate::integrate3`], so its results equal the SoA kernels' bit for bit.
 /// (The compiler may vectorise this loop with shuffles as it sees fit; the baseline is the
 /// natural code, optimised as the compiler optimises it.)
 pub fn integrate_aos(bodies: &mut [Body], dt: f32) {
