@@ -63,3 +63,126 @@ impl ProfilerRig {
         self.ring.finish()
     }
 }
+
+/// The driver's floor under the profiler: the same Vulkan commands per frame (a fence poll, a
+/// read of the mapped results, a query reset, `2 + 2 * passes` timestamps, the results copy and
+/// its barrier) issued directly, with none of the profiler's bookkeeping (slot records, ticks
+/// maths, EMAs, timeline placement). `ProfilerRig` minus this is what the profiler itself costs.
+pub struct RawTimestampRig {
+    ring: FrameRing,
+    pool: ash::vk::QueryPool,
+    results: crate::memory::GpuBuffer,
+    queries: u32,
+    gpu: Gpu,
+}
+
+impl RawTimestampRig {
+    /// Two frames in flight, `passes` passes.
+    pub fn new(gpu: &Gpu, passes: usize) -> Result<RawTimestampRig, GpuError> {
+        use ash::vk;
+        let queries = 2 + 2 * passes as u32;
+        let ring = FrameRing::new(gpu, 2)?;
+        let results = crate::memory::GpuBuffer::new(
+            gpu,
+            "raw rig results",
+            u64::from(2 * queries) * 16,
+            vk::BufferUsageFlags::TRANSFER_DST,
+            gpu_allocator::MemoryLocation::GpuToCpu,
+        )?;
+        let ci = vk::QueryPoolCreateInfo::default()
+            .query_type(vk::QueryType::TIMESTAMP)
+            .query_count(2 * queries);
+        // SAFETY: valid device and create info.
+        let pool = unsafe { gpu.shared.device.create_query_pool(&ci, None) }
+            .map_err(crate::error::vk_err("vkCreateQueryPool"))?;
+        Ok(RawTimestampRig {
+            ring,
+            pool,
+            results,
+            queries,
+            gpu: gpu.clone(),
+        })
+    }
+
+    /// One frame; returns the `now()` ticks spent issuing the commands above.
+    pub fn frame(&mut self, now: impl Fn() -> u64) -> Result<u64, GpuError> {
+        use ash::vk;
+        let rec = self.ring.begin()?;
+        let d = &self.gpu.shared.device;
+        let base = rec.slot() * self.queries;
+        let t0 = now();
+        let done = self.ring.is_complete(rec.slot())?;
+        let mut sum = 0u64;
+        if done {
+            if let Some(bytes) = self.results.mapped() {
+                let at = base as usize * 16;
+                for q in bytes[at..at + self.queries as usize * 16].chunks_exact(8) {
+                    sum = sum
+                        .wrapping_add(u64::from_le_bytes(<[u8; 8]>::try_from(q).unwrap_or([0; 8])));
+                }
+            }
+        }
+        std::hint::black_box(sum);
+        let barrier = vk::BufferMemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+            .dst_access_mask(vk::AccessFlags::HOST_READ)
+            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .buffer(self.results.raw())
+            .offset(u64::from(base) * 16)
+            .size(u64::from(self.queries) * 16);
+        // SAFETY: `rec` is recording; the slot's queries are reset before they are written and
+        // all written before the WAIT copy; the copy's range lies in the results buffer.
+        unsafe {
+            let cmd = rec.cmd();
+            d.cmd_reset_query_pool(cmd, self.pool, base, self.queries);
+            for q in 0..self.queries {
+                let stage = if q % 2 == 0 {
+                    vk::PipelineStageFlags::TOP_OF_PIPE
+                } else {
+                    vk::PipelineStageFlags::BOTTOM_OF_PIPE
+                };
+                d.cmd_write_timestamp(cmd, stage, self.pool, base + q);
+            }
+            d.cmd_copy_query_pool_results(
+                cmd,
+                self.pool,
+                base,
+                self.queries,
+                self.results.raw(),
+                u64::from(base) * 16,
+                16,
+                vk::QueryResultFlags::TYPE_64
+                    | vk::QueryResultFlags::WITH_AVAILABILITY
+                    | vk::QueryResultFlags::WAIT,
+            );
+            d.cmd_pipeline_barrier(
+                cmd,
+                vk::PipelineStageFlags::TRANSFER,
+                vk::PipelineStageFlags::HOST,
+                vk::DependencyFlags::empty(),
+                &[],
+                &[barrier],
+                &[],
+            );
+        }
+        let t1 = now();
+        self.ring.submit(rec)?;
+        Ok(t1.saturating_sub(t0))
+    }
+
+    /// Waits for every frame in flight.
+    pub fn finish(&mut self) -> Result<(), GpuError> {
+        self.ring.finish()
+    }
+}
+
+impl Drop for RawTimestampRig {
+    fn drop(&mut self) {
+        if let Err(e) = self.ring.finish() {
+            tracing::warn!(error = %e, "raw rig teardown wait failed");
+        }
+        // SAFETY: every frame using the pool finished above.
+        unsafe { self.gpu.shared.device.destroy_query_pool(self.pool, None) };
+    }
+}

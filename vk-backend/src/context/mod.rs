@@ -124,7 +124,7 @@ impl Shared {
 
 impl Drop for Shared {
     fn drop(&mut self) {
-        // SAFETY (the whole teardown, in the order of the module docs):
+        // SAFETY: the whole teardown, in the order of the module docs:
         // - Every resource made from this device holds an `Arc<Shared>`, so none is alive now.
         // - Waiting idle first means no command buffer still uses anything freed below.
         // - Each handle is destroyed exactly once, child before parent.
