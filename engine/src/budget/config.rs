@@ -304,13 +304,17 @@ mod tests {
     #[test]
     fn default_config_is_valid_and_bad_fields_are_named() {
         ControllerConfig::default().validate().unwrap();
-        let mut c = ControllerConfig::default();
-        c.headroom = 0.9;
+        let c = ControllerConfig {
+            headroom: 0.9,
+            ..ControllerConfig::default()
+        };
         let e = c.validate().unwrap_err();
         assert_eq!(e.field, "headroom");
         assert!(e.to_string().contains("fix:"));
-        let mut c = ControllerConfig::default();
-        c.frame_budget_ms = f64::NAN;
+        let c = ControllerConfig {
+            frame_budget_ms: f64::NAN,
+            ..ControllerConfig::default()
+        };
         assert_eq!(c.validate().unwrap_err().field, "frame_budget_ms");
     }
 

@@ -113,6 +113,7 @@ pub struct Controller {
     overhead: [f64; 2],
     overhead_window: [OverheadWindow; 2],
     dirty: bool,
+    was_spiral: bool,
     last_arb: Option<ArbMark>,
     recording: Option<Recording>,
     // Reusable scratch (no allocation once warm).
@@ -169,6 +170,7 @@ impl Controller {
             overhead: [0.0; 2],
             overhead_window: [OverheadWindow::default(); 2],
             dirty: true,
+            was_spiral: false,
             last_arb: None,
             recording: None,
             costs: Vec::new(),
@@ -300,6 +302,12 @@ impl Controller {
     pub fn fixed_step_s(&self) -> f64 {
         self.smallest_declared_step()
             .unwrap_or(DEFAULT_FIXED_STEP_S)
+    }
+
+    /// True while the death spiral holds (the fixed step kept clamping; every agent is held at
+    /// its cheapest strategy). Entering it logs a `budget/death_spiral` warning.
+    pub fn in_death_spiral(&self) -> bool {
+        self.heuristics.in_death_spiral()
     }
 
     /// The budget multiplier.
@@ -467,6 +475,17 @@ impl Controller {
             readings,
         });
         let measured = gpu_ms.map_or(input.cpu_ms, |g| g.max(input.cpu_ms));
+        let spiral = self.heuristics.in_death_spiral();
+        if spiral && !self.was_spiral {
+            tracing::warn!(
+                code = "budget/death_spiral",
+                frame,
+                measured_ms = measured,
+                "budget/death_spiral | the fixed step clamped {} frames in a row | frames take longer than the simulation steps they run, so each frame runs more steps | every agent degrades to its cheapest strategy until 60 frames run unclamped; if it persists, cut per-step work | docs/budgets.md#death-spiral",
+                super::heuristics::SPIRAL_ENTER
+            );
+        }
+        self.was_spiral = spiral;
         self.pid.set_max(a.cap.min(self.cfg.pid.max));
         let m = self.pid.update(
             (a.target_ms - measured) / a.target_ms,

@@ -537,13 +537,15 @@ mod tests {
         }
         assert_eq!(a.target_by.kind(), HeuristicKind::Stutter, "{a:?}");
         // |change| = 1.5 ms every frame: jitter 2.908 * 1.5 = 4.36 ms, target 16 - 4.36.
-        assert!((a.target_ms - (16.0 - STUTTER_P95_PER_MEDIAN * 1.5)).abs() < 1e-6, "{a:?}");
+        assert!(
+            (a.target_ms - (16.0 - STUTTER_P95_PER_MEDIAN * 1.5)).abs() < 1e-6,
+            "{a:?}"
+        );
     }
 
     #[test]
     fn a_load_step_is_neither_stutter_nor_trend() {
         let mut h = Heuristics::new(16.0, 0.1, 0.25);
-        let mut a = h.assess(&sig(8.0));
         for i in 0..200 {
             let ms = match i {
                 0..=99 => 8.0,
@@ -553,7 +555,11 @@ mod tests {
                 _ => 12.0,
             };
             a = h.assess(&sig(ms));
-            assert_eq!(a.target_by.kind(), HeuristicKind::FrameTime, "frame {i}: {a:?}");
+            assert_eq!(
+                a.target_by.kind(),
+                HeuristicKind::FrameTime,
+                "frame {i}: {a:?}"
+            );
         }
     }
 

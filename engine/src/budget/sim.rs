@@ -8,7 +8,7 @@
 //!
 //! # The simulated frame `N`
 //! 1. Real dt = `max(frame N-1, budget)` (a vsync'd display never runs faster than its rate),
-//!    clamped to 0.25 s; the fixed-step accumulator (integer microseconds, step = the smallest
+//!    clamped to 0.25 s; the fixed-step accumulator (integer nanoseconds, step = the smallest
 //!    step any current strategy declares) runs `floor(acc / step)` steps, capped at 5; capped or
 //!    clamped frames are reported as clamped.
 //! 2. Each agent's true cost = `load * truth[strategy] * law(n) * noise` (per step for
@@ -24,12 +24,13 @@ use super::controller::{Controller, DEFAULT_FIXED_STEP_S};
 use super::cost_model::CostLaw;
 use super::log::Decision;
 use super::providers::Readings;
+use super::record::Recording;
 use super::{AgentId, Quote};
 
 /// The fixed-step accumulator's cap on steps per frame (the seed's `MAX_SIM_STEPS`).
 pub const MAX_STEPS: u32 = 5;
-/// Real dt clamp, microseconds (the seed's 0.25 s).
-pub const MAX_DT_US: u64 = 250_000;
+/// Real dt clamp, nanoseconds (the seed's 0.25 s).
+pub const MAX_DT_NS: u64 = 250_000_000;
 /// GPU readings arrive this many frames late.
 pub const GPU_LAG: u64 = 2;
 
@@ -83,6 +84,10 @@ pub struct Scenario {
     pub hitch_ms: f64,
     /// Load factor over time (multiplies every agent's cost).
     pub load: Schedule<f64>,
+    /// Extra load factor on CPU agents only (a CPU-bound scene).
+    pub cpu_load: Schedule<f64>,
+    /// Extra load factor on GPU agents only (a GPU-bound scene).
+    pub gpu_load: Schedule<f64>,
     /// CPU time no agent owns, ms.
     pub cpu_overhead_ms: f64,
     /// GPU time no agent owns, ms.
@@ -222,9 +227,45 @@ pub fn run(sc: &Scenario, driver: Driver<'_>) -> Trace {
 pub fn run_with(
     sc: &Scenario,
     driver: Driver<'_>,
-    mut inspect: impl FnMut(&Controller, &FrameRecord),
+    inspect: impl FnMut(&Controller, &FrameRecord),
 ) -> Trace {
+    run_inner(sc, driver, false, inspect).0
+}
+
+/// An adaptive [`run`] whose controller records every tick's input (samples and provider
+/// readings included), for replay into a fresh controller.
+pub fn run_recorded(sc: &Scenario) -> (Trace, Recording) {
+    let (t, r) = run_inner(sc, Driver::Adaptive, true, |_, _| {});
+    (t, r.expect("recording was started"))
+}
+
+/// A controller with the scenario's configuration and agents, registered in order (for
+/// replaying a [`Recording`]).
+pub fn controller_for(sc: &Scenario) -> Controller {
     let mut ctl = Controller::new(sc.config).expect("scenario config must be valid");
+    for a in &sc.agents {
+        ctl.register(Box::new(SimAgent {
+            name: a.name.clone(),
+            pool: a.pool,
+            weight: a.weight,
+            strategies: a.strategies.clone(),
+            n: a.n,
+        }))
+        .unwrap_or_else(|e| panic!("scenario agent `{}` refused: {e}", a.name));
+    }
+    ctl
+}
+
+fn run_inner(
+    sc: &Scenario,
+    driver: Driver<'_>,
+    record: bool,
+    mut inspect: impl FnMut(&Controller, &FrameRecord),
+) -> (Trace, Option<Recording>) {
+    let mut ctl = Controller::new(sc.config).expect("scenario config must be valid");
+    if record {
+        ctl.start_recording();
+    }
     let mut ids = Vec::new();
     for a in &sc.agents {
         let id = ctl
@@ -247,8 +288,8 @@ pub fn run_with(
         .map(|a| best_strategy(&a.strategies))
         .collect();
     let mut rng = SplitMix(sc.seed);
-    let budget_us = (sc.config.frame_budget_ms * 1000.0).round() as u64;
-    let mut acc_us: u64 = 0;
+    let budget_ns = (sc.config.frame_budget_ms * 1e6).round() as u64;
+    let mut acc_ns: u64 = 0;
     let mut prev_frame_ms = sc.config.frame_budget_ms;
     // GPU frames and samples waiting to be read (frame, gpu ms, samples).
     let mut gpu_pending: std::collections::VecDeque<(u64, f64, Vec<AgentSample>)> =
@@ -267,21 +308,22 @@ pub fn run_with(
         if matches!(driver, Driver::Adaptive) {
             debug_assert_eq!(step_s, ctl.smallest_declared_step());
         }
-        let step_us = ((step_s.unwrap_or(DEFAULT_FIXED_STEP_S)) * 1e6).round() as u64;
-        let dt_us = ((prev_frame_ms * 1000.0).round() as u64).max(budget_us);
-        let mut clamped = dt_us > MAX_DT_US;
-        acc_us += dt_us.min(MAX_DT_US);
-        let mut steps = (acc_us / step_us) as u32;
+        let step_ns = ((step_s.unwrap_or(DEFAULT_FIXED_STEP_S)) * 1e9).round() as u64;
+        let dt_ns = ((prev_frame_ms * 1e6).round() as u64).max(budget_ns);
+        let mut clamped = dt_ns > MAX_DT_NS;
+        acc_ns += dt_ns.min(MAX_DT_NS);
+        let mut steps = (acc_ns / step_ns) as u32;
         if steps > MAX_STEPS {
             steps = MAX_STEPS;
             clamped = true;
-            acc_us %= step_us;
+            acc_ns %= step_ns;
         } else {
-            acc_us -= steps as u64 * step_us;
+            acc_ns -= steps as u64 * step_ns;
         }
 
         // 2-3. Costs.
         let load = at(&sc.load, frame, 1.0);
+        let pool_load = [at(&sc.cpu_load, frame, 1.0), at(&sc.gpu_load, frame, 1.0)];
         let readings = at(&sc.readings, frame, Readings::default());
         let mut cpu = sc.cpu_overhead_ms;
         if sc.hitch_chance > 0.0 && rng.unit() < sc.hitch_chance {
@@ -295,7 +337,7 @@ pub fn run_with(
             let s = current[k].get();
             quality += a.strategies[s].quality as u32;
             let noise = (1.0 + sc.noise * rng.normal()).max(0.1);
-            let unit = load * a.truth[s] * a.law.eval(a.n) * noise;
+            let unit = load * pool_load[a.pool.index()] * a.truth[s] * a.law.eval(a.n) * noise;
             let ms = if a.per_step {
                 unit * steps as f64
             } else {
@@ -388,11 +430,12 @@ pub fn run_with(
         frames.push(record);
         prev_frame_ms = frame_ms;
     }
-    Trace {
+    let trace = Trace {
         frames,
         decisions,
         budget_ms: sc.config.frame_budget_ms,
-    }
+    };
+    (trace, ctl.take_recording())
 }
 
 impl Trace {
@@ -543,6 +586,8 @@ pub fn standard(frames: u64, load: Schedule<f64>, noise: f64, seed: u64) -> Scen
         hitch_chance: 0.0,
         hitch_ms: 0.0,
         load,
+        cpu_load: Vec::new(),
+        gpu_load: Vec::new(),
         cpu_overhead_ms: 2.0,
         gpu_overhead_ms: 1.5,
         readings: Vec::new(),

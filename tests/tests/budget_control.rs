@@ -1,0 +1,315 @@
+//! Control behaviour through the public API: the death spiral, critical caps, manual mode,
+//! the fixed step, what agents are told, and refusals of bad input.
+
+use std::sync::{Arc, Mutex};
+
+use lanegraph::budget::providers::{FixedReadings, Providers, Readings, ThermalState};
+use lanegraph::budget::sim::{self, Driver};
+use lanegraph::budget::{
+    AdaptationMode, Agent, AgentSample, Controller, ControllerConfig, FrameInput, InputError,
+    PinError, Pool, Quote, RegisterError, Strategy, StrategyIndex,
+};
+
+#[test]
+fn death_spiral_degrades_to_cheapest_does_not_freeze_and_says_so() {
+    let mut sc = sim::standard(3000, vec![(500, 12.0), (1500, 1.0)], 0.02, 11);
+    sc.frames = 3000;
+    let mut spiral_frames = 0;
+    let mut cheapest_during = true;
+    let t = sim::run_with(&sc, Driver::Adaptive, |ctl, f| {
+        if ctl.in_death_spiral() {
+            spiral_frames += 1;
+            for k in 0..4 {
+                let id = sim::agent_id(k);
+                let costs = ctl.calibrated_costs(id).unwrap();
+                let cur = ctl.current(id).unwrap().get();
+                let cheapest = costs.iter().cloned().fold(f64::INFINITY, f64::min);
+                // The arbiter's tie-break keeps the first of equal costs.
+                if costs[cur] > cheapest && f.frame > 520 {
+                    cheapest_during = false;
+                }
+            }
+        }
+    });
+    assert!(
+        spiral_frames > 100,
+        "the overload must be detected as a death spiral ({spiral_frames})"
+    );
+    assert!(
+        cheapest_during,
+        "an agent ran above its cheapest strategy during the spiral"
+    );
+    // The loop never froze: every frame ran, steps were capped at 5, real dt at 0.25 s.
+    assert_eq!(t.frames.len(), 3000);
+    assert!(t.frames.iter().all(|f| f.steps <= sim::MAX_STEPS));
+    assert!(t.frames.iter().any(|f| f.clamped));
+    // It said so: the downgrades name the cheapest fallback.
+    assert!(
+        t.decisions
+            .iter()
+            .any(|d| d.frame >= 500 && d.reason.contains("degrading to cheapest")),
+        "{:#?}",
+        t.decisions
+    );
+    // And it recovers once the overload is gone: full quality again before the end.
+    let last = t.frames.last().unwrap();
+    assert_eq!(last.quality, 11, "quality at the end: {}", last.quality);
+    assert_eq!(t.missed_frames(2500, 3001), 0);
+}
+
+#[test]
+fn a_critical_thermal_signal_caps_the_multiplier_at_once() {
+    let mut sc = sim::standard(800, Vec::new(), 0.02, 5);
+    let hot = Readings {
+        thermal: ThermalState::Critical,
+        ..Readings::default()
+    };
+    sc.readings = vec![(400, hot), (600, Readings::default())];
+    let t = sim::run(&sc, Driver::Adaptive);
+    let at = |frame: u64| t.frames[(frame - 1) as usize];
+    assert!(at(399).multiplier > 0.99);
+    assert!(
+        at(400).multiplier <= 0.5,
+        "cap applies the same tick: {}",
+        at(400).multiplier
+    );
+    let d = t
+        .decisions
+        .iter()
+        .find(|d| d.frame == 400)
+        .expect("a downgrade at once");
+    assert!(
+        d.reason
+            .starts_with("thermal: Critical caps multiplier at 0.50"),
+        "{}",
+        d.reason
+    );
+    // The cap lifts when the signal does, and quality climbs back.
+    assert_eq!(t.frames.last().unwrap().quality, 11);
+}
+
+struct Recorder {
+    name: &'static str,
+    told: Arc<Mutex<Vec<String>>>,
+}
+
+impl Agent for Recorder {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn pool(&self) -> Pool {
+        Pool::Cpu
+    }
+    fn strategies(&self) -> Vec<Strategy> {
+        vec![
+            Strategy::new("step_120", 3, Quote::constant(6.0)).with_fixed_step(1.0 / 120.0),
+            Strategy::new("step_60", 2, Quote::constant(3.0)).with_fixed_step(1.0 / 60.0),
+            Strategy::new("step_30", 1, Quote::constant(1.5)).with_fixed_step(1.0 / 30.0),
+        ]
+    }
+    fn apply(&mut self, _: StrategyIndex, s: &Strategy) {
+        self.told.lock().unwrap().push(s.name.clone());
+    }
+}
+
+fn run_frames(c: &mut Controller, from: u64, to: u64, ms: f64) {
+    let id = c.agent_id("physics").unwrap();
+    for frame in from..to {
+        let s = [AgentSample {
+            agent: id,
+            frame,
+            n: 1,
+            ms,
+        }];
+        c.tick(&FrameInput {
+            frame,
+            cpu_ms: ms + 1.0,
+            gpu: None,
+            samples: &s,
+            step: None,
+        })
+        .unwrap();
+    }
+}
+
+#[test]
+fn agents_are_told_and_the_fixed_step_follows_physics() {
+    let told = Arc::new(Mutex::new(Vec::new()));
+    let mut c = Controller::new(ControllerConfig::default()).unwrap();
+    assert_eq!(c.smallest_declared_step(), None);
+    assert_eq!(c.fixed_step_s(), 1.0 / 60.0);
+    let id = c
+        .register(Box::new(Recorder {
+            name: "physics",
+            told: told.clone(),
+        }))
+        .unwrap();
+    assert_eq!(*told.lock().unwrap(), vec!["step_120"]);
+    assert_eq!(c.smallest_declared_step(), Some(1.0 / 120.0));
+    // Physics measures 4x its quote: 24 ms at step_120, 12 ms at step_60 (fits the 15 ms
+    // target with 1 ms overhead).
+    run_frames(&mut c, 1, 20, 24.0);
+    assert_eq!(c.current(id), Some(StrategyIndex(1)));
+    assert_eq!(*told.lock().unwrap(), vec!["step_120", "step_60"]);
+    assert_eq!(c.smallest_declared_step(), Some(1.0 / 60.0));
+}
+
+#[test]
+fn manual_mode_pins_strategies() {
+    let told = Arc::new(Mutex::new(Vec::new()));
+    let mut c = Controller::new(ControllerConfig::default()).unwrap();
+    let id = c
+        .register(Box::new(Recorder {
+            name: "physics",
+            told: told.clone(),
+        }))
+        .unwrap();
+    c.set_mode(AdaptationMode::Manual);
+    // Overload: in manual mode nothing moves.
+    run_frames(&mut c, 1, 100, 24.0);
+    assert_eq!(c.current(id), Some(StrategyIndex(0)));
+    assert_eq!(c.log().total(), 0);
+    // A pin applies at once and is logged as manual.
+    c.pin(id, "step_30").unwrap();
+    assert_eq!(c.current(id), Some(StrategyIndex(2)));
+    let d = c.log().iter().last().unwrap();
+    assert_eq!(d.reason, "manual: pinned");
+    assert_eq!(
+        d.to_string(),
+        "frame 99: physics: step_120 -> step_30 — manual: pinned"
+    );
+    // Back to adaptive, the pin still holds, even with headroom to upgrade.
+    c.set_mode(AdaptationMode::Adaptive);
+    run_frames(&mut c, 100, 400, 1.5);
+    assert_eq!(c.current(id), Some(StrategyIndex(2)));
+    // Unpinned, it upgrades.
+    c.unpin(id);
+    run_frames(&mut c, 400, 420, 1.5);
+    assert_eq!(c.current(id), Some(StrategyIndex(0)));
+    assert!(matches!(
+        c.pin(id, "step_15"),
+        Err(PinError::UnknownStrategy { .. })
+    ));
+}
+
+#[test]
+fn providers_are_polled_each_tick() {
+    let fixed = FixedReadings::default();
+    let mut c = Controller::new(ControllerConfig::default()).unwrap();
+    let id = c
+        .register(Box::new(Recorder {
+            name: "physics",
+            told: Default::default(),
+        }))
+        .unwrap();
+    c.set_providers(Providers {
+        thermal: Some(Box::new(fixed.clone())),
+        battery: None,
+        memory: Some(Box::new(fixed.clone())),
+    });
+    // 8 ms fits the 15 ms target at full quality...
+    run_frames(&mut c, 1, 10, 8.0);
+    assert_eq!(c.current(id), Some(StrategyIndex(0)));
+    fixed.set(Readings {
+        memory: Some(lanegraph::budget::providers::MemoryState {
+            used_bytes: 99,
+            budget_bytes: 100,
+        }),
+        ..Readings::default()
+    });
+    // ...but not half of it: the critical memory cap halves the multiplier the same tick.
+    run_frames(&mut c, 10, 11, 8.0);
+    assert!(c.multiplier() <= 0.5);
+    let d = c
+        .log()
+        .iter()
+        .last()
+        .expect("memory pressure must downgrade");
+    assert!(
+        d.reason.starts_with("memory: 99 % of budget"),
+        "{}",
+        d.reason
+    );
+}
+
+#[test]
+fn bad_input_is_refused_with_a_typed_error() {
+    let mut c = Controller::new(ControllerConfig::default()).unwrap();
+    let id = c
+        .register(Box::new(Recorder {
+            name: "physics",
+            told: Default::default(),
+        }))
+        .unwrap();
+    let ok = FrameInput {
+        frame: 1,
+        cpu_ms: 5.0,
+        gpu: None,
+        samples: &[],
+        step: None,
+    };
+    c.tick(&ok).unwrap();
+    assert!(matches!(c.tick(&ok), Err(InputError::FrameOrder { .. })));
+    let nan = FrameInput {
+        frame: 2,
+        cpu_ms: f64::NAN,
+        ..ok
+    };
+    let e = c.tick(&nan).unwrap_err();
+    assert!(e.to_string().contains("fix:"), "{e}");
+    let bad = [AgentSample {
+        agent: id,
+        frame: 9,
+        n: 1,
+        ms: 1.0,
+    }];
+    let future = FrameInput {
+        frame: 2,
+        samples: &bad,
+        ..ok
+    };
+    assert!(matches!(
+        c.tick(&future),
+        Err(InputError::FutureFrame { .. })
+    ));
+    // A refused input changes nothing: frame 2 is still next.
+    c.tick(&FrameInput { frame: 2, ..ok }).unwrap();
+    // Registration refusals.
+    let dup = c.register(Box::new(Recorder {
+        name: "physics",
+        told: Default::default(),
+    }));
+    assert!(matches!(dup, Err(RegisterError::DuplicateName { .. })));
+    let cfg = ControllerConfig {
+        upgrade_margin: -1.0,
+        ..ControllerConfig::default()
+    };
+    assert!(Controller::new(cfg).is_err());
+}
+
+#[test]
+fn the_decision_log_is_bounded() {
+    let mut sc = sim::standard(
+        2000,
+        vec![
+            (200, 3.0),
+            (400, 1.0),
+            (600, 3.0),
+            (800, 1.0),
+            (1000, 3.0),
+            (1200, 1.0),
+        ],
+        0.02,
+        3,
+    );
+    sc.config.log_capacity = 4;
+    let t = sim::run(&sc, Driver::Adaptive);
+    // The trace keeps all (it reads each tick's fresh entries); the controller's ring keeps 4.
+    assert!(t.decisions.len() > 4, "{}", t.decisions.len());
+    let mut seen = 0;
+    sim::run_with(&sc, Driver::Adaptive, |ctl, _| {
+        assert!(ctl.log().len() <= 4);
+        seen = ctl.log().total();
+    });
+    assert_eq!(seen as usize, t.decisions.len());
+}
