@@ -554,7 +554,7 @@ mod tests {
                 102 => 25.0,
                 _ => 12.0,
             };
-            a = h.assess(&sig(ms));
+            let a = h.assess(&sig(ms));
             assert_eq!(
                 a.target_by.kind(),
                 HeuristicKind::FrameTime,
