@@ -236,3 +236,18 @@ fn a_clock_that_goes_backwards_is_a_zero_delta() {
         assert_eq!((r.dt_ns, r.steps), (0, 0));
     }
 }
+
+#[test]
+fn resync_forgets_a_pause_without_simulating_or_dropping_it() {
+    let (mut lp, clock, runs) = counting_loop();
+    clock.advance_ns(NS / 120); // half a step: alpha 0.5
+    assert_eq!(lp.frame().steps, 0);
+    clock.advance(Duration::from_secs(30)); // a loading screen
+    lp.resync();
+    clock.advance_ns(NS / 120 + 1); // the other half (8_333_333 ns twice is 1 ns short)
+    let r = lp.frame();
+    assert_eq!((r.steps, r.dropped_steps, r.clamped_ns), (1, 0, 0));
+    assert_eq!(r.dt_ns, NS / 120 + 1);
+    assert_eq!(runs.load(Ordering::Relaxed), 1);
+    assert_eq!(lp.totals().frames_with_drops, 0);
+}

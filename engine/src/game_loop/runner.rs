@@ -272,6 +272,14 @@ impl<C: FrameClock> GameLoop<C> {
             .map(|(d, _)| &**d)
     }
 
+    /// Forgets the real time since the last frame (after a loading screen, a pause, a debugger
+    /// stop): the next frame measures from now. Nothing is simulated for the forgotten time,
+    /// and nothing is reported dropped: it was not simulation time. The leftover fraction of a
+    /// step (the alpha) is kept.
+    pub fn resync(&mut self) {
+        self.last_ns = self.last_ns.max(self.clock.now_ns());
+    }
+
     /// The current interpolation alpha.
     pub fn alpha(&self) -> f64 {
         self.acc.alpha()

@@ -4,9 +4,10 @@
 //! snapshot. Must never: cost anything per row (counts are added once per query, from the
 //! column length) or influence world state (telemetry is diagnostics, not simulation).
 //!
-//! Counters are relaxed atomics: they are written by the owner thread through `&World`
-//! (queries are shared borrows) and read by whoever snapshots them; no other memory is published
-//! through them, so no ordering is needed, and atomics keep `World: Sync`.
+//! Counters are relaxed atomics: they are written through shared borrows (queries take
+//! `&World`) and read by whoever snapshots them; no other memory is published through them, so
+//! no ordering is needed. Atomics (rather than `Cell`) keep every column `Sync`, so a column can
+//! be shared read-only with a lane; the cost is one relaxed add per query, never per row.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
