@@ -269,6 +269,40 @@ pub fn memory_stats() -> MemoryStats {
     }
 }
 
+/// The calling thread's own totals: what it allocated and freed (`current_bytes` is negative
+/// when it freed more than it allocated, e.g. blocks another thread made). Exact, whatever
+/// other threads do, which makes it the tool for "this frame allocated nothing" checks. `None`
+/// when the thread shares the overflow slot (more than 255 threads have allocated), or when no
+/// tracking allocator is installed.
+pub fn thread_memory_stats() -> Option<MemoryStats> {
+    if !is_installed() {
+        return None;
+    }
+    let s = SLOT.try_with(Cell::get).ok()?;
+    if s == 0 {
+        return None;
+    }
+    if s == UNASSIGNED {
+        return Some(MemoryStats::default());
+    }
+    let slot = &SLOTS[s];
+    let (a, f) = (
+        slot.allocated_bytes.load(Ordering::Relaxed),
+        slot.freed_bytes.load(Ordering::Relaxed),
+    );
+    let (n, m) = (
+        slot.allocs.load(Ordering::Relaxed),
+        slot.frees.load(Ordering::Relaxed),
+    );
+    Some(MemoryStats {
+        current_bytes: a.wrapping_sub(f) as i64,
+        bytes_allocated_lifetime: a,
+        net_allocations: n.wrapping_sub(m) as i64,
+        allocations: n,
+        frees: m,
+    })
+}
+
 /// Registers `memory.current_bytes`, `memory.bytes_allocated_lifetime` and
 /// `memory.net_allocations` in `registry`, read from [`memory_stats`] at each snapshot.
 pub fn register_memory_metrics(registry: &super::Registry) -> Result<(), super::RegisterError> {
@@ -303,7 +337,12 @@ mod tests {
         let before = std::thread::spawn(move || {
             let b = memory_stats();
             assert!(t.alloc_free_roundtrip(1000));
+            let mine = thread_memory_stats().expect("this thread has a slot now");
             assert!(system_alloc_free_roundtrip(1000));
+            // Only the tracked roundtrip counts, exactly, on this thread's own slot.
+            assert_eq!(thread_memory_stats(), Some(mine));
+            assert_eq!((mine.allocations, mine.frees), (1, 1));
+            assert_eq!((mine.bytes_allocated_lifetime, mine.current_bytes), (1000, 0));
             b
         })
         .join()

@@ -24,7 +24,9 @@ pub mod spans;
 pub mod summary;
 pub mod trace_history;
 
-pub use alloc::{memory_stats, register_memory_metrics, MemoryStats, TrackingAllocator};
+pub use alloc::{
+    memory_stats, register_memory_metrics, thread_memory_stats, MemoryStats, TrackingAllocator,
+};
 pub use chrome_trace::chrome_trace_json;
 pub use cost::{AgentCostEvent, AgentId, CostEventQueue};
 pub use endpoint::{EndpointOptions, MetricsEndpoint};

@@ -191,6 +191,16 @@ pub fn name_current_thread(name: impl Into<String>, kind: TrackKind) -> Option<T
     Some(id)
 }
 
+/// Registers `telemetry.spans_dropped` in `registry` (a counter read from [`dropped_total`]).
+pub fn register_metrics(registry: &super::Registry) -> Result<(), super::RegisterError> {
+    registry.register_counter_fn(
+        "telemetry.spans_dropped",
+        super::Unit::None,
+        "Trace spans overwritten before collection.",
+        dropped_total,
+    )
+}
+
 /// Sorts spans by track, then start, then longest first: the order Chrome's format wants per
 /// track, with parents before the children they contain.
 pub fn sort_for_export(spans: &mut [SpanRecord]) {
@@ -265,6 +275,12 @@ mod tests {
         ));
         record_span(t, "pass", a, b, Some(12)).unwrap();
         let batch = collect();
+        let r = super::super::Registry::new();
+        register_metrics(&r).unwrap();
+        assert_eq!(
+            r.describe("telemetry.spans_dropped").unwrap().kind,
+            super::super::MetricKind::Counter
+        );
         assert!(batch
             .spans
             .iter()
