@@ -335,7 +335,18 @@ fn create_instance(
         }
         layers.push(VALIDATION_LAYER.as_ptr());
         extensions.push(ash::ext::debug_utils::NAME.as_ptr());
+        // SAFETY: enumeration with a valid layer name.
+        let layer_exts =
+            unsafe { entry.enumerate_instance_extension_properties(Some(VALIDATION_LAYER)) }
+                .map_err(vk_err("vkEnumerateInstanceExtensionProperties"))?;
+        if layer_exts
+            .iter()
+            .any(|e| e.extension_name_as_c_str() == Ok(ash::ext::validation_features::NAME))
+        {
+            extensions.push(ash::ext::validation_features::NAME.as_ptr());
+        }
     }
+    let sync_validation = extensions.contains(&ash::ext::validation_features::NAME.as_ptr());
     let app = vk::ApplicationInfo::default()
         .application_name(c"lanegraph")
         .engine_name(c"lanegraph")
@@ -345,9 +356,16 @@ fn create_instance(
         .application_info(&app)
         .enabled_layer_names(&layers)
         .enabled_extension_names(&extensions);
+    // Synchronization validation on top of the core checks: it reports missing or wrong
+    // barriers (read-after-write, write-after-read hazards) that core validation cannot see.
+    let enables = [vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION];
+    let mut features = vk::ValidationFeaturesEXT::default().enabled_validation_features(&enables);
     if config.validation {
         // Chained so instance creation and destruction themselves are validated too.
         info = info.push_next(&mut debug_info);
+        if sync_validation {
+            info = info.push_next(&mut features);
+        }
     }
     // SAFETY: `info` and everything it points at live until the call returns.
     let instance = unsafe { entry.create_instance(&info, None) }.map_err(|r| match r {
