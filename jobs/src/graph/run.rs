@@ -276,6 +276,10 @@ unsafe fn exec_node<C: Sync>(data: *const (), arg: usize, who: WorkerInfo) {
     let mut node = arg as u32;
     // Nodes finished in this inline chain, counted down at its end (one latch RMW per chain).
     let mut finished = 0usize;
+    // Ready successors on our lane, pushed in one batch (one lock) per node; only the filled
+    // prefix is ever read, so the buffer is initialised once per job, not per node.
+    let mut batch = [PLACEHOLDER; PUSH_BATCH];
+    let queue = &run.lanes.shared().queues[who.lane.index()];
     loop {
         let i = node as usize;
         // Relaxed: our acquiring decrement of `pending` (or the queue lock, for roots, or program
@@ -317,10 +321,7 @@ unsafe fn exec_node<C: Sync>(data: *const (), arg: usize, who: WorkerInfo) {
         }
         finished += 1;
         let mut inline: Option<u32> = None;
-        // Ready successors on our lane, pushed in one batch (one lock) after the loop.
-        let mut batch = [PLACEHOLDER; PUSH_BATCH];
         let mut batched = 0usize;
-        let queue = &run.lanes.shared().queues[who.lane.index()];
         let (from, to) = (core.succ_off[i] as usize, core.succ_off[i + 1] as usize);
         for &s in &core.succs[from..to] {
             let si = s as usize;
