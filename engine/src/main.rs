@@ -3,7 +3,8 @@
 /// Heap tracking for `memory.*` metrics and allocation-count benches (one line, as any game
 /// binary would install it).
 #[global_allocator]
-static ALLOC: lanegraph::telemetry::TrackingAllocator = lanegraph::telemetry::TrackingAllocator::new();
+static ALLOC: lanegraph::telemetry::TrackingAllocator =
+    lanegraph::telemetry::TrackingAllocator::new();
 
 fn main() -> std::process::ExitCode {
     lanegraph::cli::main()

@@ -231,13 +231,28 @@ fn interleave(
 /// Runs the suite.
 pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     clock::init();
+    // `LANEGRAPH_BENCH_CASE=chain` runs one case (for profiling it alone).
+    let only = std::env::var("LANEGRAPH_BENCH_CASE").ok();
+    let want = |case: &str| only.as_deref().is_none_or(|o| o == case);
     let mut out = Vec::new();
-    out.extend(layered_dag(opts)?);
-    out.extend(chain(opts)?);
-    out.extend(round_trip(opts)?);
-    out.extend(frame_allocs(opts)?);
-    out.extend(idle_cpu(opts)?);
-    out.extend(lane_isolation(opts)?);
+    if want("layered_dag") {
+        out.extend(layered_dag(opts)?);
+    }
+    if want("chain") {
+        out.extend(chain(opts)?);
+    }
+    if want("round_trip") {
+        out.extend(round_trip(opts)?);
+    }
+    if want("frame_allocs") {
+        out.extend(frame_allocs(opts)?);
+    }
+    if want("idle_cpu") {
+        out.extend(idle_cpu(opts)?);
+    }
+    if want("lane_isolation") {
+        out.extend(lane_isolation(opts)?);
+    }
     Ok(out)
 }
 
