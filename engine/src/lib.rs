@@ -11,7 +11,11 @@
 pub mod bench;
 pub mod budget;
 pub mod cli;
+pub mod demo;
+pub mod engine;
 pub mod game_loop;
+pub mod report;
+pub mod stress;
 pub mod systems;
 pub mod telemetry;
 pub mod world;

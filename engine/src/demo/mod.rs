@@ -1,0 +1,335 @@
+//! The demo game: a particle / boids world on the whole runtime.
+//!
+//! Owns: the demo's options, its run loop (progress, pacing, the end-of-run exports) and its
+//! game (in [`world`], [`physics`], [`textures`]). Must never: reach into engine internals (it
+//! is a game like any other: it uses the public `Engine` API only).
+//!
+//! - 100,000 particles by default, positions and velocities field-SoA, moved by the `f32x8`
+//!   kernels in parallel chunks on the physics lane ([`physics`]).
+//! - Gameplay systems on the owner thread: spawn waves, the sink that despawns, scoring
+//!   ([`world`]).
+//! - The render lane draws every frame through Vulkan when there is a device.
+//! - The asset lane decodes generated PNG files, one corrupt and one missing ([`textures`]).
+//! - At exit: `summary.json`, `trace.json`, `metrics.prom`, `report.html`, `frame.png`.
+//!
+//! `--frames N` runs lockstep (one fixed step per frame, the physics strategy pinned), so the
+//! same seed and frame count give the same `world_hash` on any machine and any lane plan;
+//! `--seconds N` runs on the real clock with every agent adaptive.
+
+pub mod physics;
+pub mod summary;
+pub mod textures;
+pub mod world;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crate::engine::{BuildError, Engine, EngineConfig, FrameError, RenderView};
+use crate::world::{Domain, DomainSet};
+pub use summary::DemoSummary;
+
+/// Default particle count.
+pub const DEFAULT_ENTITIES: usize = 100_000;
+/// Frames run when neither `--frames` nor `--seconds` is given (ten seconds at 60 fps).
+pub const DEFAULT_FRAMES: u64 = 600;
+
+/// How to run the demo (the CLI's flags).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DemoOptions {
+    /// Lockstep frames to run (`None` with `seconds`: real time).
+    pub frames: Option<u64>,
+    /// Seconds to run on the real clock (wins over `frames` when both are set).
+    pub seconds: Option<f64>,
+    /// Frame-rate target (also paces the run unless `pace` is off).
+    pub target_fps: Option<f64>,
+    /// Where the exports go (`None`: write nothing).
+    pub out: Option<PathBuf>,
+    /// Do not try Vulkan.
+    pub no_gpu: bool,
+    /// Vulkan validation layers on.
+    pub validation: bool,
+    /// The seed.
+    pub seed: u64,
+    /// A lane spec overriding the plan.
+    pub lanes: Option<String>,
+    /// Particles at the start.
+    pub entities: usize,
+    /// Engine configuration (e.g. from `--config`), under the flags above.
+    pub config: EngineConfig,
+    /// Show the live progress line.
+    pub progress: bool,
+    /// Sleep to the frame target (off in tests and stress runs).
+    pub pace: bool,
+}
+
+impl Default for DemoOptions {
+    fn default() -> Self {
+        DemoOptions {
+            frames: None,
+            seconds: None,
+            target_fps: None,
+            out: Some(PathBuf::from("lanegraph-out")),
+            no_gpu: false,
+            validation: false,
+            seed: 1,
+            lanes: None,
+            entities: DEFAULT_ENTITIES,
+            config: EngineConfig::default(),
+            progress: true,
+            pace: true,
+        }
+    }
+}
+
+/// The demo failed.
+#[derive(Debug, thiserror::Error)]
+pub enum DemoError {
+    /// The engine could not be built.
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    /// A frame failed.
+    #[error(transparent)]
+    Frame(#[from] FrameError),
+    /// A system could not be registered.
+    #[error(transparent)]
+    Register(#[from] crate::systems::RegisterError),
+    /// Writing the exports or the textures failed.
+    #[error("demo: {what} `{path}`: {source}; fix: check that the folder is writable")]
+    Io {
+        /// What was written.
+        what: &'static str,
+        /// Where.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+}
+
+/// What a run produced.
+#[derive(Debug, Clone)]
+pub struct DemoRun {
+    /// The summary (also in `summary.json` when there is an output folder).
+    pub summary: DemoSummary,
+    /// Files written.
+    pub files: Vec<PathBuf>,
+}
+
+/// Runs the demo end to end.
+pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
+    let lockstep = opts.seconds.is_none();
+    let frames = opts.frames.unwrap_or(DEFAULT_FRAMES);
+    let mut config = opts.config.clone();
+    if let Some(fps) = opts.target_fps {
+        config.target_fps = fps;
+    }
+    if opts.lanes.is_some() {
+        config.lanes = opts.lanes.clone();
+    }
+    if opts.no_gpu {
+        config.vulkan = false;
+    }
+    let mut engine = Engine::builder()
+        .config(config)
+        .lockstep(lockstep)
+        .gpu_validation(opts.validation)
+        .build()?;
+    if lockstep {
+        // Physics writes world state: hold its strategy so the hash does not depend on timing.
+        let [physics, ..] = engine.builtin_agents();
+        let _ = engine.controller_mut().pin(physics, "full");
+    }
+    let score_entity = world::setup(engine.world_mut(), opts.entities, opts.seed)?;
+    let mut phys = physics::DemoPhysics::default();
+    engine.set_physics(move |w, step| phys.step(w, step));
+    engine.set_render_view(
+        DomainSet::of(Domain::TRANSFORM).with(Domain::STRUCTURE),
+        Box::new(derive_view),
+    );
+    let textures =
+        textures::TextureFolder::generate(opts.seed).map_err(|source| DemoError::Io {
+            what: "texture folder",
+            path: std::env::temp_dir(),
+            source,
+        })?;
+    for p in &textures.requests {
+        engine.request_asset(p.clone());
+    }
+    let (device, why, _) = engine.gpu_status();
+    match (&device, &why) {
+        (Some(d), _) => eprintln!("lanegraph demo: GPU: {d}"),
+        (None, Some(w)) => {
+            eprintln!("lanegraph demo: GPU unavailable ({w}); running without drawing")
+        }
+        _ => {}
+    }
+    eprintln!("lanegraph demo: lanes:\n{}", engine.lanes().plan());
+
+    let bar = progress_bar(opts, frames);
+    let started = Instant::now();
+    let budget = engine.config().target_fps;
+    let frame_budget = Duration::from_secs_f64(1.0 / budget);
+    let mut n = 0u64;
+    loop {
+        let done = match opts.seconds {
+            Some(s) => started.elapsed().as_secs_f64() >= s,
+            None => n >= frames,
+        };
+        if done {
+            break;
+        }
+        let f0 = Instant::now();
+        let out = engine.frame()?;
+        n += 1;
+        if let Some(b) = &bar {
+            if n % 10 == 0 || n == 1 {
+                b.set_position(if opts.seconds.is_some() {
+                    started.elapsed().as_secs()
+                } else {
+                    n
+                });
+                b.set_message(progress_message(&engine, out.frame_ms));
+            }
+        }
+        if opts.pace {
+            if let Some(rest) = frame_budget.checked_sub(f0.elapsed()) {
+                std::thread::sleep(rest);
+            }
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    // Let the asset lane finish what it started, so every request is accounted for.
+    let drain_until = Instant::now() + Duration::from_secs(5);
+    loop {
+        let t = engine.asset_report().0;
+        if t.loaded + t.failed >= t.requested || Instant::now() >= drain_until {
+            break;
+        }
+        // Applies completions and issues what is queued, without simulating: the world (and
+        // its hash) is exactly `frames` steps old.
+        engine.pump_assets();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    engine.finish_render();
+    let wall_s = started.elapsed().as_secs_f64();
+    let score = engine
+        .world()
+        .get::<world::Score>(score_entity)
+        .copied()
+        .unwrap_or_default();
+    let summary =
+        DemoSummary::from_engine(&engine, opts.seed, opts.entities, lockstep, score, wall_s);
+    let files = match &opts.out {
+        Some(dir) => write_outputs(&engine, &summary, dir)?,
+        None => Vec::new(),
+    };
+    drop(textures);
+    Ok(DemoRun { summary, files })
+}
+
+/// The view: every particle's position, the whole arena.
+fn derive_view(w: &crate::world::World, v: &mut RenderView) {
+    v.xs.clear();
+    v.ys.clear();
+    if let Ok(Some(cols)) = w.soa_columns::<world::Position>() {
+        if let (Ok(x), Ok(y)) = (cols.table().field("x"), cols.table().field("y")) {
+            v.xs.extend_from_slice(x);
+            v.ys.extend_from_slice(y);
+        }
+    }
+    v.center = [0.0, 0.0];
+    v.half_extent = [world::ARENA, world::ARENA];
+    v.radius = world::ARENA / 256.0;
+    v.color = [0.35, 0.75, 1.0, 1.0];
+}
+
+fn write_outputs(
+    engine: &Engine,
+    summary: &DemoSummary,
+    dir: &std::path::Path,
+) -> Result<Vec<PathBuf>, DemoError> {
+    let io = |what: &'static str, path: PathBuf| move |source| DemoError::Io { what, path, source };
+    std::fs::create_dir_all(dir).map_err(io("output folder", dir.to_path_buf()))?;
+    let mut files = Vec::new();
+    let mut put = |name: &str, what: &'static str, bytes: &[u8]| -> Result<(), DemoError> {
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).map_err(io(what, p.clone()))?;
+        files.push(p);
+        Ok(())
+    };
+    let json = serde_json::to_string_pretty(summary).expect("the summary serialises");
+    put("summary.json", "summary", json.as_bytes())?;
+    put(
+        "trace.json",
+        "trace",
+        engine.trace().to_chrome_trace().as_bytes(),
+    )?;
+    put(
+        "metrics.prom",
+        "metrics",
+        crate::telemetry::openmetrics::render(engine.metrics()).as_bytes(),
+    )?;
+    let data = crate::report::ReportData::from_engine(engine, "lanegraph demo", &summary.table());
+    put(
+        "report.html",
+        "report",
+        crate::report::render_html(&data).as_bytes(),
+    )?;
+    if let Some(png) = engine.capture_png() {
+        put("frame.png", "frame picture", &png)?;
+    }
+    Ok(files)
+}
+
+fn progress_bar(opts: &DemoOptions, frames: u64) -> Option<indicatif::ProgressBar> {
+    if !opts.progress {
+        return None;
+    }
+    let (len, unit) = match opts.seconds {
+        Some(s) => (s.ceil() as u64, "s"),
+        None => (frames, "frames"),
+    };
+    let bar = indicatif::ProgressBar::new(len);
+    let style = indicatif::ProgressStyle::with_template(&format!(
+        "{{bar:30}} {{pos}}/{{len}} {unit} | {{msg}}"
+    ))
+    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    bar.set_style(style);
+    Some(bar)
+}
+
+fn progress_message(engine: &Engine, frame_ms: f64) -> String {
+    let rec = engine.record();
+    let target = rec.frames.last().map_or(0.0, |f| f.target_ms);
+    let busy = rec
+        .frames
+        .last()
+        .map(|f| {
+            engine
+                .lanes()
+                .plan()
+                .lanes()
+                .iter()
+                .zip(&f.lane_busy)
+                .map(|(l, b)| format!("{} {:.0}%", l.name, b * 100.0))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default();
+    let c = engine.controller();
+    let strategies = engine
+        .builtin_agents()
+        .iter()
+        .filter_map(|&id| {
+            let cur = c.current(id)?;
+            Some(format!(
+                "{}={}",
+                c.agent_name(id)?,
+                c.strategies(id)?[cur.get()].name
+            ))
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    format!("{frame_ms:.1} ms / {target:.1} ms | {busy} | {strategies}")
+}

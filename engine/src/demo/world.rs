@@ -1,0 +1,222 @@
+//! The demo's world: field-SoA particles, the score, and the gameplay systems on the owner
+//! thread (spawn waves, despawns in the sink, scoring).
+//!
+//! Owns: the demo's components and its seeded setup. Must never: read a clock or anything
+//! else that differs between runs (same seed, same world, whatever the lanes).
+
+use lanegraph_simd::soa_component;
+
+use crate::systems::{RegisterError as RegisterSystemError, SystemDef};
+use crate::world::{Component, Domain, DomainSet, Entity, StateHash, StateHasher, World};
+
+/// Half the side of the square arena, world units.
+pub const ARENA: f32 = 500.0;
+/// Radius of the neighbour pass, world units (about six neighbours each at the default
+/// density of 100,000 particles in the arena: n * pi * r^2 / (2 * ARENA)^2 = 6).
+pub const NEIGHBOUR_RADIUS: f32 = 4.4;
+/// Fixed steps between spawn waves (half a second at 60 Hz).
+pub const WAVE_EVERY_TICKS: u64 = 30;
+/// Radius of the sink at the arena's centre that despawns particles, world units.
+pub const SINK_RADIUS: f32 = 12.0;
+/// Most particles the sink swallows per step (a wave's worth over a wave's steps).
+pub const SINK_PER_STEP: usize = 64;
+
+/// A particle's position.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Position {
+    /// X, world units.
+    pub x: f32,
+    /// Y, world units.
+    pub y: f32,
+}
+soa_component!(Position { x, y });
+
+impl StateHash for Position {
+    fn hash_state(&self, h: &mut StateHasher) {
+        self.x.hash_state(h);
+        self.y.hash_state(h);
+    }
+}
+impl Component for Position {
+    const NAME: &'static str = "Position";
+    const DOMAINS: DomainSet = DomainSet::of(Domain::TRANSFORM);
+}
+
+/// A particle's velocity.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Velocity {
+    /// X, world units per second.
+    pub x: f32,
+    /// Y, world units per second.
+    pub y: f32,
+}
+soa_component!(Velocity { x, y });
+
+impl StateHash for Velocity {
+    fn hash_state(&self, h: &mut StateHasher) {
+        self.x.hash_state(h);
+        self.y.hash_state(h);
+    }
+}
+impl Component for Velocity {
+    const NAME: &'static str = "Velocity";
+    const DOMAINS: DomainSet = DomainSet::of(Domain::PHYSICS);
+}
+
+/// The game's score, on one game entity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub struct Score {
+    /// Particles spawned by waves.
+    pub spawned: u64,
+    /// Particles swallowed by the sink.
+    pub swallowed: u64,
+    /// Waves spawned.
+    pub waves: u64,
+}
+
+impl StateHash for Score {
+    fn hash_state(&self, h: &mut StateHasher) {
+        self.spawned.hash_state(h);
+        self.swallowed.hash_state(h);
+        self.waves.hash_state(h);
+    }
+}
+impl Component for Score {
+    const NAME: &'static str = "Score";
+    const DOMAINS: DomainSet = DomainSet::of(Domain::GAMEPLAY);
+}
+
+/// A small deterministic generator (xorshift64*, Vigna 2016): the demo's only randomness.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// Seeded (a zero seed is mapped to a fixed non-zero one).
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed ^ 0x9e37_79b9_7f4a_7c15 | 1)
+    }
+
+    /// Next 64 bits.
+    pub fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// Uniform in `[lo, hi)`.
+    pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        let u = (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
+        lo + (hi - lo) * u
+    }
+}
+
+/// Spawns one particle with both SoA components (both columns append: rows stay aligned).
+pub fn spawn_particle(world: &mut World, p: Position, v: Velocity) -> Entity {
+    let e = world.spawn();
+    world.insert(e, p).expect("fresh entity");
+    world.insert(e, v).expect("fresh entity");
+    e
+}
+
+/// Sets up the world: `entities` particles from `seed`, the score entity, and the gameplay
+/// systems. Returns the score entity.
+pub fn setup(world: &mut World, entities: usize, seed: u64) -> Result<Entity, RegisterSystemError> {
+    world
+        .use_field_soa::<Position>()
+        .expect("Position is a valid SoA component");
+    world
+        .use_field_soa::<Velocity>()
+        .expect("Velocity is a valid SoA component");
+    let mut rng = Rng::new(seed);
+    for _ in 0..entities {
+        let p = Position {
+            x: rng.range(-ARENA, ARENA),
+            y: rng.range(-ARENA, ARENA),
+        };
+        let v = Velocity {
+            x: rng.range(-20.0, 20.0),
+            y: rng.range(-20.0, 20.0),
+        };
+        spawn_particle(world, p, v);
+    }
+    let game = world.spawn();
+    world.insert(game, Score::default()).expect("fresh entity");
+
+    let wave = (entities / 100).max(1);
+    let cap = entities + entities / 5 + 1;
+    let mut wave_rng = Rng::new(seed.wrapping_add(1));
+    world.register_system(
+        SystemDef::new("spawn_waves", 1.0, move |w: &mut World, ctx| {
+            if ctx.tick() % WAVE_EVERY_TICKS != 0 || w.len() >= cap {
+                return;
+            }
+            // The emitter circles the arena once every 64 waves.
+            let angle = (ctx.tick() / WAVE_EVERY_TICKS) as f32 * std::f32::consts::TAU / 64.0;
+            let (cx, cy) = (angle.cos() * ARENA * 0.7, angle.sin() * ARENA * 0.7);
+            for _ in 0..wave {
+                let p = Position {
+                    x: cx + wave_rng.range(-10.0, 10.0),
+                    y: cy + wave_rng.range(-10.0, 10.0),
+                };
+                let v = Velocity {
+                    x: -cx * 0.05 + wave_rng.range(-5.0, 5.0),
+                    y: -cy * 0.05 + wave_rng.range(-5.0, 5.0),
+                };
+                spawn_particle(w, p, v);
+            }
+            if let Ok(s) = w.get_mut::<Score>(game) {
+                s.spawned += wave as u64;
+                s.waves += 1;
+            }
+            ctx.report_workload(wave as u64);
+        })
+        .domain(Domain::GAMEPLAY),
+    )?;
+
+    let mut doomed: Vec<Entity> = Vec::with_capacity(SINK_PER_STEP);
+    world.register_system(
+        SystemDef::new("sink_despawn", 1.0, move |w: &mut World, ctx| {
+            doomed.clear();
+            if let Ok(Some(cols)) = w.soa_columns::<Position>() {
+                let xs = cols.table().field("x").expect("Position has x");
+                let ys = cols.table().field("y").expect("Position has y");
+                let r2 = SINK_RADIUS * SINK_RADIUS;
+                for ((&e, &x), &y) in cols.entities().iter().zip(xs).zip(ys) {
+                    if x * x + y * y < r2 {
+                        doomed.push(e);
+                        if doomed.len() == SINK_PER_STEP {
+                            break;
+                        }
+                    }
+                }
+                ctx.report_workload(cols.entities().len() as u64);
+            }
+            // Slot order, not row order: the same entities go the same way on every run.
+            doomed.sort_unstable_by_key(|e| e.index());
+            for &e in &doomed {
+                let _ = w.despawn(e);
+            }
+            let n = doomed.len() as u64;
+            if n > 0 {
+                if let Ok(s) = w.get_mut::<Score>(game) {
+                    s.swallowed += n;
+                }
+            }
+        })
+        .domain(Domain::GAMEPLAY),
+    )?;
+
+    world.register_system(
+        SystemDef::new("scoring", 0.2, move |w: &mut World, ctx| {
+            // Reads the score every step (a HUD would format it here); writes nothing.
+            if let Ok(s) = w.get::<Score>(game) {
+                ctx.report_workload(s.spawned.saturating_sub(s.swallowed).max(1));
+            }
+        })
+        .domain(Domain::GAMEPLAY),
+    )?;
+    Ok(game)
+}

@@ -1,0 +1,307 @@
+//! Engine configuration: the settings a builder takes, also readable from a TOML file.
+//!
+//! Owns: [`EngineConfig`], its TOML schema and its validation, and [`ConfigError`], which names
+//! the file, the key and the line of every problem. Must never: start anything (the builder
+//! does), or accept a value it cannot honour (a bad value is an error, not a silent default).
+//!
+//! # The file
+//! ```toml
+//! [engine]
+//! target_fps = 60.0          # frame-time target the budget controller holds
+//! fixed_step_hz = 60         # simulation step while no agent declares one
+//! vulkan = true              # render through Vulkan when a driver is present
+//! lanes = "physics=2,render=1,asset=1"   # optional: overrides the automatic plan
+//! pin = true                 # pin lane workers to their cores
+//!
+//! [telemetry]
+//! spans = true               # record trace spans
+//! trace_frames = 120         # frames of spans kept for trace.json and the report
+//!
+//! [budget]
+//! adaptive = true            # false pins every agent to its first strategy
+//! ```
+//! Every key is optional; unknown keys are errors (a typo must not be silently ignored).
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// Most frames of spans kept (each frame of the demo is a few hundred spans).
+pub const MAX_TRACE_FRAMES: usize = 10_000;
+
+/// Everything an [`Engine`](super::Engine) is built from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineConfig {
+    /// Frame-time target in frames per second (the controller's frame budget is `1000 / fps`).
+    pub target_fps: f64,
+    /// Default fixed step, Hz (agents may declare a smaller step).
+    pub fixed_step_hz: u32,
+    /// Try Vulkan (when false, or without a driver, the engine runs and reports the GPU off).
+    pub vulkan: bool,
+    /// A `name=workers,...` lane spec overriding the automatic plan.
+    pub lanes: Option<String>,
+    /// Pin lane workers to cores.
+    pub pin: bool,
+    /// Record trace spans.
+    pub spans: bool,
+    /// Frames of spans kept for export.
+    pub trace_frames: usize,
+    /// Let the budget controller adapt (false: every agent stays on its first strategy).
+    pub adaptive: bool,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            target_fps: 60.0,
+            fixed_step_hz: 60,
+            vulkan: true,
+            lanes: None,
+            pin: true,
+            spans: true,
+            trace_frames: 120,
+            adaptive: true,
+        }
+    }
+}
+
+/// A configuration problem: which file, which key, which line, what is wrong and how to fix it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{}: `{key}`: {message}; fix: {fix}", .file.as_ref().map(|f| format!("{}: ", f.display())).unwrap_or_default(), .line.map(|l| format!("line {l}")).unwrap_or_else(|| "config".into()))]
+pub struct ConfigError {
+    /// The file, when the configuration came from one.
+    pub file: Option<PathBuf>,
+    /// The dotted key (`engine.target_fps`), or the closest the parser could tell.
+    pub key: String,
+    /// 1-based line of the key, when known.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub message: String,
+    /// How to fix it.
+    pub fix: String,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileDoc {
+    #[serde(default)]
+    engine: FileEngine,
+    #[serde(default)]
+    telemetry: FileTelemetry,
+    #[serde(default)]
+    budget: FileBudget,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileEngine {
+    target_fps: Option<f64>,
+    fixed_step_hz: Option<u32>,
+    vulkan: Option<bool>,
+    lanes: Option<String>,
+    pin: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileTelemetry {
+    spans: Option<bool>,
+    trace_frames: Option<usize>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileBudget {
+    adaptive: Option<bool>,
+}
+
+impl EngineConfig {
+    /// Reads a TOML file over the defaults (see the module docs for the keys).
+    pub fn from_file(path: &Path) -> Result<EngineConfig, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            file: Some(path.to_path_buf()),
+            key: "(file)".into(),
+            line: None,
+            message: format!("cannot read the file: {e}"),
+            fix: "pass the path of a readable TOML file to --config".into(),
+        })?;
+        Self::from_toml(&text).map_err(|mut e| {
+            e.file = Some(path.to_path_buf());
+            e
+        })
+    }
+
+    /// Parses TOML text over the defaults.
+    pub fn from_toml(text: &str) -> Result<EngineConfig, ConfigError> {
+        let doc: FileDoc = toml::from_str(text).map_err(|e| parse_error(text, &e))?;
+        let mut c = EngineConfig::default();
+        let e = doc.engine;
+        c.target_fps = e.target_fps.unwrap_or(c.target_fps);
+        c.fixed_step_hz = e.fixed_step_hz.unwrap_or(c.fixed_step_hz);
+        c.vulkan = e.vulkan.unwrap_or(c.vulkan);
+        c.lanes = e.lanes.or(c.lanes);
+        c.pin = e.pin.unwrap_or(c.pin);
+        c.spans = doc.telemetry.spans.unwrap_or(c.spans);
+        c.trace_frames = doc.telemetry.trace_frames.unwrap_or(c.trace_frames);
+        c.adaptive = doc.budget.adaptive.unwrap_or(c.adaptive);
+        c.validate().map_err(|mut err| {
+            err.line = find_key_line(text, &err.key);
+            err
+        })?;
+        Ok(c)
+    }
+
+    /// Checks every value; the error names the key (its line is filled in by the file reader).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |key: &str, message: String, fix: &str| ConfigError {
+            file: None,
+            key: key.into(),
+            line: None,
+            message,
+            fix: fix.into(),
+        };
+        if !(self.target_fps.is_finite() && self.target_fps >= 4.0 && self.target_fps <= 1000.0) {
+            return Err(bad(
+                "engine.target_fps",
+                format!("{} is not a frame rate between 4 and 1000", self.target_fps),
+                "use a rate such as 30, 60 or 144 (the controller's frame budget is 1000 / fps ms, at most 250 ms)",
+            ));
+        }
+        if !(1..=1000).contains(&self.fixed_step_hz) {
+            return Err(bad(
+                "engine.fixed_step_hz",
+                format!("{} Hz is outside 1..=1000", self.fixed_step_hz),
+                "use a step rate such as 60 or 120",
+            ));
+        }
+        if let Some(spec) = &self.lanes {
+            if let Err(e) = lanegraph_jobs::LanePlan::from_spec(spec, &[0]) {
+                return Err(bad(
+                    "engine.lanes",
+                    e.to_string(),
+                    "write name=workers[,name=workers...]",
+                ));
+            }
+        }
+        if self.trace_frames == 0 || self.trace_frames > MAX_TRACE_FRAMES {
+            return Err(bad(
+                "telemetry.trace_frames",
+                format!("{} is outside 1..={MAX_TRACE_FRAMES}", self.trace_frames),
+                "keep a few hundred frames (each is a few hundred spans)",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Turns a TOML parse error into a [`ConfigError`] with the key and the line of its span.
+fn parse_error(text: &str, e: &toml::de::Error) -> ConfigError {
+    let line = e.span().map(|s| line_of(text, s.start));
+    let key = line
+        .and_then(|l| text.lines().nth(l - 1))
+        .and_then(|l| l.split_once('=').map(|(k, _)| k.trim().to_string()))
+        .filter(|k| !k.is_empty())
+        .or_else(|| {
+            // "unknown field `x`" names the key itself.
+            let m = e.message();
+            let start = m.find('`')? + 1;
+            let end = start + m[start..].find('`')?;
+            Some(m[start..end].to_string())
+        })
+        .unwrap_or_else(|| "(document)".into());
+    let key = match line {
+        Some(l) => qualify(text, l, &key),
+        None => key,
+    };
+    ConfigError {
+        file: None,
+        key,
+        line,
+        message: e.message().trim().to_string(),
+        fix: "see the keys and types in docs/quickstart.md#configuration".into(),
+    }
+}
+
+/// 1-based line of byte `offset`.
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// Prefixes `key` with the `[table]` that encloses line `line`.
+fn qualify(text: &str, line: usize, key: &str) -> String {
+    let table = text
+        .lines()
+        .take(line)
+        .filter_map(|l| {
+            let t = l.trim();
+            (t.starts_with('[') && t.ends_with(']')).then(|| t.trim_matches(['[', ']']).trim())
+        })
+        .last();
+    match table {
+        Some(t) if !key.contains('.') && !key.starts_with('[') => format!("{t}.{key}"),
+        _ => key.to_string(),
+    }
+}
+
+/// The 1-based line where dotted `key` (`table.key`) is set, if it is.
+fn find_key_line(text: &str, key: &str) -> Option<usize> {
+    let (table, leaf) = key.rsplit_once('.')?;
+    let mut current = "";
+    for (i, l) in text.lines().enumerate() {
+        let t = l.trim();
+        if t.starts_with('[') && t.ends_with(']') {
+            current = t.trim_matches(['[', ']']).trim();
+            continue;
+        }
+        if let Some((k, _)) = t.split_once('=') {
+            if current == table && k.trim() == leaf {
+                return Some(i + 1);
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_every_key_over_the_defaults() {
+        let c = EngineConfig::from_toml(
+            "[engine]\ntarget_fps = 30.0\nfixed_step_hz = 120\nvulkan = false\nlanes = \"physics=2\"\n\n[telemetry]\ntrace_frames = 10\n\n[budget]\nadaptive = false\n",
+        )
+        .unwrap();
+        assert_eq!(c.target_fps, 30.0);
+        assert_eq!(c.fixed_step_hz, 120);
+        assert!(!c.vulkan && !c.adaptive && c.spans);
+        assert_eq!(c.lanes.as_deref(), Some("physics=2"));
+        assert_eq!(c.trace_frames, 10);
+    }
+
+    #[test]
+    fn a_wrong_type_names_the_key_and_the_line() {
+        let e = EngineConfig::from_toml("[engine]\n\ntarget_fps = \"fast\"\n").unwrap_err();
+        assert_eq!(e.key, "engine.target_fps");
+        assert_eq!(e.line, Some(3));
+        assert!(e.to_string().contains("line 3"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_key_names_the_key_and_the_line() {
+        let e =
+            EngineConfig::from_toml("[telemetry]\nspans = true\ntrace_frame = 3\n").unwrap_err();
+        assert_eq!(e.key, "telemetry.trace_frame");
+        assert_eq!(e.line, Some(3));
+    }
+
+    #[test]
+    fn an_out_of_range_value_names_the_key_and_the_line() {
+        let e =
+            EngineConfig::from_toml("[engine]\nvulkan = false\ntarget_fps = 0.5\n").unwrap_err();
+        assert_eq!(e.key, "engine.target_fps");
+        assert_eq!(e.line, Some(3));
+        let e = EngineConfig::from_toml("[engine]\nlanes = \"physics=0\"\n").unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("engine.lanes", Some(2)));
+    }
+}

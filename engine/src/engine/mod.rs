@@ -1,0 +1,91 @@
+//! The engine runtime end to end: what a game links and calls once per frame.
+//!
+//! Owns: [`Engine`] and its builder, the configuration (also from TOML), the built-in agents
+//! (physics, render, asset), the RenderView and its epoch cache, the render lane's mailbox, the
+//! asset stream and the run record the exports read. Must never: hold game logic (the demo in
+//! [`crate::demo`] is a game like any other), or let timing enter world state.
+//!
+//! | file | idea |
+//! |------|------|
+//! | [`builder`] | `Engine::builder()`: lanes, step, Vulkan, telemetry, target |
+//! | [`config`] | the settings and their TOML file, errors naming key and line |
+//! | [`runtime`] | the `Engine` and one frame |
+//! | [`view`] | the RenderView and its epoch cache |
+//! | [`render`] | the render lane: mailbox, Vulkan, GPU timings |
+//! | [`assets`] | the asset stream: decode on the asset lane, completions to the owner |
+//! | [`agents`] | the built-in budget agents and their settings |
+//! | [`record`] | the per-frame record |
+//! | [`tracks`] | naming lane workers' trace tracks |
+//!
+//! # A minimal game
+//! A few systems, one custom agent, one custom lane; it runs three frames.
+//!
+//! ```
+//! use lanegraph::budget::{Agent, Quote, Strategy, StrategyIndex};
+//! use lanegraph::engine::{AgentCost, Engine};
+//! use lanegraph::jobs::LanePlan;
+//! use lanegraph::systems::SystemDef;
+//!
+//! // A custom agent: how many AI agents think each step.
+//! struct Thinkers;
+//! impl Agent for Thinkers {
+//!     fn name(&self) -> &str { "ai" }
+//!     fn strategies(&self) -> Vec<Strategy> {
+//!         vec![
+//!             Strategy::new("all", 2, Quote::constant(0.2)),
+//!             Strategy::new("half", 1, Quote::constant(0.1)),
+//!         ]
+//!     }
+//!     fn apply(&mut self, _: StrategyIndex, _: &Strategy) {}
+//! }
+//!
+//! // The built-in lanes plus the game's own `ai` lane.
+//! let plan = LanePlan::from_spec("physics=1,render=1,asset=1,ai=1", &[0])?;
+//! let mut engine = Engine::builder()
+//!     .lane_plan(plan)
+//!     .vulkan(false)
+//!     .lockstep(true)
+//!     .build()?;
+//!
+//! let counter = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+//! let world = engine.world_mut();
+//! world.register_system(SystemDef::new("input", 0.5, |_, _| {}))?;
+//! let seen = counter.clone();
+//! let think = world.register_system(SystemDef::new("think", 1.0, move |_, ctx| {
+//!     seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+//!     ctx.report_workload(64);
+//! }))?;
+//! let ai = engine.add_agent(Box::new(Thinkers), AgentCost::System(think))?;
+//!
+//! // The physics hook fans out to the game's `ai` lane too.
+//! let ai_lane = engine.lanes().lane("ai").expect("declared in the plan");
+//! engine.set_physics(move |_world, step| {
+//!     step.lanes.parallel_for(ai_lane, 0..64, 16, |_, _| {}).expect("no panics");
+//! });
+//!
+//! for _ in 0..3 {
+//!     engine.frame()?;
+//! }
+//! assert_eq!(counter.load(std::sync::atomic::Ordering::Relaxed), 3); // one step per frame
+//! assert!(engine.strategy(ai).is_some());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod agents;
+pub mod assets;
+pub mod builder;
+pub mod config;
+pub mod record;
+pub mod render;
+pub mod runtime;
+pub mod tracks;
+pub mod view;
+
+pub use agents::{AssetSettings, PhysicsSettings, RenderSettings};
+pub use assets::{AssetError, AssetStream, DecodedImage};
+pub use builder::{BuildError, EngineBuilder};
+pub use config::{ConfigError, EngineConfig};
+pub use record::RunRecord;
+pub use render::{GpuFrame, GpuPass, RenderStats};
+pub use runtime::{AgentCost, Engine, FrameError, FrameOutcome, PhysicsFn, PhysicsStep};
+pub use view::{RenderView, ViewCache};

@@ -1,0 +1,432 @@
+//! The render lane: a mailbox of the latest [`RenderView`], drawn one frame behind the owner.
+//!
+//! Owns: the mailbox, the render job that drains it on the render lane, texture uploads, the
+//! Vulkan renderer when there is one (and why there is none when not), the GPU pass timings it
+//! reads, and the last picture. Must never: block the owner (publishing is a swap; a view the
+//! lane could not get to is replaced by the newer one and counted as skipped), or touch the
+//! world (it only sees views).
+//!
+//! # Protocol
+//! 1. The owner puts the new view in the mailbox (replacing an undrawn one: `skipped += 1`).
+//! 2. If `in_flight` was false it sets it and spawns one render job on the render lane.
+//! 3. The job draws mailbox views until the mailbox is empty, then clears `in_flight` and looks
+//!    once more: a view published between its last look and the clear would otherwise wait a
+//!    frame; if there is one and it wins `in_flight` back, it goes on drawing.
+//! 4. `finish` waits (owner, end of run) until `in_flight` is false.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use lanegraph_jobs::{clock, LaneId, Lanes};
+
+use super::agents::RenderSettings;
+use super::assets::DecodedImage;
+use super::view::RenderView;
+
+/// One GPU pass's time, as read by the profiler (two frames late).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuPass {
+    /// The pass (`cull`, `draw`, `readback`).
+    pub name: String,
+    /// Its time in the frame read, ms.
+    pub raw_ms: f64,
+    /// EMA-smoothed, ms.
+    pub ema_ms: f64,
+}
+
+/// The GPU figures of one frame.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuFrame {
+    /// The render-lane frame they measure.
+    pub frame: u64,
+    /// Whole GPU frame, ms.
+    pub total_ms: f64,
+    /// Per pass.
+    pub passes: Vec<GpuPass>,
+}
+
+/// What the render lane has done so far (a snapshot).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RenderStats {
+    /// Views drawn.
+    pub drawn: u64,
+    /// Views replaced in the mailbox before the lane drew them.
+    pub skipped: u64,
+    /// The last drawn view's frame and the CPU time the render job spent on it, ns.
+    pub last: Option<(u64, u64)>,
+    /// Instances in the last drawn view, after the instance cap.
+    pub last_instances: u64,
+    /// Textures uploaded and their bytes.
+    pub textures: u64,
+    /// Bytes of texture data uploaded.
+    pub texture_bytes: u64,
+    /// The newest GPU timings read.
+    pub gpu: Option<GpuFrame>,
+    /// Errors the GPU reported while drawing (the lane keeps going without it after one).
+    pub errors: Vec<String>,
+}
+
+/// The GPU side: present or why not.
+pub struct GpuState {
+    /// The device's name, when a device came up.
+    pub device: Option<String>,
+    /// Why there is no GPU, when there is none.
+    pub unavailable: Option<String>,
+    /// Renderer first: a tuple drops in field order, and lanegraph-vk's passes hold a bare
+    /// `ash::Device` (not the device's `Arc`), so the renderer must go before the `Gpu`.
+    #[cfg(feature = "vulkan")]
+    gpu: Option<(lanegraph_vk::Renderer, lanegraph_vk::Gpu)>,
+    #[cfg(feature = "vulkan")]
+    base: (u32, u32, u32),
+    #[cfg(feature = "vulkan")]
+    scale: f32,
+}
+
+impl std::fmt::Debug for GpuState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuState")
+            .field("device", &self.device)
+            .field("unavailable", &self.unavailable)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Target size of the demo's picture at resolution scale 1, pixels.
+pub const TARGET_SIZE: (u32, u32) = (512, 512);
+
+impl GpuState {
+    /// Brings up Vulkan when `want` (with validation layers when `validation`), sized for
+    /// `capacity` instances; otherwise, or when that fails, a state saying why there is no GPU.
+    pub fn new(want: bool, validation: bool, capacity: u32) -> GpuState {
+        if !want {
+            return GpuState::none("disabled (--no-gpu or `vulkan = false`)".into());
+        }
+        #[cfg(feature = "vulkan")]
+        {
+            let cfg = lanegraph_vk::GpuConfig {
+                validation,
+                ..Default::default()
+            };
+            let made = lanegraph_vk::Gpu::new(&cfg).and_then(|gpu| {
+                let r = lanegraph_vk::Renderer::new(&gpu, renderer_config(TARGET_SIZE, capacity))?;
+                Ok((r, gpu))
+            });
+            match made {
+                Ok((r, gpu)) => GpuState {
+                    device: Some(gpu.info().name.clone()),
+                    unavailable: None,
+                    gpu: Some((r, gpu)),
+                    base: (TARGET_SIZE.0, TARGET_SIZE.1, capacity),
+                    scale: 1.0,
+                },
+                Err(e) => GpuState::none(e.to_string()),
+            }
+        }
+        #[cfg(not(feature = "vulkan"))]
+        {
+            let _ = (validation, capacity);
+            GpuState::none("built without the `vulkan` feature".into())
+        }
+    }
+
+    fn none(why: String) -> GpuState {
+        GpuState {
+            device: None,
+            unavailable: Some(why),
+            #[cfg(feature = "vulkan")]
+            gpu: None,
+            #[cfg(feature = "vulkan")]
+            base: (1, 1, 1),
+            #[cfg(feature = "vulkan")]
+            scale: 1.0,
+        }
+    }
+
+    /// Validation-layer messages so far (`None`: no device, or validation off).
+    pub fn validation_messages(&self) -> Option<u64> {
+        #[cfg(feature = "vulkan")]
+        if let Some((_, gpu)) = &self.gpu {
+            return gpu
+                .validation_enabled()
+                .then(|| gpu.validation_counts().total());
+        }
+        None
+    }
+}
+
+#[cfg(feature = "vulkan")]
+fn renderer_config(size: (u32, u32), capacity: u32) -> lanegraph_vk::RendererConfig {
+    lanegraph_vk::RendererConfig {
+        width: size.0.max(8),
+        height: size.1.max(8),
+        capacity: capacity.max(1),
+        frames_in_flight: 2,
+        clear: [0.02, 0.02, 0.05, 1.0],
+    }
+}
+
+struct Inner {
+    gpu: GpuState,
+    stats: RenderStats,
+    settings: RenderSettings,
+    textures: Vec<Arc<DecodedImage>>,
+    last_png: Option<Vec<u8>>,
+}
+
+struct Shared {
+    mailbox: Mutex<Option<Arc<RenderView>>>,
+    uploads: Mutex<Vec<Arc<DecodedImage>>>,
+    inner: Mutex<Inner>,
+    /// Writers: the owner (set, step 2) and the render job (clear, step 3), both `AcqRel` so
+    /// the mailbox writes before them are seen by whoever sees the flag.
+    in_flight: AtomicBool,
+    skipped: AtomicU64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The owner's handle to the render lane.
+pub struct RenderLane {
+    shared: Arc<Shared>,
+    lane: Option<LaneId>,
+}
+
+impl std::fmt::Debug for RenderLane {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RenderLane")
+            .field("lane", &self.lane)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RenderLane {
+    /// A render lane drawing on `lane` (`None`: views are accepted and counted as skipped).
+    pub fn new(lane: Option<LaneId>, gpu: GpuState, settings: RenderSettings) -> Self {
+        RenderLane {
+            lane,
+            shared: Arc::new(Shared {
+                mailbox: Mutex::new(None),
+                uploads: Mutex::new(Vec::new()),
+                inner: Mutex::new(Inner {
+                    gpu,
+                    stats: RenderStats::default(),
+                    settings,
+                    textures: Vec::new(),
+                    last_png: None,
+                }),
+                in_flight: AtomicBool::new(false),
+                skipped: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// Queues a decoded image for upload by the render lane.
+    pub fn upload(&self, image: Arc<DecodedImage>) {
+        lock(&self.shared.uploads).push(image);
+    }
+
+    /// Sets the render strategy's settings (applied from the next view drawn).
+    pub fn set_settings(&self, settings: RenderSettings) {
+        lock(&self.shared.inner).settings = settings;
+    }
+
+    /// Steps 1-2: publishes `view` for drawing.
+    pub fn publish(&self, lanes: &Lanes, view: Arc<RenderView>) {
+        if lock(&self.shared.mailbox).replace(view).is_some() {
+            self.shared.skipped.fetch_add(1, Ordering::Relaxed);
+        }
+        let Some(lane) = self.lane else {
+            lock(&self.shared.mailbox).take();
+            self.shared.skipped.fetch_add(1, Ordering::Relaxed);
+            return;
+        };
+        if !self.shared.in_flight.swap(true, Ordering::AcqRel) {
+            let shared = Arc::clone(&self.shared);
+            if lanes
+                .spawn_detached(lane, move || render_job(&shared))
+                .is_err()
+            {
+                self.shared.in_flight.store(false, Ordering::Release);
+            }
+        }
+    }
+
+    /// Step 4: waits until the render lane has drawn everything published.
+    pub fn finish(&self) {
+        let t0 = std::time::Instant::now();
+        while self.shared.in_flight.load(Ordering::Acquire) {
+            if t0.elapsed() > std::time::Duration::from_secs(30) {
+                tracing::warn!("render lane did not finish within 30 s");
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+    }
+
+    /// A snapshot of the lane's statistics.
+    pub fn stats(&self) -> RenderStats {
+        let mut s = lock(&self.shared.inner).stats.clone();
+        s.skipped = self.shared.skipped.load(Ordering::Relaxed);
+        s
+    }
+
+    /// The device name, or why there is no GPU.
+    pub fn gpu_status(&self) -> (Option<String>, Option<String>, Option<u64>) {
+        let inner = lock(&self.shared.inner);
+        (
+            inner.gpu.device.clone(),
+            inner.gpu.unavailable.clone(),
+            inner.gpu.validation_messages(),
+        )
+    }
+
+    /// Captures `view` as a PNG on the render lane and waits for it (end of run; `None`
+    /// without a GPU).
+    pub fn capture_png(&self, lanes: &Lanes, view: Arc<RenderView>) -> Option<Vec<u8>> {
+        self.finish();
+        let lane = self.lane?;
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let shared = Arc::clone(&self.shared);
+        lanes
+            .spawn_detached(lane, move || {
+                let mut inner = lock(&shared.inner);
+                apply_uploads(&shared, &mut inner);
+                let png = capture(&mut inner, &view);
+                inner.last_png = png.clone();
+                let _ = tx.send(png);
+            })
+            .ok()?;
+        rx.recv_timeout(std::time::Duration::from_secs(60))
+            .ok()
+            .flatten()
+    }
+}
+
+/// Step 3.
+fn render_job(shared: &Shared) {
+    loop {
+        while let Some(view) = lock(&shared.mailbox).take() {
+            draw(shared, &view);
+        }
+        shared.in_flight.store(false, Ordering::Release);
+        let more = lock(&shared.mailbox).is_some();
+        if !more || shared.in_flight.swap(true, Ordering::AcqRel) {
+            return;
+        }
+    }
+}
+
+/// Takes the queued decoded images into the lane's texture store.
+fn apply_uploads(shared: &Shared, inner: &mut Inner) {
+    let uploads = std::mem::take(&mut *lock(&shared.uploads));
+    for img in uploads {
+        // lanegraph-vk has no texture API yet: the upload keeps the decoded pixels resident on
+        // the render lane (the copy a staging upload would make) and counts them.
+        inner.stats.textures += 1;
+        inner.stats.texture_bytes += img.rgba.len() as u64;
+        inner.textures.push(img);
+    }
+}
+
+fn draw(shared: &Shared, view: &RenderView) {
+    let _span = crate::telemetry::span_n("render.frame", view.len() as u64);
+    let t0 = clock::now();
+    let mut inner = lock(&shared.inner);
+    apply_uploads(shared, &mut inner);
+    let cap = ((view.len() as f32) * inner.settings.instance_fraction).ceil() as usize;
+    let n = cap.min(view.len());
+    inner.stats.last_instances = n as u64;
+    gpu_draw(&mut inner, view, n);
+    inner.stats.drawn += 1;
+    inner.stats.last = Some((view.frame, clock::now().ns_since(t0)));
+}
+
+#[cfg(feature = "vulkan")]
+fn gpu_draw(inner: &mut Inner, view: &RenderView, n: usize) {
+    let scale = inner.settings.resolution_scale;
+    let Inner { gpu, stats, .. } = inner;
+    let Some((renderer, device)) = gpu.gpu.as_mut() else {
+        return;
+    };
+    if (scale - gpu.scale).abs() > f32::EPSILON {
+        // A resolution change rebuilds the target (cold path: only on a strategy switch).
+        let (w, h, cap) = gpu.base;
+        let size = ((w as f32 * scale) as u32, (h as f32 * scale) as u32);
+        match lanegraph_vk::Renderer::new(device, renderer_config(size, cap)) {
+            Ok(r) => {
+                *renderer = r;
+                gpu.scale = scale;
+            }
+            Err(e) => stats.errors.push(format!("resize: {e}")),
+        }
+    }
+    let n = n.min(renderer.config().capacity as usize);
+    if view.half_extent[0] <= 0.0 || view.half_extent[1] <= 0.0 || view.radius <= 0.0 {
+        return;
+    }
+    let pv = lanegraph_vk::ParticleView {
+        xs: &view.xs[..n],
+        ys: &view.ys[..n],
+        center: view.center,
+        half_extent: view.half_extent,
+        radius: view.radius,
+        color: view.color,
+    };
+    if let Err(e) = renderer.render(&pv) {
+        stats.errors.push(e.to_string());
+        gpu.unavailable = Some(format!("lost during the run: {e}"));
+        gpu.gpu = None;
+        return;
+    }
+    if let Some(p) = renderer.profiler() {
+        if let Some(t) = p.latest() {
+            let fresh = stats.gpu.as_ref().is_none_or(|g| g.frame != t.frame);
+            if fresh {
+                stats.gpu = Some(GpuFrame {
+                    frame: t.frame,
+                    total_ms: t.total_ns / 1e6,
+                    passes: t
+                        .passes()
+                        .iter()
+                        .map(|pt| GpuPass {
+                            name: p.pass_name(pt.pass).to_string(),
+                            raw_ms: pt.raw_ns / 1e6,
+                            ema_ms: pt.ema_ns / 1e6,
+                        })
+                        .collect(),
+                });
+            }
+        }
+    }
+}
+
+#[cfg(not(feature = "vulkan"))]
+fn gpu_draw(_inner: &mut Inner, _view: &RenderView, _n: usize) {}
+
+#[cfg(feature = "vulkan")]
+fn capture(inner: &mut Inner, view: &RenderView) -> Option<Vec<u8>> {
+    let (renderer, _) = inner.gpu.gpu.as_mut()?;
+    let n = view.len().min(renderer.config().capacity as usize);
+    if view.half_extent[0] <= 0.0 || view.radius <= 0.0 {
+        return None;
+    }
+    let pv = lanegraph_vk::ParticleView {
+        xs: &view.xs[..n],
+        ys: &view.ys[..n],
+        center: view.center,
+        half_extent: view.half_extent,
+        radius: view.radius,
+        color: view.color,
+    };
+    let rb = renderer.capture(&pv).ok()?;
+    let mut out = Vec::new();
+    rb.encode_png(&mut out).ok()?;
+    Some(out)
+}
+
+#[cfg(not(feature = "vulkan"))]
+fn capture(_inner: &mut Inner, _view: &RenderView) -> Option<Vec<u8>> {
+    None
+}

@@ -1,0 +1,766 @@
+//! The [`Engine`]: one frame of the runtime, as `docs/concepts.md` tells it.
+//!
+//! Owns: the running lanes, the game loop and its world, the budget controller with the
+//! built-in and custom agents, the render lane, the asset stream, the metrics registry, the
+//! trace history and the run record. Must never: let a timing enter world state (the physics
+//! hook, systems and gameplay only see the fixed step), or block on the render or asset lanes
+//! inside a frame.
+//!
+//! # One frame (`frame()`, owner thread)
+//! 1. Asset completions: at most the asset strategy's jobs per frame are drained; decoded images
+//!    go to the render lane for upload; new requests are issued to the asset lane.
+//! 2. Fixed steps: the accumulator says how many; per step the systems run (timed), then the
+//!    physics hook (the physics graph: fork-join on the physics lane).
+//! 3. The RenderView is published to the render lane's mailbox, re-derived only when the epochs
+//!    of the domains it reads moved (cache hits counted); the lane draws it while the owner
+//!    simulates the next frame.
+//! 4. Telemetry: spans collected into the trace history, metrics updated, the frame recorded.
+//! 5. The budget controller ticks on the frame's measurements; its choices apply from the next
+//!    frame (physics: fixed step and neighbour pass; render: resolution and instance cap;
+//!    asset: jobs per frame).
+
+use std::sync::Arc;
+
+use lanegraph_jobs::{clock, LaneId, Lanes};
+
+use super::agents::{AssetAgent, PhysicsAgent, PhysicsSettings, RenderAgent};
+use super::assets::{AssetCompletion, AssetStream};
+use super::builder::{BuildError, EngineBuilder};
+use super::config::EngineConfig;
+use super::record::{FrameRow, RunRecord};
+use super::render::{GpuState, RenderLane};
+use super::view::{DeriveView, RenderView, ViewCache, ViewCacheStats};
+use crate::budget::{
+    AdaptationMode, Agent, AgentId, AgentSample, Controller, ControllerConfig, FrameInput,
+    GpuTiming, InputError, RegisterError, StepReport, StrategyIndex,
+};
+use crate::game_loop::{FixedStep, FrameClock, GameLoop, LoopOptions, ManualClock, MonotonicClock};
+use crate::systems::SystemId;
+use crate::telemetry::{self, Buckets, Counter, Gauge, Histogram, Registry, TraceHistory, Unit};
+use crate::world::{DomainSet, World};
+
+/// The physics hook: runs once per fixed step after the systems, on the owner thread, and
+/// fans its work out to the physics lane through [`PhysicsStep::lanes`].
+pub type PhysicsFn = Box<dyn FnMut(&mut World, &PhysicsStep<'_>) + Send>;
+
+/// What the physics hook gets besides the world.
+#[derive(Debug, Clone, Copy)]
+pub struct PhysicsStep<'a> {
+    /// The running lanes (for `scope`, `parallel_for`, graphs).
+    pub lanes: &'a Lanes,
+    /// The physics lane, when the plan has one.
+    pub lane: Option<LaneId>,
+    /// The fixed step, seconds.
+    pub dt: f32,
+    /// The world's tick after this step's systems.
+    pub tick: u64,
+    /// What the physics strategy in force asks for.
+    pub settings: PhysicsSettings,
+}
+
+/// How a custom agent's cost reaches the controller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentCost {
+    /// The agent's cost is this system's run time each frame (its workload is the system's).
+    System(SystemId),
+    /// The game reports it with [`Engine::report_cost`].
+    Reported,
+}
+
+/// What one frame did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FrameOutcome {
+    /// Frame number (1-based).
+    pub frame: u64,
+    /// Owner-thread wall time, ms.
+    pub frame_ms: f64,
+    /// Fixed steps run.
+    pub steps: u32,
+    /// Steps dropped by the cap.
+    pub dropped_steps: u64,
+    /// Strategy switches the controller made this frame.
+    pub decisions: usize,
+}
+
+/// A frame failed.
+#[derive(Debug, thiserror::Error)]
+pub enum FrameError {
+    /// The controller refused the frame's measurements (a bug in a cost report).
+    #[error(transparent)]
+    Budget(#[from] InputError),
+}
+
+/// The clock the loop reads: real, or lockstep (one step per frame).
+#[derive(Debug, Clone)]
+pub(super) enum EngineClock {
+    Real(MonotonicClock),
+    Lockstep(ManualClock),
+}
+
+impl FrameClock for EngineClock {
+    fn now_ns(&mut self) -> u64 {
+        match self {
+            EngineClock::Real(c) => c.now_ns(),
+            EngineClock::Lockstep(c) => c.get_ns(),
+        }
+    }
+}
+
+struct Metrics {
+    frame_time: Histogram,
+    completed: Counter,
+    steps: Counter,
+    dropped: Counter,
+    target: Gauge,
+    over_target: Counter,
+    multiplier: Gauge,
+    switches: Counter,
+    asset_loaded: Counter,
+    asset_failed: Counter,
+    asset_pending: Gauge,
+    gpu_frame: Gauge,
+    lane_busy: Vec<Gauge>,
+    lane_jobs: Vec<Counter>,
+}
+
+impl Metrics {
+    fn new(r: &Registry, lanes: &Lanes) -> Result<Metrics, telemetry::RegisterError> {
+        let _ = telemetry::register_memory_metrics(r);
+        let _ = telemetry::spans::register_metrics(r);
+        let mut lane_busy = Vec::new();
+        let mut lane_jobs = Vec::new();
+        for l in lanes.plan().lanes() {
+            let seg = telemetry::names::sanitize_segment(&l.name);
+            lane_busy.push(r.register_gauge(
+                &format!("lane.{seg}.busy"),
+                Unit::Ratio,
+                "Share of the last frame the lane's workers were busy.",
+            )?);
+            lane_jobs.push(r.register_counter(
+                &format!("lane.{seg}.jobs"),
+                Unit::None,
+                "Jobs the lane's workers popped.",
+            )?);
+        }
+        Ok(Metrics {
+            frame_time: r.register_histogram(
+                "frame.time",
+                Unit::Milliseconds,
+                "Wall time of one frame on the owner thread.",
+                Buckets::frame_time_ms(),
+            )?,
+            completed: r.register_counter("frame.completed", Unit::None, "Frames completed.")?,
+            steps: r.register_counter(
+                "frame.sim_steps",
+                Unit::None,
+                "Fixed simulation steps taken.",
+            )?,
+            dropped: r.register_counter(
+                "frame.steps_dropped",
+                Unit::None,
+                "Fixed steps dropped by the 5-step cap (slow motion).",
+            )?,
+            target: r.register_gauge(
+                "frame.target",
+                Unit::Milliseconds,
+                "The budget controller's current frame-time target.",
+            )?,
+            over_target: r.register_counter(
+                "frame.over_target",
+                Unit::None,
+                "Frames whose wall time exceeded the target.",
+            )?,
+            multiplier: r.register_gauge(
+                "budget.multiplier",
+                Unit::Ratio,
+                "The PID's global budget multiplier.",
+            )?,
+            switches: r.register_counter(
+                "budget.switches",
+                Unit::None,
+                "Strategy switches, each logged with its reason.",
+            )?,
+            asset_loaded: r.register_counter(
+                "asset.loaded",
+                Unit::None,
+                "Assets loaded and applied.",
+            )?,
+            asset_failed: r.register_counter(
+                "asset.failed",
+                Unit::None,
+                "Asset requests that ended in an error.",
+            )?,
+            asset_pending: r.register_gauge(
+                "asset.pending",
+                Unit::None,
+                "Asset requests in flight.",
+            )?,
+            gpu_frame: r.register_gauge(
+                "gpu.frame.time",
+                Unit::Milliseconds,
+                "GPU time of the whole frame (EMA-smoothed).",
+            )?,
+            lane_busy,
+            lane_jobs,
+        })
+    }
+}
+
+struct Builtins {
+    physics: AgentId,
+    render: AgentId,
+    asset: AgentId,
+    physics_agent: PhysicsAgent,
+}
+
+/// The engine runtime (see the module docs for one frame). Build it with [`Engine::builder`].
+pub struct Engine {
+    config: EngineConfig,
+    game: GameLoop<EngineClock>,
+    lockstep: Option<ManualClock>,
+    controller: Controller,
+    builtins: Builtins,
+    custom: Vec<(AgentId, AgentCost)>,
+    reported: Vec<AgentSample>,
+    samples: Vec<AgentSample>,
+    physics: Option<PhysicsFn>,
+    view: Option<ViewCache>,
+    last_view: Option<Arc<RenderView>>,
+    render: RenderLane,
+    last_render_sample: u64,
+    last_gpu_frame: u64,
+    assets: AssetStream,
+    completions: Vec<AssetCompletion>,
+    asset_failures: Vec<String>,
+    registry: Registry,
+    metrics: Metrics,
+    history: TraceHistory,
+    record: RunRecord,
+    lane_busy_prev: Vec<u64>,
+    lane_jobs_prev: Vec<u64>,
+    frame: u64,
+    physics_lane: Option<LaneId>,
+    /// Declared last so it drops last: every detached job (render, asset) finishes before the
+    /// workers are joined, and nothing above outlives the lanes it borrows.
+    lanes: Lanes,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("frame", &self.frame)
+            .field("lanes", &self.lanes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// A builder with the default configuration (automatic lanes, 60 Hz step, 60 fps target,
+    /// Vulkan when available, spans on).
+    pub fn builder() -> EngineBuilder {
+        EngineBuilder::default()
+    }
+
+    pub(super) fn assemble(
+        config: EngineConfig,
+        lanes: Lanes,
+        world: World,
+        lockstep: bool,
+        gpu_validation: bool,
+    ) -> Result<Engine, BuildError> {
+        clock::init();
+        telemetry::spans::set_enabled(config.spans);
+        telemetry::spans::name_current_thread("owner", telemetry::TrackKind::Owner);
+        let step = FixedStep::from_hz(config.fixed_step_hz)?;
+        let manual = lockstep.then(ManualClock::new);
+        let clk = match &manual {
+            Some(m) => EngineClock::Lockstep(m.clone()),
+            None => EngineClock::Real(MonotonicClock),
+        };
+        let game = GameLoop::with_clock(
+            world,
+            clk,
+            LoopOptions {
+                default_step: step,
+                ..LoopOptions::default()
+            },
+        )?;
+        let mut controller = Controller::new(ControllerConfig {
+            frame_budget_ms: 1000.0 / config.target_fps,
+            ..ControllerConfig::default()
+        })?;
+        let gpu = GpuState::new(config.vulkan, gpu_validation, 1 << 18);
+        let has_gpu = gpu.device.is_some();
+        let physics_agent = PhysicsAgent::new(config.fixed_step_hz);
+        let builtins = Builtins {
+            physics: controller.register(Box::new(physics_agent.clone()))?,
+            render: controller.register(Box::new(RenderAgent::new(has_gpu)))?,
+            asset: controller.register(Box::new(AssetAgent))?,
+            physics_agent,
+        };
+        if !config.adaptive {
+            controller.set_mode(AdaptationMode::Manual);
+        }
+        let render = RenderLane::new(
+            lanes.lane(lanegraph_jobs::plan::names::RENDER),
+            gpu,
+            RenderAgent::settings(StrategyIndex(0)),
+        );
+        let assets = AssetStream::new(lanes.lane(lanegraph_jobs::plan::names::ASSET));
+        let registry = Registry::new();
+        let metrics = Metrics::new(&registry, &lanes).map_err(|e| {
+            BuildError::Config(super::config::ConfigError {
+                file: None,
+                key: "(metrics)".into(),
+                line: None,
+                message: e.to_string(),
+                fix: "rename the lane so its metric names are valid".into(),
+            })
+        })?;
+        let n = lanes.plan().lanes().len();
+        let physics_lane = lanes.lane(lanegraph_jobs::plan::names::PHYSICS);
+        Ok(Engine {
+            history: TraceHistory::new(config.trace_frames),
+            config,
+            game,
+            lockstep: manual,
+            controller,
+            builtins,
+            custom: Vec::new(),
+            reported: Vec::new(),
+            samples: Vec::new(),
+            physics: None,
+            view: None,
+            last_view: None,
+            render,
+            last_render_sample: 0,
+            last_gpu_frame: 0,
+            assets,
+            completions: Vec::new(),
+            asset_failures: Vec::new(),
+            registry,
+            metrics,
+            record: RunRecord::default(),
+            lane_busy_prev: vec![0; n],
+            lane_jobs_prev: vec![0; n],
+            frame: 0,
+            physics_lane,
+            lanes,
+        })
+    }
+
+    // ---- setup ----------------------------------------------------------------------------
+
+    /// The world (register components and systems here, between frames).
+    pub fn world(&self) -> &World {
+        self.game.world()
+    }
+
+    /// The world, mutably (between frames).
+    pub fn world_mut(&mut self) -> &mut World {
+        self.game.world_mut()
+    }
+
+    /// The running lanes (custom lanes: `engine.lanes().lane("ai")`).
+    pub fn lanes(&self) -> &Lanes {
+        &self.lanes
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// Sets the physics hook (step 2 of a frame).
+    pub fn set_physics(&mut self, f: impl FnMut(&mut World, &PhysicsStep<'_>) + Send + 'static) {
+        self.physics = Some(Box::new(f));
+    }
+
+    /// Sets how the RenderView is derived and which world domains it reads (step 3).
+    pub fn set_render_view(&mut self, domains: DomainSet, derive: DeriveView) {
+        self.view = Some(ViewCache::new(domains, derive));
+    }
+
+    /// Registers a game's own agent; `cost` says where its measured cost comes from.
+    pub fn add_agent(
+        &mut self,
+        agent: Box<dyn Agent>,
+        cost: AgentCost,
+    ) -> Result<AgentId, RegisterError> {
+        let id = self.controller.register(agent)?;
+        self.custom.push((id, cost));
+        Ok(id)
+    }
+
+    /// Reports a [`AgentCost::Reported`] agent's cost for the current frame (`n` its workload).
+    pub fn report_cost(&mut self, agent: AgentId, n: u64, ms: f64) {
+        self.reported.push(AgentSample {
+            agent,
+            frame: self.frame + 1,
+            n,
+            ms,
+        });
+    }
+
+    /// The strategy the controller has chosen for `agent`.
+    pub fn strategy(&self, agent: AgentId) -> Option<StrategyIndex> {
+        self.controller.current(agent)
+    }
+
+    /// The budget controller (its decision log, pins, mode).
+    pub fn controller(&self) -> &Controller {
+        &self.controller
+    }
+
+    /// The budget controller, mutably (pin strategies, switch to manual mode).
+    pub fn controller_mut(&mut self) -> &mut Controller {
+        &mut self.controller
+    }
+
+    /// The ids of the built-in agents: physics, render, asset.
+    pub fn builtin_agents(&self) -> [AgentId; 3] {
+        [
+            self.builtins.physics,
+            self.builtins.render,
+            self.builtins.asset,
+        ]
+    }
+
+    /// Queues an asset load (decoded on the asset lane, uploaded by the render lane).
+    pub fn request_asset(&mut self, path: impl Into<std::path::PathBuf>) {
+        self.assets.request(path);
+    }
+
+    /// The asset stream (totals; fault injection for stress runs).
+    pub fn assets_mut(&mut self) -> &mut AssetStream {
+        &mut self.assets
+    }
+
+    // ---- the frame ------------------------------------------------------------------------
+
+    /// Runs one frame (see the module docs).
+    pub fn frame(&mut self) -> Result<FrameOutcome, FrameError> {
+        let t0 = clock::now();
+        let frame = self.frame + 1;
+        if let Some(m) = &self.lockstep {
+            // Exactly one step per frame: the clock reads `frame` steps since the start.
+            let s = self.game.fixed_step();
+            // Rounded up, so the accumulator holds `frame` whole steps and less than one more.
+            let (num, den) = (u128::from(s.numer_ns()), u128::from(s.denom()));
+            m.set_ns(((u128::from(frame) * num).div_ceil(den)) as u64);
+        }
+        let frame_span = telemetry::span("frame");
+
+        // 1. Assets.
+        let (asset_settings, asset_ms) = self.pump_assets();
+        // 2. Fixed steps: systems, then the physics hook.
+        let physics_settings = self.builtins.physics_agent.settings(
+            self.controller
+                .current(self.builtins.physics)
+                .unwrap_or(StrategyIndex(0)),
+        );
+        let mut physics_ns = 0u64;
+        let report = {
+            let lanes = &self.lanes;
+            let lane = self.physics_lane;
+            let physics = &mut self.physics;
+            self.game.frame_with(|world, info| {
+                if let Some(f) = physics.as_mut() {
+                    let _s = telemetry::span_n("physics.step", world.len() as u64);
+                    let p0 = clock::now();
+                    let step = PhysicsStep {
+                        lanes,
+                        lane,
+                        dt: info.step.as_secs_f64() as f32,
+                        tick: info.tick,
+                        settings: physics_settings,
+                    };
+                    f(world, &step);
+                    physics_ns += clock::now().ns_since(p0);
+                }
+            })
+        };
+
+        // 3. The RenderView.
+        if let Some(cache) = self.view.as_mut() {
+            let _s = telemetry::span("render_view.publish");
+            let v = cache.get(self.game.world(), frame);
+            self.last_view = Some(Arc::clone(&v));
+            self.render.publish(&self.lanes, v);
+        }
+        drop(frame_span);
+        let frame_ms = clock::now().ms_since(t0);
+        self.frame = frame;
+
+        // 4. Telemetry.
+        self.history.collect_frame(frame);
+        let lane_busy = self.lane_busy(frame_ms);
+        let world_len = self.game.world().len() as u64;
+        self.record_systems();
+
+        // 5. The controller.
+        self.samples.clear();
+        self.samples.push(AgentSample {
+            agent: self.builtins.physics,
+            frame,
+            n: world_len.max(1),
+            ms: physics_ns as f64 / 1e6,
+        });
+        self.samples.push(AgentSample {
+            agent: self.builtins.asset,
+            frame,
+            n: u64::from(asset_settings.jobs_per_frame),
+            ms: asset_ms,
+        });
+        let rstats = self.render.stats();
+        if let Some((vf, ns)) = rstats.last {
+            if vf > self.last_render_sample && vf <= frame {
+                self.last_render_sample = vf;
+                self.samples.push(AgentSample {
+                    agent: self.builtins.render,
+                    frame: vf,
+                    n: rstats.last_instances.max(1),
+                    ms: ns as f64 / 1e6,
+                });
+            }
+        }
+        self.collect_custom_samples(frame, report.steps);
+        let gpu = rstats.gpu.as_ref().and_then(|g| {
+            (g.frame != self.last_gpu_frame).then(|| {
+                self.last_gpu_frame = g.frame;
+                // The profiler reads frame n at n + 2; tag it two frames back.
+                GpuTiming {
+                    frame: frame.saturating_sub(2).max(1),
+                    ms: g.total_ms,
+                }
+            })
+        });
+        if let Some(g) = &rstats.gpu {
+            self.metrics.gpu_frame.set(g.total_ms);
+        }
+        let tick = self.controller.tick(&FrameInput {
+            frame,
+            cpu_ms: frame_ms,
+            gpu,
+            samples: &self.samples,
+            step: Some(StepReport {
+                steps: report.steps,
+                clamped: report.dropped_steps > 0 || report.clamped_ns > 0,
+            }),
+        })?;
+        self.apply_strategies();
+
+        self.metrics.frame_time.observe(frame_ms);
+        self.metrics.completed.inc();
+        self.metrics.steps.add(u64::from(report.steps));
+        self.metrics.dropped.add(report.dropped_steps);
+        self.metrics.target.set(tick.target_ms);
+        if frame_ms > tick.target_ms {
+            self.metrics.over_target.inc();
+        }
+        self.metrics.multiplier.set(tick.multiplier);
+        self.metrics.switches.add(tick.decisions as u64);
+        self.metrics.asset_pending.set(self.assets.pending() as f64);
+        self.record.frames.push(FrameRow {
+            frame,
+            frame_ms,
+            target_ms: tick.target_ms,
+            steps: report.steps,
+            physics_ms: physics_ns as f64 / 1e6,
+            memory_bytes: telemetry::memory_stats().current_bytes,
+            lane_busy,
+            multiplier: tick.multiplier,
+        });
+        Ok(FrameOutcome {
+            frame,
+            frame_ms,
+            steps: report.steps,
+            dropped_steps: report.dropped_steps,
+            decisions: tick.decisions,
+        })
+    }
+
+    /// Step 1 of a frame on its own: applies asset completions (at most the asset strategy's
+    /// jobs per frame) and issues queued requests, without simulating. `frame()` calls it; a
+    /// game may call it between frames (a loading screen) to let loads finish. Returns the
+    /// settings used and the time it took, ms.
+    pub fn pump_assets(&mut self) -> (super::agents::AssetSettings, f64) {
+        let asset_settings = AssetAgent::settings(
+            self.controller
+                .current(self.builtins.asset)
+                .unwrap_or(StrategyIndex(0)),
+        );
+        let asset_t0 = clock::now();
+        let _s = telemetry::span("assets.drain");
+        self.completions.clear();
+        self.assets
+            .drain(asset_settings.jobs_per_frame, &mut self.completions);
+        for c in &self.completions {
+            match &c.result {
+                Ok(img) => {
+                    self.render.upload(Arc::clone(img));
+                    self.metrics.asset_loaded.inc();
+                }
+                Err(e) => {
+                    self.metrics.asset_failed.inc();
+                    tracing::warn!(target: "lanegraph", code = "LG-ASSET-001", error = %e, "asset failed to load; skipped, the game goes on");
+                    self.asset_failures.push(e.to_string());
+                }
+            }
+        }
+
+        self.assets.pump(&self.lanes, asset_settings.jobs_per_frame);
+        (asset_settings, clock::now().ms_since(asset_t0))
+    }
+
+    /// Applies the controller's current choices (physics step, render settings).
+    fn apply_strategies(&mut self) {
+        let p = self.builtins.physics_agent.settings(
+            self.controller
+                .current(self.builtins.physics)
+                .unwrap_or(StrategyIndex(0)),
+        );
+        if let Ok(step) = FixedStep::from_hz(p.step_hz) {
+            if self.game.fixed_step() != step {
+                self.game.declare_fixed_step("physics", step);
+            }
+        }
+        self.render.set_settings(RenderAgent::settings(
+            self.controller
+                .current(self.builtins.render)
+                .unwrap_or(StrategyIndex(0)),
+        ));
+    }
+
+    fn collect_custom_samples(&mut self, frame: u64, steps: u32) {
+        for &(id, cost) in &self.custom {
+            if let AgentCost::System(sys) = cost {
+                if let Ok(s) = self.game.world().system_timing_stats(sys) {
+                    if steps > 0 {
+                        self.samples.push(AgentSample {
+                            agent: id,
+                            frame,
+                            n: s.workload.unwrap_or(1).max(1),
+                            ms: s.last_ms * f64::from(steps),
+                        });
+                    }
+                }
+            }
+        }
+        for mut s in self.reported.drain(..) {
+            s.frame = s.frame.min(frame);
+            self.samples.push(s);
+        }
+    }
+
+    fn lane_busy(&mut self, frame_ms: f64) -> Vec<f64> {
+        let plan = self.lanes.plan().clone();
+        let mut out = Vec::with_capacity(plan.lanes().len());
+        for (i, spec) in plan.lanes().iter().enumerate() {
+            let Some(id) = self.lanes.lane(&spec.name) else {
+                continue;
+            };
+            let s = self.lanes.stats(id).unwrap_or_default();
+            let busy = s.busy_ns.saturating_sub(self.lane_busy_prev[i]);
+            let jobs = s.jobs.saturating_sub(self.lane_jobs_prev[i]);
+            self.lane_busy_prev[i] = s.busy_ns;
+            self.lane_jobs_prev[i] = s.jobs;
+            let workers = spec.worker_cores.len().max(1) as f64;
+            let share = if frame_ms > 0.0 {
+                (busy as f64 / 1e6 / (frame_ms * workers)).min(1.0)
+            } else {
+                0.0
+            };
+            self.metrics.lane_busy[i].set(share);
+            self.metrics.lane_jobs[i].add(jobs);
+            out.push(share);
+        }
+        out
+    }
+
+    fn record_systems(&mut self) {
+        let world = self.game.world();
+        let ids: Vec<SystemId> = world.system_ids().collect();
+        for id in ids {
+            let (Ok(name), Ok(stats)) = (world.system_name(id), world.system_timing_stats(id))
+            else {
+                continue;
+            };
+            let samples = self
+                .record
+                .system_samples
+                .entry(name.to_string())
+                .or_default();
+            if (samples.len() as u64) < stats.runs {
+                samples.push(stats.last_ns);
+            }
+            self.record
+                .system_budgets
+                .entry(name.to_string())
+                .or_insert(stats.budget.as_ms());
+        }
+    }
+
+    // ---- end of run -----------------------------------------------------------------------
+
+    /// Waits until the render lane has drawn every published view (end of run).
+    pub fn finish_render(&self) {
+        self.render.finish();
+    }
+
+    /// Renders the last view and returns it as PNG bytes (`None` without a GPU).
+    pub fn capture_png(&self) -> Option<Vec<u8>> {
+        let view = self.last_view.clone()?;
+        self.render.capture_png(&self.lanes, view)
+    }
+
+    /// Frames run.
+    pub fn frames(&self) -> u64 {
+        self.frame
+    }
+
+    /// The run record (per-frame rows, per-system samples).
+    pub fn record(&self) -> &RunRecord {
+        &self.record
+    }
+
+    /// The trace history (the last `trace_frames` frames of spans).
+    pub fn trace(&self) -> &TraceHistory {
+        &self.history
+    }
+
+    /// The metrics registry (OpenMetrics: `telemetry::openmetrics::render(engine.metrics())`).
+    pub fn metrics(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// The render lane's statistics.
+    pub fn render_stats(&self) -> super::render::RenderStats {
+        self.render.stats()
+    }
+
+    /// `(device, why unavailable, validation messages)` of the GPU.
+    pub fn gpu_status(&self) -> (Option<String>, Option<String>, Option<u64>) {
+        self.render.gpu_status()
+    }
+
+    /// RenderView cache hits and misses.
+    pub fn view_cache_stats(&self) -> ViewCacheStats {
+        self.view.as_ref().map(ViewCache::stats).unwrap_or_default()
+    }
+
+    /// Asset totals and the failures' messages.
+    pub fn asset_report(&self) -> (super::assets::AssetTotals, &[String]) {
+        (self.assets.totals(), &self.asset_failures)
+    }
+
+    /// Loop totals (steps, dropped steps).
+    pub fn loop_totals(&self) -> crate::game_loop::LoopTotals {
+        self.game.totals()
+    }
+
+    /// The step in force.
+    pub fn fixed_step(&self) -> FixedStep {
+        self.game.fixed_step()
+    }
+}

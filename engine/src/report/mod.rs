@@ -1,0 +1,393 @@
+//! The HTML report: one self-contained page (inline SVG and CSS, no script, no network) that
+//! shows where a run's time went.
+//!
+//! Owns: [`ReportData`] (what the page shows, gathered from a finished engine) and
+//! [`render_html`]. Must never: fetch anything (no external fonts, scripts or images), or show a
+//! figure that was not measured (absent figures say why).
+//!
+//! Sections: lane timeline of the last frames (one row per thread, like a profiler), frame time
+//! over the run against the target, per-system p50/p99 against budget (breaches highlighted),
+//! the controller's decisions with reasons, lane busy share, memory over time, GPU pass times.
+
+pub mod svg;
+
+use crate::engine::record::{percentile, FrameRow};
+use crate::engine::Engine;
+use crate::telemetry::spans::{self, TrackKind};
+use svg::{esc, Bar, Series};
+
+/// Frames of spans the timeline shows.
+pub const TIMELINE_FRAMES: usize = 3;
+/// Most bars drawn in the timeline (a page stays a few hundred KB).
+pub const MAX_TIMELINE_BARS: usize = 4_000;
+
+/// One system's row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SystemRow {
+    /// Name.
+    pub name: String,
+    /// Median run, ms.
+    pub p50_ms: f64,
+    /// 99th percentile run, ms.
+    pub p99_ms: f64,
+    /// Budget, ms.
+    pub budget_ms: Option<f64>,
+    /// Runs recorded.
+    pub runs: usize,
+    /// Runs above budget.
+    pub over: usize,
+}
+
+/// One decision's row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecisionRow {
+    /// Frame.
+    pub frame: u64,
+    /// Agent.
+    pub agent: String,
+    /// From.
+    pub from: String,
+    /// To.
+    pub to: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// Everything the page shows.
+#[derive(Debug, Clone)]
+pub struct ReportData {
+    /// Page title.
+    pub title: String,
+    /// A preformatted block of key figures.
+    pub overview: String,
+    /// Per-frame rows.
+    pub frames: Vec<FrameRow>,
+    /// Lane names, in the order of `FrameRow::lane_busy`.
+    pub lanes: Vec<String>,
+    /// Timeline tracks and the window they span, ms.
+    pub timeline: (Vec<(String, Vec<Bar>)>, f64),
+    /// Systems.
+    pub systems: Vec<SystemRow>,
+    /// Decisions.
+    pub decisions: Vec<DecisionRow>,
+    /// GPU passes `(name, raw ms, ema ms)`, or why there are none.
+    pub gpu: Result<Vec<(String, f64, f64)>, String>,
+}
+
+impl Default for ReportData {
+    fn default() -> Self {
+        ReportData {
+            title: String::new(),
+            overview: String::new(),
+            frames: Vec::new(),
+            lanes: Vec::new(),
+            timeline: (Vec::new(), 0.0),
+            systems: Vec::new(),
+            decisions: Vec::new(),
+            gpu: Err("GPU unavailable".into()),
+        }
+    }
+}
+
+impl ReportData {
+    /// Gathers the page's data from a finished run.
+    pub fn from_engine(engine: &Engine, title: &str, overview: &str) -> ReportData {
+        let rec = engine.record();
+        let systems = rec
+            .system_samples
+            .iter()
+            .map(|(name, ns)| {
+                let ms: Vec<f64> = ns.iter().map(|&n| n as f64 / 1e6).collect();
+                let budget = rec.system_budgets.get(name).copied();
+                SystemRow {
+                    name: name.clone(),
+                    p50_ms: percentile(&ms, 50.0).unwrap_or(0.0),
+                    p99_ms: percentile(&ms, 99.0).unwrap_or(0.0),
+                    budget_ms: budget,
+                    runs: ms.len(),
+                    over: budget.map_or(0, |b| ms.iter().filter(|&&m| m > b).count()),
+                }
+            })
+            .collect();
+        let decisions = engine
+            .controller()
+            .log()
+            .iter()
+            .map(|d| DecisionRow {
+                frame: d.frame,
+                agent: d.agent_name.clone(),
+                from: d.from_name.clone(),
+                to: d.to_name.clone(),
+                reason: d.reason.clone(),
+            })
+            .collect();
+        let rs = engine.render_stats();
+        let (device, why, _) = engine.gpu_status();
+        let gpu = match (&rs.gpu, device, why) {
+            (Some(g), _, _) => Ok(g
+                .passes
+                .iter()
+                .map(|p| (p.name.clone(), p.raw_ms, p.ema_ms))
+                .collect()),
+            (None, Some(d), _) => Err(format!("{d}: no timestamps read yet")),
+            (None, None, Some(w)) => Err(format!("GPU unavailable: {w}")),
+            (None, None, None) => Err("GPU unavailable".into()),
+        };
+        ReportData {
+            title: title.to_string(),
+            overview: overview.to_string(),
+            frames: rec.frames.clone(),
+            lanes: engine
+                .lanes()
+                .plan()
+                .lanes()
+                .iter()
+                .map(|l| l.name.clone())
+                .collect(),
+            timeline: timeline_of(engine),
+            systems,
+            decisions,
+            gpu,
+        }
+    }
+}
+
+/// The last [`TIMELINE_FRAMES`] frames of spans as timeline tracks.
+fn timeline_of(engine: &Engine) -> (Vec<(String, Vec<Bar>)>, f64) {
+    let frames: Vec<_> = engine.trace().frames().collect();
+    let last = &frames[frames.len().saturating_sub(TIMELINE_FRAMES)..];
+    let mut all: Vec<_> = last.iter().flat_map(|f| f.spans.iter().copied()).collect();
+    if all.is_empty() {
+        return (Vec::new(), 0.0);
+    }
+    spans::sort_for_export(&mut all);
+    let t0 = all.iter().map(|s| s.start.as_ns()).min().unwrap_or(0);
+    let t1 = all.iter().map(|s| s.end.as_ns()).max().unwrap_or(t0);
+    let mut infos = spans::tracks();
+    infos.sort_by(|a, b| {
+        a.kind
+            .order()
+            .cmp(&b.kind.order())
+            .then(a.name.cmp(&b.name))
+    });
+    let mut tracks = Vec::new();
+    let mut budget = MAX_TIMELINE_BARS;
+    for info in infos {
+        let mut bars = Vec::new();
+        let mut stack: Vec<u64> = Vec::new();
+        for s in all.iter().filter(|s| s.track == info.id) {
+            while stack.last().is_some_and(|&end| end <= s.start.as_ns()) {
+                stack.pop();
+            }
+            if budget == 0 {
+                break;
+            }
+            budget -= 1;
+            bars.push(Bar {
+                name: s.name.to_string(),
+                start_ms: (s.start.as_ns() - t0) as f64 / 1e6,
+                dur_ms: s.duration_ns() as f64 / 1e6,
+                depth: stack.len() as u32,
+            });
+            stack.push(s.end.as_ns());
+        }
+        if !bars.is_empty() {
+            let label = match &info.kind {
+                TrackKind::Owner => "owner".to_string(),
+                _ => info.name.clone(),
+            };
+            tracks.push((label, bars));
+        }
+    }
+    (tracks, (t1 - t0) as f64 / 1e6)
+}
+
+const CSS: &str = r#"
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;max-width:960px;color:#1d2330;background:#fafbfc}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:16px;margin:28px 0 8px;border-bottom:1px solid #dde2ea;padding-bottom:4px}
+pre{background:#fff;border:1px solid #dde2ea;padding:10px;overflow:auto;font-size:12px}
+.chart{width:100%;height:auto;background:#fff;border:1px solid #dde2ea}
+.grid{stroke:#eef1f5;stroke-width:1}.axis{font-size:10px;fill:#667}.track{font-size:11px;fill:#334}
+.line{fill:none;stroke-width:1.5}.frame{stroke:#2f6fd6}.target{stroke:#d2452f;stroke-dasharray:5 4}
+.memory{stroke:#7a3fc4}.legend{font-size:11px}.legend.frame{fill:#2f6fd6}.legend.target{fill:#d2452f}.legend.memory{fill:#7a3fc4}
+.busy0{stroke:#2f6fd6}.busy1{stroke:#2aa876}.busy2{stroke:#e08a1e}.busy3{stroke:#7a3fc4}.busy4{stroke:#c43f6b}
+.legend.busy0{fill:#2f6fd6}.legend.busy1{fill:#2aa876}.legend.busy2{fill:#e08a1e}.legend.busy3{fill:#7a3fc4}.legend.busy4{fill:#c43f6b}
+.span.d0{fill:#2f6fd6}.span.d1{fill:#5d97ea}.span.d2{fill:#92bbf3}.span.d3{fill:#c3d9f9}
+.p50{fill:#2f6fd6}.p99{fill:#9dbbe9}.p99.breach{fill:#e0523c}.track.breach{fill:#c0301c;font-weight:600}.budget{stroke:#1d2330;stroke-width:2}
+table{border-collapse:collapse;width:100%;background:#fff;font-size:12px}th,td{border:1px solid #dde2ea;padding:4px 6px;text-align:left;vertical-align:top}
+tr.breach td{background:#fdecea}.empty{color:#667;font-style:italic}
+"#;
+
+/// The page.
+pub fn render_html(d: &ReportData) -> String {
+    let mut h = String::with_capacity(64 * 1024);
+    h.push_str("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">");
+    h.push_str("<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">");
+    h.push_str(&format!(
+        "<title>{}</title><style>{CSS}</style></head><body>",
+        esc(&d.title)
+    ));
+    h.push_str(&format!(
+        "<h1>{}</h1><pre id=\"overview\">{}</pre>",
+        esc(&d.title),
+        esc(&d.overview)
+    ));
+
+    h.push_str(&format!(
+        "<h2>Lane timeline (last {TIMELINE_FRAMES} frames)</h2><p>One row per thread: the owner, then each lane worker. Hover a bar for its name and time.</p>"
+    ));
+    h.push_str(&svg::timeline("timeline", &d.timeline.0, d.timeline.1));
+
+    let frame_pts = |f: fn(&FrameRow) -> f64| {
+        d.frames
+            .iter()
+            .map(|r| (r.frame as f64, f(r)))
+            .collect::<Vec<_>>()
+    };
+    h.push_str("<h2>Frame time against target</h2>");
+    h.push_str(&svg::line_chart(
+        "frame-time",
+        &[
+            Series {
+                label: "frame time",
+                class: "frame",
+                points: frame_pts(|r| r.frame_ms),
+            },
+            Series {
+                label: "target",
+                class: "target",
+                points: frame_pts(|r| r.target_ms),
+            },
+        ],
+        "frame",
+        "ms",
+    ));
+
+    h.push_str("<h2>Systems: p50 / p99 against budget</h2><p>Dark bar p50, light bar p99, black line the budget; red: p99 over budget.</p>");
+    let rows: Vec<_> = d
+        .systems
+        .iter()
+        .map(|s| (s.name.clone(), s.p50_ms, s.p99_ms, s.budget_ms))
+        .collect();
+    h.push_str(&svg::budget_bars("systems", &rows));
+    h.push_str("<table id=\"systems-table\"><tr><th>system</th><th>runs</th><th>p50 ms</th><th>p99 ms</th><th>budget ms</th><th>runs over budget</th></tr>");
+    for s in &d.systems {
+        let breach = s.budget_ms.is_some_and(|b| s.p99_ms > b);
+        h.push_str(&format!(
+            "<tr{}><td>{}</td><td>{}</td><td>{:.4}</td><td>{:.4}</td><td>{}</td><td>{}</td></tr>",
+            if breach { " class=\"breach\"" } else { "" },
+            esc(&s.name),
+            s.runs,
+            s.p50_ms,
+            s.p99_ms,
+            s.budget_ms.map_or("-".into(), |b| format!("{b:.3}")),
+            s.over
+        ));
+    }
+    h.push_str("</table>");
+
+    h.push_str("<h2>Budget controller decisions</h2>");
+    if d.decisions.is_empty() {
+        h.push_str("<p class=\"empty\" id=\"decisions\">No strategy switches: every agent held its strategy (the frame fit its target, or strategies were pinned).</p>");
+    } else {
+        h.push_str("<table id=\"decisions\"><tr><th>frame</th><th>agent</th><th>from</th><th>to</th><th>reason</th></tr>");
+        for x in &d.decisions {
+            h.push_str(&format!(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                x.frame,
+                esc(&x.agent),
+                esc(&x.from),
+                esc(&x.to),
+                esc(&x.reason)
+            ));
+        }
+        h.push_str("</table>");
+    }
+
+    h.push_str("<h2>Lane busy share</h2>");
+    let busy: Vec<Series<'_>> = d
+        .lanes
+        .iter()
+        .enumerate()
+        .map(|(i, name)| Series {
+            label: name.as_str(),
+            class: ["busy0", "busy1", "busy2", "busy3", "busy4"][i % 5],
+            points: d
+                .frames
+                .iter()
+                .map(|r| {
+                    (
+                        r.frame as f64,
+                        r.lane_busy.get(i).copied().unwrap_or(0.0) * 100.0,
+                    )
+                })
+                .collect(),
+        })
+        .collect();
+    h.push_str(&svg::line_chart("lane-busy", &busy, "frame", "% busy"));
+
+    h.push_str("<h2>Memory</h2>");
+    h.push_str(&svg::line_chart(
+        "memory",
+        &[Series {
+            label: "live heap (MiB)",
+            class: "memory",
+            points: frame_pts(|r| r.memory_bytes as f64 / (1024.0 * 1024.0)),
+        }],
+        "frame",
+        "MiB",
+    ));
+
+    h.push_str("<h2>GPU passes</h2>");
+    match &d.gpu {
+        Ok(passes) if !passes.is_empty() => {
+            let rows: Vec<_> = passes
+                .iter()
+                .map(|(n, raw, ema)| (n.clone(), *ema, *raw, None))
+                .collect();
+            h.push_str(
+                "<p>Dark bar EMA, light bar the last raw reading (read two frames late).</p>",
+            );
+            h.push_str(&svg::budget_bars("gpu", &rows));
+        }
+        Ok(_) => h.push_str("<p class=\"empty\" id=\"gpu\">No GPU passes recorded.</p>"),
+        Err(why) => h.push_str(&format!("<p class=\"empty\" id=\"gpu\">{}</p>", esc(why))),
+    }
+    h.push_str("<p>Made by lanegraph. The trace (trace.json) opens in Perfetto; metrics.prom is OpenMetrics text.</p></body></html>\n");
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_page_is_self_contained_and_escapes_text() {
+        let d = ReportData {
+            title: "t <b>".into(),
+            overview: "a & b".into(),
+            decisions: vec![DecisionRow {
+                frame: 3,
+                agent: "render".into(),
+                from: "full".into(),
+                to: "half_res".into(),
+                reason: "gpu 14 ms > 12 ms".into(),
+            }],
+            gpu: Err("GPU unavailable: no driver".into()),
+            ..ReportData::default()
+        };
+        let html = render_html(&d);
+        assert!(html.contains("t &lt;b&gt;") && html.contains("a &amp; b"));
+        assert!(html.contains("gpu 14 ms &gt; 12 ms"));
+        assert!(html.contains("GPU unavailable: no driver"));
+        for forbidden in ["<script", "http://", "https://", "<link", "@import", "<img"] {
+            let hits = html.matches(forbidden).count();
+            let allowed = if forbidden == "http://" {
+                html.matches("xmlns=\"http://www.w3.org/2000/svg\"").count()
+            } else {
+                0
+            };
+            assert_eq!(hits, allowed, "{forbidden}");
+        }
+    }
+}

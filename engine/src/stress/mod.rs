@@ -1,0 +1,415 @@
+//! `lanegraph stress`: floods every lane, injects panicking jobs and corrupt assets, and checks
+//! at the end that nothing hung, leaked or was lost.
+//!
+//! Owns: the stress run and its verdict. Must never: pass a run it could not check (a check
+//! that could not be made is a failure, with the reason), or hang itself (a watchdog ends a
+//! stuck run with a failure).
+//!
+//! # The run
+//! 1. Warm-up: an engine is built, run a few frames and dropped, so process-wide state (trace
+//!    tracks, span rings, clock calibration) exists before the heap baseline is read.
+//! 2. Baseline: live heap bytes (tracking allocator).
+//! 3. For `seconds`: the demo world runs frame after frame on the real clock; every frame also
+//!    - floods the physics lane with a scope of small jobs, one of which panics every
+//!      [`PANIC_EVERY`] frames (the scope must return that panic, the lane must keep working);
+//!    - floods the render and asset lanes with detached busy jobs, some of which panic (each
+//!      must run or be counted as a panic: spawned = ran + panicked);
+//!    - requests assets: good PNGs, a corrupt one, a missing one, and one whose decode job
+//!      panics (every request must complete exactly once, the bad ones as errors).
+//! 4. Drain: waits until every detached job and asset request has completed (bounded wait).
+//! 5. Drop the engine (joins every worker) and read the heap again: growth above
+//!    [`LEAK_TOLERANCE_BYTES`] is a leak.
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::demo::{physics::DemoPhysics, textures::TextureFolder, world};
+use crate::engine::{BuildError, Engine, FrameError};
+
+/// Frames between injected physics-lane panics.
+pub const PANIC_EVERY: u64 = 25;
+/// Detached flood jobs per lane per frame.
+pub const FLOOD_JOBS: u64 = 8;
+/// Live-heap growth tolerated after the engine is dropped, bytes (trace-track names and
+/// metric registrations of new threads stay for the process' life: a few KiB per run).
+pub const LEAK_TOLERANCE_BYTES: i64 = 1 << 20;
+/// A frame that has not finished after this long means the run hung.
+pub const HANG_AFTER: Duration = Duration::from_secs(20);
+
+/// How to stress.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StressOptions {
+    /// How long, seconds.
+    pub seconds: f64,
+    /// Lane spec overriding the automatic plan.
+    pub lanes: Option<String>,
+    /// Particles in the world.
+    pub entities: usize,
+    /// Try Vulkan on the render lane.
+    pub gpu: bool,
+    /// End the process with status 3 when the watchdog sees a hang (the CLI); otherwise the
+    /// run is reported hung when it finally returns.
+    pub exit_on_hang: bool,
+}
+
+impl Default for StressOptions {
+    fn default() -> Self {
+        StressOptions {
+            seconds: 10.0,
+            lanes: None,
+            entities: 20_000,
+            gpu: false,
+            exit_on_hang: true,
+        }
+    }
+}
+
+/// The stress run could not run at all.
+#[derive(Debug, thiserror::Error)]
+pub enum StressError {
+    /// The engine could not be built.
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    /// A frame failed.
+    #[error(transparent)]
+    Frame(#[from] FrameError),
+    /// The world could not be set up.
+    #[error(transparent)]
+    Register(#[from] crate::systems::RegisterError),
+    /// The asset files could not be written.
+    #[error("stress: cannot write the asset files: {0}; fix: make the temporary folder writable")]
+    Io(#[from] std::io::Error),
+}
+
+/// Detached jobs of one lane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Flood {
+    /// Spawned.
+    pub spawned: u64,
+    /// Ran to the end.
+    pub ran: u64,
+    /// Panicked (counted by the lane).
+    pub panicked: u64,
+}
+
+/// What the run found.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StressReport {
+    /// Frames run.
+    pub frames: u64,
+    /// Physics-lane panics injected.
+    pub physics_panics_injected: u64,
+    /// Physics-lane panics the scopes returned.
+    pub physics_panics_caught: u64,
+    /// Render-lane flood.
+    pub render: Flood,
+    /// Asset-lane flood.
+    pub asset: Flood,
+    /// Asset requests made.
+    pub assets_requested: u64,
+    /// Asset requests that loaded.
+    pub assets_loaded: u64,
+    /// Asset requests that failed (corrupt, missing, panicking decoders).
+    pub assets_failed: u64,
+    /// Asset requests expected to fail.
+    pub assets_expected_failures: u64,
+    /// Worst frame, ms.
+    pub worst_frame_ms: f64,
+    /// Whether a frame or the drain exceeded its time limit.
+    pub hung: bool,
+    /// Live heap growth after the engine was dropped, bytes (`None`: not measurable, no
+    /// tracking allocator installed).
+    pub heap_growth_bytes: Option<i64>,
+}
+
+impl StressReport {
+    /// Everything checked out.
+    pub fn passed(&self) -> bool {
+        self.failures().is_empty()
+    }
+
+    /// What did not check out.
+    pub fn failures(&self) -> Vec<String> {
+        let mut f = Vec::new();
+        if self.hung {
+            f.push(format!(
+                "hung: a frame or the drain took longer than {HANG_AFTER:?}"
+            ));
+        }
+        if self.physics_panics_caught != self.physics_panics_injected {
+            f.push(format!(
+                "physics panics: {} injected, {} returned by their scopes",
+                self.physics_panics_injected, self.physics_panics_caught
+            ));
+        }
+        for (lane, fl) in [("render", self.render), ("asset", self.asset)] {
+            if fl.ran + fl.panicked != fl.spawned {
+                f.push(format!(
+                    "{lane} lane lost jobs: {} spawned, {} ran, {} panicked",
+                    fl.spawned, fl.ran, fl.panicked
+                ));
+            }
+        }
+        if self.assets_loaded + self.assets_failed != self.assets_requested {
+            f.push(format!(
+                "assets lost: {} requested, {} loaded, {} failed",
+                self.assets_requested, self.assets_loaded, self.assets_failed
+            ));
+        }
+        if self.assets_failed != self.assets_expected_failures {
+            f.push(format!(
+                "asset failures: {} expected, {} reported",
+                self.assets_expected_failures, self.assets_failed
+            ));
+        }
+        match self.heap_growth_bytes {
+            None => f.push(
+                "leak check impossible: no TrackingAllocator is installed in this binary".into(),
+            ),
+            Some(b) if b > LEAK_TOLERANCE_BYTES => f.push(format!(
+                "leak: live heap grew by {b} bytes (tolerance {LEAK_TOLERANCE_BYTES})"
+            )),
+            Some(_) => {}
+        }
+        f
+    }
+}
+
+impl fmt::Display for StressReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "stress report:")?;
+        writeln!(
+            f,
+            "  frames                 {} (worst {:.1} ms)",
+            self.frames, self.worst_frame_ms
+        )?;
+        writeln!(
+            f,
+            "  physics panics         {} injected, {} caught",
+            self.physics_panics_injected, self.physics_panics_caught
+        )?;
+        for (lane, fl) in [("render", self.render), ("asset", self.asset)] {
+            writeln!(
+                f,
+                "  {lane:<6} lane flood      {} spawned, {} ran, {} panicked",
+                fl.spawned, fl.ran, fl.panicked
+            )?;
+        }
+        writeln!(
+            f,
+            "  assets                 {} requested, {} loaded, {} failed ({} expected)",
+            self.assets_requested,
+            self.assets_loaded,
+            self.assets_failed,
+            self.assets_expected_failures
+        )?;
+        writeln!(
+            f,
+            "  heap growth            {}",
+            self.heap_growth_bytes
+                .map_or("not measurable".into(), |b| format!("{b} bytes"))
+        )?;
+        for x in self.failures() {
+            writeln!(f, "  FAIL: {x}")?;
+        }
+        Ok(())
+    }
+}
+
+fn build(opts: &StressOptions) -> Result<Engine, BuildError> {
+    let mut b = Engine::builder().vulkan(opts.gpu).telemetry(true, 4);
+    if let Some(spec) = &opts.lanes {
+        b = b.lanes_spec(spec);
+    }
+    b.build()
+}
+
+/// Runs the stress test (see the module docs).
+pub fn run(opts: &StressOptions) -> Result<StressReport, StressError> {
+    // 1. Warm-up.
+    {
+        let mut e = build(opts)?;
+        world::setup(e.world_mut(), 1_000, 7)?;
+        for _ in 0..5 {
+            e.frame()?;
+        }
+        e.finish_render();
+    }
+    // 2. Baseline.
+    let tracking = crate::telemetry::alloc::is_installed();
+    let before = crate::telemetry::memory_stats().current_bytes;
+    let mut report = run_engine(opts)?;
+    // 5. The engine is dropped inside `run_engine`.
+    let after = crate::telemetry::memory_stats().current_bytes;
+    report.heap_growth_bytes = tracking.then_some(after - before);
+    Ok(report)
+}
+
+fn run_engine(opts: &StressOptions) -> Result<StressReport, StressError> {
+    let mut engine = build(opts)?;
+    world::setup(engine.world_mut(), opts.entities, 11)?;
+    let mut phys = DemoPhysics::default();
+    engine.set_physics(move |w, s| phys.step(w, s));
+    engine.assets_mut().inject_panics_for("panic_");
+    let files = TextureFolder::generate(3)?;
+    // Copy a good file to a name whose decode job panics.
+    let panicky = files.dir().join("panic_decoder.png");
+    std::fs::copy(&files.requests[0], &panicky)?;
+
+    let heartbeat = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let hung = Arc::new(AtomicBool::new(false));
+    let watchdog = {
+        let (hb, stop, hung, exit) = (
+            heartbeat.clone(),
+            stop.clone(),
+            hung.clone(),
+            opts.exit_on_hang,
+        );
+        std::thread::Builder::new()
+            .name("lg-stress-watchdog".into())
+            .spawn(move || {
+                let mut last = (hb.load(Ordering::Relaxed), Instant::now());
+                while !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(100));
+                    let now = hb.load(Ordering::Relaxed);
+                    if now != last.0 {
+                        last = (now, Instant::now());
+                    } else if last.1.elapsed() > HANG_AFTER {
+                        hung.store(true, Ordering::Relaxed);
+                        eprintln!("stress: FAIL: no progress for {HANG_AFTER:?} (hung)");
+                        if exit {
+                            std::process::exit(3);
+                        }
+                        return;
+                    }
+                }
+            })
+            .expect("spawn the watchdog")
+    };
+
+    let lanes_of = |e: &Engine| {
+        (
+            e.lanes().lane("physics"),
+            e.lanes().lane("render"),
+            e.lanes().lane("asset"),
+        )
+    };
+    let (physics, render, asset) = lanes_of(&engine);
+    let ran = [Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0))];
+    let mut r = StressReport::default();
+    let started = Instant::now();
+    let mut expected_fail = 0u64;
+    while started.elapsed().as_secs_f64() < opts.seconds {
+        let frame = engine.frames() + 1;
+        // Assets: every frame a good one; every 10th frame each bad kind too.
+        engine.request_asset(files.requests[(frame as usize) % 8].clone());
+        r.assets_requested += 1;
+        if frame % 10 == 0 {
+            for bad in [
+                files.requests[8].clone(),
+                files.requests[9].clone(),
+                panicky.clone(),
+            ] {
+                engine.request_asset(bad);
+                r.assets_requested += 1;
+                expected_fail += 1;
+            }
+        }
+        // Detached floods on render and asset, one panicking job in eight.
+        for (k, lane) in [render, asset].into_iter().enumerate() {
+            let Some(lane) = lane else { continue };
+            let fl = if k == 0 { &mut r.render } else { &mut r.asset };
+            for j in 0..FLOOD_JOBS {
+                let counter = ran[k].clone();
+                let boom = j == 0 && frame % 8 == 0;
+                if engine
+                    .lanes()
+                    .spawn_detached(lane, move || {
+                        crate::engine::tracks::name_lane_thread();
+                        let _s = crate::telemetry::span("stress.flood");
+                        if boom {
+                            panic!("stress: injected detached panic");
+                        }
+                        busy(20_000);
+                        counter.fetch_add(1, Ordering::Relaxed);
+                    })
+                    .is_ok()
+                {
+                    fl.spawned += 1;
+                }
+            }
+        }
+        // Physics-lane fork-join flood with an injected panic.
+        if let Some(lane) = physics {
+            let inject = frame % PANIC_EVERY == 0;
+            let res = engine.lanes().scope(|s| {
+                for j in 0..16u32 {
+                    let _ = s.spawn(lane, move || {
+                        if inject && j == 7 {
+                            panic!("stress: injected physics panic");
+                        }
+                        busy(5_000);
+                    });
+                }
+            });
+            r.physics_panics_injected += u64::from(inject);
+            r.physics_panics_caught += u64::from(res.is_err());
+        }
+        let out = engine.frame()?;
+        r.worst_frame_ms = r.worst_frame_ms.max(out.frame_ms);
+        heartbeat.fetch_add(1, Ordering::Relaxed);
+    }
+    // 4. Drain.
+    let deadline = Instant::now() + HANG_AFTER;
+    loop {
+        let (t, _) = engine.asset_report();
+        let flood_done = [render, asset].iter().enumerate().all(|(k, lane)| {
+            let fl = if k == 0 { r.render } else { r.asset };
+            let panicked = lane
+                .and_then(|l| engine.lanes().stats(l))
+                .map_or(0, |s| s.detached_panics);
+            ran[k].load(Ordering::Relaxed) + panicked >= fl.spawned
+        });
+        if (t.loaded + t.failed >= r.assets_requested && flood_done) || Instant::now() > deadline {
+            break;
+        }
+        engine.frame()?;
+        heartbeat.fetch_add(1, Ordering::Relaxed);
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    engine.finish_render();
+    let (t, _) = engine.asset_report();
+    r.assets_loaded = t.loaded;
+    r.assets_failed = t.failed;
+    r.assets_expected_failures = expected_fail;
+    r.frames = engine.frames();
+    for (k, lane) in [render, asset].into_iter().enumerate() {
+        let panicked = lane
+            .and_then(|l| engine.lanes().stats(l))
+            .map_or(0, |s| s.detached_panics);
+        let fl = if k == 0 { &mut r.render } else { &mut r.asset };
+        fl.ran = ran[k].load(Ordering::Relaxed);
+        // The lane counts every detached panic on it: the flood's and nothing else's (asset
+        // decode panics are caught inside their job and become failed completions).
+        fl.panicked = panicked;
+    }
+    let _ = engine.lanes().take_detached_panics();
+    drop(engine);
+    drop(files);
+    stop.store(true, Ordering::Relaxed);
+    let _ = watchdog.join();
+    r.hung = hung.load(Ordering::Relaxed) || Instant::now() > deadline;
+    Ok(r)
+}
+
+/// Spins for about `ns` nanoseconds of work.
+fn busy(ns: u64) {
+    let t0 = lanegraph_jobs::clock::now();
+    let mut x = 0u64;
+    while lanegraph_jobs::clock::now().ns_since(t0) < ns {
+        x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+    }
+}
