@@ -18,10 +18,13 @@
 //! - `steady_flips`: strategy changes in 10,000 steady frames after settling (frame 300 on).
 //! - `noisy_flips_per_min`: most changes by one agent per simulated minute, over 10 minutes of
 //!   a load at the edge between two choices with 10 % noise and 1 % hitches.
-//! - `tick_us`: median wall time of one controller tick in the step scenario (shared clock).
+//! - `tick_us`: median wall time of one controller tick replaying the step scenario's recorded
+//!   inputs (shared clock), against the same replay in manual mode (no arbitration).
 
 use super::{BenchError, BenchOptions, Figure};
 use crate::budget::sim::{self, Driver, Scenario, Trace};
+use crate::budget::AdaptationMode;
+use lanegraph_jobs::clock;
 
 const SUITE: &str = "budget";
 
@@ -76,12 +79,8 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
 
     let sc = step_scenario();
     let agents = sc.agents.len();
-    let t0 = lanegraph_jobs::clock::now();
-    let t = sim::run(&sc, Driver::Adaptive);
-    let adaptive_ns = lanegraph_jobs::clock::now().ns_since(t0);
-    let t1 = lanegraph_jobs::clock::now();
+    let (t, recording) = sim::run_recorded(&sc);
     let fixed = sim::run(&sc, Driver::Fixed);
-    let fixed_ns = lanegraph_jobs::clock::now().ns_since(t1);
     let settle = t
         .settle_frames(1000, 60)
         .ok_or_else(|| BenchError::Failed {
@@ -114,7 +113,7 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
         "release_over_target_frames",
         "frames",
         "count",
-        t.over_target_frames(2001, 3000) as f64,
+        t.over_target_frames(2001, 3001) as f64,
     ));
     let full: u32 = sc
         .agents
@@ -130,21 +129,33 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     if let Some(c) = climb_frames(&t, 2000, full) {
         out.push(fig("release_climb_frames", "frames", "count", c as f64));
     }
-    // Controller cost: the adaptive run less the same simulation without decisions, per frame.
-    let per_tick_us = (adaptive_ns as f64 - fixed_ns as f64).max(0.0) / sc.frames as f64 / 1000.0;
+
+    // The controller's own cost: the step run's recorded inputs replayed into a fresh
+    // controller (3,000 ticks, 8 arbitrations), against the same replay in manual mode
+    // (heuristics, PID and calibration, no arbitration). Median of 5 replays each.
+    let time_replay = |manual: bool| -> Result<f64, BenchError> {
+        let mut runs = Vec::new();
+        for _ in 0..5 {
+            let mut c = sim::controller_for(&sc);
+            if manual {
+                c.set_mode(AdaptationMode::Manual);
+            }
+            let t0 = clock::now();
+            c.replay(&recording).map_err(|e| BenchError::Failed {
+                suite: SUITE,
+                why: e.to_string(),
+            })?;
+            runs.push(clock::now().ns_since(t0) as f64 / recording.frames.len() as f64 / 1000.0);
+        }
+        runs.sort_by(f64::total_cmp);
+        Ok(runs[runs.len() / 2])
+    };
+    let adaptive_us = time_replay(false)?;
+    let manual_us = time_replay(true)?;
     out.push(
-        fig(
-            "tick_us",
-            "us_per_frame",
-            "us",
-            adaptive_ns as f64 / sc.frames as f64 / 1000.0,
-        )
-        .with_baseline(
-            "sim without decisions",
-            fixed_ns as f64 / sc.frames as f64 / 1000.0,
-        ),
+        fig("tick_us", "us_per_tick", "us", adaptive_us)
+            .with_baseline("manual mode (no arbitration)", manual_us),
     );
-    let _ = per_tick_us;
 
     let sc = steady_scenario();
     let t = sim::run(&sc, Driver::Adaptive);

@@ -659,6 +659,19 @@ impl Controller {
             Pool::Cpu => Some(cpu_ms),
             Pool::Gpu => gpu_ms,
         };
+        // Agents upgraded in this pool (named in the reason of a downgrade that makes room).
+        let mut upgraded = String::new();
+        for (k, &i) in self.members.iter().enumerate() {
+            let slot = &self.slots[i];
+            if slot.strategies[self.chosen[k] as usize].quality
+                > slot.strategies[slot.current.get()].quality
+            {
+                if !upgraded.is_empty() {
+                    upgraded.push_str(", ");
+                }
+                upgraded.push_str(&slot.name);
+            }
+        }
         let mut changes = 0;
         for k in 0..self.members.len() {
             let i = self.members[k];
@@ -682,6 +695,7 @@ impl Controller {
                 new_cost,
                 overhead: self.overhead[p],
                 margin: cfg.upgrade_margin,
+                upgraded: &upgraded,
             });
             let d = Decision {
                 frame,
@@ -716,6 +730,7 @@ struct ReasonCtx<'a> {
     new_cost: f64,
     overhead: f64,
     margin: f64,
+    upgraded: &'a str,
 }
 
 /// The reason text: the cause (a cap, the pool's pressure, a heuristic's target, or the PID),
@@ -732,6 +747,13 @@ fn reason(c: &ReasonCtx<'_>) -> String {
             c.capacity,
             c.margin * 100.0,
             c.m
+        );
+    }
+    if c.feasible && c.current_cost <= c.capacity && !c.upgraded.is_empty() {
+        // The current choice fitted: this downgrade is a trade for more total quality.
+        return format!(
+            "trade: makes room for {} (more total quality); {pool} cost {:.1} -> {:.1} ms within capacity {:.1} ms (multiplier {:.2})",
+            c.upgraded, c.current_cost, c.new_cost, c.capacity, c.m
         );
     }
     let cause: String = match (c.a.cap_by, c.a.pressure[c.pool.index()]) {
