@@ -272,7 +272,8 @@ impl Controller {
     /// factor; order preserved).
     pub fn calibrated_costs(&self, id: AgentId) -> Option<Vec<f64>> {
         let s = self.slots.get(id.index())?;
-        let fit = s.fit();
+        // The law is only needed to extrapolate to an announced workload.
+        let fit = s.announced_n.and_then(|_| s.fit());
         Some(
             (0..s.strategies.len())
                 .map(|i| s.calibrated(i, fit.as_ref()))
@@ -496,7 +497,8 @@ impl Controller {
         self.costs.resize_with(self.slots.len(), Vec::new);
         let mut pool_cost = [0.0f64; 2];
         for (slot, costs) in self.slots.iter().zip(self.costs.iter_mut()) {
-            let fit = slot.fit();
+            // Fitting costs 4 laws x 64 samples: only when a workload was announced.
+            let fit = slot.announced_n.and_then(|_| slot.fit());
             costs.clear();
             costs.extend((0..slot.strategies.len()).map(|i| slot.calibrated(i, fit.as_ref())));
             pool_cost[slot.pool.index()] += costs[slot.current.get()];
