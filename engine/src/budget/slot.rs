@@ -151,3 +151,64 @@ impl Slot {
         self.strategies[s].quality as u32 * self.weight as u32
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::budget::agent::Quote;
+
+    struct Two;
+    impl Agent for Two {
+        fn name(&self) -> &str {
+            "two"
+        }
+        fn strategies(&self) -> Vec<Strategy> {
+            vec![
+                Strategy::new("rich", 2, Quote::constant(4.0)),
+                Strategy::new("lean", 1, Quote::constant(2.0)),
+            ]
+        }
+        fn apply(&mut self, _: StrategyIndex, _: &Strategy) {}
+    }
+
+    fn slot() -> Slot {
+        let a: Box<dyn Agent> = Box::new(Two);
+        let s = a.strategies();
+        Slot::new(a, s, StrategyIndex(0))
+    }
+
+    #[test]
+    fn late_samples_are_credited_to_the_strategy_that_ran() {
+        let mut s = slot();
+        for f in 1..=10 {
+            s.ingest(f, 1, 8.0); // rich measures 2x its quote
+        }
+        assert_eq!(s.factor(), 2.0);
+        // Decided at frame 10, lean runs from frame 11.
+        s.switch(StrategyIndex(1), 11, 10);
+        // No lean sample yet: the carried factor prices it.
+        assert_eq!(s.calibrated(1, None), 4.0);
+        // A GPU-style late sample of frame 9 still belongs to rich, not lean.
+        s.ingest(9, 1, 8.0);
+        assert_eq!(s.calibrated(1, None), 4.0);
+        // Lean's own samples take over.
+        s.ingest(11, 1, 3.0);
+        assert_eq!(s.factor(), 1.5);
+        assert_eq!(s.calibrated(0, None), 6.0);
+    }
+
+    #[test]
+    fn a_strategy_returned_to_starts_afresh() {
+        let mut s = slot();
+        for f in 1..=10 {
+            s.ingest(f, 1, 12.0); // rich under load: 3x
+        }
+        s.switch(StrategyIndex(1), 11, 10);
+        for f in 11..=20 {
+            s.ingest(f, 1, 2.0); // load gone: lean at 1x
+        }
+        s.switch(StrategyIndex(0), 21, 20);
+        // Rich's old 3x is stale: it is priced by lean's carried 1x until measured.
+        assert_eq!(s.calibrated(0, None), 4.0);
+    }
+}
