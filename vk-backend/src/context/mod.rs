@@ -4,7 +4,7 @@
 //! (rules in [`select`]), the one graphics + compute queue, the `gpu-allocator` instance, and
 //! tearing all of it down in the right order. Must never: unwrap a `vk::Result` (every one
 //! becomes a [`GpuError`] naming the call), or destroy the device while a resource made from
-//! it lives (resources hold an `Arc` of [`Shared`]).
+//! it lives (resources hold an `Arc` of `Shared`).
 //!
 //! # Teardown order (`Drop for Shared`)
 //! 1. `vkDeviceWaitIdle`: nothing in flight may touch what is freed next.

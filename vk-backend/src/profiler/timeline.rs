@@ -1,7 +1,7 @@
 //! Placing GPU timestamps on the CPU timeline.
 //!
 //! Owns: [`ClockMapping`] (one GPU tick known to coincide with one CPU instant), the CPU clock
-//! it is expressed in ([`monotonic_ns`]: `CLOCK_MONOTONIC` nanoseconds), and [`calibrate`],
+//! it is expressed in ([`monotonic_ns`]: `CLOCK_MONOTONIC` nanoseconds), and `calibrate`,
 //! which makes a mapping. Must never: be called per frame (calibration is a cold-path call; the
 //! offset estimate even waits for the GPU).
 //!
