@@ -22,6 +22,31 @@ pub struct JobPanicked {
     pub skipped: usize,
 }
 
+/// The text of a panic payload, consuming it. The payload is dropped inside `catch_unwind`
+/// (and leaked if its destructor panics too), so a hostile payload cannot unwind out of a job's
+/// entry function and take a worker, or a waiter's stack state, with it.
+pub fn take_panic_message(p: Box<dyn Any + Send>) -> String {
+    let msg = panic_message(&*p);
+    if let Err(again) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(p))) {
+        std::mem::forget(again);
+    }
+    msg
+}
+
+/// Aborts the process if dropped during unwinding: placed around code that must never unwind
+/// (a job entry function whose caller's stack state other threads still use). Entry functions
+/// catch every panic of the job itself; reaching this is a broken internal invariant.
+pub(crate) struct AbortOnUnwind;
+
+impl Drop for AbortOnUnwind {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("lanegraph-jobs: a job entry function unwound; aborting (internal invariant broken)");
+            std::process::abort();
+        }
+    }
+}
+
 /// The text of a panic payload (`&str` and `String` payloads; others say so).
 pub fn panic_message(p: &(dyn Any + Send)) -> String {
     if let Some(s) = p.downcast_ref::<&str>() {

@@ -20,7 +20,7 @@
 //!    has finished with the latch. (It may still be inside the mutex's unlock, which touches only
 //!    the futex word's address: a spurious futex wake at worst, the standard pattern.)
 //!
-//! Loom: `tests/loom_latch.rs` checks that the waiter sees every job's writes and is always woken.
+//! Loom: `tests/loom_lanes.rs` checks that the waiter sees every job's writes and is always woken.
 
 use crate::clock;
 use crate::queue::LaneQueue;

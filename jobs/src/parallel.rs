@@ -19,7 +19,7 @@
 use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use crate::error::{panic_message, JobPanicked, UnknownLane};
+use crate::error::{take_panic_message, JobPanicked, UnknownLane};
 use crate::job::{JobRef, WorkerInfo};
 use crate::lanes::Lanes;
 use crate::latch::Latch;
@@ -76,13 +76,16 @@ unsafe fn exec_claim(data: *const (), _arg: usize, _who: WorkerInfo) {
         if c >= st.chunks {
             break;
         }
+        // No overflow: `c < chunks = ceil(len / grain)`, so `lo < end`, and `hi` adds at most
+        // the distance left to `end`.
         let lo = st.start + c * st.grain;
-        let hi = (lo + st.grain).min(st.end);
+        let hi = lo + st.grain.min(st.end - lo);
         if let Err(p) = catch_unwind(AssertUnwindSafe(|| (st.body)(c, lo..hi))) {
             st.stop.store(true, Ordering::Relaxed);
+            let message = take_panic_message(p);
             let mut first = lock(&st.panic);
             if first.is_none() {
-                *first = Some((c, panic_message(&*p)));
+                *first = Some((c, message));
             }
         }
     }

@@ -311,8 +311,8 @@ impl LanePlan {
         self
     }
 
-    /// Gives the owner thread a lane of its own: `Lanes::help_owner_lane` runs that lane's
-    /// jobs on the calling thread. The lane must exist.
+    /// Gives the owner thread a lane of its own: the owner thread runs that lane's jobs
+    /// while it waits for any graph, scope or parallel-for it started. The lane must exist.
     pub fn with_owner_lane(mut self, name: &str) -> Option<LanePlan> {
         let id = self.lane_id(name)?;
         self.owner_lane = Some(id);

@@ -14,7 +14,7 @@
 //! 3. It then locks `state` and, finding no job and no shutdown, increments `sleepers` and waits
 //!    on `wake`, which releases the lock atomically. Because steps 1 and 3 both hold the lock,
 //!    a push either happens before the check (the worker sees the job) or after the wait began
-//!    (the pusher sees `sleepers > 0` and notifies): no lost wake-up (loom: `loom_queue.rs`).
+//!    (the pusher sees `sleepers > 0` and notifies): no lost wake-up (loom: `tests/loom_lanes.rs`).
 //! 4. A thread that waits for a latch while serving this lane ([`LaneQueue::help_until`]) sleeps
 //!    on the same condition variable as a sleeper, so both a new job and the latch's completion
 //!    (which notifies all sleepers of this queue, under the lock) wake it.
@@ -221,7 +221,9 @@ impl LaneQueue {
         if len == 0 {
             return false;
         }
-        let k = (len / self.workers).clamp(1, LOCAL_BATCH);
+        // At most a share that leaves as much for one more thread (a helper, or a worker waking
+        // up): jobs in a private batch cannot be helped with, so never hoard the whole queue.
+        let k = (len / (self.workers + 1)).clamp(1, LOCAL_BATCH);
         out.head = 0;
         out.len = k;
         for slot in out.jobs.iter_mut().take(k) {
@@ -256,9 +258,11 @@ impl LaneQueue {
                 break;
             }
             if let Some(job) = self.try_pop() {
+                let guard = crate::error::AbortOnUnwind;
                 // SAFETY: popped once from the queue it was pushed to; its pusher keeps the data
                 // alive until its latch completes (see `JobRef`).
                 unsafe { job.run(who) };
+                std::mem::forget(guard);
                 continue;
             }
             if spin_ns > 0 && self.spin_until(latch, spin_ns) {
@@ -271,8 +275,10 @@ impl LaneQueue {
             if let Some(job) = s.jobs.pop_front() {
                 self.len_hint.store(s.jobs.len(), Ordering::Release);
                 drop(s);
+                let guard = crate::error::AbortOnUnwind;
                 // SAFETY: as above.
                 unsafe { job.run(who) };
+                std::mem::forget(guard);
                 continue;
             }
             s.sleepers += 1;

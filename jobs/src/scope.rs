@@ -31,7 +31,7 @@ use std::marker::PhantomData;
 use std::mem::{align_of, size_of, MaybeUninit};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
-use crate::error::{panic_message, JobPanicked, UnknownLane};
+use crate::error::{take_panic_message, JobPanicked, UnknownLane};
 use crate::job::{JobRef, WorkerInfo};
 use crate::lanes::Lanes;
 use crate::latch::Latch;
@@ -351,6 +351,7 @@ unsafe fn exec_scope_job(data: *const (), _arg: usize, who: WorkerInfo) {
             }
             if let Err(p) = result {
                 failed = true;
+                let message = take_panic_message(p);
                 let mut first = lock(&scope.panic);
                 if first.is_none() {
                     let job = if name.is_empty() {
@@ -358,7 +359,7 @@ unsafe fn exec_scope_job(data: *const (), _arg: usize, who: WorkerInfo) {
                     } else {
                         name.to_string()
                     };
-                    *first = Some((job, panic_message(&*p)));
+                    *first = Some((job, message));
                 }
             }
         }

@@ -211,3 +211,53 @@ fn nodes_can_run_nested_parallel_work_on_their_lane() {
     }
     assert_eq!(sum.load(Ordering::Relaxed), 20_000);
 }
+
+#[test]
+fn a_graph_never_mistakes_new_lanes_for_the_dropped_ones_it_was_built_for() {
+    // A dropped runtime's address can be reused by the next one: identity is an id, not an
+    // address (found in review: running against reused memory would index missing lanes).
+    let mut graphs = Vec::new();
+    for _ in 0..20 {
+        let lanes = common::lanes(1, 1, 1);
+        let mut b = GraphBuilder::<()>::new("g");
+        b.node("a", "asset", |_, _| {});
+        graphs.push(b.build(&lanes).unwrap());
+    }
+    let small = {
+        let plan = lanegraph_jobs::LanePlan::empty(&[0])
+            .with_lane(
+                "physics",
+                lanegraph_jobs::LaneKind::FrameCritical,
+                vec![None],
+            )
+            .unwrap();
+        lanegraph_jobs::Lanes::start(plan).unwrap()
+    };
+    for g in &mut graphs {
+        assert!(matches!(g.run(&small, &()), Err(GraphError::WrongLanes(_))));
+    }
+}
+
+struct PanicsOnDrop;
+
+impl Drop for PanicsOnDrop {
+    fn drop(&mut self) {
+        panic!("the payload's destructor panics too");
+    }
+}
+
+#[test]
+fn a_panic_payload_whose_drop_panics_neither_kills_the_lane_nor_hangs() {
+    let lanes = common::lanes(1, 1, 1);
+    let mut b = GraphBuilder::<()>::new("g");
+    b.node("hostile", "physics", |_, _| {
+        std::panic::panic_any(PanicsOnDrop)
+    });
+    let mut g = b.build(&lanes).unwrap();
+    for _ in 0..3 {
+        match g.run(&lanes, &()) {
+            Err(GraphError::NodePanicked(p)) => assert_eq!(p.job, "hostile"),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}

@@ -114,3 +114,33 @@ fn parallel_for_claims_each_chunk_once() {
         assert_eq!(hits[1].load(Ordering::Relaxed), 1);
     });
 }
+
+/// The owner helps its own lane while it waits: it and the lane's worker race for the nodes,
+/// the latch's completion must wake the owner through the lane queue (not the latch's own
+/// condition variable), and every node runs once. Covers: `help_until`, helper wake-up.
+#[test]
+fn owner_helping_its_lane_is_woken_by_completion() {
+    loom::model(|| {
+        let plan = LanePlan::empty(&[0])
+            .with_lane("main", LaneKind::FrameCritical, vec![None])
+            .unwrap()
+            .with_owner_lane("main")
+            .unwrap();
+        let lanes = Lanes::start(plan).unwrap();
+        let mut g = GraphBuilder::<AtomicUsize>::new("helped");
+        let a = g.node("a", "main", |_, n| {
+            n.fetch_add(1, Ordering::Relaxed);
+        });
+        let b = g.node("b", "main", |_, n| {
+            n.fetch_add(1, Ordering::Relaxed);
+        });
+        let c = g.node("c", "main", |_, n| {
+            n.fetch_add(10, Ordering::Relaxed);
+        });
+        g.edge(a, c).edge(b, c);
+        let mut g = g.build(&lanes).unwrap();
+        let n = AtomicUsize::new(0);
+        g.run(&lanes, &n).unwrap();
+        assert_eq!(n.load(Ordering::Relaxed), 12);
+    });
+}

@@ -186,3 +186,19 @@ fn a_panicking_parallel_body_is_reported() {
         other => panic!("unexpected {other:?}"),
     }
 }
+
+#[test]
+fn parallel_for_near_the_end_of_the_index_space_does_not_overflow() {
+    let lanes = common::lanes(2, 1, 1);
+    let physics = lanes.lane("physics").unwrap();
+    let seen = Mutex::new(Vec::new());
+    lanes
+        .parallel_for(physics, usize::MAX - 10..usize::MAX, usize::MAX, |c, r| {
+            seen.lock().unwrap().push((c, r));
+        })
+        .unwrap();
+    assert_eq!(
+        seen.into_inner().unwrap(),
+        vec![(0, usize::MAX - 10..usize::MAX)]
+    );
+}

@@ -13,7 +13,7 @@
 //!    poisoned), then, for each successor: poisons it if needed (relaxed store, published by the
 //!    next step's release), decrements its counter (acq-rel). The worker that brings a counter to
 //!    zero owns that successor: it sees every predecessor's writes (the decrements form one
-//!    release sequence) and schedules it exactly once (loom: `loom_graph.rs`).
+//!    release sequence) and schedules it exactly once (loom: `tests/loom_lanes.rs`).
 //! 3. The first ready successor on the worker's own lane runs inline on the same worker, with no
 //!    queue round trip (a chain costs one counter decrement per link); the others are pushed.
 //! 4. A poisoned node does not run; it poisons its successors in turn. Every node, run or

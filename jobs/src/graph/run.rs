@@ -7,7 +7,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use super::{GraphError, NodeCtx};
 use crate::clock::{self, Stamp};
-use crate::error::{panic_message, JobPanicked};
+use crate::error::{take_panic_message, JobPanicked};
 use crate::job::{JobRef, WorkerInfo};
 use crate::lanes::Lanes;
 use crate::latch::Latch;
@@ -86,11 +86,6 @@ impl<C> std::fmt::Debug for Graph<C> {
             .finish()
     }
 }
-
-// SAFETY: `Graph` holds `JobRef`s only in `scratch` between pushes of one run (never across
-// runs: it is cleared before use), and the node bodies are `Send + Sync`; the rest is atomics,
-// a mutex and plain data. Moving a `Graph` to another thread between runs is therefore sound.
-unsafe impl<C> Send for Graph<C> {}
 
 struct RunCtx<'a, C> {
     core: &'a Core<C>,
@@ -313,9 +308,10 @@ unsafe fn exec_node<C: Sync>(data: *const (), arg: usize, who: WorkerInfo) {
             }
             if let Err(p) = result {
                 failed = true;
+                let message = take_panic_message(p);
                 let mut slot = lock(&core.panic);
                 if slot.is_none() {
-                    *slot = Some((node, panic_message(&*p)));
+                    *slot = Some((node, message));
                 }
             }
         }

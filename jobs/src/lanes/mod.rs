@@ -64,6 +64,9 @@ struct LaneCounters {
 
 /// State shared between the `Lanes` handle and its workers.
 pub(crate) struct Shared {
+    /// Process-unique identity of this runtime (never an address: a dropped runtime's address
+    /// can be reused by the next one, and graphs and thread roles must not mistake them).
+    pub(crate) id: usize,
     pub(crate) queues: Box<[LaneQueue]>,
     /// Per lane: how long its idle workers spin (0 where the lane shares a core, or background).
     spin_ns: Box<[u64]>,
@@ -75,6 +78,9 @@ pub(crate) struct Shared {
     /// Messages of detached-job panics, bounded (the counter counts them all).
     detached_panic_log: Mutex<Vec<String>>,
 }
+
+/// Source of `Shared::id` (relaxed: only uniqueness matters).
+static NEXT_LANES_ID: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
 
 /// How many detached-job panic messages are kept for [`Lanes::take_detached_panics`].
 const DETACHED_PANIC_LOG_CAP: usize = 64;
@@ -193,6 +199,7 @@ impl Lanes {
             0
         };
         let shared = Arc::new(Shared {
+            id: NEXT_LANES_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             queues,
             spin_ns,
             counters,
@@ -297,7 +304,7 @@ impl Lanes {
 
     /// Identity of this runtime (graphs remember which lanes they were built for).
     pub(crate) fn id(&self) -> usize {
-        Arc::as_ptr(&self.shared) as *const () as usize
+        self.shared.id
     }
 }
 
@@ -339,13 +346,11 @@ unsafe fn exec_detached(data: *const (), _arg: usize, who: WorkerInfo) {
         shared.counters[who.lane.index()]
             .detached_panics
             .fetch_add(1, Ordering::Relaxed);
+        let message = crate::error::take_panic_message(p);
         let mut log = lock(&shared.detached_panic_log);
         if log.len() < DETACHED_PANIC_LOG_CAP {
             let lane = &shared.plan.lanes()[who.lane.index()].name;
-            log.push(format!(
-                "lane `{lane}`: {}",
-                crate::error::panic_message(&*p)
-            ));
+            log.push(format!("lane `{lane}`: {message}"));
         }
     }
 }
@@ -379,7 +384,7 @@ fn worker_main(
         }
     }
     job::set_role(Some(ThreadRole {
-        lanes: Arc::as_ptr(&shared) as *const () as usize,
+        lanes: shared.id,
         lane,
         worker,
     }));
@@ -396,9 +401,11 @@ fn worker_main(
         let t0 = clock::now();
         let mut jobs = 0;
         while let Some(job) = local.pop() {
+            let guard = crate::error::AbortOnUnwind;
             // SAFETY: popped once from the queue it was pushed to; its pusher keeps the data
             // alive until the job's latch completes (see `JobRef`). Entry functions catch panics.
             unsafe { job.run(who) };
+            std::mem::forget(guard);
             jobs += 1;
         }
         let busy = clock::now().ns_since(t0);
@@ -411,7 +418,7 @@ fn worker_main(
 impl Shared {
     /// The queue the current thread should help while it waits, if any (the helping rule).
     pub(crate) fn helper_queue(&self) -> Option<(&LaneQueue, WorkerInfo)> {
-        let me = self as *const Shared as *const () as usize;
+        let me = self.id;
         match job::current_role() {
             Some(role) if role.lanes == me => Some((
                 &self.queues[role.lane.index()],
@@ -451,7 +458,7 @@ impl Shared {
                 let prev = job::current_role();
                 if prev.is_none() {
                     job::set_role(Some(ThreadRole {
-                        lanes: self as *const Shared as *const () as usize,
+                        lanes: self.id,
                         lane: who.lane,
                         worker: who.worker,
                     }));
