@@ -194,6 +194,7 @@ impl AssetStream {
 
 /// Step 3: one load, always exactly one completion.
 fn load_job(path: PathBuf, panic_marker: Option<String>, tx: Sender<AssetCompletion>) {
+    super::tracks::name_lane_thread();
     let _span = crate::telemetry::span("asset.decode");
     let t0 = clock::now();
     let result = catch_unwind(AssertUnwindSafe(|| {

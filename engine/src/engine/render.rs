@@ -306,6 +306,7 @@ impl RenderLane {
 
 /// Step 3.
 fn render_job(shared: &Shared) {
+    super::tracks::name_lane_thread();
     loop {
         while let Some(view) = lock(&shared.mailbox).take() {
             draw(shared, &view);

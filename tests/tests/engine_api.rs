@@ -1,0 +1,194 @@
+//! The Engine API through its public surface: configuration errors, a small game with systems,
+//! a custom agent and a custom lane, the RenderView epoch cache, and the asset lane's bad files.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use lanegraph::budget::{Agent, Quote, Strategy, StrategyIndex};
+use lanegraph::engine::assets::encode_png;
+use lanegraph::engine::{AgentCost, Engine, EngineConfig, RenderView};
+use lanegraph::jobs::LanePlan;
+use lanegraph::systems::SystemDef;
+use lanegraph::world::{Domain, DomainSet};
+
+struct Ai;
+impl Agent for Ai {
+    fn name(&self) -> &str {
+        "ai"
+    }
+    fn strategies(&self) -> Vec<Strategy> {
+        vec![
+            Strategy::new("all", 2, Quote::constant(0.5)),
+            Strategy::new("half", 1, Quote::constant(0.25)),
+        ]
+    }
+    fn apply(&mut self, _: StrategyIndex, _: &Strategy) {}
+}
+
+#[test]
+fn a_bad_config_file_names_the_key_and_the_line() {
+    let path = std::env::temp_dir().join(format!("lanegraph-cfg-{}.toml", std::process::id()));
+    std::fs::write(&path, "[engine]\nvulkan = false\nfixed_step_hz = 0\n").unwrap();
+    let e = EngineConfig::from_file(&path).unwrap_err();
+    let msg = e.to_string();
+    assert_eq!(
+        (e.key.as_str(), e.line),
+        ("engine.fixed_step_hz", Some(3)),
+        "{msg}"
+    );
+    assert!(
+        msg.contains(&path.display().to_string()) && msg.contains("fix:"),
+        "{msg}"
+    );
+    std::fs::write(
+        &path,
+        "[engine]\ntarget_fps = 60.0\n[telemetry]\nspans = \"yes\"\n",
+    )
+    .unwrap();
+    let e = EngineConfig::from_file(&path).unwrap_err();
+    assert_eq!((e.key.as_str(), e.line), ("telemetry.spans", Some(4)));
+    let _ = std::fs::remove_file(&path);
+    // The builder validates too.
+    let err = Engine::builder().target_fps(0.0).build().unwrap_err();
+    assert!(err.to_string().contains("engine.target_fps"), "{err}");
+    let err = Engine::builder()
+        .lanes_spec("physics=x")
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().contains("physics=x"), "{err}");
+}
+
+#[test]
+fn a_small_game_with_a_custom_agent_and_lane() {
+    let plan = LanePlan::from_spec("physics=1,render=1,asset=1,ai=1", &[0]).unwrap();
+    let mut engine = Engine::builder()
+        .lane_plan(plan)
+        .vulkan(false)
+        .lockstep(true)
+        .build()
+        .unwrap();
+    let runs = Arc::new(AtomicU64::new(0));
+    let seen = runs.clone();
+    let think = engine
+        .world_mut()
+        .register_system(SystemDef::new("think", 2.0, move |_, ctx| {
+            seen.fetch_add(1, Ordering::Relaxed);
+            ctx.report_workload(32);
+        }))
+        .unwrap();
+    let by_system = engine
+        .add_agent(Box::new(Ai), AgentCost::System(think))
+        .unwrap();
+    struct Ai2;
+    impl Agent for Ai2 {
+        fn name(&self) -> &str {
+            "ai2"
+        }
+        fn strategies(&self) -> Vec<Strategy> {
+            vec![Strategy::new("only", 1, Quote::constant(0.1))]
+        }
+        fn apply(&mut self, _: StrategyIndex, _: &Strategy) {}
+    }
+    let reported = engine
+        .add_agent(Box::new(Ai2), AgentCost::Reported)
+        .unwrap();
+    let ai = engine.lanes().lane("ai").expect("the custom lane");
+    let on_ai = Arc::new(AtomicU64::new(0));
+    let count = on_ai.clone();
+    engine.set_physics(move |_, step| {
+        let count = &count;
+        step.lanes
+            .parallel_for(ai, 0..100, 10, |_, r| {
+                count.fetch_add(r.len() as u64, Ordering::Relaxed);
+            })
+            .unwrap();
+    });
+    for _ in 0..5 {
+        engine.report_cost(reported, 10, 0.05);
+        let out = engine.frame().unwrap();
+        assert_eq!(out.steps, 1, "lockstep: one step per frame");
+    }
+    assert_eq!(runs.load(Ordering::Relaxed), 5);
+    assert_eq!(
+        on_ai.load(Ordering::Relaxed),
+        500,
+        "the physics hook ran on the ai lane"
+    );
+    assert_eq!(engine.strategy(by_system), Some(StrategyIndex(0)));
+    assert!(engine.strategy(reported).is_some());
+    assert_eq!(engine.record().frames.len(), 5);
+    assert_eq!(engine.record().system_samples["think"].len(), 5);
+}
+
+#[test]
+fn the_render_view_is_derived_again_only_when_its_domains_move() {
+    // A 10 Hz step and frames far shorter than it: most frames run no step, so nothing the
+    // view reads moves and the cached view is published again.
+    let mut engine = Engine::builder()
+        .vulkan(false)
+        .fixed_step_hz(10)
+        .build()
+        .unwrap();
+    let derived = Arc::new(AtomicU64::new(0));
+    let d = derived.clone();
+    engine.set_render_view(
+        DomainSet::of(Domain::STRUCTURE),
+        Box::new(move |w, v: &mut RenderView| {
+            d.fetch_add(1, Ordering::Relaxed);
+            v.xs.clear();
+            v.xs.resize(w.len(), 0.0);
+        }),
+    );
+    engine
+        .world_mut()
+        .register_system(SystemDef::new("spawner", 1.0, |w, _| {
+            w.spawn();
+        }))
+        .unwrap();
+    for _ in 0..20 {
+        engine.frame().unwrap();
+    }
+    let s = engine.view_cache_stats();
+    assert_eq!(s.hits + s.misses, 20);
+    assert_eq!(s.misses, derived.load(Ordering::Relaxed));
+    assert!(s.hits > 0, "no cache hit in 20 sub-step frames: {s:?}");
+    assert!(s.misses >= 1);
+    engine.finish_render();
+    assert!(engine.render_stats().drawn >= 1, "the render lane drew");
+}
+
+#[test]
+fn bad_assets_are_reported_and_skipped_while_the_game_goes_on() {
+    let dir = std::env::temp_dir().join(format!("lanegraph-assets-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = encode_png(2, 2, &[255u8; 16]).unwrap();
+    std::fs::write(dir.join("good.png"), &good).unwrap();
+    std::fs::write(dir.join("bad.png"), &good[..20]).unwrap();
+    let mut engine = Engine::builder()
+        .vulkan(false)
+        .lockstep(true)
+        .build()
+        .unwrap();
+    for f in ["good.png", "bad.png", "absent.png"] {
+        engine.request_asset(dir.join(f));
+    }
+    let t0 = std::time::Instant::now();
+    while engine.asset_report().0.loaded + engine.asset_report().0.failed < 3 {
+        engine.frame().unwrap();
+        assert!(t0.elapsed().as_secs() < 30, "assets never completed");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let (totals, failures) = engine.asset_report();
+    assert_eq!((totals.loaded, totals.failed), (1, 2));
+    assert!(
+        failures.iter().any(|f| f.contains("corrupt")),
+        "{failures:?}"
+    );
+    assert!(
+        failures.iter().any(|f| f.contains("missing")),
+        "{failures:?}"
+    );
+    // The game goes on.
+    engine.frame().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
