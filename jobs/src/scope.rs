@@ -255,7 +255,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
             m.lane = lane;
             m.name = name;
             m.index = k;
-            m.scope = self.shared as *const ScopeShared<'_> as *const ScopeShared<'static>;
+            m.scope = std::ptr::from_ref(self.shared).cast();
         });
         self.shared.latch.add(1);
         for h in after {

@@ -231,7 +231,8 @@ impl<C: Sync> Graph<C> {
         }
         self.scratch.clear();
         lanes.shared().wait(&latch, helper, woke);
-        drop(run);
+        // Every job has finished with `run` (the latch says so); it lives until here.
+        let _ = &run;
         if core.record_timing {
             for (t, raw) in self.timings.iter_mut().zip(core.raw.iter()) {
                 let place = raw.place.load(Ordering::Relaxed);
