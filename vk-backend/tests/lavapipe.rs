@@ -53,9 +53,11 @@ fn known_particle_lands_on_known_pixel_and_png_round_trips() {
             ..RendererConfig::default()
         };
         let mut r = Renderer::new(&gpu, config).expect("renderer");
-        // One particle at (10, 5), one far outside the view (culled), one at (-20, -20).
-        let xs = [10.0, 1000.0, -20.0];
-        let ys = [5.0, 1000.0, -20.0];
+        // One particle at (10, 5), one far outside the view (culled), one at (-20, -20), and one
+        // whose centre is outside the view (x = 34 > 32) but whose disc reaches into it: the
+        // cull must keep it (it tests the radius margin).
+        let xs = [10.0, 1000.0, -20.0, 34.0];
+        let ys = [5.0, 1000.0, -20.0, 0.0];
         let shot = r.capture(&view(&xs, &ys, 32.0, 3.0)).expect("capture");
         assert_eq!((shot.width, shot.height), (64, 64));
         let red = [255, 0, 0, 255];
@@ -77,9 +79,17 @@ fn known_particle_lands_on_known_pixel_and_png_round_trips() {
             Some(black),
             "the culled particle drew nothing"
         );
-        // Two discs of radius 3: about 2 * pi * 9 = 56.5 pixels, give or take the rim.
+        // Column 63's centre is world x 31.5, 2.5 from the edge particle's centre.
+        assert_eq!(
+            shot.pixel(63, 32),
+            Some(red),
+            "edge particle kept by the cull"
+        );
+        assert_eq!(shot.pixel(63, 27), Some(black), "edge particle's disc ends");
+        // Two whole discs of radius 3 (2 * pi * 9 = 56.5 pixels) and the edge disc's sliver
+        // (about 3 pixels), give or take the rims.
         let lit = shot.rgba.chunks_exact(4).filter(|p| *p == red).count();
-        assert!((40..=72).contains(&lit), "{lit} lit pixels");
+        assert!((44..=76).contains(&lit), "{lit} lit pixels");
 
         let path = std::env::temp_dir().join(format!("lanegraph-vk-{}.png", std::process::id()));
         shot.write_png(&path).expect("png written");
