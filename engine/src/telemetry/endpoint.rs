@@ -10,7 +10,8 @@
 //! 2. The thread polls `accept` every [`POLL_INTERVAL`] and checks the stop flag.
 //! 3. Per connection (blocking, with [`IO_TIMEOUT`] on reads and writes): read the request head
 //!    (at most [`MAX_REQUEST_BYTES`]), answer `GET /metrics` (or `/`) with a fresh exposition,
-//!    `404` for other paths, `405` for other methods, `400` for garbage; close.
+//!    `404` for other paths, `405` for other methods, `400` for garbage, `500` when a computed
+//!    metric panics while rendering (the thread keeps serving); close.
 //! 4. Dropping the handle sets the stop flag (release) and joins the thread: at most one
 //!    connection's I/O timeout plus one poll interval later, the port is free.
 
@@ -125,11 +126,19 @@ fn answer(mut stream: TcpStream, registry: &Registry) -> std::io::Result<()> {
     let mut parts = request_line.split_whitespace();
     let (method, path) = (parts.next(), parts.next());
     let (status, ctype, body) = match (method, path) {
-        (Some("GET"), Some("/metrics" | "/")) => (
-            "200 OK",
-            openmetrics::CONTENT_TYPE,
-            openmetrics::render(registry),
-        ),
+        // A computed metric is user code: if it panics, answer 500 and keep serving.
+        (Some("GET"), Some("/metrics" | "/")) => {
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                openmetrics::render(registry)
+            })) {
+                Ok(text) => ("200 OK", openmetrics::CONTENT_TYPE, text),
+                Err(_) => (
+                    "500 Internal Server Error",
+                    "text/plain",
+                    "a computed metric panicked while rendering (see stderr)\n".into(),
+                ),
+            }
+        }
         (Some("GET"), Some(_)) => (
             "404 Not Found",
             "text/plain",
@@ -202,6 +211,25 @@ mod tests {
         assert!(get(ep.local_addr(), "GET /nope HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 404"));
         assert!(get(ep.local_addr(), "POST /metrics HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 405"));
         assert_eq!(ep.requests_served(), 3);
+    }
+
+    #[test]
+    fn a_panicking_computed_metric_gives_500_and_serving_goes_on() {
+        let r = Registry::new();
+        r.register_gauge_fn("asset.pending", super::super::Unit::None, "", || {
+            panic!("boom")
+        })
+        .unwrap();
+        let ep = MetricsEndpoint::start(
+            "127.0.0.1:0".parse().unwrap(),
+            r,
+            EndpointOptions::default(),
+        )
+        .unwrap();
+        for _ in 0..2 {
+            let resp = get(ep.local_addr(), "GET /metrics HTTP/1.1\r\n\r\n");
+            assert!(resp.starts_with("HTTP/1.1 500"), "{resp}");
+        }
     }
 
     #[test]
