@@ -22,6 +22,8 @@ pub mod textures;
 pub mod world;
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::engine::{BuildError, Engine, EngineConfig, FrameError, RenderView};
@@ -140,7 +142,12 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
     }
     let score_entity = world::setup(engine.world_mut(), opts.entities, opts.seed)?;
     let mut phys = physics::DemoPhysics::default();
-    engine.set_physics(move |w, step| phys.step(w, step));
+    let neighbours = Arc::new(AtomicU64::new(0));
+    let seen = Arc::clone(&neighbours);
+    engine.set_physics(move |w, step| {
+        phys.step(w, step);
+        seen.store(phys.mean_neighbours.to_bits(), Ordering::Relaxed);
+    });
     engine.set_render_view(
         DomainSet::of(Domain::TRANSFORM).with(Domain::STRUCTURE),
         Box::new(derive_view),
@@ -218,8 +225,9 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
         .get::<world::Score>(score_entity)
         .copied()
         .unwrap_or_default();
-    let summary =
+    let mut summary =
         DemoSummary::from_engine(&engine, opts.seed, opts.entities, lockstep, score, wall_s);
+    summary.mean_neighbours = f64::from_bits(neighbours.load(Ordering::Relaxed));
     let files = match &opts.out {
         Some(dir) => write_outputs(&engine, &summary, dir)?,
         None => Vec::new(),

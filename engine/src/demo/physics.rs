@@ -22,14 +22,21 @@ use crate::world::World;
 
 /// Vectors per physics job (4,096 particles: ~30 us of work, well above the ~1 us dispatch).
 pub const LANES_PER_CHUNK: usize = 512;
-/// Downward acceleration, units/s^2 (a light pull so the flock visibly falls and bounces).
-const GRAVITY: f32 = -2.0;
+/// Downward acceleration, units/s^2 (a light pull so the flock drifts and bounces; the crowd
+/// rule below keeps it from piling up on the floor).
+const GRAVITY: f32 = -0.5;
 /// Linear drag, 1/s.
 const DRAG: f32 = 0.05;
 /// Restitution at the walls.
 const RESTITUTION: f32 = 0.9;
-/// Cohesion gain towards the neighbours' centre, 1/s^2.
+/// Cohesion gain towards the neighbours' centre, 1/s^2; it turns into separation above
+/// [`CROWD`] neighbours.
 const COHESION: f32 = 0.5;
+/// Neighbour count at which cohesion turns into separation. The sums give only the offset to
+/// the neighbours' centre, not per-pair distances, so classic separation is approximated by
+/// this sign change; it bounds the local density, and with it the neighbour pass's cost (which
+/// grows with neighbours per particle).
+const CROWD: f32 = 6.0;
 /// Alignment gain towards the neighbours' mean velocity, 1/s.
 const ALIGNMENT: f32 = 0.8;
 /// Speed limit, units/s.
@@ -43,6 +50,8 @@ pub struct DemoPhysics {
     sums: grid::NeighbourSums,
     zeros: Vec<f32>,
     have_sums: bool,
+    /// Mean neighbours per particle in the last neighbour pass (its cost grows with it).
+    pub mean_neighbours: f64,
 }
 
 impl DemoPhysics {
@@ -122,6 +131,10 @@ impl DemoPhysics {
             })
             .is_ok();
         self.have_sums = ok && self.sums.count.len() == px.len();
+        if self.have_sums && !self.sums.count.is_empty() {
+            let total: f64 = self.sums.count.iter().map(|&c| f64::from(c)).sum();
+            self.mean_neighbours = total / self.sums.count.len() as f64;
+        }
     }
 }
 
@@ -170,11 +183,10 @@ fn steer(
             let (mut x, mut y) = (xa[k], ya[k]);
             if c > 0.0 {
                 let inv = 1.0 / c;
-                x += (s.offset[0][row] * inv * COHESION
-                    + (s.velocity[0][row] * inv - x) * ALIGNMENT)
+                let pull = COHESION * (1.0 - c / CROWD);
+                x += (s.offset[0][row] * inv * pull + (s.velocity[0][row] * inv - x) * ALIGNMENT)
                     * dt;
-                y += (s.offset[1][row] * inv * COHESION
-                    + (s.velocity[1][row] * inv - y) * ALIGNMENT)
+                y += (s.offset[1][row] * inv * pull + (s.velocity[1][row] * inv - y) * ALIGNMENT)
                     * dt;
             }
             let speed2 = x * x + y * y;

@@ -135,6 +135,8 @@ pub struct DemoSummary {
     pub render: BTreeMap<String, u64>,
     /// The game's score.
     pub score: Score,
+    /// Mean neighbours per particle in the last neighbour pass (the pass's cost grows with it).
+    pub mean_neighbours: f64,
     /// Wall time of the whole run, s.
     pub wall_s: f64,
 }
@@ -255,6 +257,7 @@ impl DemoSummary {
                 ("skipped".into(), rstats.skipped),
             ]),
             score,
+            mean_neighbours: 0.0,
             wall_s,
         }
     }
@@ -325,6 +328,10 @@ impl DemoSummary {
                 .map_or("not checked (validation off)".into(), |n| n.to_string()),
         );
         row("dropped steps", self.dropped_steps.to_string());
+        row(
+            "neighbours / particle",
+            format!("{:.1}", self.mean_neighbours),
+        );
         row("decisions", self.decisions.len().to_string());
         row(
             "strategies",

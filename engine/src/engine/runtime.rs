@@ -229,6 +229,8 @@ pub struct Engine {
     render: RenderLane,
     last_render_sample: u64,
     last_gpu_frame: u64,
+    /// The render agent is on the GPU pool (a device came up).
+    render_on_gpu: bool,
     assets: AssetStream,
     completions: Vec<AssetCompletion>,
     asset_failures: Vec<String>,
@@ -335,6 +337,7 @@ impl Engine {
             render,
             last_render_sample: 0,
             last_gpu_frame: 0,
+            render_on_gpu: has_gpu,
             assets,
             completions: Vec::new(),
             asset_failures: Vec::new(),
@@ -513,28 +516,42 @@ impl Engine {
             ms: asset_ms,
         });
         let rstats = self.render.stats();
-        if let Some((vf, ns)) = rstats.last {
-            if vf > self.last_render_sample && vf <= frame {
-                self.last_render_sample = vf;
-                self.samples.push(AgentSample {
-                    agent: self.builtins.render,
-                    frame: vf,
-                    n: rstats.last_instances.max(1),
-                    ms: ns as f64 / 1e6,
-                });
-            }
-        }
-        self.collect_custom_samples(frame, report.steps);
+        // The GPU reading (the profiler reads frame n at n + 2: tag it two frames back).
+        let gpu_tag = frame.saturating_sub(2).max(1);
         let gpu = rstats.gpu.as_ref().and_then(|g| {
             (g.frame != self.last_gpu_frame).then(|| {
                 self.last_gpu_frame = g.frame;
-                // The profiler reads frame n at n + 2; tag it two frames back.
                 GpuTiming {
-                    frame: frame.saturating_sub(2).max(1),
+                    frame: gpu_tag,
                     ms: g.total_ms,
                 }
             })
         });
+        match (gpu, self.render_on_gpu) {
+            // On the GPU pool, the render agent's cost is the GPU frame.
+            (Some(g), true) => self.samples.push(AgentSample {
+                agent: self.builtins.render,
+                frame: g.frame,
+                n: rstats.last_instances.max(1),
+                ms: g.ms,
+            }),
+            (_, false) => {
+                // Without a GPU, it is the render job's CPU time on the render lane.
+                if let Some((vf, ns)) = rstats.last {
+                    if vf > self.last_render_sample && vf <= frame {
+                        self.last_render_sample = vf;
+                        self.samples.push(AgentSample {
+                            agent: self.builtins.render,
+                            frame: vf,
+                            n: rstats.last_instances.max(1),
+                            ms: ns as f64 / 1e6,
+                        });
+                    }
+                }
+            }
+            (None, true) => {}
+        }
+        self.collect_custom_samples(frame, report.steps);
         if let Some(g) = &rstats.gpu {
             self.metrics.gpu_frame.set(g.total_ms);
         }
