@@ -176,11 +176,12 @@ impl EngineConfig {
         }
         if let Some(spec) = &self.lanes {
             if let Err(e) = lanegraph_jobs::LanePlan::from_spec(spec, &[0]) {
-                return Err(bad(
-                    "engine.lanes",
-                    e.to_string(),
-                    "write name=workers[,name=workers...]",
-                ));
+                // The plan's message carries its own fix: split it so it is said once.
+                let text = e.to_string();
+                let (message, fix) = text
+                    .split_once("; fix: ")
+                    .unwrap_or((text.as_str(), "write name=workers[,name=workers...]"));
+                return Err(bad("engine.lanes", message.to_string(), fix));
             }
         }
         if self.trace_frames == 0 || self.trace_frames > MAX_TRACE_FRAMES {

@@ -364,7 +364,8 @@ fn gpu_draw(inner: &mut Inner, view: &RenderView, n: usize) {
         }
     }
     let n = n.min(renderer.config().capacity as usize);
-    if view.half_extent[0] <= 0.0 || view.half_extent[1] <= 0.0 || view.radius <= 0.0 {
+    if n == 0 || view.half_extent[0] <= 0.0 || view.half_extent[1] <= 0.0 || view.radius <= 0.0 {
+        // Nothing to draw (an empty world, or a view the game left unset).
         return;
     }
     let pv = lanegraph_vk::ParticleView {
@@ -410,7 +411,7 @@ fn gpu_draw(_inner: &mut Inner, _view: &RenderView, _n: usize) {}
 fn capture(inner: &mut Inner, view: &RenderView) -> Option<Vec<u8>> {
     let (renderer, _) = inner.gpu.gpu.as_mut()?;
     let n = view.len().min(renderer.config().capacity as usize);
-    if view.half_extent[0] <= 0.0 || view.radius <= 0.0 {
+    if n == 0 || view.half_extent[0] <= 0.0 || view.radius <= 0.0 {
         return None;
     }
     let pv = lanegraph_vk::ParticleView {
