@@ -610,7 +610,7 @@ impl Controller {
             for (j, s) in slot.strategies.iter().enumerate() {
                 let c = self.costs[i][j];
                 let upgrade = s.quality > cur_q;
-                if upgrade && dwelling && !a.critical {
+                if upgrade && dwelling {
                     continue;
                 }
                 let counted = if j == cur {

@@ -260,7 +260,7 @@ pub struct Assessment {
     pub cap: f64,
     /// The finding that set the cap, when there is one.
     pub cap_by: Option<Finding>,
-    /// True when a critical signal set the cap (applied at once, bypassing dwell).
+    /// True when a critical signal (thermal, battery, memory, death spiral) set a cap.
     pub critical: bool,
     /// Per-pool pressure ([`Pool::index`](super::Pool::index) order), when the pool is over
     /// the target.
