@@ -20,7 +20,7 @@
 //!    changed, an agent below its best strategy reached the end of its dwell, `m` or the target moved by more than `renegotiate_delta`, a pool's current
 //!    choice no longer fits (beyond `keep_tolerance`), or a pool's calibrated cost moved by
 //!    more than `cost_move_fraction` of its capacity.
-//! 8. Arbitrate each pool (exact, [`arbitration`](super::arbitration)) with hysteresis in the
+//! 8. Arbitrate each pool (exact, [`arbitration`]) with hysteresis in the
 //!    costs: upgrades count `1 + upgrade_margin`, the current strategy `1 - keep_tolerance`;
 //!    an agent changed within `dwell_frames` may not upgrade. No fit: every agent of the pool
 //!    takes its cheapest strategy, and the log says so.
