@@ -119,10 +119,12 @@ impl DemoPhysics {
                 let _ = s.spawn(lane, move || {
                     name_lane_thread();
                     let _span = telemetry::span_n("physics.neighbours", px.len() as u64);
-                    if grid
-                        .rebuild([px, py, zeros], [vx, vy, zeros], NEIGHBOUR_RADIUS)
-                        .is_ok()
-                    {
+                    let built = {
+                        let _s = telemetry::span("physics.grid_rebuild");
+                        grid.rebuild([px, py, zeros], [vx, vy, zeros], NEIGHBOUR_RADIUS)
+                    };
+                    if built.is_ok() {
+                        let _s = telemetry::span("physics.neighbour_sums");
                         grid.neighbour_sums(sums);
                     } else {
                         sums.count.clear();

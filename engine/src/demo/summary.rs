@@ -111,8 +111,11 @@ pub struct DemoSummary {
     pub deterministic: bool,
     /// Owner-thread frame times.
     pub frame_ms: FrameMs,
-    /// The controller's target at the end, ms.
+    /// The controller's frame-time target at the end, ms (the budget less headroom, scaled by
+    /// the controller under pressure).
     pub target_ms: f64,
+    /// The configured frame budget, ms (`1000 / target_fps`).
+    pub frame_budget_ms: f64,
     /// The lane plan used.
     pub lanes: Vec<LaneEntry>,
     /// The GPU.
@@ -238,6 +241,7 @@ impl DemoSummary {
                 mean,
             },
             target_ms: rec.frames.last().map_or(0.0, |f| f.target_ms),
+            frame_budget_ms: 1000.0 / engine.config().target_fps,
             lanes,
             gpu,
             validation_messages: validation,
@@ -287,8 +291,8 @@ impl DemoSummary {
         row(
             "frame_ms p50 / p99",
             format!(
-                "{:.2} / {:.2} (target {:.2})",
-                self.frame_ms.p50, self.frame_ms.p99, self.target_ms
+                "{:.2} / {:.2} (target {:.2}, budget {:.2})",
+                self.frame_ms.p50, self.frame_ms.p99, self.target_ms, self.frame_budget_ms
             ),
         );
         row(

@@ -72,6 +72,8 @@ pub struct ReportData {
     pub decisions: Vec<DecisionRow>,
     /// GPU passes `(name, raw ms, ema ms)`, or why there are none.
     pub gpu: Result<Vec<(String, f64, f64)>, String>,
+    /// The configured frame budget, ms.
+    pub budget_ms: Option<f64>,
 }
 
 impl Default for ReportData {
@@ -85,6 +87,7 @@ impl Default for ReportData {
             systems: Vec::new(),
             decisions: Vec::new(),
             gpu: Err("GPU unavailable".into()),
+            budget_ms: None,
         }
     }
 }
@@ -148,6 +151,7 @@ impl ReportData {
             systems,
             decisions,
             gpu,
+            budget_ms: Some(1000.0 / engine.config().target_fps),
         }
     }
 }
@@ -209,7 +213,7 @@ pre{background:#fff;border:1px solid #dde2ea;padding:10px;overflow:auto;font-siz
 .chart{width:100%;height:auto;background:#fff;border:1px solid #dde2ea}
 .grid{stroke:#eef1f5;stroke-width:1}.axis{font-size:10px;fill:#667}.track{font-size:11px;fill:#334}
 .line{fill:none;stroke-width:1.5}.frame{stroke:#2f6fd6}.target{stroke:#d2452f;stroke-dasharray:5 4}
-.memory{stroke:#7a3fc4}.legend{font-size:11px}.legend.frame{fill:#2f6fd6}.legend.target{fill:#d2452f}.legend.memory{fill:#7a3fc4}
+.memory{stroke:#7a3fc4}.budgetline{stroke:#1d2330;stroke-dasharray:2 3}.legend.budgetline{fill:#1d2330}.legend{font-size:11px}.legend.frame{fill:#2f6fd6}.legend.target{fill:#d2452f}.legend.memory{fill:#7a3fc4}
 .busy0{stroke:#2f6fd6}.busy1{stroke:#2aa876}.busy2{stroke:#e08a1e}.busy3{stroke:#7a3fc4}.busy4{stroke:#c43f6b}
 .legend.busy0{fill:#2f6fd6}.legend.busy1{fill:#2aa876}.legend.busy2{fill:#e08a1e}.legend.busy3{fill:#7a3fc4}.legend.busy4{fill:#c43f6b}
 .span.d0{fill:#2f6fd6}.span.d1{fill:#5d97ea}.span.d2{fill:#92bbf3}.span.d3{fill:#c3d9f9}
@@ -244,7 +248,7 @@ pub fn render_html(d: &ReportData) -> String {
             .map(|r| (r.frame as f64, f(r)))
             .collect::<Vec<_>>()
     };
-    h.push_str("<h2>Frame time against target</h2>");
+    h.push_str("<h2>Frame time against target</h2><p>Blue: the owner thread's frame time. Red dashed: the budget controller's target (the frame budget less headroom, lowered by the controller under pressure). Black dotted: the configured frame budget.</p>");
     h.push_str(&svg::line_chart(
         "frame-time",
         &[
@@ -254,9 +258,17 @@ pub fn render_html(d: &ReportData) -> String {
                 points: frame_pts(|r| r.frame_ms),
             },
             Series {
-                label: "target",
+                label: "controller target",
                 class: "target",
                 points: frame_pts(|r| r.target_ms),
+            },
+            Series {
+                label: "frame budget",
+                class: "budgetline",
+                points: d
+                    .budget_ms
+                    .map(|b| d.frames.iter().map(|r| (r.frame as f64, b)).collect())
+                    .unwrap_or_default(),
             },
         ],
         "frame",
