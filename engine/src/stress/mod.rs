@@ -13,10 +13,12 @@
 //! 3. For `seconds`: the demo world runs frame after frame on the real clock; every frame also
 //!    - floods the physics lane with a scope of small jobs, one of which panics every
 //!      [`PANIC_EVERY`] frames (the scope must return that panic, the lane must keep working);
-//!    - floods the render and asset lanes with detached busy jobs, some of which panic (each
-//!      must run or be counted as a panic: spawned = ran + panicked);
-//!    - requests assets: good PNGs, a corrupt one, a missing one, and one whose decode job
-//!      panics (every request must complete exactly once, the bad ones as errors).
+//!    - floods the render and asset lanes with detached busy jobs (up to [`FLOOD_BACKLOG`]
+//!      behind), some of which panic (each must run or be counted as a panic: spawned = ran +
+//!      panicked);
+//!    - keeps [`ASSET_BACKLOG`] asset requests outstanding: good PNGs, a corrupt one, a missing
+//!      one, and one whose decode job panics (every request must complete exactly once, the
+//!      bad ones as errors).
 //! 4. Drain: waits until every detached job and asset request has completed (bounded wait).
 //! 5. Drop the engine (joins every worker) and read the heap again: growth above
 //!    [`LEAK_TOLERANCE_BYTES`] is a leak.
@@ -29,6 +31,10 @@ use std::time::{Duration, Instant};
 use crate::demo::{physics::DemoPhysics, textures::TextureFolder, world};
 use crate::engine::{BuildError, Engine, FrameError};
 
+/// Asset requests kept outstanding.
+pub const ASSET_BACKLOG: u64 = 32;
+/// Detached flood jobs a lane may be behind before the flood waits for it.
+pub const FLOOD_BACKLOG: u64 = 256;
 /// Frames between injected physics-lane panics.
 pub const PANIC_EVERY: u64 = 25;
 /// Detached flood jobs per lane per frame.
@@ -139,6 +145,15 @@ impl StressReport {
     /// What did not check out.
     pub fn failures(&self) -> Vec<String> {
         let mut f = Vec::new();
+        if self.physics_panics_injected == 0
+            || self.render.panicked == 0
+            || self.asset.panicked == 0
+        {
+            f.push(format!(
+                "too short: {} frames injected no fault on some lane (one physics panic every {PANIC_EVERY} frames, one detached panic every 8); run longer",
+                self.frames
+            ));
+        }
         if self.hung {
             f.push(format!(
                 "hung: a frame or the drain took longer than {HANG_AFTER:?}"
@@ -315,26 +330,38 @@ fn run_engine(opts: &StressOptions) -> Result<StressReport, StressError> {
     let mut r = StressReport::default();
     let started = Instant::now();
     let mut expected_fail = 0u64;
+    let mut next_asset = 0u64;
     while started.elapsed().as_secs_f64() < opts.seconds {
         let frame = engine.frames() + 1;
-        // Assets: every frame a good one; every 10th frame each bad kind too.
-        engine.request_asset(files.requests[(frame as usize) % 8].clone());
-        r.assets_requested += 1;
-        if frame % 10 == 0 {
-            for bad in [
-                files.requests[8].clone(),
-                files.requests[9].clone(),
-                panicky.clone(),
-            ] {
-                engine.request_asset(bad);
-                r.assets_requested += 1;
-                expected_fail += 1;
-            }
+        // Assets: keep ASSET_BACKLOG requests outstanding (a full queue, never an unbounded
+        // one): eight good files, then the corrupt one, the missing one, the panicking decoder.
+        let t = engine.asset_report().0;
+        let pending = t.requested - t.loaded - t.failed;
+        for _ in pending..ASSET_BACKLOG {
+            let kind = next_asset % 11;
+            next_asset += 1;
+            let path = match kind {
+                0..=7 => files.requests[kind as usize].clone(),
+                8 => files.requests[8].clone(),
+                9 => files.requests[9].clone(),
+                _ => panicky.clone(),
+            };
+            expected_fail += u64::from(kind >= 8);
+            engine.request_asset(path);
+            r.assets_requested += 1;
         }
-        // Detached floods on render and asset, one panicking job in eight.
         for (k, lane) in [render, asset].into_iter().enumerate() {
             let Some(lane) = lane else { continue };
             let fl = if k == 0 { &mut r.render } else { &mut r.asset };
+            let panicked = engine
+                .lanes()
+                .stats(lane)
+                .map_or(0, |st| st.detached_panics);
+            let outstanding = fl.spawned - ran[k].load(Ordering::Relaxed).min(fl.spawned);
+            if outstanding.saturating_sub(panicked) >= FLOOD_BACKLOG {
+                // The lane is FLOOD_BACKLOG jobs behind: a flood, not an unbounded queue.
+                continue;
+            }
             for j in 0..FLOOD_JOBS {
                 let counter = ran[k].clone();
                 let boom = j == 0 && frame % 8 == 0;
