@@ -75,20 +75,23 @@ pub fn is_enabled() -> bool {
 }
 
 /// Records a span on the current thread's track from now until the guard drops.
-#[inline]
+#[inline(always)]
 #[must_use = "the span ends when the guard drops; bind it with `let _span = ...`"]
 pub fn span(name: &'static str) -> SpanGuard {
     span_with_n(name, NO_WORKLOAD)
 }
 
 /// As [`span`], with a workload size `n`.
-#[inline]
+#[inline(always)]
 #[must_use = "the span ends when the guard drops; bind it with `let _span = ...`"]
 pub fn span_n(name: &'static str, n: u64) -> SpanGuard {
     span_with_n(name, n)
 }
 
-#[inline]
+// `inline(always)` here and on the guard's `drop`: measured through criterion (a closure in
+// another crate), plain `#[inline]` left a call on both ends of a disabled span (~5 ns instead
+// of < 1 ns).
+#[inline(always)]
 fn span_with_n(name: &'static str, n: u64) -> SpanGuard {
     let active = is_enabled();
     SpanGuard {
@@ -103,7 +106,12 @@ fn span_with_n(name: &'static str, n: u64) -> SpanGuard {
 }
 
 /// An open span; it is recorded when dropped. Not `Send`: it records into the thread that
-/// opened it.
+/// opened it, so it cannot end on another thread:
+///
+/// ```compile_fail
+/// let guard = lanegraph::telemetry::span("moved");
+/// std::thread::spawn(move || drop(guard)); // error: `*const ()` cannot be sent between threads
+/// ```
 #[derive(Debug)]
 pub struct SpanGuard {
     name: &'static str,
@@ -124,7 +132,7 @@ impl SpanGuard {
 }
 
 impl Drop for SpanGuard {
-    #[inline]
+    #[inline(always)]
     fn drop(&mut self) {
         if !self.active {
             return;

@@ -95,7 +95,7 @@ impl Ring {
     }
 
     /// Writer steps 1-3. Call only from the owning thread.
-    #[inline]
+    #[inline(always)]
     pub(super) fn push(
         &self,
         name: &'static str,

@@ -51,7 +51,7 @@ impl Drop for Unbind {
 }
 
 /// This thread's ring, binding one on first use (`None` only during TLS teardown).
-#[inline]
+#[inline(always)]
 pub(super) fn current_ring() -> Option<&'static Ring> {
     match BOUND.with(Cell::get) {
         Some(r) => Some(r),
@@ -93,6 +93,7 @@ fn bind() -> Option<&'static Ring> {
 }
 
 /// This thread's own track.
+#[inline(always)]
 pub(super) fn home_track(ring: &Ring) -> TrackId {
     TrackId(ring.home_track.load(Ordering::Relaxed))
 }
