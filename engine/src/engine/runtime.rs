@@ -442,6 +442,11 @@ impl Engine {
     // ---- the frame ------------------------------------------------------------------------
 
     /// Runs one frame (see the module docs).
+    ///
+    /// Errors: the controller refused the frame's measurements (a custom agent's cost report
+    /// was not a finite time). A panic in a system or in the physics hook propagates, as from
+    /// `World::run_systems` (the world stays usable); panics in lane jobs do not (the physics
+    /// hook gets them as errors from its scope or graph, detached jobs count them per lane).
     pub fn frame(&mut self) -> Result<FrameOutcome, FrameError> {
         let t0 = clock::now();
         let frame = self.frame + 1;
