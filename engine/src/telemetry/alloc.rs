@@ -342,7 +342,10 @@ mod tests {
             // Only the tracked roundtrip counts, exactly, on this thread's own slot.
             assert_eq!(thread_memory_stats(), Some(mine));
             assert_eq!((mine.allocations, mine.frees), (1, 1));
-            assert_eq!((mine.bytes_allocated_lifetime, mine.current_bytes), (1000, 0));
+            assert_eq!(
+                (mine.bytes_allocated_lifetime, mine.current_bytes),
+                (1000, 0)
+            );
             b
         })
         .join()
