@@ -7,5 +7,12 @@ static ALLOC: lanegraph::telemetry::TrackingAllocator =
     lanegraph::telemetry::TrackingAllocator::new();
 
 fn main() -> std::process::ExitCode {
+    // A build for x86-64-v3 (AVX2, FMA) would fault on an older CPU: refuse with a clear message.
+    if let Err(e) = lanegraph::simd::check_cpu() {
+        eprintln!("error: {e}");
+        return std::process::ExitCode::from(2);
+    }
+    // Read the core list before anything pins a thread (core_affinity reports the caller's mask).
+    let _cores = lanegraph::jobs::plan::machine_cores();
     lanegraph::cli::main()
 }
