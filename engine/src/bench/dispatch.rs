@@ -518,6 +518,9 @@ fn idle_cpu(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
         return Ok(Vec::new());
     }
     let seconds = if opts.quick { 1.0 } else { 5.0 };
+    // The tick loop itself (sleeping 1 ms and waking) costs CPU in both runs; measure it alone
+    // and report each runtime's cost net of it, so the figure is what the lane adds.
+    let bare = idle_cpu_of(|| std::hint::black_box(()), seconds, 1000.0);
     let lanes = physics_lanes(1);
     let mut b = GraphBuilder::<()>::new("tick").record_timing(false);
     b.node("tick", "physics", |_, _| {
@@ -539,15 +542,26 @@ fn idle_cpu(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
         1000.0,
     );
     // ms of CPU per second of wall time = thousandths of a core.
-    Ok(vec![Figure::new(
-        SUITE,
-        "idle_cpu",
-        1,
-        "cpu_ms_per_s_at_1khz",
-        "ms",
-        ours / 1e6,
-    )
-    .with_baseline("rayon install at 1 kHz", theirs / 1e6)])
+    Ok(vec![
+        Figure::new(
+            SUITE,
+            "idle_cpu",
+            1,
+            "cpu_ms_per_s_at_1khz_net_of_tick_loop",
+            "ms",
+            (ours - bare).max(0.0) / 1e6,
+        )
+        .with_baseline("rayon install at 1 kHz", (theirs - bare).max(0.0) / 1e6),
+        Figure::new(
+            SUITE,
+            "idle_cpu",
+            1,
+            "cpu_ms_per_s_at_1khz_with_tick_loop",
+            "ms",
+            ours / 1e6,
+        )
+        .with_baseline("rayon install at 1 kHz", theirs / 1e6),
+    ])
 }
 
 /// Busy-waits `ns` on the clock (a stand-in for real work that the OS cannot shorten).
