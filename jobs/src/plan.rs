@@ -204,8 +204,8 @@ impl LanePlan {
     }
 
     /// A plan from a `name=workers,...` spec (the CLI's `--lanes`): workers are laid on the
-    /// machine's cores after the owner's, round-robin, wrapping (and so sharing) when the spec
-    /// asks for more workers than there are cores. Names not built in become frame-critical lanes
+    /// machine's cores round-robin, starting after the owner's core and reaching the owner's core
+    /// last, wrapping (and so sharing) when the spec asks for more workers than there are cores. Names not built in become frame-critical lanes
     /// unless written `name=N:bg`.
     pub fn from_spec(spec: &str, cores: &[CoreIndex]) -> Result<LanePlan, PlanError> {
         let bad = |part: &str, why: &str| PlanError::BadSpec {
@@ -245,11 +245,10 @@ impl LanePlan {
             }
             let mut worker_cores = Vec::with_capacity(count);
             for _ in 0..count {
+                // Round-robin over every core, the owner's last: sharing the owner's core beats
+                // stacking two workers of one lane on the same core (physics=2 on 2 cores).
                 worker_cores.push(Some(cores[next % cores.len()]));
                 next += 1;
-                if next % cores.len() == 0 && cores.len() > 1 {
-                    next += 1; // skip the owner's core while wrapping
-                }
             }
             plan = plan.with_lane(name, kind, worker_cores)?;
         }
@@ -511,7 +510,10 @@ mod tests {
         assert_eq!(lane("physics").worker_cores, vec![Some(1), Some(2)]);
         assert_eq!(lane("render").worker_cores, vec![Some(3)]);
         assert_eq!(lane("asset").kind, LaneKind::Background);
-        assert_eq!(lane("asset").worker_cores, vec![Some(1)]);
+        assert_eq!(lane("asset").worker_cores, vec![Some(0)]);
+        // Two workers of one lane on two cores land on different cores.
+        let two = LanePlan::from_spec("physics=2", &cores(2)).unwrap();
+        assert_eq!(two.lanes()[0].worker_cores, vec![Some(1), Some(0)]);
         let custom = LanePlan::from_spec("ai=2:bg", &cores(2)).unwrap();
         assert_eq!(custom.lanes()[0].kind, LaneKind::Background);
     }
