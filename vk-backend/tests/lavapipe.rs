@@ -354,3 +354,22 @@ fn bad_input_is_a_typed_error() {
         assert_no_messages(&gpu);
     }
 }
+
+/// Dropping the `Gpu` before a `Renderer` made from it must be safe: the renderer's passes keep
+/// the device alive (this segfaulted in `vkDestroyPipeline` before they did).
+#[test]
+fn dropping_the_gpu_before_the_renderer_is_safe() {
+    let Some(gpu) = validated_gpu("dropping_the_gpu_before_the_renderer_is_safe", true) else {
+        return;
+    };
+    let config = RendererConfig {
+        capacity: 4,
+        ..RendererConfig::default()
+    };
+    let mut r = Renderer::new(&gpu, config).expect("renderer");
+    r.render(&view(&[1.0], &[1.0], 10.0, 1.0)).expect("frame");
+    drop(gpu);
+    r.render(&view(&[2.0], &[2.0], 10.0, 1.0))
+        .expect("frame after the Gpu handle is gone");
+    drop(r);
+}

@@ -18,6 +18,10 @@ pub const WORKGROUP: u32 = 64;
 /// The compute pipeline.
 pub struct CullPass {
     device: ash::Device,
+    /// Keeps the device alive until this pass's `Drop` has destroyed its objects (a pass may
+    /// outlive the `Gpu` it was made from: dropping the `Gpu` first used to destroy the device
+    /// under it and segfault in `vkDestroyPipeline`).
+    _device_alive: std::sync::Arc<crate::context::Shared>,
     pipeline: vk::Pipeline,
 }
 
@@ -37,7 +41,11 @@ impl CullPass {
         let pipeline =
             unsafe { device.create_compute_pipelines(vk::PipelineCache::null(), &[info], None) }
                 .map_err(|(_, r)| vk_err("vkCreateComputePipelines")(r))?[0];
-        Ok(CullPass { device, pipeline })
+        Ok(CullPass {
+            device,
+            pipeline,
+            _device_alive: gpu.shared.clone(),
+        })
     }
 
     /// Records: zero the indirect args (`vertex_count` 4, `instance_count` 0), barrier, dispatch

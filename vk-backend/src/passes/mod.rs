@@ -74,6 +74,10 @@ pub const PUSH_STAGES: vk::ShaderStageFlags = vk::ShaderStageFlags::from_raw(
 /// Descriptor-set layout, pipeline layout and a pool of one set per frame slot.
 pub struct PassLayout {
     device: ash::Device,
+    /// Keeps the device alive until this pass's `Drop` has destroyed its objects (a pass may
+    /// outlive the `Gpu` it was made from: dropping the `Gpu` first used to destroy the device
+    /// under it and segfault in `vkDestroyPipeline`).
+    _device_alive: std::sync::Arc<crate::context::Shared>,
     /// Set 0's layout.
     pub set_layout: vk::DescriptorSetLayout,
     /// The pipeline layout both pipelines use (set 0 + the push constants).
@@ -104,6 +108,7 @@ impl PassLayout {
         ];
         let mut me = PassLayout {
             device,
+            _device_alive: gpu.shared.clone(),
             set_layout: vk::DescriptorSetLayout::null(),
             pipeline_layout: vk::PipelineLayout::null(),
             pool: vk::DescriptorPool::null(),

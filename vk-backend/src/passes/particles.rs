@@ -20,6 +20,10 @@ pub const COLOR_FORMAT: vk::Format = vk::Format::R8G8B8A8_UNORM;
 /// Render pass and pipeline for one target size.
 pub struct ParticlePass {
     device: ash::Device,
+    /// Keeps the device alive until this pass's `Drop` has destroyed its objects (a pass may
+    /// outlive the `Gpu` it was made from: dropping the `Gpu` first used to destroy the device
+    /// under it and segfault in `vkDestroyPipeline`).
+    _device_alive: std::sync::Arc<crate::context::Shared>,
     /// The render pass (clear, draw, store; ends in `TRANSFER_SRC_OPTIMAL`).
     pub render_pass: vk::RenderPass,
     pipeline: vk::Pipeline,
@@ -74,6 +78,7 @@ impl ParticlePass {
         ];
         let mut me = ParticlePass {
             device,
+            _device_alive: gpu.shared.clone(),
             render_pass: vk::RenderPass::null(),
             pipeline: vk::Pipeline::null(),
             extent,
