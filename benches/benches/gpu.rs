@@ -5,7 +5,8 @@
 //!
 //! Needs a Vulkan driver (lavapipe will do: `apt-get install mesa-vulkan-drivers`); without one
 //! it prints why and measures nothing.
-#![allow(unsafe_code)] // Reason: the counting `GlobalAlloc` below is an unsafe trait impl.
+#![allow(unsafe_code)]
+// Reason: the counting `GlobalAlloc` below is an unsafe trait impl.
 // `criterion_group!` expands to an undocumented `pub fn`.
 #![allow(missing_docs)]
 
