@@ -16,6 +16,7 @@ pub mod dispatch;
 pub mod gpu;
 pub mod lanes;
 pub mod simd;
+pub mod simd_engine_path;
 pub mod stats;
 pub mod telemetry;
 pub mod timing;

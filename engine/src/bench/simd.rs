@@ -156,6 +156,10 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
             figures.extend(bandwidth(&plan, set, &mut bench.table, threads)?);
         }
     }
+    // The engine path: 64 Ki particles (both columns of both components fit L2 here) through
+    // the World's columns and the physics lane, against the bare kernel.
+    let samples = if opts.quick { 300 } else { 3000 };
+    figures.push(super::simd_engine_path::engine_path(64 * 1024, samples)?);
     Ok(figures)
 }
 

@@ -1,0 +1,123 @@
+//! The `simd` suite's `engine_path` case: the integrate kernel run the way the engine runs it
+//! (field-SoA columns borrowed from the World, split into chunks, one scoped job per chunk on the
+//! physics lane) against the bare kernel on plain slices, in one run, interleaved.
+//!
+//! Owns: that one measurement. Must never: assert on timing.
+
+use lanegraph_jobs::clock;
+use lanegraph_jobs::{LaneKind, LanePlan, Lanes};
+use lanegraph_simd::f32x8;
+use lanegraph_simd::kernels::integrate;
+
+use super::stats::percentile;
+use super::{BenchError, Figure};
+use crate::demo::world::{Position, Velocity};
+use crate::world::World;
+
+/// Vectors per chunk job (the demo's physics uses the same).
+const LANES_PER_CHUNK: usize = 512;
+
+fn fail(why: impl Into<String>) -> BenchError {
+    BenchError::Failed {
+        suite: "simd",
+        why: why.into(),
+    }
+}
+
+/// `entities` particles, `samples` interleaved steps of each path; the figure is ns per entity.
+pub fn engine_path(entities: usize, samples: usize) -> Result<Figure, BenchError> {
+    // The engine path: a World with Position and Velocity stored field-SoA and row-aligned, a
+    // physics lane with one worker (the lane a 2-core machine's automatic plan gives physics).
+    let mut world = World::new();
+    world
+        .use_field_soa::<Position>()
+        .map_err(|e| fail(e.to_string()))?;
+    world
+        .use_field_soa::<Velocity>()
+        .map_err(|e| fail(e.to_string()))?;
+    for i in 0..entities {
+        let e = world.spawn();
+        let f = i as f32;
+        world
+            .insert(e, Position { x: f, y: -f })
+            .map_err(|e| fail(e.to_string()))?;
+        world
+            .insert(e, Velocity { x: 1.0, y: 0.5 })
+            .map_err(|e| fail(e.to_string()))?;
+    }
+    world
+        .align_soa_rows::<Position, Velocity>()
+        .map_err(|e| fail(e.to_string()))?;
+    let cores = lanegraph_jobs::plan::machine_cores();
+    let worker_core = cores.get(1).copied();
+    let plan = LanePlan::empty(&cores)
+        .with_lane("physics", LaneKind::FrameCritical, vec![worker_core])
+        .map_err(|e| fail(e.to_string()))?;
+    let lanes = Lanes::start(plan).map_err(|e| fail(e.to_string()))?;
+    let physics = lanes
+        .lane("physics")
+        .ok_or_else(|| fail("no physics lane"))?;
+    let dt = 1.0 / 60.0;
+    let engine_step = |world: &mut World| -> Result<(), BenchError> {
+        let (mut pos, mut vel) = world
+            .lend_soa_pair::<Position, Velocity>()
+            .map_err(|e| fail(e.to_string()))?
+            .ok_or_else(|| fail("columns not field-SoA"))?;
+        let mut pl = pos.lanes_mut();
+        let mut vl = vel.lanes_mut();
+        let pc = pl
+            .chunks::<2>(LANES_PER_CHUNK)
+            .map_err(|e| fail(e.to_string()))?;
+        let vc = vl
+            .chunks::<2>(LANES_PER_CHUNK)
+            .map_err(|e| fail(e.to_string()))?;
+        lanes
+            .scope(|s| {
+                for (p, v) in pc.zip(vc) {
+                    let _ = s.spawn(physics, move || {
+                        let [px, py] = p.fields;
+                        let [vx, vy] = v.fields;
+                        let _ = integrate::integrate(px, vx, dt);
+                        let _ = integrate::integrate(py, vy, dt);
+                    });
+                }
+            })
+            .map_err(|e| fail(e.to_string()))
+    };
+    // The bare kernel on plain slices, on the calling thread.
+    let n8 = entities.div_ceil(8);
+    let mut px = vec![f32x8::splat(0.0); n8];
+    let mut py = vec![f32x8::splat(0.0); n8];
+    let vx = vec![f32x8::splat(1.0); n8];
+    let vy = vec![f32x8::splat(0.5); n8];
+    let mut bare_step = || {
+        let _ = integrate::integrate(&mut px, &vx, dt);
+        let _ = integrate::integrate(&mut py, &vy, dt);
+        std::hint::black_box((&px, &py));
+    };
+    for _ in 0..samples / 10 + 1 {
+        engine_step(&mut world)?;
+        bare_step();
+    }
+    let mut ours = Vec::with_capacity(samples);
+    let mut bare = Vec::with_capacity(samples);
+    for _ in 0..samples {
+        let t = clock::now();
+        engine_step(&mut world)?;
+        ours.push(clock::now().ns_since(t) as f64 / entities as f64);
+        let t = clock::now();
+        bare_step();
+        bare.push(clock::now().ns_since(t) as f64 / entities as f64);
+    }
+    // Time ratio engine / bare: the goal ">= 0.90 of the bare kernel's throughput" is a ratio
+    // of at most 1 / 0.90 = 1.11.
+    Ok(Figure::new(
+        "simd",
+        "engine_path",
+        1,
+        "ns_per_entity",
+        "ns",
+        percentile(&mut ours, 50.0),
+    )
+    .with_baseline("bare kernel on plain slices", percentile(&mut bare, 50.0)))
+}
