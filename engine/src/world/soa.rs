@@ -34,6 +34,11 @@ pub(crate) struct SoaColumn<T> {
     domains: DomainSet,
     table: SoaTable,
     entities: Vec<Entity>,
+    /// Bumped whenever `entities` changes (row added, removed or reordered): a pair check that
+    /// passed against these versions still holds while neither moved.
+    rows_version: u64,
+    /// The last pair check that passed: (other column's index, our version, its version).
+    aligned_with: Option<(usize, u64, u64)>,
     index: SparseIndex,
     access: AccessCounters,
     _type: PhantomData<fn() -> T>,
@@ -46,6 +51,8 @@ impl<T: Component + SoaComponent> SoaColumn<T> {
             domains: T::DOMAINS,
             table: SoaTable::for_component::<T>()?,
             entities: Vec::new(),
+            rows_version: 0,
+            aligned_with: None,
             index: SparseIndex::default(),
             access: AccessCounters::default(),
             _type: PhantomData,
@@ -78,6 +85,7 @@ impl<T: Component + SoaComponent> SoaColumn<T> {
             .expect("SoaColumn: table built for T");
         self.index.set(entity, row);
         self.entities.push(entity);
+        self.rows_version += 1;
         None
     }
 
@@ -92,6 +100,7 @@ impl<T: Component + SoaComponent> SoaColumn<T> {
             .expect("SoaColumn: row from the index");
         self.index.clear(entity);
         self.entities.swap_remove(row);
+        self.rows_version += 1;
         if let Some(moved) = self.entities.get(row) {
             self.index.set(*moved, row);
         }
@@ -106,6 +115,7 @@ impl<T: Component + SoaComponent> SoaColumn<T> {
             .collect();
         self.table.clear();
         self.entities.clear();
+        self.rows_version += 1;
         for (e, v) in order.iter().zip(&rows) {
             let row = self.table.push(v).expect("SoaColumn: table built for T");
             self.index.set(*e, row);
@@ -387,10 +397,13 @@ impl World {
         let (Some(ia), Some(ib)) = (self.soa_index::<A>()?, self.soa_index::<B>()?) else {
             return Ok(None);
         };
-        {
+        let versions = {
             let a = self.soa::<A>()?.expect("present");
             let b = self.soa::<B>()?.expect("present");
-            if a.entities != b.entities {
+            let versions = (a.rows_version, b.rows_version);
+            // The O(rows) comparison runs only when either column's rows moved since the last
+            // check that passed (a per-step lend must not re-read every entity id).
+            if a.aligned_with != Some((ib, versions.0, versions.1)) && a.entities != b.entities {
                 return Err(SoaPairError::NotAligned {
                     a: A::NAME,
                     b: B::NAME,
@@ -398,7 +411,8 @@ impl World {
                     b_rows: b.entities.len(),
                 });
             }
-        }
+            versions
+        };
         self.bump(A::DOMAINS.union(B::DOMAINS));
         let (ca, cb) = self.two_columns_mut(ia, ib);
         let a = ca
@@ -409,6 +423,7 @@ impl World {
             .as_any_mut()
             .downcast_mut::<SoaColumn<B>>()
             .expect("layout checked above");
+        a.aligned_with = Some((ib, versions.0, versions.1));
         a.access.record(a.entities.len());
         b.access.record(b.entities.len());
         Ok(Some((
