@@ -102,6 +102,13 @@ pub struct DemoArgs {
     /// Do not sleep to the frame target (run as fast as possible).
     #[arg(long)]
     pub no_pace: bool,
+    /// Serve OpenMetrics on this address while running, e.g. 127.0.0.1:9464 (loopback only
+    /// unless --metrics-remote).
+    #[arg(long)]
+    pub metrics_addr: Option<std::net::SocketAddr>,
+    /// Allow --metrics-addr to be a non-loopback address (exposes metrics to the network).
+    #[arg(long)]
+    pub metrics_remote: bool,
 }
 
 fn run_demo(args: DemoArgs) -> ExitCode {
@@ -136,6 +143,8 @@ fn run_demo(args: DemoArgs) -> ExitCode {
         config,
         progress: true,
         pace: !args.no_pace,
+        metrics_addr: args.metrics_addr,
+        metrics_remote: args.metrics_remote,
     };
     match crate::demo::run(&opts) {
         Ok(run) => {

@@ -62,6 +62,11 @@ pub struct DemoOptions {
     pub progress: bool,
     /// Sleep to the frame target (off in tests and stress runs).
     pub pace: bool,
+    /// Serve the engine's metrics in the OpenMetrics text format on this address while the
+    /// demo runs (`--metrics-addr 127.0.0.1:9464`); loopback only unless `metrics_remote`.
+    pub metrics_addr: Option<std::net::SocketAddr>,
+    /// Allow `metrics_addr` to be a non-loopback address (exposes metrics to the network).
+    pub metrics_remote: bool,
 }
 
 impl Default for DemoOptions {
@@ -79,6 +84,8 @@ impl Default for DemoOptions {
             config: EngineConfig::default(),
             progress: true,
             pace: true,
+            metrics_addr: None,
+            metrics_remote: false,
         }
     }
 }
@@ -95,6 +102,9 @@ pub enum DemoError {
     /// A system could not be registered.
     #[error(transparent)]
     Register(#[from] crate::systems::RegisterError),
+    /// The metrics scrape endpoint could not start.
+    #[error(transparent)]
+    Endpoint(#[from] crate::telemetry::EndpointError),
     /// Writing the exports or the textures failed.
     #[error("demo: {what} `{path}`: {source}; fix: check that the folder is writable")]
     Io {
@@ -135,6 +145,23 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
         .lockstep(lockstep)
         .gpu_validation(opts.validation)
         .build()?;
+    // Stops (and frees the port) when dropped at the end of the run.
+    let _endpoint = match opts.metrics_addr {
+        Some(addr) => {
+            let ep = crate::telemetry::MetricsEndpoint::start(
+                addr,
+                engine.metrics().clone(),
+                crate::telemetry::EndpointOptions {
+                    allow_non_loopback: opts.metrics_remote,
+                },
+            )?;
+            if opts.progress {
+                eprintln!("serving metrics on http://{}/metrics", ep.local_addr());
+            }
+            Some(ep)
+        }
+        None => None,
+    };
     if lockstep {
         // Physics writes world state: hold its strategy so the hash does not depend on timing.
         let [physics, ..] = engine.builtin_agents();
