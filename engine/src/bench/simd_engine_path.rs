@@ -115,7 +115,7 @@ pub fn engine_path(entities: usize, samples: usize) -> Result<Figure, BenchError
         "simd",
         "engine_path",
         1,
-        "ns_per_entity",
+        format!("ns_per_entity_{}k", entities / 1024),
         "ns",
         percentile(&mut ours, 50.0),
     )
