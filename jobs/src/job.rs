@@ -61,10 +61,15 @@ impl JobRef {
     ///
     /// # Safety
     /// As for [`ExecFn`]: once per push, data still alive.
+    /// Entry functions catch every panic of the job itself; should one unwind anyway (a broken
+    /// internal invariant), the process aborts rather than let the unwind free the pusher's
+    /// stack state while other threads still use it.
     #[inline]
     pub(crate) unsafe fn run(self, who: WorkerInfo) {
+        let guard = crate::error::AbortOnUnwind;
         // SAFETY: forwarded from this function's contract.
-        unsafe { (self.exec)(self.data, self.arg, who) }
+        unsafe { (self.exec)(self.data, self.arg, who) };
+        std::mem::forget(guard);
     }
 }
 

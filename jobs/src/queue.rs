@@ -258,11 +258,9 @@ impl LaneQueue {
                 break;
             }
             if let Some(job) = self.try_pop() {
-                let guard = crate::error::AbortOnUnwind;
                 // SAFETY: popped once from the queue it was pushed to; its pusher keeps the data
                 // alive until its latch completes (see `JobRef`).
                 unsafe { job.run(who) };
-                std::mem::forget(guard);
                 continue;
             }
             if spin_ns > 0 && self.spin_until(latch, spin_ns) {
@@ -275,10 +273,8 @@ impl LaneQueue {
             if let Some(job) = s.jobs.pop_front() {
                 self.len_hint.store(s.jobs.len(), Ordering::Release);
                 drop(s);
-                let guard = crate::error::AbortOnUnwind;
                 // SAFETY: as above.
                 unsafe { job.run(who) };
-                std::mem::forget(guard);
                 continue;
             }
             s.sleepers += 1;

@@ -15,7 +15,7 @@ use lanegraph_jobs::clock;
 use lanegraph_jobs::{Graph, GraphBuilder, LaneKind, LaneOptions, LanePlan, Lanes};
 
 use super::stats::percentile;
-use super::{BenchError, BenchOptions, Figure};
+use super::{busy, BenchError, BenchOptions, Figure};
 
 const SUITE: &str = "dispatch";
 
@@ -182,10 +182,7 @@ pub fn rayon_pool(threads: usize) -> rayon::ThreadPool {
 }
 
 fn fail(why: impl Into<String>) -> BenchError {
-    BenchError::Failed {
-        suite: SUITE,
-        why: why.into(),
-    }
+    BenchError::failed(SUITE, why)
 }
 
 /// Runs of one side back to back before the other side takes over. Alternating per run would
@@ -562,14 +559,6 @@ fn idle_cpu(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
         )
         .with_baseline("rayon install at 1 kHz", theirs / 1e6),
     ])
-}
-
-/// Busy-waits `ns` on the clock (a stand-in for real work that the OS cannot shorten).
-fn busy(ns: u64) {
-    let t = clock::now();
-    while clock::now().ns_since(t) < ns {
-        std::hint::spin_loop();
-    }
 }
 
 fn lane_isolation(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {

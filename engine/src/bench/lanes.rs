@@ -14,7 +14,7 @@ use lanegraph_jobs::clock;
 use lanegraph_jobs::{LanePlan, Lanes};
 
 use super::stats::percentile;
-use super::{BenchError, BenchOptions, Figure};
+use super::{busy, BenchError, BenchOptions, Figure};
 
 const SUITE: &str = "lanes";
 /// Chunks of the physics fork-join, and the work in each (a fixed step's worth of SoA work on a
@@ -24,18 +24,8 @@ const CHUNK_NS: u64 = 20_000;
 /// One asset job of the flood: a PNG decode's order of magnitude.
 const ASSET_JOB_NS: u64 = 200_000;
 
-fn busy(ns: u64) {
-    let t = clock::now();
-    while clock::now().ns_since(t) < ns {
-        std::hint::spin_loop();
-    }
-}
-
 fn fail(why: impl Into<String>) -> BenchError {
-    BenchError::Failed {
-        suite: SUITE,
-        why: why.into(),
-    }
+    BenchError::failed(SUITE, why)
 }
 
 /// Latency samples (us) of `runs` fork-joins after a tenth as many for warm-up.

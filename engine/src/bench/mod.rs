@@ -150,6 +150,25 @@ pub enum BenchError {
     },
 }
 
+impl BenchError {
+    /// A [`BenchError::Failed`] for `suite`.
+    pub fn failed(suite: &'static str, why: impl Into<String>) -> Self {
+        BenchError::Failed {
+            suite,
+            why: why.into(),
+        }
+    }
+}
+
+/// Busy-waits `ns` on the shared clock: a stand-in for real work that the OS cannot shorten
+/// (sleeping would let the scheduler hide contention).
+pub fn busy(ns: u64) {
+    let t = lanegraph_jobs::clock::now();
+    while lanegraph_jobs::clock::now().ns_since(t) < ns {
+        std::hint::spin_loop();
+    }
+}
+
 /// The suites, in the order `all` runs them.
 pub const SUITES: &[&str] = &[
     "dispatch",

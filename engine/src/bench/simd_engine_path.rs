@@ -5,7 +5,6 @@
 //! Owns: that one measurement. Must never: assert on timing.
 
 use lanegraph_jobs::clock;
-use lanegraph_jobs::{LaneKind, LanePlan, Lanes};
 use lanegraph_simd::f32x8;
 use lanegraph_simd::kernels::integrate;
 
@@ -18,10 +17,7 @@ use crate::world::World;
 const LANES_PER_CHUNK: usize = 512;
 
 fn fail(why: impl Into<String>) -> BenchError {
-    BenchError::Failed {
-        suite: "simd",
-        why: why.into(),
-    }
+    BenchError::failed("simd", why)
 }
 
 /// `entities` particles, `samples` interleaved steps of each path; the figure is ns per entity.
@@ -48,12 +44,7 @@ pub fn engine_path(entities: usize, samples: usize) -> Result<Figure, BenchError
     world
         .align_soa_rows::<Position, Velocity>()
         .map_err(|e| fail(e.to_string()))?;
-    let cores = lanegraph_jobs::plan::machine_cores();
-    let worker_core = cores.get(1).copied();
-    let plan = LanePlan::empty(&cores)
-        .with_lane("physics", LaneKind::FrameCritical, vec![worker_core])
-        .map_err(|e| fail(e.to_string()))?;
-    let lanes = Lanes::start(plan).map_err(|e| fail(e.to_string()))?;
+    let lanes = super::dispatch::physics_lanes(1);
     let physics = lanes
         .lane("physics")
         .ok_or_else(|| fail("no physics lane"))?;

@@ -401,11 +401,9 @@ fn worker_main(
         let t0 = clock::now();
         let mut jobs = 0;
         while let Some(job) = local.pop() {
-            let guard = crate::error::AbortOnUnwind;
             // SAFETY: popped once from the queue it was pushed to; its pusher keeps the data
             // alive until the job's latch completes (see `JobRef`). Entry functions catch panics.
             unsafe { job.run(who) };
-            std::mem::forget(guard);
             jobs += 1;
         }
         let busy = clock::now().ns_since(t0);
