@@ -13,7 +13,9 @@
 //! - `histogram_observe`: `Histogram::observe` over 20 frame-time buckets, baseline the same
 //!   update on one shared (unsharded) array of atomics; 1 thread and all cores.
 //! - `alloc_tracking`: one 64-byte alloc+free through `TrackingAllocator`, baseline the same
-//!   through `System` directly: the difference is what tracking adds.
+//!   through `System` directly: the difference is what tracking adds. Where the tracker is the
+//!   process's `#[global_allocator]` (the `lanegraph` binary), also a `Vec::<u64>::with_capacity(8)` made and
+//!   dropped through it (`ns_per_alloc_free_installed`), against the same `System` baseline.
 //!
 //! Every figure is the median over samples of (batch time / batch length), timed with the
 //! engine clock; multi-thread figures take the slowest thread of each sample.
@@ -280,7 +282,44 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
         "ns",
         ours - sys,
     ));
+
+    // The installed path: a `Vec` through `#[global_allocator]`, as a game's code allocates. Only
+    // when this process really routes the global allocator through the tracker (the `lanegraph`
+    // binary does; a test harness does not): detected by a `Box` moving this thread's counters.
+    if global_allocator_is_tracking() {
+        let boxed = per_iter(
+            &plan,
+            |n| {
+                // 64 bytes, 8-aligned, uninitialised: the layout of the roundtrips above (a
+                // zeroed `Box` would go to `calloc` and time the zeroing too).
+                (0..n).for_each(|_| {
+                    drop(black_box(Vec::<u64>::with_capacity(8)));
+                })
+            },
+            || {},
+        );
+        out.push(
+            Figure::new(
+                SUITE,
+                "alloc_tracking",
+                1,
+                "ns_per_alloc_free_installed",
+                "ns",
+                boxed,
+            )
+            .with_baseline("System alloc+free", sys),
+        );
+    }
     Ok(out)
+}
+
+/// Whether a `Box` made here goes through a [`TrackingAllocator`] installed as the global
+/// allocator (this thread's allocation count moves by one).
+fn global_allocator_is_tracking() -> bool {
+    let count = || telemetry::thread_memory_stats().map(|s| s.allocations);
+    let before = count();
+    drop(black_box(Box::new([0u8; 64])));
+    matches!((before, count()), (Some(a), Some(b)) if b > a)
 }
 
 /// The obvious unsharded histogram: one array of atomics every thread `fetch_add`s into.

@@ -6,10 +6,11 @@
 //! A handle is an `Arc` to the metric's cells; cloning it is how a lane or system keeps its own
 //! copy. Handles stay valid for as long as they live, whatever happens to the registry.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::shard::{self, PaddedCell};
+use super::sync::AtomicU64;
 
 /// A monotonic count. `add` is sharded per thread (see [`super::shard`]): lanes adding at once
 /// each write their own cache line.

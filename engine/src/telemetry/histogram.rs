@@ -15,10 +15,11 @@
 //! then the sum (an `f64` as bits), rounded up to 8-cell lines. The owner of an exclusive slot
 //! updates with relaxed load + store; the shared slot uses `fetch_add` and a CAS loop on the sum.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::shard::{self, Slot};
+use super::sync::AtomicU64;
 use super::InvalidBuckets;
 
 /// Most finite bucket bounds per histogram (each costs 8 bytes per thread slot; 64 covers a
@@ -128,9 +129,15 @@ pub struct Histogram {
 impl Histogram {
     /// A histogram not (yet) in any registry.
     pub fn new_detached(buckets: Buckets) -> Self {
+        Self::with_exclusive_slots(buckets, shard::exclusive_slots())
+    }
+
+    /// A histogram laid out for `exclusive` exclusive slots plus the shared one (the loom models
+    /// use a small count; everything else uses [`shard::exclusive_slots`]).
+    pub(crate) fn with_exclusive_slots(buckets: Buckets, exclusive: usize) -> Self {
         let per_slot = buckets.bounds().len() + 2;
         let lines_per_slot = per_slot.div_ceil(LINE_CELLS);
-        let slots = shard::exclusive_slots() + 1;
+        let slots = exclusive + 1;
         let lines = (0..lines_per_slot * slots)
             .map(|_| Line::default())
             .collect();
@@ -156,8 +163,15 @@ impl Histogram {
         // observations vary frame to frame, so a binary search mispredicts ~half its branches,
         // and at <= 64 bounds a compare-and-add sweep the compiler vectorises is cheaper.
         let bucket = bounds.iter().map(|b| usize::from(*b < v)).sum::<usize>();
-        let sum_index = bounds.len() + 1;
-        match shard::current_slot() {
+        self.observe_at(shard::current_slot(), bucket, v);
+    }
+
+    /// Counts `v` into `bucket` through the cells of `slot` (owned by the caller if exclusive).
+    #[inline]
+    pub(crate) fn observe_at(&self, slot: Slot, bucket: usize, v: f64) {
+        let c = &*self.cells;
+        let sum_index = c.buckets.bounds().len() + 1;
+        match slot {
             Slot::Exclusive(s) => {
                 // Single writer per exclusive slot (see `shard`): load + store loses nothing.
                 let n = c.cell(s, bucket);

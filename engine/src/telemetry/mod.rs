@@ -22,7 +22,11 @@ pub mod registry;
 mod shard;
 pub mod spans;
 pub mod summary;
+mod sync;
 pub mod trace_history;
+
+#[cfg(all(test, loom))]
+mod loom_models;
 
 pub use alloc::{
     memory_stats, register_memory_metrics, thread_memory_stats, MemoryStats, TrackingAllocator,

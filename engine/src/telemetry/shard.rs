@@ -1,8 +1,8 @@
 //! Per-thread shard slots: how counters and histograms avoid serialising concurrent writers.
 //!
-//! Owns: handing each thread a slot index and the cache-line-padded cell type. Must never:
-//! allocate on the hot path ([`current_slot`] after the first call on a thread), or let two live
-//! threads own one exclusive slot.
+//! Owns: handing each thread a slot index ([`SlotPool`]) and the cache-line-padded cell type.
+//! Must never: allocate on the hot path ([`current_slot`] after the first call on a thread), or
+//! let two live threads own one exclusive slot.
 //!
 //! # Protocol
 //! 1. A thread's first metric update takes a slot from the pool (a freed one first, else the next
@@ -19,9 +19,15 @@
 //!    returns the slot to the pool. The pool's mutex orders the old owner's last store before the
 //!    new owner's first load, so the new owner continues the cell's count exactly.
 
+// Under loom the thread-local glue is compiled out, so the pool is only reached from the models.
+#![cfg_attr(loom, allow(dead_code))]
+
+#[cfg(not(loom))]
 use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::Ordering;
+use std::sync::OnceLock;
+
+use super::sync::{AtomicU64, Mutex};
 
 /// The most exclusive slots (each metric carries this many cells plus one shared cell; 64 keeps a
 /// counter at 4 KiB on the largest machines).
@@ -56,20 +62,68 @@ pub fn exclusive_slots() -> usize {
 }
 
 /// Cached slot of this thread: `UNASSIGNED`, `SHARED`, or an exclusive index.
+#[cfg(not(loom))]
 const UNASSIGNED: usize = usize::MAX;
+#[cfg(not(loom))]
 const SHARED: usize = usize::MAX - 1;
 
-struct Pool {
+/// The slot pool (protocol steps 1 and 4; cold path only).
+#[derive(Debug)]
+pub(crate) struct SlotPool {
+    inner: Mutex<PoolState>,
+    /// How many exclusive slots exist.
+    exclusive: usize,
+}
+
+#[derive(Debug)]
+struct PoolState {
     free: Vec<usize>,
     next: usize,
 }
 
-/// The slot pool (writer: threads taking or returning a slot; cold path only).
-static POOL: Mutex<Pool> = Mutex::new(Pool {
-    free: Vec::new(),
-    next: 0,
-});
+impl SlotPool {
+    /// A pool handing out `exclusive` exclusive slots, then [`Slot::Shared`].
+    pub(crate) fn new(exclusive: usize) -> Self {
+        SlotPool {
+            inner: Mutex::new(PoolState {
+                free: Vec::new(),
+                next: 0,
+            }),
+            exclusive,
+        }
+    }
 
+    /// Step 1: a freed slot first, else the next unused one, else [`Slot::Shared`].
+    pub(crate) fn take(&self) -> Slot {
+        let mut pool = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        match pool.free.pop() {
+            Some(i) => Slot::Exclusive(i),
+            None if pool.next < self.exclusive => {
+                pool.next += 1;
+                Slot::Exclusive(pool.next - 1)
+            }
+            None => Slot::Shared,
+        }
+    }
+
+    /// Step 4: `slot` is free again. The caller must not update through it afterwards; the
+    /// mutex orders its last store before the next owner's first load.
+    pub(crate) fn give_back(&self, slot: Slot) {
+        if let Slot::Exclusive(i) = slot {
+            let mut pool = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+            pool.free.push(i);
+        }
+    }
+}
+
+/// The process's slot pool, sized by [`exclusive_slots`] at first use.
+#[cfg(not(loom))]
+fn pool() -> &'static SlotPool {
+    static POOL: OnceLock<SlotPool> = OnceLock::new();
+    POOL.get_or_init(|| SlotPool::new(exclusive_slots()))
+}
+
+#[cfg(not(loom))]
 thread_local! {
     /// This thread's slot; const-initialised and without a destructor, so it is readable at any
     /// point of the thread's life, TLS teardown included.
@@ -78,19 +132,21 @@ thread_local! {
     static RELEASE: SlotRelease = const { SlotRelease };
 }
 
+#[cfg(not(loom))]
 struct SlotRelease;
 
+#[cfg(not(loom))]
 impl Drop for SlotRelease {
     fn drop(&mut self) {
         let slot = SLOT.with(|s| s.replace(SHARED));
         if slot < SHARED {
-            let mut pool = POOL.lock().unwrap_or_else(|p| p.into_inner());
-            pool.free.push(slot);
+            pool().give_back(Slot::Exclusive(slot));
         }
     }
 }
 
 /// This thread's slot (assigns one on the first call).
+#[cfg(not(loom))]
 #[inline]
 pub fn current_slot() -> Slot {
     let s = SLOT.with(Cell::get);
@@ -103,6 +159,16 @@ pub fn current_slot() -> Slot {
     }
 }
 
+/// Under loom every model thread shares the OS thread's TLS, so the thread-local glue is not
+/// modelled: the models drive [`SlotPool`] and [`add_at`] with explicit slots, and anything else
+/// that updates a metric under loom takes the shared cell.
+#[cfg(loom)]
+#[inline]
+pub fn current_slot() -> Slot {
+    Slot::Shared
+}
+
+#[cfg(not(loom))]
 #[cold]
 fn assign() -> Slot {
     // Register the destructor first: if TLS is already being torn down it fails, and this thread
@@ -111,28 +177,26 @@ fn assign() -> Slot {
         SLOT.with(|s| s.set(SHARED));
         return Slot::Shared;
     }
-    let mut pool = POOL.lock().unwrap_or_else(|p| p.into_inner());
-    let slot = match pool.free.pop() {
-        Some(i) => i,
-        None if pool.next < exclusive_slots() => {
-            pool.next += 1;
-            pool.next - 1
-        }
-        None => SHARED,
-    };
-    drop(pool);
-    SLOT.with(|s| s.set(slot));
-    if slot == SHARED {
-        Slot::Shared
-    } else {
-        Slot::Exclusive(slot)
-    }
+    let slot = pool().take();
+    SLOT.with(|s| {
+        s.set(match slot {
+            Slot::Exclusive(i) => i,
+            Slot::Shared => SHARED,
+        })
+    });
+    slot
 }
 
 /// Adds `v` to this thread's cell among `cells` (`cells.len() == exclusive_slots() + 1`).
 #[inline]
 pub fn add(cells: &[PaddedCell], v: u64) {
-    match current_slot() {
+    add_at(cells, current_slot(), v);
+}
+
+/// Adds `v` to the cell of `slot` (protocol step 2). The caller owns `slot` if it is exclusive.
+#[inline]
+pub(crate) fn add_at(cells: &[PaddedCell], slot: Slot, v: u64) {
+    match slot {
         Slot::Exclusive(i) => {
             let c = &cells[i].0;
             // Single writer (protocol step 2): no other thread stores to this cell while this
@@ -154,9 +218,12 @@ pub fn sum(cells: &[PaddedCell]) -> u64 {
 
 /// A fresh cell array for one metric.
 pub fn new_cells() -> Box<[PaddedCell]> {
-    (0..exclusive_slots() + 1)
-        .map(|_| PaddedCell::default())
-        .collect()
+    cells_for(exclusive_slots())
+}
+
+/// A cell array for `exclusive` exclusive slots plus the shared one.
+pub(crate) fn cells_for(exclusive: usize) -> Box<[PaddedCell]> {
+    (0..exclusive + 1).map(|_| PaddedCell::default()).collect()
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@
 //! `lanegraph.span` (field `name`), and [`record_span`] emits a `tracing` event, so a game's own
 //! subscriber sees them. That path allocates and costs what the subscriber costs.
 
-mod ring;
+pub(crate) mod ring;
 mod store;
 mod tracks;
 

@@ -32,7 +32,9 @@
 // two atomic words and is rebuilt after the seqlock check of collector step 3.
 #![allow(unsafe_code)]
 
-use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::telemetry::sync::{fence, AtomicU64, AtomicUsize};
 
 use lanegraph_jobs::clock::Stamp;
 
@@ -62,7 +64,7 @@ struct Raw {
 
 /// A thread's span ring (see the module protocol).
 #[derive(Debug)]
-pub(super) struct Ring {
+pub(crate) struct Ring {
     cells: Box<[Cell]>,
     mask: u64,
     claimed: AtomicU64,
@@ -76,7 +78,7 @@ pub(super) struct Ring {
 
 impl Ring {
     /// A ring of `capacity` spans, rounded up to a power of two.
-    pub(super) fn with_capacity(capacity: usize) -> Self {
+    pub(crate) fn with_capacity(capacity: usize) -> Self {
         let cap = capacity.max(2).next_power_of_two();
         Ring {
             cells: (0..cap).map(|_| Cell::default()).collect(),
@@ -90,13 +92,13 @@ impl Ring {
     }
 
     /// Capacity in spans.
-    pub(super) fn capacity(&self) -> u64 {
+    pub(crate) fn capacity(&self) -> u64 {
         self.mask + 1
     }
 
     /// Writer steps 1-3. Call only from the owning thread.
     #[inline(always)]
-    pub(super) fn push(
+    pub(crate) fn push(
         &self,
         name: &'static str,
         track: TrackId,
@@ -120,7 +122,7 @@ impl Ring {
 
     /// Collector steps 1-4: appends the spans pushed since the last drain to `out`, returns how
     /// many were lost to overwriting. Callers serialise drains of one ring.
-    pub(super) fn drain_into(&self, out: &mut Vec<SpanRecord>) -> u64 {
+    pub(crate) fn drain_into(&self, out: &mut Vec<SpanRecord>) -> u64 {
         let tail = self.tail.load(Ordering::Relaxed);
         let c = self.committed.load(Ordering::Acquire);
         let first = tail.max(c.saturating_sub(self.capacity()));
