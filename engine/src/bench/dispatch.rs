@@ -156,6 +156,10 @@ pub fn physics_lanes_unpinned(workers: usize) -> Lanes {
 /// machine's cores round-robin after the owner's (unpinned when the machine has one core).
 pub fn physics_lanes(workers: usize) -> Lanes {
     let cores = lanegraph_jobs::plan::machine_cores();
+    Lanes::start(physics_plan(&cores, workers)).expect("bench lanes start")
+}
+
+fn physics_plan(cores: &[lanegraph_jobs::plan::CoreIndex], workers: usize) -> LanePlan {
     let cores_for = |w: usize| {
         if cores.len() < 2 {
             None
@@ -163,13 +167,22 @@ pub fn physics_lanes(workers: usize) -> Lanes {
             Some(cores[(1 + w) % cores.len()])
         }
     };
-    let plan = LanePlan::empty(&cores)
+    LanePlan::empty(cores)
         .with_lane(
             "physics",
             LaneKind::FrameCritical,
             (0..workers).map(cores_for).collect(),
         )
-        .expect("cores come from the machine");
+        .expect("cores come from the machine")
+}
+
+/// [`physics_lanes`] with the owner thread serving the physics lane: whoever waits on physics
+/// work from outside the lanes runs physics jobs meanwhile (the engine's plan does this).
+pub fn physics_lanes_owner_helps(workers: usize) -> Lanes {
+    let cores = lanegraph_jobs::plan::machine_cores();
+    let plan = physics_plan(&cores, workers)
+        .with_owner_lane("physics")
+        .expect("the plan has a physics lane");
     Lanes::start(plan).expect("bench lanes start")
 }
 

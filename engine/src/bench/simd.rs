@@ -161,7 +161,7 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     // (a step of ~1 ms, a game-sized physics step).
     let samples = if opts.quick { 200 } else { 2000 };
     for entities in [64 * 1024, 1024 * 1024] {
-        figures.push(super::simd_engine_path::engine_path(entities, samples)?);
+        figures.extend(super::simd_engine_path::engine_path(entities, samples)?);
     }
     Ok(figures)
 }

@@ -2,6 +2,13 @@
 //! (field-SoA columns borrowed from the World, split into chunks, one scoped job per chunk on the
 //! physics lane) against the bare kernel on plain slices, in one run, interleaved.
 //!
+//! Two designs of the hand-off, both measured every run (metric suffixes):
+//! - *(none)*: the engine's plan. The owner thread serves the physics lane
+//!   ([`lanegraph_jobs::plan::LanePlan::with_owner_lane`]): while it waits for the scope it runs
+//!   physics chunks itself, beside the lane's worker.
+//! - `_owner_waits`: the first design. The owner only publishes the chunks and sleeps until the
+//!   lane's worker has run them all.
+//!
 //! Owns: that one measurement. Must never: assert on timing.
 
 use lanegraph_jobs::clock;
@@ -20,8 +27,16 @@ fn fail(why: impl Into<String>) -> BenchError {
     BenchError::failed("simd", why)
 }
 
-/// `entities` particles, `samples` interleaved steps of each path; the figure is ns per entity.
-pub fn engine_path(entities: usize, samples: usize) -> Result<Figure, BenchError> {
+/// `entities` particles, `samples` interleaved steps of each path: ns per entity of the engine's
+/// design, then of the first design (`_owner_waits`), each against the bare kernel.
+pub fn engine_path(entities: usize, samples: usize) -> Result<Vec<Figure>, BenchError> {
+    Ok(vec![
+        one_design(entities, samples, true)?,
+        one_design(entities, samples, false)?,
+    ])
+}
+
+fn one_design(entities: usize, samples: usize, owner_helps: bool) -> Result<Figure, BenchError> {
     // The engine path: a World with Position and Velocity stored field-SoA and row-aligned, a
     // physics lane with one worker (the lane a 2-core machine's automatic plan gives physics).
     let mut world = World::new();
@@ -44,7 +59,11 @@ pub fn engine_path(entities: usize, samples: usize) -> Result<Figure, BenchError
     world
         .align_soa_rows::<Position, Velocity>()
         .map_err(|e| fail(e.to_string()))?;
-    let lanes = super::dispatch::physics_lanes(1);
+    let lanes = if owner_helps {
+        super::dispatch::physics_lanes_owner_helps(1)
+    } else {
+        super::dispatch::physics_lanes(1)
+    };
     let physics = lanes
         .lane("physics")
         .ok_or_else(|| fail("no physics lane"))?;
@@ -102,11 +121,14 @@ pub fn engine_path(entities: usize, samples: usize) -> Result<Figure, BenchError
     }
     // Time ratio engine / bare: the goal ">= 0.90 of the bare kernel's throughput" is a ratio
     // of at most 1 / 0.90 = 1.11.
+    let suffix = if owner_helps { "" } else { "_owner_waits" };
+    // Threads doing kernel work: the lane's worker, plus the owner when it serves the lane.
+    let threads = if owner_helps { 2 } else { 1 };
     Ok(Figure::new(
         "simd",
         "engine_path",
-        1,
-        format!("ns_per_entity_{}k", entities / 1024),
+        threads,
+        format!("ns_per_entity_{}k{suffix}", entities / 1024),
         "ns",
         percentile(&mut ours, 50.0),
     )
