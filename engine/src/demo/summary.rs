@@ -93,6 +93,19 @@ pub struct AssetEntry {
     pub uploaded: u64,
 }
 
+/// One component's layout advice in `summary.json`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LayoutEntry {
+    /// Component name.
+    pub component: String,
+    /// Its layout now (`AoS` or `field-SoA`).
+    pub layout: String,
+    /// `KeepSoa`, `SimdFieldSoa` or `HotColdSplit`.
+    pub recommendation: String,
+    /// Why, in figures.
+    pub reason: String,
+}
+
 /// Everything `summary.json` holds.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DemoSummary {
@@ -140,6 +153,9 @@ pub struct DemoSummary {
     pub score: Score,
     /// Mean neighbours per particle in the last neighbour pass (the pass's cost grows with it).
     pub mean_neighbours: f64,
+    /// The layout advisor's word on each component (`component`, `layout`, `recommendation`,
+    /// `reason`), from the World's access telemetry over the run.
+    pub layout_advice: Vec<LayoutEntry>,
     /// Wall time of the whole run, s.
     pub wall_s: f64,
 }
@@ -262,6 +278,15 @@ impl DemoSummary {
             ]),
             score,
             mean_neighbours: 0.0,
+            layout_advice: crate::report::LayoutRow::of_world(engine.world())
+                .into_iter()
+                .map(|r| LayoutEntry {
+                    component: r.component,
+                    layout: r.layout,
+                    recommendation: r.recommendation,
+                    reason: r.reason,
+                })
+                .collect(),
             wall_s,
         }
     }
@@ -335,6 +360,14 @@ impl DemoSummary {
         row(
             "neighbours / particle",
             format!("{:.1}", self.mean_neighbours),
+        );
+        row(
+            "layout advice",
+            self.layout_advice
+                .iter()
+                .map(|l| format!("{} ({}) {}", l.component, l.layout, l.recommendation))
+                .collect::<Vec<_>>()
+                .join(", "),
         );
         row("decisions", self.decisions.len().to_string());
         row(

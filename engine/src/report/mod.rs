@@ -74,6 +74,40 @@ pub struct ReportData {
     pub gpu: Result<Vec<(String, f64, f64)>, String>,
     /// The configured frame budget, ms.
     pub budget_ms: Option<f64>,
+    /// The layout advisor's word on each component.
+    pub layout: Vec<LayoutRow>,
+}
+
+/// One component's layout advice, as the report shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LayoutRow {
+    /// Component name.
+    pub component: String,
+    /// Its layout now (`AoS` or `field-SoA`).
+    pub layout: String,
+    /// The advisor's recommendation.
+    pub recommendation: String,
+    /// Why, in figures.
+    pub reason: String,
+}
+
+impl LayoutRow {
+    /// The rows for every component of `world`, from its access telemetry since it was made.
+    pub fn of_world(world: &crate::world::World) -> Vec<LayoutRow> {
+        world
+            .component_access()
+            .iter()
+            .map(|a| {
+                let advice = a.advice();
+                LayoutRow {
+                    component: a.name.to_string(),
+                    layout: a.layout.name().to_string(),
+                    recommendation: format!("{:?}", advice.recommendation),
+                    reason: advice.reason,
+                }
+            })
+            .collect()
+    }
 }
 
 impl Default for ReportData {
@@ -88,6 +122,7 @@ impl Default for ReportData {
             decisions: Vec::new(),
             gpu: Err("GPU unavailable".into()),
             budget_ms: None,
+            layout: Vec::new(),
         }
     }
 }
@@ -152,6 +187,7 @@ impl ReportData {
             decisions,
             gpu,
             budget_ms: Some(1000.0 / engine.config().target_fps),
+            layout: LayoutRow::of_world(engine.world()),
         }
     }
 }
@@ -316,6 +352,23 @@ pub fn render_html(d: &ReportData) -> String {
         h.push_str("</table>");
     }
 
+    h.push_str("<h2>Component layouts</h2><p>The layout advisor's word on each component, from the World's access telemetry over the run (advice only: nothing is repacked).</p>");
+    if d.layout.is_empty() {
+        h.push_str("<p class=\"empty\" id=\"layout\">No components.</p>");
+    } else {
+        h.push_str("<table id=\"layout\"><tr><th>component</th><th>layout</th><th>advice</th><th>why</th></tr>");
+        for x in &d.layout {
+            h.push_str(&format!(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&x.component),
+                esc(&x.layout),
+                esc(&x.recommendation),
+                esc(&x.reason)
+            ));
+        }
+        h.push_str("</table>");
+    }
+
     h.push_str("<h2>Lane busy share</h2>");
     let busy: Vec<Series<'_>> = d
         .lanes
@@ -386,9 +439,16 @@ mod tests {
                 reason: "gpu 14 ms > 12 ms".into(),
             }],
             gpu: Err("GPU unavailable: no driver".into()),
+            layout: vec![LayoutRow {
+                component: "Pos<x>".into(),
+                layout: "AoS".into(),
+                recommendation: "SimdFieldSoa".into(),
+                reason: "all-f32 rows of 8 B".into(),
+            }],
             ..ReportData::default()
         };
         let html = render_html(&d);
+        assert!(html.contains("Pos&lt;x&gt;") && html.contains("SimdFieldSoa"));
         assert!(html.contains("t &lt;b&gt;") && html.contains("a &amp; b"));
         assert!(html.contains("gpu 14 ms &gt; 12 ms"));
         assert!(html.contains("GPU unavailable: no driver"));

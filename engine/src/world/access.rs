@@ -11,6 +11,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use lanegraph_simd::advisor::{self, LayoutAdvice};
+
 /// How a component column is laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ColumnLayout {
@@ -71,4 +73,42 @@ pub struct ComponentAccess {
     pub rows_scanned: u64,
     /// `rows_scanned * size_bytes`: the bytes those scans touched.
     pub bytes_scanned: u64,
+    /// Whether every field is an `f32` ([`Component::ALL_F32`], or stored field-SoA).
+    ///
+    /// [`Component::ALL_F32`]: super::Component::ALL_F32
+    pub all_f32: bool,
+}
+
+impl ComponentAccess {
+    /// The counts accrued since `earlier` (an older snapshot of the same component): a telemetry
+    /// window for the advisor. Layout, size, rows and `all_f32` are this snapshot's. A snapshot
+    /// of another component, or a newer one, gives zero counts rather than wrapping.
+    pub fn since(&self, earlier: &ComponentAccess) -> ComponentAccess {
+        let same = earlier.name == self.name;
+        let delta = |now: u64, then: u64| if same { now.saturating_sub(then) } else { 0 };
+        ComponentAccess {
+            query_count: delta(self.query_count, earlier.query_count),
+            rows_scanned: delta(self.rows_scanned, earlier.rows_scanned),
+            bytes_scanned: delta(self.bytes_scanned, earlier.bytes_scanned),
+            ..*self
+        }
+    }
+
+    /// The layout advisor's recommendation for this component (keep its column, field-SoA +
+    /// SIMD, or a hot/cold split), with the reason in figures; see `lanegraph_simd::advisor` for
+    /// the rule. Advice only: nothing is repacked. The World does not track which fields a query
+    /// reads, so the advisor is told queries touch the whole row; a hot/cold split is therefore
+    /// never advised from World figures alone (it needs per-field counts the caller can add by
+    /// building [`lanegraph_simd::advisor::ComponentAccess`] itself).
+    pub fn advice(&self) -> LayoutAdvice {
+        let row_bytes = u32::try_from(self.size_bytes).unwrap_or(u32::MAX);
+        advisor::advise(&advisor::ComponentAccess {
+            name: self.name.to_string(),
+            query_count: self.query_count,
+            rows_scanned: self.rows_scanned,
+            row_bytes,
+            bytes_touched: row_bytes,
+            all_f32: self.all_f32,
+        })
+    }
 }

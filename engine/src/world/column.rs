@@ -33,6 +33,8 @@ pub(crate) trait ErasedColumn: Send + Sync + 'static {
     fn layout(&self) -> ColumnLayout;
     /// Size of one value in bytes.
     fn size_bytes(&self) -> usize;
+    /// Whether every field of the component is an `f32` (see [`super::Component::ALL_F32`]).
+    fn all_f32(&self) -> bool;
     /// Rows stored.
     fn len(&self) -> usize;
     /// Whether `entity` (known live) has a row.
@@ -170,6 +172,9 @@ impl<T: super::Component> ErasedColumn for AosColumn<T> {
     }
     fn size_bytes(&self) -> usize {
         std::mem::size_of::<T>()
+    }
+    fn all_f32(&self) -> bool {
+        T::ALL_F32
     }
     fn len(&self) -> usize {
         self.values.len()

@@ -19,6 +19,13 @@ pub trait Component: StateHash + Send + Sync + 'static {
     const NAME: &'static str;
     /// The domains whose epochs move when this component changes.
     const DOMAINS: DomainSet;
+    /// Whether every field is an `f32` (so the component could be stored field-SoA and moved by
+    /// the `f32x8` kernels). Only the layout advisor reads it ([`World::layout_advice`]): it
+    /// recommends field-SoA + SIMD only for such components. Defaults to `false`; a component
+    /// already stored field-SoA counts as all-`f32` whatever this says.
+    ///
+    /// [`World::layout_advice`]: super::World::layout_advice
+    const ALL_F32: bool = false;
 }
 
 /// The entity is alive but has no component of this type.

@@ -385,8 +385,20 @@ impl World {
                     query_count: c.access().queries(),
                     rows_scanned,
                     bytes_scanned: rows_scanned.saturating_mul(c.size_bytes() as u64),
+                    all_f32: c.all_f32(),
                 }
             })
+            .collect()
+    }
+
+    /// The layout advisor's recommendation for every component, from the access telemetry since
+    /// the world was made (for a window, snapshot [`World::component_access`] twice and call
+    /// [`ComponentAccess::since`] then [`ComponentAccess::advice`]). Advice only: nothing is
+    /// repacked. Cold path: allocates.
+    pub fn layout_advice(&self) -> Vec<lanegraph_simd::advisor::LayoutAdvice> {
+        self.component_access()
+            .iter()
+            .map(ComponentAccess::advice)
             .collect()
     }
 

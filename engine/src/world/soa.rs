@@ -140,6 +140,10 @@ impl<T: Component + SoaComponent> ErasedColumn for SoaColumn<T> {
     fn size_bytes(&self) -> usize {
         T::FIELDS.len() * std::mem::size_of::<f32>()
     }
+    fn all_f32(&self) -> bool {
+        // A field-SoA column stores one `f32` per field by construction.
+        true
+    }
     fn len(&self) -> usize {
         self.entities.len()
     }
