@@ -11,8 +11,10 @@
 //! 2. Harvest a readback that slot's previous frame made, if any (its fence was just waited).
 //! 3. [`GpuProfiler::collect`]: read frame `n - 2`'s timestamps if its fence says done.
 //! 4. Copy the `xs` and `ys` columns into the slot's mapped upload buffer (two `memcpy`s).
-//! 5. Record: profiler frame begin; pass `cull` (compute); pass `draw` (render pass); pass
-//!    `readback` when requested (target -> buffer copy); profiler frame end (query copy).
+//! 5. Record: profiler frame begin; pass `cull` (compute), or with culling switched off
+//!    ([`Renderer::set_cull`]) a copy of the identity index list and a CPU-written instance count
+//!    (every particle drawn, the rasteriser clips what is off screen); pass `draw` (render
+//!    pass); pass `readback` when requested (target -> buffer copy); profiler frame end.
 //! 6. [`FrameRing::submit`] with the slot's fence.
 
 use ash::vk;
@@ -109,6 +111,9 @@ pub struct Renderer {
     profiler: Option<GpuProfiler>,
     profiler_unavailable: Option<GpuError>,
     slots: Vec<SlotResources>,
+    /// `0, 1, .., capacity - 1` as `u32`: the visible list when culling is off.
+    identity: GpuBuffer,
+    cull_enabled: bool,
     particles: ParticlePass,
     cull: CullPass,
     layout: PassLayout,
@@ -164,11 +169,29 @@ impl Renderer {
         let particles = ParticlePass::new(gpu, &layout, extent)?;
         let column = u64::from(config.capacity) * 4;
         let ys_offset = column.div_ceil(COLUMN_ALIGN) * COLUMN_ALIGN;
+        let mut identity = GpuBuffer::new(
+            gpu,
+            "identity indices",
+            column,
+            vk::BufferUsageFlags::TRANSFER_SRC,
+            MemoryLocation::CpuToGpu,
+        )?;
+        let Some(ids) = identity.mapped_mut() else {
+            return Err(GpuError::BadInput {
+                what: "memory",
+                why: "the allocator returned unmapped memory for a host-visible buffer".into(),
+            });
+        };
+        for (i, d) in ids.chunks_exact_mut(4).enumerate() {
+            d.copy_from_slice(&(i as u32).to_ne_bytes());
+        }
         let mut me = Renderer {
             ring,
             profiler,
             profiler_unavailable,
             slots: Vec::with_capacity(config.frames_in_flight as usize),
+            identity,
+            cull_enabled: true,
             particles,
             cull,
             layout,
@@ -190,7 +213,7 @@ impl Renderer {
                 gpu,
                 "visible indices",
                 column,
-                vk::BufferUsageFlags::STORAGE_BUFFER,
+                vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST,
                 MemoryLocation::GpuOnly,
             )?;
             let indirect = GpuBuffer::new(
@@ -243,6 +266,20 @@ impl Renderer {
             });
         }
         Ok(me)
+    }
+
+    /// Switches the GPU cull pass on (the default) or off, from the next frame recorded. Off,
+    /// the frame skips the compute dispatch and draws every particle: cheaper when most are on
+    /// screen or the GPU's compute is the bottleneck, dearer when most are off screen (the
+    /// rasteriser still clips them, so the picture is the same). The budget controller's render
+    /// agent uses it as a strategy.
+    pub fn set_cull(&mut self, on: bool) {
+        self.cull_enabled = on;
+    }
+
+    /// Whether the cull pass runs.
+    pub fn cull_enabled(&self) -> bool {
+        self.cull_enabled
     }
 
     /// The device.
@@ -398,10 +435,21 @@ impl Renderer {
         if let Some(p) = prof.as_deref_mut() {
             p.begin_frame(rec);
         }
-        let t = begin(&mut prof, rec, cull_id);
-        self.cull
-            .record(rec, &self.layout, set, s.indirect.raw(), params);
-        end(&mut prof, rec, t);
+        if self.cull_enabled {
+            let t = begin(&mut prof, rec, cull_id);
+            self.cull
+                .record(rec, &self.layout, set, s.indirect.raw(), params);
+            end(&mut prof, rec, t);
+        } else {
+            record_draw_all(
+                self.ring.gpu(),
+                rec,
+                self.identity.raw(),
+                s.visible.raw(),
+                s.indirect.raw(),
+                params.count,
+            );
+        }
         let t = begin(&mut prof, rec, draw_id);
         self.particles.record(
             rec,
@@ -461,6 +509,46 @@ fn end(
 ) {
     if let (Some(p), Some(t)) = (prof.as_deref_mut(), t) {
         p.end_pass(rec, t);
+    }
+}
+
+/// Culling off: the visible list becomes `0..count` (a copy from the identity buffer) and the
+/// indirect args say `count` instances, then a barrier hands both to the draw.
+fn record_draw_all(
+    gpu: &Gpu,
+    rec: &Recording,
+    identity: vk::Buffer,
+    visible: vk::Buffer,
+    indirect: vk::Buffer,
+    count: u32,
+) {
+    let d = &gpu.shared.device;
+    let cmd = rec.cmd();
+    let mut args = [0u8; 16];
+    args[..4].copy_from_slice(&4u32.to_ne_bytes()); // triangle strip quad
+    args[4..8].copy_from_slice(&count.to_ne_bytes());
+    let to_draw = vk::MemoryBarrier::default()
+        .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+        .dst_access_mask(vk::AccessFlags::INDIRECT_COMMAND_READ | vk::AccessFlags::SHADER_READ);
+    // SAFETY: `rec` is recording, outside a render pass. `identity` holds `capacity` indices and
+    // `visible` has room for as many; `count <= capacity` (checked by `validate`), so the copy
+    // stays inside both. The previous frame of this slot that read `visible` and `indirect`
+    // finished (the ring waited its fence). 16 bytes at offset 0 fit the indirect buffer.
+    unsafe {
+        if count > 0 {
+            let region = vk::BufferCopy::default().size(u64::from(count) * 4);
+            d.cmd_copy_buffer(cmd, identity, visible, &[region]);
+        }
+        d.cmd_update_buffer(cmd, indirect, 0, &args);
+        d.cmd_pipeline_barrier(
+            cmd,
+            vk::PipelineStageFlags::TRANSFER,
+            vk::PipelineStageFlags::DRAW_INDIRECT | vk::PipelineStageFlags::VERTEX_SHADER,
+            vk::DependencyFlags::empty(),
+            &[to_draw],
+            &[],
+            &[],
+        );
     }
 }
 

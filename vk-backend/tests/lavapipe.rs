@@ -106,6 +106,53 @@ fn known_particle_lands_on_known_pixel_and_png_round_trips() {
     assert_eq!(counter.total(), 0, "teardown raised validation messages");
 }
 
+/// The render agent's "compute pass off" strategy: without the cull dispatch every particle is
+/// drawn and the rasteriser clips the off-screen ones, so the picture must not change; frames
+/// alternate on and off to catch state left behind by either path.
+#[test]
+fn cull_off_draws_the_same_picture() {
+    let Some(gpu) = validated_gpu("cull_off_draws_the_same_picture", true) else {
+        return;
+    };
+    let counter = gpu.validation_counter();
+    {
+        let config = RendererConfig {
+            width: 64,
+            height: 64,
+            capacity: 4096,
+            ..RendererConfig::default()
+        };
+        let mut r = Renderer::new(&gpu, config).expect("renderer");
+        assert!(r.cull_enabled(), "culling is on by default");
+        // 4096 particles over -100..100: about a tenth inside the -32..32 view.
+        let (xs, ys) = cloud(4096);
+        let v = view(&xs, &ys, 32.0, 1.5);
+        let on = r.capture(&v).expect("capture, cull on");
+        r.set_cull(false);
+        assert!(!r.cull_enabled());
+        let off = r.capture(&v).expect("capture, cull off");
+        r.set_cull(true);
+        let on_again = r.capture(&v).expect("capture, cull on again");
+        let red = [255, 0, 0, 255];
+        let lit = on.rgba.chunks_exact(4).filter(|p| *p == red).count();
+        assert!(lit > 100, "the view shows particles ({lit} lit pixels)");
+        assert!(on.rgba == off.rgba, "cull off changed the picture");
+        assert!(
+            on.rgba == on_again.rgba,
+            "cull on after off changed the picture"
+        );
+        // An empty frame with culling off draws nothing (count 0 skips the copy).
+        r.set_cull(false);
+        let empty = r
+            .capture(&view(&[], &[], 32.0, 1.5))
+            .expect("capture, empty");
+        assert!(empty.rgba.chunks_exact(4).all(|p| p != red));
+        assert_no_messages(&gpu);
+    }
+    drop(gpu);
+    assert_eq!(counter.total(), 0, "teardown raised validation messages");
+}
+
 /// A seeded cloud of particles for profiler runs.
 fn cloud(n: usize) -> (Vec<f32>, Vec<f32>) {
     let mut s: u32 = 12345;

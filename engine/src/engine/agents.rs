@@ -27,6 +27,9 @@ pub struct RenderSettings {
     pub resolution_scale: f32,
     /// Most instances drawn, as a fraction of the view's instances (0 < f <= 1).
     pub instance_fraction: f32,
+    /// Whether the GPU's cull compute pass runs (off: no dispatch, every instance drawn and
+    /// clipped by the rasteriser; the same picture, see `Renderer::set_cull`).
+    pub gpu_cull: bool,
 }
 
 /// What an asset strategy asks of the asset stream.
@@ -103,7 +106,13 @@ impl Agent for PhysicsAgent {
     }
 }
 
-/// The render agent: resolution scale and instance cap.
+/// The render agent: resolution scale, instance cap, and the cull compute pass on or off.
+///
+/// Its ladder, best first: `full`; `half_res`; `half_res_quarter_instances`; then
+/// `half_res_quarter_instances_no_compute`, which also drops the cull dispatch. Without the cull
+/// the picture is the same but every drawn instance reaches the rasteriser, so it is the last
+/// rung: a bet that pays when most of the (already capped) instances are on screen, as in the
+/// demo, and when the GPU's compute is what overruns.
 #[derive(Debug, Clone)]
 pub struct RenderAgent {
     pool: Pool,
@@ -123,14 +132,22 @@ impl RenderAgent {
             1 => RenderSettings {
                 resolution_scale: 0.5,
                 instance_fraction: 1.0,
+                gpu_cull: true,
             },
             2 => RenderSettings {
                 resolution_scale: 0.5,
                 instance_fraction: 0.25,
+                gpu_cull: true,
+            },
+            3 => RenderSettings {
+                resolution_scale: 0.5,
+                instance_fraction: 0.25,
+                gpu_cull: false,
             },
             _ => RenderSettings {
                 resolution_scale: 1.0,
                 instance_fraction: 1.0,
+                gpu_cull: true,
             },
         }
     }
@@ -152,9 +169,10 @@ impl Agent for RenderAgent {
     fn strategies(&self) -> Vec<Strategy> {
         let q = |f: f64| Quote::new(CostLaw::Linear, 10e-6 * f);
         vec![
-            Strategy::new("full", 3, q(1.0)),
-            Strategy::new("half_res", 2, q(0.4)),
-            Strategy::new("half_res_quarter_instances", 1, q(0.3)),
+            Strategy::new("full", 4, q(1.0)),
+            Strategy::new("half_res", 3, q(0.4)),
+            Strategy::new("half_res_quarter_instances", 2, q(0.3)),
+            Strategy::new("half_res_quarter_instances_no_compute", 1, q(0.25)),
         ]
     }
 
@@ -213,6 +231,17 @@ mod tests {
             0.25
         );
         assert_eq!(AssetAgent::settings(StrategyIndex(1)).jobs_per_frame, 2);
+        let render = RenderAgent::new(true).strategies();
+        assert_eq!(render.len(), 4);
+        for (i, s) in render.iter().enumerate() {
+            let set = RenderAgent::settings(StrategyIndex(i as u8));
+            assert_eq!(
+                set.gpu_cull,
+                !s.name.ends_with("no_compute"),
+                "strategy {} and its settings disagree on the compute pass",
+                s.name
+            );
+        }
         assert_eq!(RenderAgent::new(true).pool(), Pool::Gpu);
     }
 }

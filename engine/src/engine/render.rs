@@ -347,6 +347,7 @@ fn draw(shared: &Shared, view: &RenderView) {
 #[cfg(feature = "vulkan")]
 fn gpu_draw(inner: &mut Inner, view: &RenderView, n: usize) {
     let scale = inner.settings.resolution_scale;
+    let gpu_cull = inner.settings.gpu_cull;
     let Inner { gpu, stats, .. } = inner;
     let Some((renderer, device)) = gpu.gpu.as_mut() else {
         return;
@@ -363,6 +364,8 @@ fn gpu_draw(inner: &mut Inner, view: &RenderView, n: usize) {
             Err(e) => stats.errors.push(format!("resize: {e}")),
         }
     }
+    // Applied every frame: a resize above builds a new renderer with the default (cull on).
+    renderer.set_cull(gpu_cull);
     let n = n.min(renderer.config().capacity as usize);
     if n == 0 || view.half_extent[0] <= 0.0 || view.half_extent[1] <= 0.0 || view.radius <= 0.0 {
         // Nothing to draw (an empty world, or a view the game left unset).
