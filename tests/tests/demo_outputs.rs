@@ -52,11 +52,14 @@ fn a_run_writes_every_export() {
         // Under validation, zero messages is the bar.
         assert_eq!(s["validation_messages"], 0, "{text}");
         assert!(!s["gpu"]["passes"].as_array().unwrap().is_empty(), "{text}");
+        // Decoded on the asset lane, uploaded to GPU images by the render lane.
+        assert_eq!(s["assets"]["uploaded_gpu"], 8, "{text}");
         let png = std::fs::read(dir.join("frame.png")).expect("frame.png when the GPU drew");
         assert_eq!(&png[1..4], b"PNG");
     } else {
         assert!(s["gpu"]["unavailable_reason"].is_string());
         assert!(!dir.join("frame.png").exists());
+        assert_eq!(s["assets"]["uploaded_gpu"], 0);
         eprintln!("note: no Vulkan device here; frame.png and the GPU checks were not exercised");
     }
 

@@ -21,6 +21,7 @@ pub mod profiler;
 pub mod readback;
 pub mod renderer;
 pub mod shaders;
+pub mod textures;
 
 pub use context::messenger::ValidationCounts;
 pub use context::select::{DeviceKind, DevicePick};
@@ -30,3 +31,4 @@ pub use frames::{FrameRing, Recording};
 pub use profiler::{FrameTimings, GpuProfiler, PassId, PassTiming, ProfilerStats, ReadPath};
 pub use readback::Readback;
 pub use renderer::{FrameReport, ParticleView, Renderer, RendererConfig};
+pub use textures::{TextureId, TextureStore, MAX_TEXTURE_SIDE};

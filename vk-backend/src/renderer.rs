@@ -29,6 +29,7 @@ use crate::passes::particles::{ParticlePass, COLOR_FORMAT};
 use crate::passes::{PassLayout, ViewParams};
 use crate::profiler::{GpuProfiler, PassId};
 use crate::readback::Readback;
+use crate::textures::{TextureId, TextureStore};
 
 /// Offset alignment of the `ys` column inside the upload buffer: 256 bytes, the largest
 /// `minStorageBufferOffsetAlignment` the Vulkan spec allows, so it is valid on every device.
@@ -113,6 +114,7 @@ pub struct Renderer {
     slots: Vec<SlotResources>,
     /// `0, 1, .., capacity - 1` as `u32`: the visible list when culling is off.
     identity: GpuBuffer,
+    textures: TextureStore,
     cull_enabled: bool,
     particles: ParticlePass,
     cull: CullPass,
@@ -191,6 +193,7 @@ impl Renderer {
             profiler_unavailable,
             slots: Vec::with_capacity(config.frames_in_flight as usize),
             identity,
+            textures: TextureStore::new(config.frames_in_flight as usize),
             cull_enabled: true,
             particles,
             cull,
@@ -268,6 +271,77 @@ impl Renderer {
         Ok(me)
     }
 
+    /// Queues an RGBA8 image (row-major, `width * height * 4` bytes) for upload to a
+    /// device-local GPU image. The copy is recorded into the next frame's command buffer (no
+    /// wait, no extra submission); the texture is resident once that frame completes. Errors:
+    /// [`GpuError::BadInput`] for an empty image, a side over
+    /// [`MAX_TEXTURE_SIDE`](crate::textures::MAX_TEXTURE_SIDE) or a wrong pixel count; a driver
+    /// or allocator error.
+    pub fn upload_texture(
+        &mut self,
+        width: u32,
+        height: u32,
+        rgba: &[u8],
+    ) -> Result<TextureId, GpuError> {
+        let gpu = self.ring.gpu().clone();
+        self.textures.queue(&gpu, width, height, rgba)
+    }
+
+    /// The renderer's textures (counts, residency, bytes uploaded).
+    pub fn textures(&self) -> &TextureStore {
+        &self.textures
+    }
+
+    /// Copies texture `id` back from the GPU (blocking: tests and tools, never per frame). Any
+    /// queued uploads are recorded first, so a texture just queued reads back too. Errors: an
+    /// unknown texture id, or a driver error.
+    pub fn read_texture(&mut self, id: TextureId) -> Result<Readback, GpuError> {
+        let Some(extent) = self.textures.extent(id) else {
+            return Err(GpuError::BadInput {
+                what: "texture",
+                why: format!("no texture {}: use an id from upload_texture", id.0),
+            });
+        };
+        let len = u64::from(extent.width) * u64::from(extent.height) * 4;
+        let gpu = self.ring.gpu().clone();
+        let dst = GpuBuffer::new(
+            &gpu,
+            "texture readback",
+            len,
+            vk::BufferUsageFlags::TRANSFER_DST,
+            MemoryLocation::GpuToCpu,
+        )?;
+        let rec = self.ring.begin()?;
+        let slot = rec.slot() as usize;
+        self.harvest(slot);
+        if let Some(p) = self.profiler.as_mut() {
+            let ring = &self.ring;
+            p.collect(rec.frame(), |s| ring.is_complete(s))?;
+            p.begin_frame(&rec);
+        }
+        self.textures.record_uploads(&gpu, &rec, slot)?;
+        self.textures.record_read(&gpu, &rec, id, &dst)?;
+        if let Some(p) = self.profiler.as_mut() {
+            p.end_frame(&rec);
+        }
+        let frame = rec.frame();
+        self.ring.submit(rec)?;
+        self.ring.finish()?;
+        let rgba = dst
+            .mapped()
+            .map(|b| b[..len as usize].to_vec())
+            .ok_or_else(|| GpuError::BadInput {
+                what: "memory",
+                why: "the allocator returned unmapped memory for a host-visible buffer".into(),
+            })?;
+        Ok(Readback {
+            frame,
+            width: extent.width,
+            height: extent.height,
+            rgba,
+        })
+    }
+
     /// Switches the GPU cull pass on (the default) or off, from the next frame recorded. Off,
     /// the frame skips the compute dispatch and draws every particle: cheaper when most are on
     /// screen or the GPU's compute is the bottleneck, dearer when most are off screen (the
@@ -341,6 +415,7 @@ impl Renderer {
             None => None,
         };
         self.upload(slot, view);
+        self.textures.record_uploads(self.ring.gpu(), &rec, slot)?;
         self.record(&rec, slot, &params);
         let report = FrameReport {
             frame: rec.frame(),

@@ -153,6 +153,86 @@ fn cull_off_draws_the_same_picture() {
     assert_eq!(counter.total(), 0, "teardown raised validation messages");
 }
 
+/// Textures: an upload rides the next frame, the GPU image reads back byte for byte, many
+/// uploads in one frame pack into the staging buffer (and one bigger than it grows it), and bad
+/// input is a typed error. Validation layers on: zero messages.
+#[test]
+fn textures_upload_through_frames_and_read_back_exactly() {
+    let Some(gpu) = validated_gpu("textures_upload_through_frames_and_read_back_exactly", true)
+    else {
+        return;
+    };
+    let counter = gpu.validation_counter();
+    {
+        let mut r = Renderer::new(&gpu, RendererConfig::default()).expect("renderer");
+        let image = |w: u32, h: u32, seed: u32| -> Vec<u8> {
+            (0..w * h * 4)
+                .map(|i| (i.wrapping_mul(2_654_435_761).wrapping_add(seed) >> 13) as u8)
+                .collect()
+        };
+        let small = image(37, 21, 1);
+        let a = r.upload_texture(37, 21, &small).expect("queue a");
+        assert_eq!(r.textures().pending(), 1);
+        assert!(
+            !r.textures().is_resident(a),
+            "nothing recorded before a frame"
+        );
+        // A frame records the upload.
+        let (xs, ys) = cloud(64);
+        r.render(&view(&xs, &ys, 32.0, 1.5)).expect("frame");
+        assert!(r.textures().is_resident(a));
+        assert_eq!(r.textures().pending(), 0);
+        assert_eq!(r.textures().uploaded_bytes(), small.len() as u64);
+        // Several in one frame; the last (600x600, 1.4 MiB) is larger than the first staging
+        // buffer (1 MiB), so it either grows it or waits for a frame with room.
+        let pics: Vec<(u32, u32, Vec<u8>)> = [(64, 64, 2), (128, 32, 3), (600, 600, 4)]
+            .into_iter()
+            .map(|(w, h, s)| (w, h, image(w, h, s)))
+            .collect();
+        let ids: Vec<_> = pics
+            .iter()
+            .map(|(w, h, px)| r.upload_texture(*w, *h, px).expect("queue"))
+            .collect();
+        for _ in 0..3 {
+            r.render(&view(&xs, &ys, 32.0, 1.5)).expect("frame");
+        }
+        assert_eq!(
+            r.textures().pending(),
+            0,
+            "every upload recorded within three frames"
+        );
+        assert_eq!(r.textures().resident(), 4);
+        r.finish().expect("finish");
+        let back = r.read_texture(a).expect("read a");
+        assert_eq!((back.width, back.height), (37, 21));
+        assert!(back.rgba == small, "texture a changed on the GPU");
+        for (id, (w, h, px)) in ids.iter().zip(&pics) {
+            let back = r.read_texture(*id).expect("read");
+            assert_eq!((back.width, back.height), (*w, *h));
+            assert!(back.rgba == *px, "texture {id:?} changed on the GPU");
+        }
+        // Queued and read at once: the read records the pending upload first.
+        let late = image(8, 8, 9);
+        let l = r.upload_texture(8, 8, &late).expect("queue late");
+        assert!(r.read_texture(l).expect("read late").rgba == late);
+
+        // Bad input: typed errors, nothing created.
+        let before = r.textures().len();
+        assert!(is_bad_input(&r.upload_texture(0, 4, &[]).unwrap_err()));
+        assert!(is_bad_input(&r.upload_texture(4, 4, &[0; 15]).unwrap_err()));
+        assert!(is_bad_input(
+            &r.upload_texture(5000, 1, &vec![0; 20000]).unwrap_err()
+        ));
+        assert!(is_bad_input(
+            &r.read_texture(lanegraph_vk::TextureId(999)).unwrap_err()
+        ));
+        assert_eq!(r.textures().len(), before);
+        assert_no_messages(&gpu);
+    }
+    drop(gpu);
+    assert_eq!(counter.total(), 0, "teardown raised validation messages");
+}
+
 /// A seeded cloud of particles for profiler runs.
 fn cloud(n: usize) -> (Vec<f32>, Vec<f32>) {
     let mut s: u32 = 12345;

@@ -89,8 +89,10 @@ pub struct AssetEntry {
     pub failed: u64,
     /// Why each failed.
     pub failures: Vec<String>,
-    /// Textures the render lane uploaded.
+    /// Decoded textures the render lane took in.
     pub uploaded: u64,
+    /// Of those, uploaded to GPU images (0 without a GPU).
+    pub uploaded_gpu: u64,
 }
 
 /// One component's layout advice in `summary.json`.
@@ -270,6 +272,7 @@ impl DemoSummary {
                 failed: totals.failed,
                 failures: failures.to_vec(),
                 uploaded: rstats.textures,
+                uploaded_gpu: rstats.gpu_textures,
             },
             view_cache: BTreeMap::from([("hits".into(), vc.hits), ("misses".into(), vc.misses)]),
             render: BTreeMap::from([
@@ -381,8 +384,8 @@ impl DemoSummary {
         row(
             "assets",
             format!(
-                "{} loaded, {} failed (reported and skipped)",
-                self.assets.loaded, self.assets.failed
+                "{} loaded, {} failed (reported and skipped); {} uploaded to GPU images",
+                self.assets.loaded, self.assets.failed, self.assets.uploaded_gpu
             ),
         );
         row(

@@ -13,7 +13,7 @@
 //!    jobs on the asset lane.
 //! 3. A job reads and decodes the file inside `catch_unwind` and sends exactly one completion.
 //! 4. `drain` (owner) takes at most `jobs_per_frame` completions; decoded images then go to the
-//!    render lane for upload (the second lane of the load).
+//!    render lane, which uploads them to GPU images (the second lane of the load).
 
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};

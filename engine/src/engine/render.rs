@@ -56,10 +56,13 @@ pub struct RenderStats {
     pub last: Option<(u64, u64)>,
     /// Instances in the last drawn view, after the instance cap.
     pub last_instances: u64,
-    /// Textures uploaded and their bytes.
+    /// Decoded textures the render lane took in (kept on the CPU as the source of GPU uploads).
     pub textures: u64,
-    /// Bytes of texture data uploaded.
+    /// Bytes of those textures.
     pub texture_bytes: u64,
+    /// Textures uploaded to the GPU (device-local images; re-uploaded after a resolution change
+    /// rebuilds the renderer). 0 without a GPU.
+    pub gpu_textures: u64,
     /// The newest GPU timings read.
     pub gpu: Option<GpuFrame>,
     /// Errors the GPU reported while drawing (the lane keeps going without it after one).
@@ -319,17 +322,35 @@ fn render_job(shared: &Shared) {
     }
 }
 
-/// Takes the queued decoded images into the lane's texture store.
+/// Takes the queued decoded images into the lane's texture store and, with a GPU, queues each
+/// for upload to a device-local image (recorded into the next frame's command buffer). A texture
+/// the GPU refuses (too large, out of memory) is an error in the stats; the game goes on.
 fn apply_uploads(shared: &Shared, inner: &mut Inner) {
     let uploads = std::mem::take(&mut *lock(&shared.uploads));
     for img in uploads {
-        // lanegraph-vk has no texture API yet: the upload keeps the decoded pixels resident on
-        // the render lane (the copy a staging upload would make) and counts them.
         inner.stats.textures += 1;
         inner.stats.texture_bytes += img.rgba.len() as u64;
+        gpu_upload(inner, &img);
         inner.textures.push(img);
     }
 }
+
+#[cfg(feature = "vulkan")]
+fn gpu_upload(inner: &mut Inner, img: &DecodedImage) {
+    let Inner { gpu, stats, .. } = inner;
+    let Some((renderer, _)) = gpu.gpu.as_mut() else {
+        return;
+    };
+    match renderer.upload_texture(img.width, img.height, &img.rgba) {
+        Ok(_) => stats.gpu_textures += 1,
+        Err(e) => stats
+            .errors
+            .push(format!("texture `{}`: {e}", img.path.display())),
+    }
+}
+
+#[cfg(not(feature = "vulkan"))]
+fn gpu_upload(_inner: &mut Inner, _img: &DecodedImage) {}
 
 fn draw(shared: &Shared, view: &RenderView) {
     let _span = crate::telemetry::span_n("render.frame", view.len() as u64);
@@ -348,7 +369,12 @@ fn draw(shared: &Shared, view: &RenderView) {
 fn gpu_draw(inner: &mut Inner, view: &RenderView, n: usize) {
     let scale = inner.settings.resolution_scale;
     let gpu_cull = inner.settings.gpu_cull;
-    let Inner { gpu, stats, .. } = inner;
+    let Inner {
+        gpu,
+        stats,
+        textures: inner_textures,
+        ..
+    } = inner;
     let Some((renderer, device)) = gpu.gpu.as_mut() else {
         return;
     };
@@ -360,6 +386,14 @@ fn gpu_draw(inner: &mut Inner, view: &RenderView, n: usize) {
             Ok(r) => {
                 *renderer = r;
                 gpu.scale = scale;
+                // The new renderer starts without textures: upload the CPU copies again.
+                for img in inner_textures.iter() {
+                    if let Err(e) = renderer.upload_texture(img.width, img.height, &img.rgba) {
+                        stats
+                            .errors
+                            .push(format!("texture `{}`: {e}", img.path.display()));
+                    }
+                }
             }
             Err(e) => stats.errors.push(format!("resize: {e}")),
         }
