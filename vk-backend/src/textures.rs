@@ -158,7 +158,7 @@ impl TextureStore {
         rec: &Recording,
         slot: usize,
     ) -> Result<(), GpuError> {
-        let Some(&(_, ref first)) = self.pending.front() else {
+        let Some((_, first)) = self.pending.front() else {
             return Ok(());
         };
         let need = (first.len() as u64).max(INITIAL_STAGING);
