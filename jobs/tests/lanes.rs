@@ -28,6 +28,63 @@ fn dropping_lanes_runs_queued_detached_jobs_and_joins() {
     assert_eq!(done.load(Ordering::SeqCst), 200, "nothing queued is lost");
 }
 
+/// A detached job on the asset lane runs a graph across two lanes (the engine's asset
+/// pipeline: decode on `asset`, upload on `render`) through an `Arc<Lanes>`, and when the job
+/// holds the last handle, the drop on the worker does not try to join that worker (a hang).
+#[test]
+fn a_detached_job_runs_a_cross_lane_graph_and_may_drop_the_last_handle() {
+    struct Ctx {
+        order: std::sync::Mutex<Vec<String>>,
+    }
+    let lanes = Arc::new(common::lanes(1, 1, 1));
+    let mut b = GraphBuilder::<Ctx>::new("load");
+    let decode = b.node("decode", "asset", |n, c: &Ctx| {
+        c.order
+            .lock()
+            .unwrap()
+            .push(format!("decode on {:?}", n.lane()));
+    });
+    let upload = b.node("upload", "render", |n, c: &Ctx| {
+        c.order
+            .lock()
+            .unwrap()
+            .push(format!("upload on {:?}", n.lane()));
+    });
+    b.edge(decode, upload);
+    let mut graph = b.build(&lanes).expect("graph");
+    let (asset, render) = (lanes.lane("asset").unwrap(), lanes.lane("render").unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let handle = Arc::clone(&lanes);
+    lanes
+        .spawn_detached(asset, move || {
+            let ctx = Ctx {
+                order: std::sync::Mutex::new(Vec::new()),
+            };
+            let ran = graph
+                .run(&handle, &ctx)
+                .map(|_| ())
+                .map_err(|e| e.to_string());
+            // Keep the handle until the main thread has dropped its own: this job's drop is
+            // then the last one, on the asset worker.
+            std::thread::sleep(Duration::from_millis(50));
+            drop(handle);
+            let _ = tx.send((ran, ctx.order.into_inner().unwrap()));
+        })
+        .unwrap();
+    drop(lanes);
+    let (ran, order) = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the job finished (no self-join hang)");
+    assert_eq!(ran, Ok(()));
+    assert_eq!(
+        order,
+        vec![
+            format!("decode on {asset:?}"),
+            format!("upload on {render:?}")
+        ]
+    );
+}
+
 #[test]
 fn detached_panics_are_counted_and_the_lane_lives_on() {
     let lanes = common::lanes(1, 1, 1);

@@ -225,7 +225,17 @@ impl RenderLane {
         }
     }
 
-    /// Queues a decoded image for upload by the render lane.
+    /// Where the asset graph's `upload` nodes (running on the render lane) hand decoded images:
+    /// each is taken in and uploaded to the GPU at once, on the calling thread.
+    pub fn texture_sink(&self) -> super::assets::TextureSink {
+        let shared = Arc::clone(&self.shared);
+        Arc::new(move |img: Arc<DecodedImage>| {
+            let mut inner = lock(&shared.inner);
+            take_texture(&mut inner, img);
+        })
+    }
+
+    /// Queues a decoded image for upload by the render lane's next draw.
     pub fn upload(&self, image: Arc<DecodedImage>) {
         lock(&self.shared.uploads).push(image);
     }
@@ -328,11 +338,16 @@ fn render_job(shared: &Shared) {
 fn apply_uploads(shared: &Shared, inner: &mut Inner) {
     let uploads = std::mem::take(&mut *lock(&shared.uploads));
     for img in uploads {
-        inner.stats.textures += 1;
-        inner.stats.texture_bytes += img.rgba.len() as u64;
-        gpu_upload(inner, &img);
-        inner.textures.push(img);
+        take_texture(inner, img);
     }
+}
+
+/// Keeps `img` as the CPU source of its texture and queues its GPU upload.
+fn take_texture(inner: &mut Inner, img: Arc<DecodedImage>) {
+    inner.stats.textures += 1;
+    inner.stats.texture_bytes += img.rgba.len() as u64;
+    gpu_upload(inner, &img);
+    inner.textures.push(img);
 }
 
 #[cfg(feature = "vulkan")]

@@ -244,7 +244,9 @@ pub struct Engine {
     physics_lane: Option<LaneId>,
     /// Declared last so it drops last: every detached job (render, asset) finishes before the
     /// workers are joined, and nothing above outlives the lanes it borrows.
-    lanes: Lanes,
+    /// Shared with the asset pipeline's detached job, which runs the load graph through it
+    /// (see `assets`: the job never holds the last handle at shutdown).
+    lanes: Arc<Lanes>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -308,7 +310,12 @@ impl Engine {
             gpu,
             RenderAgent::settings(StrategyIndex(0)),
         );
-        let assets = AssetStream::new(lanes.lane(lanegraph_jobs::plan::names::ASSET));
+        let assets = AssetStream::new(
+            &lanes,
+            lanes.lane(lanegraph_jobs::plan::names::ASSET),
+            lanes.lane(lanegraph_jobs::plan::names::RENDER),
+            render.texture_sink(),
+        );
         let registry = Registry::new();
         let metrics = Metrics::new(&registry, &lanes).map_err(|e| {
             BuildError::Config(super::config::ConfigError {
@@ -348,7 +355,7 @@ impl Engine {
             lane_jobs_prev: vec![0; n],
             frame: 0,
             physics_lane,
-            lanes,
+            lanes: Arc::new(lanes),
         })
     }
 
@@ -619,8 +626,8 @@ impl Engine {
             .drain(asset_settings.jobs_per_frame, &mut self.completions);
         for c in &self.completions {
             match &c.result {
-                Ok(img) => {
-                    self.render.upload(Arc::clone(img));
+                Ok(_) => {
+                    // Already uploaded: the load graph's `upload` node ran on the render lane.
                     self.metrics.asset_loaded.inc();
                 }
                 Err(e) => {

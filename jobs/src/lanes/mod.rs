@@ -319,6 +319,13 @@ impl Drop for Lanes {
         for q in self.shared.queues.iter() {
             q.shutdown();
         }
+        // A thread cannot join itself. Dropped on one of its own workers (a job held the last
+        // handle, e.g. an `Arc<Lanes>`), the workers are detached instead: each still drains its
+        // queue and exits; nothing queued is lost, only the wait for the exit is skipped.
+        if job::current_role().is_some_and(|r| r.lanes == self.shared.id) {
+            self.threads.clear();
+            return;
+        }
         for t in self.threads.drain(..) {
             // A worker only panics on a broken internal invariant; surface it.
             if let Err(p) = t.join() {
