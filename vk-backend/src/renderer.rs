@@ -635,24 +635,7 @@ fn copy_column(src: &[f32], dst: &mut [u8]) {
 }
 
 fn record_readback(gpu: &Gpu, rec: &Recording, s: &SlotResources) {
-    let extent = s.target.extent();
-    let region = vk::BufferImageCopy {
-        buffer_offset: 0,
-        buffer_row_length: 0,
-        buffer_image_height: 0,
-        image_subresource: vk::ImageSubresourceLayers {
-            aspect_mask: vk::ImageAspectFlags::COLOR,
-            mip_level: 0,
-            base_array_layer: 0,
-            layer_count: 1,
-        },
-        image_offset: vk::Offset3D { x: 0, y: 0, z: 0 },
-        image_extent: vk::Extent3D {
-            width: extent.width,
-            height: extent.height,
-            depth: 1,
-        },
-    };
+    let region = crate::textures::copy_region(0, s.target.extent());
     let to_host = vk::BufferMemoryBarrier::default()
         .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
         .dst_access_mask(vk::AccessFlags::HOST_READ)

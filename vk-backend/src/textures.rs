@@ -355,7 +355,8 @@ fn image_barrier(
         .subresource_range(color_range())
 }
 
-fn copy_region(buffer_offset: u64, extent: vk::Extent2D) -> vk::BufferImageCopy {
+/// The whole of a single-mip, single-layer colour image at `buffer_offset`, tightly packed.
+pub(crate) fn copy_region(buffer_offset: u64, extent: vk::Extent2D) -> vk::BufferImageCopy {
     vk::BufferImageCopy {
         buffer_offset,
         buffer_row_length: 0,
