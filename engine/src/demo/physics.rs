@@ -2,12 +2,14 @@
 //! drag, integration and reflection at the arena's walls, all on the physics lane.
 //!
 //! Owns: the per-step physics of the demo. Must never: depend on how the work is split (every
-//! kernel is per row, the neighbour pass is one job), so the world hash is the same for any
-//! lane plan.
+//! kernel is per row, and each particle's neighbour sum is computed whole by one job), so the
+//! world hash is the same for any lane plan.
 //!
 //! # One step
-//! 1. Neighbour pass (when the physics strategy asks for it this step): one job on the physics
-//!    lane rebuilds the grid from the positions and sums each particle's neighbours.
+//! 1. Neighbour pass (when the physics strategy asks for it this step), three fork-joins on the
+//!    physics lane: one job rebuilds the grid from the positions; then one job per
+//!    [`NEIGHBOUR_CHUNK`] grid slots sums those particles' neighbours into slot order; then one
+//!    job per [`NEIGHBOUR_CHUNK`] rows gathers the sums into row order.
 //! 2. The owner lends the position and velocity columns; they are split into chunks of
 //!    [`LANES_PER_CHUNK`] vectors, one scoped job per chunk on the physics lane: steering from
 //!    the sums, `gravity_drag`, `integrate`, `reflect`, all `f32x8` kernels on resident columns.
@@ -22,6 +24,9 @@ use crate::world::World;
 
 /// Vectors per physics job (4,096 particles: ~30 us of work, well above the ~1 us dispatch).
 pub const LANES_PER_CHUNK: usize = 512;
+/// Particles per neighbour-sum job (~1 ms of work at the demo's density: enough jobs for every
+/// physics thread at 100,000 particles, few enough that dispatch is noise).
+pub const NEIGHBOUR_CHUNK: usize = 4096;
 /// Downward acceleration, units/s^2 (a light pull so the flock drifts and bounces; the crowd
 /// rule below keeps it from piling up on the floor).
 const GRAVITY: f32 = -0.5;
@@ -48,6 +53,8 @@ const MAX_SPEED: f32 = 40.0;
 pub struct DemoPhysics {
     grid: grid::UniformGrid,
     sums: grid::NeighbourSums,
+    /// The sums in grid-slot order (step 1's middle fork-join writes them, the last reads).
+    slot_sums: grid::NeighbourSums,
     zeros: Vec<f32>,
     have_sums: bool,
     /// Mean neighbours per particle in the last neighbour pass (its cost grows with it).
@@ -109,35 +116,85 @@ impl DemoPhysics {
         ) else {
             return;
         };
-        self.zeros.resize(px.len(), 0.0);
+        let n = px.len();
+        self.zeros.resize(n, 0.0);
         let zeros = &self.zeros;
         let grid = &mut self.grid;
-        let sums = &mut self.sums;
-        let ok = step
-            .lanes
-            .scope(|s| {
+        let _span = telemetry::span_n("physics.neighbours", n as u64);
+        let mut built = false;
+        let rebuilt = step.lanes.scope(|s| {
+            let built = &mut built;
+            let _ = s.spawn(lane, move || {
+                name_lane_thread();
+                let _s = telemetry::span("physics.grid_rebuild");
+                *built = grid
+                    .rebuild([px, py, zeros], [vx, vy, zeros], NEIGHBOUR_RADIUS)
+                    .is_ok();
+            });
+        });
+        if rebuilt.is_err() || !built {
+            self.sums.count.clear();
+            return;
+        }
+        let grid = &self.grid;
+        let failed = std::sync::atomic::AtomicBool::new(false);
+        self.slot_sums.reset(n);
+        let sums_ran = step.lanes.scope(|s| {
+            let mut cols = self
+                .slot_sums
+                .columns_mut()
+                .map(|c| c.chunks_mut(NEIGHBOUR_CHUNK));
+            let failed = &failed;
+            for first in (0..n).step_by(NEIGHBOUR_CHUNK) {
+                let Some(out) = next_chunks(&mut cols) else {
+                    break;
+                };
                 let _ = s.spawn(lane, move || {
-                    name_lane_thread();
-                    let _span = telemetry::span_n("physics.neighbours", px.len() as u64);
-                    let built = {
-                        let _s = telemetry::span("physics.grid_rebuild");
-                        grid.rebuild([px, py, zeros], [vx, vy, zeros], NEIGHBOUR_RADIUS)
-                    };
-                    if built.is_ok() {
-                        let _s = telemetry::span("physics.neighbour_sums");
-                        grid.neighbour_sums(sums);
-                    } else {
-                        sums.count.clear();
+                    let _s = telemetry::span_n("physics.neighbour_sums", out[0].len() as u64);
+                    if grid.neighbour_sums_slots(first, out).is_err() {
+                        failed.store(true, std::sync::atomic::Ordering::Relaxed);
                     }
                 });
-            })
-            .is_ok();
+            }
+        });
+        self.sums.reset(n);
+        let slot_sums = self.slot_sums.columns();
+        let gathered = step.lanes.scope(|s| {
+            let mut cols = self
+                .sums
+                .columns_mut()
+                .map(|c| c.chunks_mut(NEIGHBOUR_CHUNK));
+            let failed = &failed;
+            for first in (0..n).step_by(NEIGHBOUR_CHUNK) {
+                let Some(out) = next_chunks(&mut cols) else {
+                    break;
+                };
+                let _ = s.spawn(lane, move || {
+                    let _s = telemetry::span("physics.neighbour_gather");
+                    if grid.rows_from_slots(first, slot_sums, out).is_err() {
+                        failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                    }
+                });
+            }
+        });
+        let ok = sums_ran.is_ok() && gathered.is_ok() && !failed.into_inner();
         self.have_sums = ok && self.sums.count.len() == px.len();
         if self.have_sums && !self.sums.count.is_empty() {
             let total: f64 = self.sums.count.iter().map(|&c| f64::from(c)).sum();
             self.mean_neighbours = total / self.sums.count.len() as f64;
         }
     }
+}
+
+/// The next chunk of each of the seven sum columns, or `None` when they run out.
+fn next_chunks<'a>(
+    cols: &mut [std::slice::ChunksMut<'a, f32>; 7],
+) -> Option<[&'a mut [f32]; 7]> {
+    let next = cols.each_mut().map(|c| c.next());
+    if next.iter().any(Option::is_none) {
+        return None;
+    }
+    Some(next.map(|c| c.unwrap_or_default()))
 }
 
 /// Step 2 for one chunk: steering, forces, integration, walls.

@@ -18,6 +18,11 @@
 //!    past the run's end and the particle's own slot are masked off; `d2 < r^2` selects
 //!    neighbours. Eight lane accumulators per sum, folded in lane order 0..8; the scalar twin
 //!    emulates the lanes, so both agree bit for bit.
+//! 3. In parallel: `neighbour_sums_slots` computes the same sums for a range of slots into
+//!    slot-ordered buffers (disjoint ranges on different threads), then `rows_from_slots`
+//!    gathers them into row order for a range of rows. Each particle's sum is computed by the
+//!    same code in the same order, so the result equals `neighbour_sums` bit for bit however the
+//!    ranges are cut.
 
 use super::{check_len, FIRST_N};
 use crate::error::LengthMismatch;
@@ -65,7 +70,22 @@ pub struct NeighbourSums {
 }
 
 impl NeighbourSums {
-    fn reset(&mut self, rows: usize) {
+    /// The seven columns in the order the ranged API uses: count, offset x/y/z, velocity x/y/z.
+    pub fn columns(&self) -> [&[f32]; 7] {
+        let [o0, o1, o2] = &self.offset;
+        let [v0, v1, v2] = &self.velocity;
+        [&self.count, o0, o1, o2, v0, v1, v2]
+    }
+
+    /// The seven columns, mutable (same order as [`NeighbourSums::columns`]).
+    pub fn columns_mut(&mut self) -> [&mut Vec<f32>; 7] {
+        let [o0, o1, o2] = &mut self.offset;
+        let [v0, v1, v2] = &mut self.velocity;
+        [&mut self.count, o0, o1, o2, v0, v1, v2]
+    }
+
+    /// Sets every column to `rows` zeros (buffers reused).
+    pub fn reset(&mut self, rows: usize) {
         for v in std::iter::once(&mut self.count)
             .chain(&mut self.offset)
             .chain(&mut self.velocity)
@@ -88,6 +108,8 @@ pub struct UniformGrid {
     cursor: Vec<u32>,
     slot_cell: Vec<u32>,
     order: Vec<u32>,
+    /// Inverse of `order`: the slot of each row.
+    slot_of_row: Vec<u32>,
     cell_of_row: Vec<u32>,
     /// Slot-ordered x, y, z, vx, vy, vz, each padded by [`LANES`] floats of [`PAD`].
     sorted: [Vec<f32>; 6],
@@ -215,6 +237,11 @@ impl UniformGrid {
         self.slot_cell.clear();
         self.slot_cell
             .extend(self.order.iter().map(|&r| self.cell_of_row[r as usize]));
+        self.slot_of_row.clear();
+        self.slot_of_row.resize(self.rows, 0);
+        for (slot, &r) in self.order.iter().enumerate() {
+            self.slot_of_row[r as usize] = slot as u32;
+        }
     }
 
     /// The nine contiguous slot runs `[start, end)` that hold the 3x3x3 cells around cell `c`.
@@ -239,32 +266,102 @@ impl UniformGrid {
     /// to the particle count; its buffers are reused).
     pub fn neighbour_sums(&self, out: &mut NeighbourSums) {
         out.reset(self.rows);
+        for slot in 0..self.rows {
+            self.store(out, slot, self.slot_lanes(slot));
+        }
+    }
+
+    /// The eight-lane accumulators of the particle in `slot` (count, offset x/y/z, velocity
+    /// x/y/z), before the lane fold.
+    #[inline]
+    fn slot_lanes(&self, slot: usize) -> [[f32; LANES]; 7] {
         let r2 = f32x8::splat(self.radius * self.radius);
         let (zero, one) = (f32x8::splat(0.0), f32x8::splat(1.0));
         let s = &self.sorted;
-        for slot in 0..self.rows {
-            let pi = [0, 1, 2].map(|a| f32x8::splat(s[a][slot]));
-            let mut acc = [zero; 7];
-            for (start, end) in self.runs(self.slot_cell[slot] as usize) {
-                let mut k = start;
-                while k < end {
-                    let mut mask = FIRST_N[(end - k).min(LANES)];
-                    if (k..k + LANES).contains(&slot) {
-                        mask = mask & !lane_bit(slot - k);
-                    }
-                    let d = [0, 1, 2].map(|a| load8(&s[a], k) - pi[a]);
-                    let d2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
-                    let near = d2.cmp_lt(r2) & mask;
-                    acc[0] = acc[0] + near.blend(one, zero);
-                    for a in 0..3 {
-                        acc[1 + a] = acc[1 + a] + near.blend(d[a], zero);
-                        acc[4 + a] = acc[4 + a] + near.blend(load8(&s[3 + a], k), zero);
-                    }
-                    k += LANES;
+        let pi = [0, 1, 2].map(|a| f32x8::splat(s[a][slot]));
+        let mut acc = [zero; 7];
+        for (start, end) in self.runs(self.slot_cell[slot] as usize) {
+            let mut k = start;
+            while k < end {
+                let mut mask = FIRST_N[(end - k).min(LANES)];
+                if (k..k + LANES).contains(&slot) {
+                    mask = mask & !lane_bit(slot - k);
                 }
+                let d = [0, 1, 2].map(|a| load8(&s[a], k) - pi[a]);
+                let d2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+                let near = d2.cmp_lt(r2) & mask;
+                acc[0] = acc[0] + near.blend(one, zero);
+                for a in 0..3 {
+                    acc[1 + a] = acc[1 + a] + near.blend(d[a], zero);
+                    acc[4 + a] = acc[4 + a] + near.blend(load8(&s[3 + a], k), zero);
+                }
+                k += LANES;
             }
-            self.store(out, slot, acc.map(|v| v.to_array()));
         }
+        acc.map(|v| v.to_array())
+    }
+
+    /// Step 3a: the sums of slots `first..first + out[0].len()` into slot-ordered buffers
+    /// (count, offset x/y/z, velocity x/y/z; all seven the same length). Disjoint ranges may run
+    /// on different threads. Errors: buffers of different lengths, or a range past the
+    /// particles.
+    pub fn neighbour_sums_slots(
+        &self,
+        first: usize,
+        out: [&mut [f32]; 7],
+    ) -> Result<(), LengthMismatch> {
+        let n = out[0].len();
+        for o in &out {
+            check_len("UniformGrid::neighbour_sums_slots", n, o.len())?;
+        }
+        check_len(
+            "UniformGrid::neighbour_sums_slots (range end vs particles)",
+            self.rows.max(first + n),
+            self.rows,
+        )?;
+        let mut out = out;
+        for i in 0..n {
+            let acc = self.slot_lanes(first + i);
+            for (col, lanes) in out.iter_mut().zip(acc) {
+                col[i] = fold_lanes(lanes);
+            }
+        }
+        Ok(())
+    }
+
+    /// Step 3b: rows `first..first + out[0].len()` of the sums, gathered from the complete
+    /// slot-ordered buffers `slots` (each as long as the particle count). Disjoint row ranges
+    /// may run on different threads. Errors: lengths that do not match.
+    pub fn rows_from_slots(
+        &self,
+        first: usize,
+        slots: [&[f32]; 7],
+        out: [&mut [f32]; 7],
+    ) -> Result<(), LengthMismatch> {
+        let n = out[0].len();
+        for o in &out {
+            check_len("UniformGrid::rows_from_slots", n, o.len())?;
+        }
+        for s in &slots {
+            check_len(
+                "UniformGrid::rows_from_slots (slot buffers)",
+                self.rows,
+                s.len(),
+            )?;
+        }
+        check_len(
+            "UniformGrid::rows_from_slots (range end vs particles)",
+            self.rows.max(first + n),
+            self.rows,
+        )?;
+        let mut out = out;
+        for i in 0..n {
+            let slot = self.slot_of_row[first + i] as usize;
+            for (col, src) in out.iter_mut().zip(&slots) {
+                col[i] = src[slot];
+            }
+        }
+        Ok(())
     }
 
     /// Scalar twin of [`UniformGrid::neighbour_sums`] (emulates the eight lanes).
@@ -299,7 +396,7 @@ impl UniformGrid {
     }
 
     fn store(&self, out: &mut NeighbourSums, slot: usize, acc: [[f32; LANES]; 7]) {
-        let fold = |lanes: [f32; LANES]| lanes[1..].iter().fold(lanes[0], |t, v| t + v);
+        let fold = fold_lanes;
         let row = self.order[slot] as usize;
         out.count[row] = fold(acc[0]);
         for a in 0..3 {
@@ -307,6 +404,12 @@ impl UniformGrid {
             out.velocity[a][row] = fold(acc[4 + a]);
         }
     }
+}
+
+/// The lane fold of every sum: lanes 0..8 in order.
+#[inline]
+fn fold_lanes(lanes: [f32; LANES]) -> f32 {
+    lanes[1..].iter().fold(lanes[0], |t, v| t + v)
 }
 
 /// Eight floats from `s[k..k + 8]` (the sorted arrays are padded, so this stays in bounds).
