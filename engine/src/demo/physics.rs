@@ -187,9 +187,7 @@ impl DemoPhysics {
 }
 
 /// The next chunk of each of the seven sum columns, or `None` when they run out.
-fn next_chunks<'a>(
-    cols: &mut [std::slice::ChunksMut<'a, f32>; 7],
-) -> Option<[&'a mut [f32]; 7]> {
+fn next_chunks<'a>(cols: &mut [std::slice::ChunksMut<'a, f32>; 7]) -> Option<[&'a mut [f32]; 7]> {
     let next = cols.each_mut().map(|c| c.next());
     if next.iter().any(Option::is_none) {
         return None;
