@@ -179,10 +179,7 @@ impl Renderer {
             MemoryLocation::CpuToGpu,
         )?;
         let Some(ids) = identity.mapped_mut() else {
-            return Err(GpuError::BadInput {
-                what: "memory",
-                why: "the allocator returned unmapped memory for a host-visible buffer".into(),
-            });
+            return Err(crate::error::unmapped());
         };
         for (i, d) in ids.chunks_exact_mut(4).enumerate() {
             d.copy_from_slice(&(i as u32).to_ne_bytes());
@@ -243,10 +240,7 @@ impl Renderer {
                 MemoryLocation::GpuToCpu,
             )?;
             if upload.mapped().is_none() || readback.mapped().is_none() {
-                return Err(GpuError::BadInput {
-                    what: "memory",
-                    why: "the allocator returned unmapped memory for a host-visible buffer".into(),
-                });
+                return Err(crate::error::unmapped());
             }
             me.layout.write_set(
                 slot,
@@ -283,8 +277,7 @@ impl Renderer {
         height: u32,
         rgba: &[u8],
     ) -> Result<TextureId, GpuError> {
-        let gpu = self.ring.gpu().clone();
-        self.textures.queue(&gpu, width, height, rgba)
+        self.textures.queue(self.ring.gpu(), width, height, rgba)
     }
 
     /// The renderer's textures (counts, residency, bytes uploaded).
@@ -330,10 +323,7 @@ impl Renderer {
         let rgba = dst
             .mapped()
             .map(|b| b[..len as usize].to_vec())
-            .ok_or_else(|| GpuError::BadInput {
-                what: "memory",
-                why: "the allocator returned unmapped memory for a host-visible buffer".into(),
-            })?;
+            .ok_or_else(crate::error::unmapped)?;
         Ok(Readback {
             frame,
             width: extent.width,
@@ -599,9 +589,7 @@ fn record_draw_all(
 ) {
     let d = &gpu.shared.device;
     let cmd = rec.cmd();
-    let mut args = [0u8; 16];
-    args[..4].copy_from_slice(&4u32.to_ne_bytes()); // triangle strip quad
-    args[4..8].copy_from_slice(&count.to_ne_bytes());
+    let args = crate::passes::indirect_args(count);
     let to_draw = vk::MemoryBarrier::default()
         .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
         .dst_access_mask(vk::AccessFlags::INDIRECT_COMMAND_READ | vk::AccessFlags::SHADER_READ);

@@ -180,10 +180,7 @@ impl TextureStore {
         let capacity = staging.size();
         let raw = staging.raw();
         let Some(bytes) = staging.mapped_mut() else {
-            return Err(GpuError::BadInput {
-                what: "memory",
-                why: "the allocator returned unmapped memory for a host-visible buffer".into(),
-            });
+            return Err(crate::error::unmapped());
         };
         let d = &gpu.shared.device;
         let cmd = rec.cmd();

@@ -17,11 +17,10 @@ use lanegraph_simd::kernels::integrate;
 
 use super::stats::percentile;
 use super::{BenchError, Figure};
+// Vectors per chunk job: the same as the demo's physics step.
+use crate::demo::physics::LANES_PER_CHUNK;
 use crate::demo::world::{Position, Velocity};
 use crate::world::World;
-
-/// Vectors per chunk job (the demo's physics uses the same).
-const LANES_PER_CHUNK: usize = 512;
 
 fn fail(why: impl Into<String>) -> BenchError {
     BenchError::failed("simd", why)

@@ -137,47 +137,18 @@ impl DemoPhysics {
             return;
         }
         let grid = &self.grid;
-        let failed = std::sync::atomic::AtomicBool::new(false);
         self.slot_sums.reset(n);
-        let sums_ran = step.lanes.scope(|s| {
-            let mut cols = self
-                .slot_sums
-                .columns_mut()
-                .map(|c| c.chunks_mut(NEIGHBOUR_CHUNK));
-            let failed = &failed;
-            for first in (0..n).step_by(NEIGHBOUR_CHUNK) {
-                let Some(out) = next_chunks(&mut cols) else {
-                    break;
-                };
-                let _ = s.spawn(lane, move || {
-                    let _s = telemetry::span_n("physics.neighbour_sums", out[0].len() as u64);
-                    if grid.neighbour_sums_slots(first, out).is_err() {
-                        failed.store(true, std::sync::atomic::Ordering::Relaxed);
-                    }
-                });
-            }
+        let summed = per_chunk(step, lane, &mut self.slot_sums, |first, out| {
+            let _s = telemetry::span_n("physics.neighbour_sums", out[0].len() as u64);
+            grid.neighbour_sums_slots(first, out).is_ok()
         });
         self.sums.reset(n);
         let slot_sums = self.slot_sums.columns();
-        let gathered = step.lanes.scope(|s| {
-            let mut cols = self
-                .sums
-                .columns_mut()
-                .map(|c| c.chunks_mut(NEIGHBOUR_CHUNK));
-            let failed = &failed;
-            for first in (0..n).step_by(NEIGHBOUR_CHUNK) {
-                let Some(out) = next_chunks(&mut cols) else {
-                    break;
-                };
-                let _ = s.spawn(lane, move || {
-                    let _s = telemetry::span("physics.neighbour_gather");
-                    if grid.rows_from_slots(first, slot_sums, out).is_err() {
-                        failed.store(true, std::sync::atomic::Ordering::Relaxed);
-                    }
-                });
-            }
+        let gathered = per_chunk(step, lane, &mut self.sums, |first, out| {
+            let _s = telemetry::span("physics.neighbour_gather");
+            grid.rows_from_slots(first, slot_sums, out).is_ok()
         });
-        let ok = sums_ran.is_ok() && gathered.is_ok() && !failed.into_inner();
+        let ok = summed && gathered;
         self.have_sums = ok && self.sums.count.len() == px.len();
         if self.have_sums && !self.sums.count.is_empty() {
             let total: f64 = self.sums.count.iter().map(|&c| f64::from(c)).sum();
@@ -186,13 +157,33 @@ impl DemoPhysics {
     }
 }
 
-/// The next chunk of each of the seven sum columns, or `None` when they run out.
-fn next_chunks<'a>(cols: &mut [std::slice::ChunksMut<'a, f32>; 7]) -> Option<[&'a mut [f32]; 7]> {
-    let next = cols.each_mut().map(|c| c.next());
-    if next.iter().any(Option::is_none) {
-        return None;
-    }
-    Some(next.map(|c| c.unwrap_or_default()))
+/// One scoped job per [`NEIGHBOUR_CHUNK`] rows of `out`'s seven columns on `lane`; `job` gets
+/// the first row and the chunk of every column. True when every job ran and returned true.
+fn per_chunk(
+    step: &PhysicsStep<'_>,
+    lane: lanegraph_jobs::LaneId,
+    out: &mut grid::NeighbourSums,
+    job: impl Fn(usize, [&mut [f32]; 7]) -> bool + Sync,
+) -> bool {
+    let n = out.count.len();
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    let ran = step.lanes.scope(|s| {
+        let mut cols = out.columns_mut().map(|c| c.chunks_mut(NEIGHBOUR_CHUNK));
+        let (job, failed) = (&job, &failed);
+        for first in (0..n).step_by(NEIGHBOUR_CHUNK) {
+            let chunk = cols.each_mut().map(|c| c.next());
+            if chunk.iter().any(Option::is_none) {
+                break;
+            }
+            let chunk = chunk.map(Option::unwrap_or_default);
+            let _ = s.spawn(lane, move || {
+                if !job(first, chunk) {
+                    failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    ran.is_ok() && !failed.into_inner()
 }
 
 /// Step 2 for one chunk: steering, forces, integration, walls.

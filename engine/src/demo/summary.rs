@@ -95,19 +95,6 @@ pub struct AssetEntry {
     pub uploaded_gpu: u64,
 }
 
-/// One component's layout advice in `summary.json`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LayoutEntry {
-    /// Component name.
-    pub component: String,
-    /// Its layout now (`AoS` or `field-SoA`).
-    pub layout: String,
-    /// `KeepSoa`, `SimdFieldSoa` or `HotColdSplit`.
-    pub recommendation: String,
-    /// Why, in figures.
-    pub reason: String,
-}
-
 /// Everything `summary.json` holds.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DemoSummary {
@@ -157,7 +144,7 @@ pub struct DemoSummary {
     pub mean_neighbours: f64,
     /// The layout advisor's word on each component (`component`, `layout`, `recommendation`,
     /// `reason`), from the World's access telemetry over the run.
-    pub layout_advice: Vec<LayoutEntry>,
+    pub layout_advice: Vec<crate::report::LayoutRow>,
     /// Wall time of the whole run, s.
     pub wall_s: f64,
 }
@@ -281,15 +268,7 @@ impl DemoSummary {
             ]),
             score,
             mean_neighbours: 0.0,
-            layout_advice: crate::report::LayoutRow::of_world(engine.world())
-                .into_iter()
-                .map(|r| LayoutEntry {
-                    component: r.component,
-                    layout: r.layout,
-                    recommendation: r.recommendation,
-                    reason: r.reason,
-                })
-                .collect(),
+            layout_advice: crate::report::LayoutRow::of_world(engine.world()),
             wall_s,
         }
     }

@@ -221,14 +221,7 @@ impl AssetStream {
                 let Some(path) = self.queue.pop_front() else {
                     break;
                 };
-                let _ = self.tx.send(AssetCompletion {
-                    path: path.clone(),
-                    result: Err(AssetError::Unreadable {
-                        path,
-                        why: why.clone(),
-                    }),
-                    decode_ms: 0.0,
-                });
+                fail_request(&self.tx, path, why.clone());
                 self.totals.issued += 1;
                 issued += 1;
             }
@@ -262,14 +255,7 @@ impl AssetStream {
             // Unreachable with a lane from this plan; if it happens, fail the batch visibly.
             for slot in &p.batch.slots {
                 if let Some(path) = lock(slot).path.take() {
-                    let _ = self.tx.send(AssetCompletion {
-                        path: path.clone(),
-                        result: Err(AssetError::Unreadable {
-                            path,
-                            why: "the asset lane refused the job".into(),
-                        }),
-                        decode_ms: 0.0,
-                    });
+                    fail_request(&self.tx, path, "the asset lane refused the job".into());
                 }
             }
             p.in_flight.store(false, Ordering::Release);
@@ -326,6 +312,15 @@ impl Drop for AssetStream {
             std::thread::sleep(std::time::Duration::from_micros(200));
         }
     }
+}
+
+/// Completes a request that never reached a decoder, with why.
+fn fail_request(tx: &Sender<AssetCompletion>, path: PathBuf, why: String) {
+    let _ = tx.send(AssetCompletion {
+        path: path.clone(),
+        result: Err(AssetError::Unreadable { path, why }),
+        decode_ms: 0.0,
+    });
 }
 
 /// The load graph: `decode.i` on `asset` -> `upload.i` on `upload`, for each of [`BATCH`] slots.

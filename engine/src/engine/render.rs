@@ -178,7 +178,6 @@ struct Inner {
 
 struct Shared {
     mailbox: Mutex<Option<Arc<RenderView>>>,
-    uploads: Mutex<Vec<Arc<DecodedImage>>>,
     inner: Mutex<Inner>,
     /// Writers: the owner (set, step 2) and the render job (clear, step 3), both `AcqRel` so
     /// the mailbox writes before them are seen by whoever sees the flag.
@@ -211,7 +210,6 @@ impl RenderLane {
             lane,
             shared: Arc::new(Shared {
                 mailbox: Mutex::new(None),
-                uploads: Mutex::new(Vec::new()),
                 inner: Mutex::new(Inner {
                     gpu,
                     stats: RenderStats::default(),
@@ -233,11 +231,6 @@ impl RenderLane {
             let mut inner = lock(&shared.inner);
             take_texture(&mut inner, img);
         })
-    }
-
-    /// Queues a decoded image for upload by the render lane's next draw.
-    pub fn upload(&self, image: Arc<DecodedImage>) {
-        lock(&self.shared.uploads).push(image);
     }
 
     /// Sets the render strategy's settings (applied from the next view drawn).
@@ -305,7 +298,6 @@ impl RenderLane {
         lanes
             .spawn_detached(lane, move || {
                 let mut inner = lock(&shared.inner);
-                apply_uploads(&shared, &mut inner);
                 let png = capture(&mut inner, &view);
                 inner.last_png = png.clone();
                 let _ = tx.send(png);
@@ -332,46 +324,46 @@ fn render_job(shared: &Shared) {
     }
 }
 
-/// Takes the queued decoded images into the lane's texture store and, with a GPU, queues each
-/// for upload to a device-local image (recorded into the next frame's command buffer). A texture
-/// the GPU refuses (too large, out of memory) is an error in the stats; the game goes on.
-fn apply_uploads(shared: &Shared, inner: &mut Inner) {
-    let uploads = std::mem::take(&mut *lock(&shared.uploads));
-    for img in uploads {
-        take_texture(inner, img);
-    }
-}
-
-/// Keeps `img` as the CPU source of its texture and queues its GPU upload.
+/// Keeps `img` as the CPU source of its texture and, with a GPU, queues its upload to a
+/// device-local image (recorded into the next frame's command buffer). A texture the GPU refuses
+/// (too large, out of memory) is an error in the stats; the game goes on.
 fn take_texture(inner: &mut Inner, img: Arc<DecodedImage>) {
     inner.stats.textures += 1;
     inner.stats.texture_bytes += img.rgba.len() as u64;
-    gpu_upload(inner, &img);
+    #[cfg(feature = "vulkan")]
+    {
+        let Inner { gpu, stats, .. } = &mut *inner;
+        if let Some((renderer, _)) = gpu.gpu.as_mut() {
+            if upload_texture(renderer, stats, &img) {
+                stats.gpu_textures += 1;
+            }
+        }
+    }
     inner.textures.push(img);
 }
 
+/// Queues `img` on `renderer`; a refusal goes to `stats.errors`. Returns whether it was queued.
 #[cfg(feature = "vulkan")]
-fn gpu_upload(inner: &mut Inner, img: &DecodedImage) {
-    let Inner { gpu, stats, .. } = inner;
-    let Some((renderer, _)) = gpu.gpu.as_mut() else {
-        return;
-    };
+fn upload_texture(
+    renderer: &mut lanegraph_vk::Renderer,
+    stats: &mut RenderStats,
+    img: &DecodedImage,
+) -> bool {
     match renderer.upload_texture(img.width, img.height, &img.rgba) {
-        Ok(_) => stats.gpu_textures += 1,
-        Err(e) => stats
-            .errors
-            .push(format!("texture `{}`: {e}", img.path.display())),
+        Ok(_) => true,
+        Err(e) => {
+            stats
+                .errors
+                .push(format!("texture `{}`: {e}", img.path.display()));
+            false
+        }
     }
 }
-
-#[cfg(not(feature = "vulkan"))]
-fn gpu_upload(_inner: &mut Inner, _img: &DecodedImage) {}
 
 fn draw(shared: &Shared, view: &RenderView) {
     let _span = crate::telemetry::span_n("render.frame", view.len() as u64);
     let t0 = clock::now();
     let mut inner = lock(&shared.inner);
-    apply_uploads(shared, &mut inner);
     let cap = ((view.len() as f32) * inner.settings.instance_fraction).ceil() as usize;
     let n = cap.min(view.len());
     inner.stats.last_instances = n as u64;
@@ -403,11 +395,7 @@ fn gpu_draw(inner: &mut Inner, view: &RenderView, n: usize) {
                 gpu.scale = scale;
                 // The new renderer starts without textures: upload the CPU copies again.
                 for img in inner_textures.iter() {
-                    if let Err(e) = renderer.upload_texture(img.width, img.height, &img.rgba) {
-                        stats
-                            .errors
-                            .push(format!("texture `{}`: {e}", img.path.display()));
-                    }
+                    upload_texture(renderer, stats, img);
                 }
             }
             Err(e) => stats.errors.push(format!("resize: {e}")),

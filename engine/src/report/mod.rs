@@ -78,14 +78,14 @@ pub struct ReportData {
     pub layout: Vec<LayoutRow>,
 }
 
-/// One component's layout advice, as the report shows it.
-#[derive(Debug, Clone, PartialEq)]
+/// One component's layout advice, as the report shows it and `summary.json` holds it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct LayoutRow {
     /// Component name.
     pub component: String,
     /// Its layout now (`AoS` or `field-SoA`).
     pub layout: String,
-    /// The advisor's recommendation.
+    /// `KeepSoa`, `SimdFieldSoa` or `HotColdSplit`.
     pub recommendation: String,
     /// Why, in figures.
     pub reason: String,

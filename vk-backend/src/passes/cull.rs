@@ -60,8 +60,7 @@ impl CullPass {
     ) {
         let d = &self.device;
         let cmd = rec.cmd();
-        let mut init = [0u8; 16];
-        init[..4].copy_from_slice(&4u32.to_ne_bytes()); // triangle strip quad
+        let init = super::indirect_args(0);
         let to_compute = vk::BufferMemoryBarrier::default()
             .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
             .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE)

@@ -71,6 +71,16 @@ pub const PUSH_STAGES: vk::ShaderStageFlags = vk::ShaderStageFlags::from_raw(
         | vk::ShaderStageFlags::FRAGMENT.as_raw(),
 );
 
+/// The 16 bytes of a `VkDrawIndirectCommand` drawing `instances` quads (a 4-vertex triangle
+/// strip each, first vertex and instance 0): the cull pass resets it to 0 instances and counts
+/// up; with culling off the renderer writes the whole count.
+pub(crate) fn indirect_args(instances: u32) -> [u8; 16] {
+    let mut args = [0u8; 16];
+    args[..4].copy_from_slice(&4u32.to_ne_bytes());
+    args[4..8].copy_from_slice(&instances.to_ne_bytes());
+    args
+}
+
 /// Descriptor-set layout, pipeline layout and a pool of one set per frame slot.
 pub struct PassLayout {
     device: ash::Device,
