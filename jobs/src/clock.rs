@@ -258,37 +258,58 @@ mod tests {
         }
     }
 
-    #[test]
-    fn tsc_agrees_with_instant() {
-        init();
+    /// One bracketed measurement: (ours, instant) nanoseconds across a 30 ms sleep.
+    fn bracketed_30ms() -> (f64, f64) {
         let i0 = Instant::now();
         let s0 = now();
         std::thread::sleep(Duration::from_millis(30));
         let s1 = now();
         let i1 = Instant::now();
-        let ours = s1.ns_since(s0) as f64;
-        let theirs = i1.duration_since(i0).as_nanos() as f64;
+        (
+            s1.ns_since(s0) as f64,
+            i1.duration_since(i0).as_nanos() as f64,
+        )
+    }
+
+    #[test]
+    fn tsc_agrees_with_instant() {
+        init();
         // Ours is bracketed inside theirs; allow 2% for calibration error on a noisy machine.
-        assert!(
-            ours <= theirs * 1.02,
-            "ours {ours} ns > instant {theirs} ns"
-        );
-        assert!(
-            ours >= theirs * 0.90,
-            "ours {ours} ns << instant {theirs} ns"
-        );
+        // A preemption between an `Instant` read and its paired stamp widens theirs alone, so
+        // the lower bound gets up to five tries: a clock that is really wrong fails all five.
+        let mut tries = Vec::new();
+        for _ in 0..5 {
+            let (ours, theirs) = bracketed_30ms();
+            assert!(
+                ours <= theirs * 1.02,
+                "ours {ours} ns > instant {theirs} ns"
+            );
+            if ours >= theirs * 0.90 {
+                return;
+            }
+            tries.push((ours, theirs));
+        }
+        panic!("ours << instant in every try (ours, instant ns): {tries:?}");
     }
 
     #[test]
     fn cpu_time_grows_while_busy() {
+        // Spin until the process has gained 10 ms of CPU time; on a loaded machine that takes
+        // longer in wall time, so only a clock that never moves runs into the 20 s deadline.
         let before = process_cpu_ns().unwrap();
         let start = Instant::now();
         let mut x = 0u64;
-        while start.elapsed() < Duration::from_millis(30) {
-            x = std::hint::black_box(x.wrapping_add(1));
+        let mut after = before;
+        while after - before < 10_000_000 {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "20 s busy and process CPU time went {before} -> {after}"
+            );
+            for _ in 0..100_000 {
+                x = std::hint::black_box(x.wrapping_add(1));
+            }
+            after = process_cpu_ns().unwrap();
         }
-        let after = process_cpu_ns().unwrap();
-        assert!(after - before >= 10_000_000, "{before} -> {after}");
     }
 
     #[test]

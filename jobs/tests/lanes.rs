@@ -116,11 +116,19 @@ fn the_owner_lane_runs_on_the_waiting_thread() {
     let lanes = Lanes::start(plan).unwrap();
     let me = std::thread::current().id();
     let on_owner = AtomicUsize::new(0);
+    // Jobs the lane's worker takes wait (up to a shared 5 s deadline) until the owner has run
+    // one: a preempted owner would otherwise find the worker had drained all 64 first. Only an
+    // owner that never helps runs into the deadline.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
     let mut b = GraphBuilder::<AtomicUsize>::new("g");
     for i in 0..64 {
         b.node(&format!("m{i}"), "main", move |_, c| {
             if std::thread::current().id() == me {
                 c.fetch_add(1, Ordering::Relaxed);
+            } else {
+                while c.load(Ordering::Relaxed) == 0 && std::time::Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_micros(200));
+                }
             }
             std::thread::sleep(Duration::from_micros(20));
         });

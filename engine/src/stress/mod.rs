@@ -331,6 +331,9 @@ fn run_engine(opts: &StressOptions) -> Result<StressReport, StressError> {
     let started = Instant::now();
     let mut expected_fail = 0u64;
     let mut next_asset = 0u64;
+    // Every 8th frame arms one injected panic per flood lane; the lane's next flood carries it
+    // (a lane that is behind on that frame gets it later, so a loaded machine still injects).
+    let mut panic_armed = [false; 2];
     while started.elapsed().as_secs_f64() < opts.seconds {
         let frame = engine.frames() + 1;
         // Assets: keep ASSET_BACKLOG requests outstanding (a full queue, never an unbounded
@@ -358,13 +361,15 @@ fn run_engine(opts: &StressOptions) -> Result<StressReport, StressError> {
                 .stats(lane)
                 .map_or(0, |st| st.detached_panics);
             let outstanding = fl.spawned - ran[k].load(Ordering::Relaxed).min(fl.spawned);
+            panic_armed[k] |= frame % 8 == 0;
             if outstanding.saturating_sub(panicked) >= FLOOD_BACKLOG {
                 // The lane is FLOOD_BACKLOG jobs behind: a flood, not an unbounded queue.
                 continue;
             }
+            let arm = std::mem::take(&mut panic_armed[k]);
             for j in 0..FLOOD_JOBS {
                 let counter = ran[k].clone();
-                let boom = j == 0 && frame % 8 == 0;
+                let boom = j == 0 && arm;
                 if engine
                     .lanes()
                     .spawn_detached(lane, move || {

@@ -255,15 +255,25 @@ mod tests {
 
     #[test]
     fn slots_are_reused_after_thread_exit() {
+        // Sequential threads, each joined (its slot given back in its TLS destructor) before the
+        // next starts. Other tests in this binary hold slots for a while, so keep going until a
+        // late thread gets an exclusive slot; had exited threads kept theirs, none ever would
+        // once the first `n` were gone, and the 20 s deadline fails the test.
         let n = exclusive_slots();
-        let got: Vec<Slot> = (0..n * 3)
-            .map(|_| std::thread::spawn(current_slot).join().unwrap())
-            .collect();
-        // Had exited threads kept their slots, every one of the last `n` would be shared.
-        let late_exclusive = got[n * 2..]
-            .iter()
-            .filter(|s| matches!(s, Slot::Exclusive(_)))
-            .count();
-        assert!(late_exclusive > 0, "slots leaked: {got:?}");
+        let start = std::time::Instant::now();
+        let mut got = Vec::new();
+        loop {
+            let slot = std::thread::spawn(current_slot).join().unwrap();
+            got.push(slot);
+            if got.len() > n && matches!(slot, Slot::Exclusive(_)) {
+                return;
+            }
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(20),
+                "slots leaked: {} threads after the first {n}, none exclusive: {:?}",
+                got.len() - n,
+                &got[got.len().saturating_sub(16)..]
+            );
+        }
     }
 }
