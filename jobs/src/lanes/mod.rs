@@ -32,10 +32,11 @@ use crate::plan::{LaneId, LaneKind, LanePlan};
 use crate::queue::{LaneQueue, LocalBatch, SpinBudget};
 use crate::sync::{lock, thread, Arc, AtomicU64, Mutex, Ordering};
 
-/// How long an idle frame-critical worker spins before it parks, in ns. 20 µs covers the gap
-/// between the graph nodes of one frame (a few µs) so a busy frame never pays a futex wake, and
-/// costs 2 % of a core at a 1 kHz tick when idle between frames.
-pub const WORKER_SPIN_NS: u64 = 20_000;
+/// The longest an idle frame-critical worker spins before it parks, in ns. The budget adapts
+/// below it (`queue::SpinBudget`): it learns gaps up to 50 µs (the nodes of one frame, a few µs
+/// apart; fixed sub-steps with ~25-40 µs of owner work between them), so a busy frame never pays
+/// a futex wake; a lane idle for longer drops to a 2 µs spin, 0.2 % of a core at a 1 kHz tick.
+pub const WORKER_SPIN_NS: u64 = 50_000;
 
 /// How long a thread waiting on a latch spins before it parks, in ns: covers a short fork-join
 /// (the owner -> lane -> owner round trip is ~1 µs) without burning a core on a long one.
