@@ -94,12 +94,18 @@ impl<'q> Latch<'q> {
         }
     }
 
-    /// Waits without helping: spins on `remaining` for at most `spin_ns`, then parks.
-    pub(crate) fn wait(&self, spin_ns: u64) {
-        if spin_ns > 0 && !self.probe() {
+    /// Waits without helping: spins on `remaining` for at most `spin_ns`, then parks. Returns
+    /// whether the count reached zero before the spin ran out (so the waiter did not park).
+    pub(crate) fn wait(&self, spin_ns: u64) -> bool {
+        let mut in_spin = self.probe();
+        if spin_ns > 0 && !in_spin {
             let start = clock::now();
             let mut i = 0u32;
-            while !self.probe() {
+            loop {
+                if self.probe() {
+                    in_spin = true;
+                    break;
+                }
                 spin_step();
                 i = i.wrapping_add(1);
                 if i % 64 == 0 && clock::now().ns_since(start) >= spin_ns {
@@ -108,5 +114,6 @@ impl<'q> Latch<'q> {
             }
         }
         self.wait_confirmed();
+        in_spin
     }
 }

@@ -67,12 +67,22 @@ impl SpinBudget {
         }
     }
 
-    fn success(&mut self) {
+    /// The spin to use now.
+    pub(crate) fn cur(&self) -> u64 {
+        self.cur
+    }
+
+    /// The most it may grow to.
+    pub(crate) fn max(&self) -> u64 {
+        self.max
+    }
+
+    pub(crate) fn success(&mut self) {
         self.cur = (self.cur * 2).min(self.max);
     }
 
     /// The worker parked and found work `idle_ns` after it began to spin.
-    fn parked(&mut self, idle_ns: u64) {
+    pub(crate) fn parked(&mut self, idle_ns: u64) {
         self.cur = if idle_ns <= self.max {
             (idle_ns + idle_ns / 4).clamp(MIN_SPIN_NS.min(self.max), self.max)
         } else {

@@ -38,9 +38,40 @@ use crate::sync::{lock, thread, Arc, AtomicU64, Mutex, Ordering};
 /// a futex wake; a lane idle for longer drops to a 2 µs spin, 0.2 % of a core at a 1 kHz tick.
 pub const WORKER_SPIN_NS: u64 = 50_000;
 
-/// How long a thread waiting on a latch spins before it parks, in ns: covers a short fork-join
-/// (the owner -> lane -> owner round trip is ~1 µs) without burning a core on a long one.
-pub const WAIT_SPIN_NS: u64 = 20_000;
+/// The longest a thread waiting on a latch (without helping) spins before it parks, in ns. Each
+/// thread's budget adapts below it like a worker's (`queue::SpinBudget`): a round trip of ~1 µs
+/// keeps it short, fork-joins that finish within 50 µs are spun through instead of paid for
+/// with a futex wake of the waiter, and longer ones drop it to 2 µs, so a long wait burns little.
+pub const WAIT_SPIN_NS: u64 = 50_000;
+
+/// How long a thread helping its own lane spins between jobs before it parks, in ns (fixed: a
+/// 50 µs helper spin measured no better, `docs/benchmarks.md`).
+pub const HELP_SPIN_NS: u64 = 20_000;
+
+thread_local! {
+    /// This thread's learned latch-wait spin (see [`WAIT_SPIN_NS`]); `None` until its first wait.
+    static WAIT_BUDGET: std::cell::Cell<Option<SpinBudget>> = const { std::cell::Cell::new(None) };
+}
+
+/// Waits for `latch` without helping, spinning for this thread's learned budget (at most
+/// `max_ns`; 0: park at once) and updating the budget from how the wait went.
+fn wait_learning(latch: &Latch<'_>, max_ns: u64) {
+    if max_ns == 0 {
+        latch.wait(0);
+        return;
+    }
+    let mut budget = WAIT_BUDGET
+        .with(std::cell::Cell::get)
+        .filter(|b| b.max() == max_ns)
+        .unwrap_or_else(|| SpinBudget::new(max_ns));
+    let start = crate::clock::now();
+    if latch.wait(budget.cur()) {
+        budget.success();
+    } else {
+        budget.parked(crate::clock::now().ns_since(start));
+    }
+    WAIT_BUDGET.with(|c| c.set(Some(budget)));
+}
 
 /// Statistics of one lane (monotonic counters since start).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -469,14 +500,18 @@ impl Shared {
                         worker: who.worker,
                     }));
                 }
-                let spin = self.spin_ns[who.lane.index()].min(self.wait_spin_ns);
+                let spin = self.spin_ns[who.lane.index()]
+                    .min(self.wait_spin_ns)
+                    .min(HELP_SPIN_NS);
                 q.help_until(latch, who, spin);
                 if prev.is_none() {
                     job::set_role(None);
                 }
             }
-            None if woke_sleepers => latch.wait(0),
-            None => latch.wait(self.wait_spin_ns),
+            None if woke_sleepers => {
+                latch.wait(0);
+            }
+            None => wait_learning(latch, self.wait_spin_ns),
         }
     }
 }
