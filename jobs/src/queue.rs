@@ -233,11 +233,9 @@ impl LaneQueue {
                 }
             }
             let idle_since = clock::now();
-            if spin.max > 0 {
-                if self.spin_for_work(spin.cur) {
-                    spin.success();
-                    continue;
-                }
+            if spin.max > 0 && self.spin_for_work(spin.cur) {
+                spin.success();
+                continue;
             }
             let mut s = lock(&self.state);
             loop {
