@@ -56,7 +56,8 @@ thread_local! {
 /// Waits for `latch` without helping, spinning for this thread's learned budget (at most
 /// `max_ns`; 0: park at once) and updating the budget from how the wait went.
 fn wait_learning(latch: &Latch<'_>, max_ns: u64) {
-    if max_ns == 0 {
+    // Already done (or no spin allowed): nothing to learn from this wait.
+    if max_ns == 0 || latch.probe() {
         latch.wait(0);
         return;
     }
