@@ -310,14 +310,13 @@ impl UniformGrid {
         first: usize,
         out: [&mut [f32]; 7],
     ) -> Result<(), LengthMismatch> {
-        let n = out[0].len();
-        for o in &out {
-            check_len("UniformGrid::neighbour_sums_slots", n, o.len())?;
-        }
-        check_len(
-            "UniformGrid::neighbour_sums_slots (range end vs particles)",
-            self.rows.max(first + n),
-            self.rows,
+        let n = self.check_range(
+            [
+                "UniformGrid::neighbour_sums_slots",
+                "UniformGrid::neighbour_sums_slots (range end vs particles)",
+            ],
+            first,
+            &out,
         )?;
         let mut out = out;
         for i in 0..n {
@@ -338,10 +337,14 @@ impl UniformGrid {
         slots: [&[f32]; 7],
         out: [&mut [f32]; 7],
     ) -> Result<(), LengthMismatch> {
-        let n = out[0].len();
-        for o in &out {
-            check_len("UniformGrid::rows_from_slots", n, o.len())?;
-        }
+        let n = self.check_range(
+            [
+                "UniformGrid::rows_from_slots",
+                "UniformGrid::rows_from_slots (range end vs particles)",
+            ],
+            first,
+            &out,
+        )?;
         for s in &slots {
             check_len(
                 "UniformGrid::rows_from_slots (slot buffers)",
@@ -349,11 +352,6 @@ impl UniformGrid {
                 s.len(),
             )?;
         }
-        check_len(
-            "UniformGrid::rows_from_slots (range end vs particles)",
-            self.rows.max(first + n),
-            self.rows,
-        )?;
         let mut out = out;
         for i in 0..n {
             let slot = self.slot_of_row[first + i] as usize;
@@ -362,6 +360,23 @@ impl UniformGrid {
             }
         }
         Ok(())
+    }
+
+    /// The ranged API's argument check: all seven `out` columns as long as the first, and the
+    /// range `first..first + len` inside the particles. Returns the length. `kernel` names the
+    /// two checks in the error.
+    fn check_range(
+        &self,
+        kernel: [&'static str; 2],
+        first: usize,
+        out: &[&mut [f32]; 7],
+    ) -> Result<usize, LengthMismatch> {
+        let n = out[0].len();
+        for o in out {
+            check_len(kernel[0], n, o.len())?;
+        }
+        check_len(kernel[1], self.rows.max(first + n), self.rows)?;
+        Ok(n)
     }
 
     /// Scalar twin of [`UniformGrid::neighbour_sums`] (emulates the eight lanes).
@@ -396,12 +411,11 @@ impl UniformGrid {
     }
 
     fn store(&self, out: &mut NeighbourSums, slot: usize, acc: [[f32; LANES]; 7]) {
-        let fold = fold_lanes;
         let row = self.order[slot] as usize;
-        out.count[row] = fold(acc[0]);
+        out.count[row] = fold_lanes(acc[0]);
         for a in 0..3 {
-            out.offset[a][row] = fold(acc[1 + a]);
-            out.velocity[a][row] = fold(acc[4 + a]);
+            out.offset[a][row] = fold_lanes(acc[1 + a]);
+            out.velocity[a][row] = fold_lanes(acc[4 + a]);
         }
     }
 }
