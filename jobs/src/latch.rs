@@ -94,25 +94,22 @@ impl<'q> Latch<'q> {
         }
     }
 
-    /// Waits without helping: spins on `remaining` for at most `spin_ns`, then parks. Returns
-    /// whether the count reached zero before the spin ran out (so the waiter did not park).
-    pub(crate) fn wait(&self, spin_ns: u64) -> bool {
-        let mut in_spin = self.probe();
-        if spin_ns > 0 && !in_spin {
-            let start = clock::now();
-            let mut i = 0u32;
-            loop {
-                if self.probe() {
-                    in_spin = true;
-                    break;
-                }
-                spin_step();
-                i = i.wrapping_add(1);
-                if i % 64 == 0 && clock::now().ns_since(start) >= spin_ns {
-                    break;
-                }
+    /// Waits without helping: spins on `remaining` until `spin_ns` after `start` (the caller's
+    /// clock read, so one read serves both the spin and the caller's own timing), then parks.
+    /// Returns whether the count reached zero before the spin ran out (so the waiter did not
+    /// park). To park at once, call [`Latch::wait_confirmed`].
+    pub(crate) fn wait(&self, start: clock::Stamp, spin_ns: u64) -> bool {
+        let mut i = 0u32;
+        let in_spin = loop {
+            if self.probe() {
+                break true;
             }
-        }
+            spin_step();
+            i = i.wrapping_add(1);
+            if i % 64 == 0 && clock::now().ns_since(start) >= spin_ns {
+                break false;
+            }
+        };
         self.wait_confirmed();
         in_spin
     }

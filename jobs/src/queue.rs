@@ -232,16 +232,23 @@ impl LaneQueue {
                     return true;
                 }
             }
-            let idle_since = clock::now();
-            if spin.max > 0 && self.spin_for_work(spin.cur) {
-                spin.success();
-                continue;
-            }
+            // One clock read starts both the spin and the idle gap a parked worker learns from;
+            // a lane that may not spin reads no clock at all.
+            let idle_since = if spin.max > 0 {
+                let start = clock::now();
+                if self.spin_for_work(start, spin.cur) {
+                    spin.success();
+                    continue;
+                }
+                Some(start)
+            } else {
+                None
+            };
             let mut s = lock(&self.state);
             loop {
                 if self.take_batch(&mut s, out) {
-                    if spin.max > 0 {
-                        spin.parked(clock::now().ns_since(idle_since));
+                    if let Some(start) = idle_since {
+                        spin.parked(clock::now().ns_since(start));
                     }
                     return true;
                 }
@@ -271,9 +278,8 @@ impl LaneQueue {
         true
     }
 
-    /// Step 2: spins until the hint says there is work, for at most `spin_ns`.
-    fn spin_for_work(&self, spin_ns: u64) -> bool {
-        let start = clock::now();
+    /// Step 2: spins until the hint says there is work, for at most `spin_ns` from `start`.
+    fn spin_for_work(&self, start: clock::Stamp, spin_ns: u64) -> bool {
         let mut i = 0u32;
         loop {
             if self.len_hint.load(Ordering::Acquire) > 0 {

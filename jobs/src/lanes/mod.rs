@@ -58,7 +58,7 @@ thread_local! {
 fn wait_learning(latch: &Latch<'_>, max_ns: u64) {
     // Already done (or no spin allowed): nothing to learn from this wait.
     if max_ns == 0 || latch.probe() {
-        latch.wait(0);
+        latch.wait_confirmed();
         return;
     }
     let mut budget = WAIT_BUDGET
@@ -66,7 +66,7 @@ fn wait_learning(latch: &Latch<'_>, max_ns: u64) {
         .filter(|b| b.max() == max_ns)
         .unwrap_or_else(|| SpinBudget::new(max_ns));
     let start = crate::clock::now();
-    if latch.wait(budget.cur()) {
+    if latch.wait(start, budget.cur()) {
         budget.success();
     } else {
         budget.parked(crate::clock::now().ns_since(start));
@@ -509,9 +509,7 @@ impl Shared {
                     job::set_role(None);
                 }
             }
-            None if woke_sleepers => {
-                latch.wait(0);
-            }
+            None if woke_sleepers => latch.wait_confirmed(),
             None => wait_learning(latch, self.wait_spin_ns),
         }
     }
