@@ -7,7 +7,7 @@
 #![allow(missing_docs)]
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use lanegraph::bench::dispatch::{
+use lanegraph_benches::quick::dispatch::{
     physics_lanes, physics_lanes_unpinned, rayon_pool, Dag, RayonDag,
 };
 use lanegraph_jobs::GraphBuilder;

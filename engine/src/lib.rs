@@ -4,18 +4,28 @@
 //! timestep ([`game_loop`]); pinned lanes run job graphs on their own cores ([`jobs`], re-exported
 //! from `lanegraph-jobs`); every system, lane, job and GPU pass is timed ([`systems`],
 //! [`telemetry`]) and fed to the [`budget`] controller, which picks strategies so the frame holds
-//! its target.
+//! its target. The [`runtime`] ties them together: [`Engine::frame`] is one frame.
 //!
-//! Start with `docs/concepts.md`; the modules below are the table of contents.
+//! This crate is the runtime only. The `lanegraph` binary (the demo game, the report, the bench
+//! and stress commands) lives in `engine/app` and `engine/demo` and uses nothing but this API.
+//!
+//! | module | what it owns |
+//! |---|---|
+//! | [`runtime`] | [`Engine`]: one frame end to end, its builder and config, the render and asset lanes' plumbing, frame observers |
+//! | [`world`] | entities, components (AoS or field-SoA), domains and epochs, the state hash |
+//! | [`systems`] | system definitions, the schedule, per-system budgets and timing |
+//! | [`game_loop`] | the fixed step, the accumulator, clocks |
+//! | [`budget`] | agents, strategies, cost models and the budget controller |
+//! | [`telemetry`] | metrics, spans, the tracking allocator and the export formats |
+//! | [`jobs`] | lanes, lane plans, job graphs, scopes (`lanegraph-jobs`) |
+//! | [`simd`] | aligned field-SoA columns and `f32x8` kernels (`lanegraph-simd`) |
+//! | `vk` | the Vulkan backend (`lanegraph-vk`, feature `vulkan`) |
+//!
+//! Start with `docs/concepts.md`.
 
-pub mod bench;
 pub mod budget;
-pub mod cli;
-pub mod demo;
-pub mod engine;
 pub mod game_loop;
-pub mod report;
-pub mod stress;
+pub mod runtime;
 pub mod systems;
 pub mod telemetry;
 pub mod world;
@@ -24,3 +34,5 @@ pub use lanegraph_jobs as jobs;
 pub use lanegraph_simd as simd;
 #[cfg(feature = "vulkan")]
 pub use lanegraph_vk as vk;
+
+pub use runtime::{Engine, EngineBuilder, EngineConfig, FrameError, FrameOutcome};

@@ -21,7 +21,6 @@ mod latch;
 pub mod parallel;
 pub mod plan;
 mod queue;
-pub mod rayon_lane;
 pub mod scope;
 mod sync;
 

@@ -2,7 +2,7 @@
 //! clock, so a rerun, a replay of its recorded inputs, and a replay of its decision log all
 //! reproduce the run exactly.
 
-use lanegraph::bench::budget::{noisy_scenario, step_scenario};
+use lanegraph_benches::quick::budget::{noisy_scenario, step_scenario};
 use lanegraph::budget::sim::{self, Driver, FrameRecord};
 
 fn bits(frames: &[FrameRecord]) -> Vec<[u64; 5]> {

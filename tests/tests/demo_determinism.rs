@@ -1,7 +1,7 @@
 //! The demo's promise: the same `--seed` and `--frames` give the same `world_hash`, whatever
 //! `--lanes` says (one physics worker or two, lanes sharing cores or not).
 
-use lanegraph::demo::{self, DemoOptions};
+use lanegraph_demo::{self as demo, DemoOptions};
 
 fn hash(seed: u64, lanes: Option<&str>) -> String {
     let opts = DemoOptions {

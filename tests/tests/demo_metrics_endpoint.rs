@@ -1,7 +1,7 @@
 //! `--metrics-addr`: the demo serves its metrics on loopback while it runs, and refuses a
 //! non-loopback address unless exposure is asked for (nothing is bound, nothing is sent).
 
-use lanegraph::demo::{self, DemoError, DemoOptions};
+use lanegraph_demo::{self as demo, DemoError, DemoOptions};
 
 #[test]
 fn a_non_loopback_metrics_address_is_refused_with_a_typed_error() {

@@ -2,7 +2,7 @@
 //! fields, trace.json (Chrome trace events), metrics.prom (OpenMetrics), report.html, and
 //! frame.png exactly when a GPU drew.
 
-use lanegraph::demo::{self, DemoOptions};
+use lanegraph_demo::{self as demo, DemoOptions};
 
 #[test]
 fn a_run_writes_every_export() {

@@ -2,7 +2,7 @@
 //! verdict that nothing hung, leaked or was lost. The tracking allocator is installed so the
 //! leak check can run.
 
-use lanegraph::stress::{self, StressOptions};
+use lanegraph_tests::stress::{self, StressOptions};
 use lanegraph::telemetry::TrackingAllocator;
 
 #[global_allocator]

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use lanegraph::demo::{self, DemoOptions};
+use lanegraph_demo::{self as demo, DemoOptions};
 
 /// How long one Chromium run may take (a cold start on a 2-core machine takes ~4 s).
 const CHROMIUM_TIMEOUT: Duration = Duration::from_secs(90);
@@ -138,7 +138,7 @@ fn the_report_loads_clean_and_shows_its_charts() {
     let shot = dir.join("report.png");
     let (_, err) = run_chromium(&bin, &page, &[format!("--screenshot={}", shot.display())]);
     let bytes = std::fs::read(&shot).unwrap_or_else(|e| panic!("no screenshot ({e}):\n{err}"));
-    let img = lanegraph::engine::assets::decode_png(&shot, &bytes).expect("the screenshot decodes");
+    let img = lanegraph::runtime::assets::decode_png(&shot, &bytes).expect("the screenshot decodes");
     let count = |rgb: [u8; 3]| {
         img.rgba
             .chunks_exact(4)

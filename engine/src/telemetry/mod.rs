@@ -16,6 +16,7 @@ pub mod endpoint;
 mod error;
 mod handles;
 pub mod histogram;
+mod lane_tracks;
 pub mod names;
 pub mod openmetrics;
 pub mod registry;
@@ -40,6 +41,7 @@ pub use error::{
 };
 pub use handles::{Counter, Gauge};
 pub use histogram::{Buckets, Histogram, HistogramSnapshot};
+pub use lane_tracks::{name_lane_thread, parse_worker_name};
 pub use names::{MetricKind, Unit, WELL_KNOWN_METRICS};
 pub use registry::{global, MetricDesc, MetricSnapshot, MetricValue, Registry};
 pub use spans::{record_span, span, span_n, SpanGuard, SpanRecord, TrackId, TrackKind};

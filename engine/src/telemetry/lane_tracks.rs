@@ -6,7 +6,7 @@
 
 use std::cell::Cell;
 
-use crate::telemetry::{spans, TrackKind};
+use super::{spans, TrackKind};
 
 thread_local! {
     static NAMED: Cell<bool> = const { Cell::new(false) };

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::engine::assets::encode_png;
+use lanegraph::runtime::assets::encode_png;
 
 /// Good textures generated.
 pub const TEXTURES: usize = 8;
@@ -27,7 +27,7 @@ impl TextureFolder {
         let unique = format!(
             "lanegraph-demo-{}-{}",
             std::process::id(),
-            lanegraph_jobs::clock::now().as_ns()
+            lanegraph::jobs::clock::now().as_ns()
         );
         let dir = std::env::temp_dir().join(unique);
         std::fs::create_dir_all(&dir)?;

@@ -14,13 +14,14 @@
 //!    [`LANES_PER_CHUNK`] vectors, one scoped job per chunk on the physics lane: steering from
 //!    the sums, `gravity_drag`, `integrate`, `reflect`, all `f32x8` kernels on resident columns.
 
-use lanegraph_simd::kernels::{bounds, forces, grid, integrate};
-use lanegraph_simd::{f32x8, SoaChunkMut};
+use lanegraph::simd::kernels::{bounds, forces, grid, integrate};
+use lanegraph::simd::{f32x8, SoaChunkMut};
 
 use super::world::{Position, Velocity, ARENA, NEIGHBOUR_RADIUS};
-use crate::engine::{tracks::name_lane_thread, PhysicsStep};
-use crate::telemetry;
-use crate::world::World;
+use lanegraph::runtime::PhysicsStep;
+use lanegraph::telemetry::name_lane_thread;
+use lanegraph::telemetry;
+use lanegraph::world::World;
 
 /// Vectors per physics job (4,096 particles: ~30 us of work, well above the ~1 us dispatch).
 pub const LANES_PER_CHUNK: usize = 512;
@@ -100,7 +101,7 @@ impl DemoPhysics {
         &mut self,
         world: &World,
         step: &PhysicsStep<'_>,
-        lane: lanegraph_jobs::LaneId,
+        lane: lanegraph::jobs::LaneId,
     ) {
         let (Ok(Some(p)), Ok(Some(v))) = (
             world.soa_columns::<Position>(),
@@ -161,7 +162,7 @@ impl DemoPhysics {
 /// the first row and the chunk of every column. True when every job ran and returned true.
 fn per_chunk(
     step: &PhysicsStep<'_>,
-    lane: lanegraph_jobs::LaneId,
+    lane: lanegraph::jobs::LaneId,
     out: &mut grid::NeighbourSums,
     job: impl Fn(usize, [&mut [f32]; 7]) -> bool + Sync,
 ) -> bool {

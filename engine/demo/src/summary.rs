@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::world::Score;
-use crate::engine::record::percentile;
-use crate::engine::Engine;
+use lanegraph::runtime::record::percentile;
+use lanegraph::runtime::Engine;
 
 /// `frame_ms` of the summary.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -175,8 +175,8 @@ impl DemoSummary {
             .map(|(i, l)| LaneEntry {
                 name: l.name.clone(),
                 kind: match l.kind {
-                    lanegraph_jobs::LaneKind::FrameCritical => "frame_critical".into(),
-                    lanegraph_jobs::LaneKind::Background => "background".into(),
+                    lanegraph::jobs::LaneKind::FrameCritical => "frame_critical".into(),
+                    lanegraph::jobs::LaneKind::Background => "background".into(),
                 },
                 workers: l.worker_cores.len(),
                 cores: l.worker_cores.clone(),

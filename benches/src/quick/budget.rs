@@ -22,8 +22,8 @@
 //!   inputs (shared clock), against the same replay in manual mode (no arbitration).
 
 use super::{BenchError, BenchOptions, Figure};
-use crate::budget::sim::{self, Driver, Scenario, Trace};
-use crate::budget::AdaptationMode;
+use lanegraph::budget::sim::{self, Driver, Scenario, Trace};
+use lanegraph::budget::AdaptationMode;
 use lanegraph_jobs::clock;
 
 const SUITE: &str = "budget";

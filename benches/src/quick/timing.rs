@@ -25,8 +25,8 @@ use lanegraph_jobs::clock;
 
 use super::stats::median;
 use super::{BenchError, BenchOptions, Figure};
-use crate::systems::{SystemDef, MAX_SYSTEMS};
-use crate::world::World;
+use lanegraph::systems::{SystemDef, MAX_SYSTEMS};
+use lanegraph::world::World;
 
 const SUITE: &str = "timing";
 
@@ -183,14 +183,14 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     );
 
     // tick_allocs: needs the tracking allocator of the `lanegraph` binary.
-    if crate::telemetry::alloc::is_installed() {
+    if lanegraph::telemetry::alloc::is_installed() {
         let n = 10_000u64;
-        let before = crate::telemetry::memory_stats().allocations;
+        let before = lanegraph::telemetry::memory_stats().allocations;
         for _ in 0..n {
             w.begin_frame();
             w.run_systems();
         }
-        let allocs = crate::telemetry::memory_stats().allocations - before;
+        let allocs = lanegraph::telemetry::memory_stats().allocations - before;
         figures.push(Figure::new(
             SUITE,
             "tick_allocs",

@@ -311,7 +311,7 @@ impl RenderLane {
 
 /// Step 3.
 fn render_job(shared: &Shared) {
-    super::tracks::name_lane_thread();
+    crate::telemetry::name_lane_thread();
     loop {
         while let Some(view) = lock(&shared.mailbox).take() {
             draw(shared, &view);

@@ -21,21 +21,9 @@ use super::{BenchError, BenchOptions, Figure};
 const SUITE: &str = "gpu";
 
 /// Passes per frame in the cases (the goal is stated for 8).
-#[cfg(feature = "vulkan")]
 const PASSES: usize = 8;
 
 /// Runs the suite.
-#[cfg(not(feature = "vulkan"))]
-pub fn run(_opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
-    Err(BenchError::Unavailable {
-        suite: SUITE,
-        why: "this build has no Vulkan backend".into(),
-        fix: "build with the default `vulkan` feature".into(),
-    })
-}
-
-/// Runs the suite.
-#[cfg(feature = "vulkan")]
 pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     use lanegraph_jobs::clock;
     use lanegraph_vk::bench_rig::{ProfilerRig, RawTimestampRig};
@@ -88,14 +76,14 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     );
     let mut raw_ns = Vec::with_capacity(frames);
     let blocks = 10;
-    let allocs_known = crate::telemetry::alloc::is_installed();
+    let allocs_known = lanegraph::telemetry::alloc::is_installed();
     let mut allocs = 0u64;
     for _ in 0..blocks {
-        let a0 = crate::telemetry::memory_stats().allocations;
+        let a0 = lanegraph::telemetry::memory_stats().allocations;
         for _ in 0..frames / blocks {
             ours_ns.push(to_ns(ours.frame(now).map_err(failed)?));
         }
-        allocs += crate::telemetry::memory_stats().allocations - a0;
+        allocs += lanegraph::telemetry::memory_stats().allocations - a0;
         for _ in 0..frames / blocks {
             raw_ns.push(to_ns(raw.frame(now).map_err(failed)?));
         }

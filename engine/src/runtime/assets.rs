@@ -353,7 +353,7 @@ fn decode_slot(batch: &Batch, i: usize) {
     let Some(path) = lock(&batch.slots[i]).path.clone() else {
         return;
     };
-    super::tracks::name_lane_thread();
+    crate::telemetry::name_lane_thread();
     let _span = crate::telemetry::span("asset.decode");
     let marker = lock(&batch.panic_marker).clone();
     let t0 = clock::now();

@@ -11,9 +11,9 @@
 
 pub mod svg;
 
-use crate::engine::record::{percentile, FrameRow};
-use crate::engine::Engine;
-use crate::telemetry::spans::{self, TrackKind};
+use lanegraph::runtime::record::{percentile, FrameRow};
+use lanegraph::runtime::Engine;
+use lanegraph::telemetry::spans::{self, TrackKind};
 use svg::{esc, Bar, Series};
 
 /// Frames of spans the timeline shows.
@@ -93,7 +93,7 @@ pub struct LayoutRow {
 
 impl LayoutRow {
     /// The rows for every component of `world`, from its access telemetry since it was made.
-    pub fn of_world(world: &crate::world::World) -> Vec<LayoutRow> {
+    pub fn of_world(world: &lanegraph::world::World) -> Vec<LayoutRow> {
         world
             .component_access()
             .iter()

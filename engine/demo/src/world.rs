@@ -4,10 +4,10 @@
 //! Owns: the demo's components and its seeded setup. Must never: read a clock or anything
 //! else that differs between runs (same seed, same world, whatever the lanes).
 
-use lanegraph_simd::soa_component;
+use lanegraph::simd::soa_component;
 
-use crate::systems::{RegisterError as RegisterSystemError, SystemDef};
-use crate::world::{Component, Domain, DomainSet, Entity, StateHash, StateHasher, World};
+use lanegraph::systems::{RegisterError as RegisterSystemError, SystemDef};
+use lanegraph::world::{Component, Domain, DomainSet, Entity, StateHash, StateHasher, World};
 
 /// Half the side of the square arena, world units.
 pub const ARENA: f32 = 500.0;

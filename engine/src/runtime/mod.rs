@@ -15,14 +15,13 @@
 //! | [`assets`] | the asset stream: decode on the asset lane, completions to the owner |
 //! | [`agents`] | the built-in budget agents and their settings |
 //! | [`record`] | the per-frame record |
-//! | [`tracks`] | naming lane workers' trace tracks |
 //!
 //! # A minimal game
 //! A few systems, one custom agent, one custom lane; it runs three frames.
 //!
 //! ```
 //! use lanegraph::budget::{Agent, Quote, Strategy, StrategyIndex};
-//! use lanegraph::engine::{AgentCost, Engine};
+//! use lanegraph::runtime::{AgentCost, Engine};
 //! use lanegraph::jobs::LanePlan;
 //! use lanegraph::systems::SystemDef;
 //!
@@ -77,8 +76,8 @@ pub mod builder;
 pub mod config;
 pub mod record;
 pub mod render;
-pub mod runtime;
-pub mod tracks;
+pub mod engine;
+
 pub mod view;
 
 pub use agents::{AssetSettings, PhysicsSettings, RenderSettings};
@@ -87,5 +86,5 @@ pub use builder::{BuildError, EngineBuilder};
 pub use config::{ConfigError, EngineConfig};
 pub use record::RunRecord;
 pub use render::{GpuFrame, GpuPass, RenderStats};
-pub use runtime::{AgentCost, Engine, FrameError, FrameOutcome, PhysicsFn, PhysicsStep};
+pub use engine::{AgentCost, Engine, FrameError, FrameOutcome, PhysicsFn, PhysicsStep};
 pub use view::{RenderView, ViewCache};

@@ -17,6 +17,7 @@
 //! `--seconds N` runs on the real clock with every agent adaptive.
 
 pub mod physics;
+pub mod report;
 pub mod summary;
 pub mod textures;
 pub mod world;
@@ -26,8 +27,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::engine::{BuildError, Engine, EngineConfig, FrameError, RenderView};
-use crate::world::{Domain, DomainSet};
+use lanegraph::runtime::{BuildError, Engine, EngineConfig, FrameError, RenderView};
+use lanegraph::world::{Domain, DomainSet};
 pub use summary::DemoSummary;
 
 /// Default particle count.
@@ -101,10 +102,10 @@ pub enum DemoError {
     Frame(#[from] FrameError),
     /// A system could not be registered.
     #[error(transparent)]
-    Register(#[from] crate::systems::RegisterError),
+    Register(#[from] lanegraph::systems::RegisterError),
     /// The metrics scrape endpoint could not start.
     #[error(transparent)]
-    Endpoint(#[from] crate::telemetry::EndpointError),
+    Endpoint(#[from] lanegraph::telemetry::EndpointError),
     /// Writing the exports or the textures failed.
     #[error("demo: {what} `{path}`: {source}; fix: check that the folder is writable")]
     Io {
@@ -148,10 +149,10 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
     // Stops (and frees the port) when dropped at the end of the run.
     let _endpoint = match opts.metrics_addr {
         Some(addr) => {
-            let ep = crate::telemetry::MetricsEndpoint::start(
+            let ep = lanegraph::telemetry::MetricsEndpoint::start(
                 addr,
                 engine.metrics().clone(),
-                crate::telemetry::EndpointOptions {
+                lanegraph::telemetry::EndpointOptions {
                     allow_non_loopback: opts.metrics_remote,
                 },
             )?;
@@ -264,7 +265,7 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
 }
 
 /// The view: every particle's position, the whole arena.
-fn derive_view(w: &crate::world::World, v: &mut RenderView) {
+fn derive_view(w: &lanegraph::world::World, v: &mut RenderView) {
     v.xs.clear();
     v.ys.clear();
     if let Ok(Some(cols)) = w.soa_columns::<world::Position>() {
@@ -303,7 +304,7 @@ fn write_outputs(
     put(
         "metrics.prom",
         "metrics",
-        crate::telemetry::openmetrics::render(engine.metrics()).as_bytes(),
+        lanegraph::telemetry::openmetrics::render(engine.metrics()).as_bytes(),
     )?;
     let data = crate::report::ReportData::from_engine(engine, "lanegraph demo", &summary.table());
     put(

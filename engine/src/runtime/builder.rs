@@ -6,7 +6,7 @@
 use lanegraph_jobs::{LaneOptions, LanePlan, Lanes, PlanError, StartError};
 
 use super::config::{ConfigError, EngineConfig};
-use super::runtime::Engine;
+use super::engine::Engine;
 use crate::budget::config::ConfigError as BudgetConfigError;
 use crate::budget::RegisterError as AgentRegisterError;
 use crate::game_loop::{InvalidStep, LoopOptionsError};

@@ -1,4 +1,9 @@
 //! The `lanegraph` binary: the demo game, the lane plan, the benches and the stress runs.
+//!
+//! Owns: the process (allocator, CPU check, exit status). Must never: hold engine or game logic
+//! (the runtime is `lanegraph`, the demo `lanegraph-demo`, the suites `lanegraph-benches`).
+
+mod cli;
 
 /// Heap tracking for `memory.*` metrics and allocation-count benches (one line, as any game
 /// binary would install it).
@@ -14,5 +19,5 @@ fn main() -> std::process::ExitCode {
     }
     // Read the core list before anything pins a thread (core_affinity reports the caller's mask).
     let _cores = lanegraph::jobs::plan::machine_cores();
-    lanegraph::cli::main()
+    cli::main()
 }

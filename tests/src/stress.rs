@@ -28,8 +28,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::demo::{physics::DemoPhysics, textures::TextureFolder, world};
-use crate::engine::{BuildError, Engine, FrameError};
+use lanegraph_demo::{physics::DemoPhysics, textures::TextureFolder, world};
+use lanegraph::runtime::{BuildError, Engine, FrameError};
 
 /// Asset requests kept outstanding.
 pub const ASSET_BACKLOG: u64 = 32;
@@ -89,7 +89,7 @@ pub enum StressError {
     Frame(#[from] FrameError),
     /// The world could not be set up.
     #[error(transparent)]
-    Register(#[from] crate::systems::RegisterError),
+    Register(#[from] lanegraph::systems::RegisterError),
     /// The asset files could not be written.
     #[error("stress: cannot write the asset files: {0}; fix: make the temporary folder writable")]
     Io(#[from] std::io::Error),
@@ -261,8 +261,8 @@ pub fn run(opts: &StressOptions) -> Result<StressReport, StressError> {
         return Err(e);
     }
     // 2. Baseline.
-    let tracking = crate::telemetry::alloc::is_installed();
-    let before = crate::telemetry::memory_stats().current_bytes;
+    let tracking = lanegraph::telemetry::alloc::is_installed();
+    let before = lanegraph::telemetry::memory_stats().current_bytes;
     let report = run_engine(opts);
     if opts.inject_leak_bytes > 0 {
         std::mem::forget(vec![1u8; opts.inject_leak_bytes]);
@@ -270,7 +270,7 @@ pub fn run(opts: &StressOptions) -> Result<StressReport, StressError> {
     hook.restore();
     let mut report = report?;
     // 5. The engine is dropped inside `run_engine`.
-    let after = crate::telemetry::memory_stats().current_bytes;
+    let after = lanegraph::telemetry::memory_stats().current_bytes;
     report.heap_growth_bytes = tracking.then_some(after - before);
     Ok(report)
 }
@@ -373,8 +373,8 @@ fn run_engine(opts: &StressOptions) -> Result<StressReport, StressError> {
                 if engine
                     .lanes()
                     .spawn_detached(lane, move || {
-                        crate::engine::tracks::name_lane_thread();
-                        let _s = crate::telemetry::span("stress.flood");
+                        lanegraph::telemetry::name_lane_thread();
+                        let _s = lanegraph::telemetry::span("stress.flood");
                         if boom {
                             panic!("stress: injected detached panic");
                         }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::bench::{self, BenchOptions};
+use lanegraph_benches::quick::{self as bench, BenchOptions};
 
 /// The `lanegraph` command line.
 #[derive(Debug, Parser)]
@@ -52,13 +52,13 @@ pub enum Command {
 }
 
 /// Parses the process arguments and runs the command.
-pub fn main() -> ExitCode {
+pub(crate) fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Demo(args) => run_demo(args),
         Command::Stress { seconds, lanes } => run_stress(seconds, lanes),
         Command::Plan => {
-            let plan = lanegraph_jobs::LanePlan::auto();
+            let plan = lanegraph::jobs::LanePlan::auto();
             println!("{plan}");
             ExitCode::SUCCESS
         }
@@ -94,7 +94,7 @@ pub struct DemoArgs {
     #[arg(long)]
     pub lanes: Option<String>,
     /// Particles at the start.
-    #[arg(long, default_value_t = crate::demo::DEFAULT_ENTITIES)]
+    #[arg(long, default_value_t = lanegraph_demo::DEFAULT_ENTITIES)]
     pub entities: usize,
     /// Engine configuration file (TOML; see docs/quickstart.md).
     #[arg(long)]
@@ -113,24 +113,24 @@ pub struct DemoArgs {
 
 fn run_demo(args: DemoArgs) -> ExitCode {
     let config = match &args.config {
-        Some(p) => match crate::engine::EngineConfig::from_file(p) {
+        Some(p) => match lanegraph::runtime::EngineConfig::from_file(p) {
             Ok(c) => c,
             Err(e) => {
                 eprintln!("error: {e}");
                 return ExitCode::from(2);
             }
         },
-        None => crate::engine::EngineConfig::default(),
+        None => lanegraph::runtime::EngineConfig::default(),
     };
     if let Some(spec) = &args.lanes {
         if let Err(e) =
-            lanegraph_jobs::LanePlan::from_spec(spec, &lanegraph_jobs::plan::machine_cores())
+            lanegraph::jobs::LanePlan::from_spec(spec, &lanegraph::jobs::plan::machine_cores())
         {
             eprintln!("error: --lanes: {e}");
             return ExitCode::from(2);
         }
     }
-    let opts = crate::demo::DemoOptions {
+    let opts = lanegraph_demo::DemoOptions {
         frames: args.frames,
         seconds: args.seconds,
         target_fps: args.target_fps,
@@ -146,7 +146,7 @@ fn run_demo(args: DemoArgs) -> ExitCode {
         metrics_addr: args.metrics_addr,
         metrics_remote: args.metrics_remote,
     };
-    match crate::demo::run(&opts) {
+    match lanegraph_demo::run(&opts) {
         Ok(run) => {
             println!("lanegraph demo finished:");
             print!("{}", run.summary.table());
@@ -164,12 +164,12 @@ fn run_demo(args: DemoArgs) -> ExitCode {
 }
 
 fn run_stress(seconds: f64, lanes: Option<String>) -> ExitCode {
-    let opts = crate::stress::StressOptions {
+    let opts = lanegraph_tests::stress::StressOptions {
         seconds,
         lanes,
         ..Default::default()
     };
-    match crate::stress::run(&opts) {
+    match lanegraph_tests::stress::run(&opts) {
         Ok(report) => {
             print!("{report}");
             if report.passed() {
