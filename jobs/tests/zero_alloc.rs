@@ -4,6 +4,7 @@
 // A counting global allocator needs `unsafe impl GlobalAlloc`; it only forwards to `System`.
 #![allow(unsafe_code)]
 
+#[path = "common.rs"]
 mod common;
 
 use std::alloc::{GlobalAlloc, Layout, System};

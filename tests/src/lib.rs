@@ -1,7 +1,67 @@
-//! lanegraph's cross-crate tests: the integration suite (`tests/it`, one test binary) and the
-//! stress harness behind `lanegraph stress` ([`stress`]).
+//! lanegraph's cross-crate tests: the integration suite (`tests/it`, one test binary), the
+//! stress harness behind `lanegraph stress` ([`stress`]), and what the tests share: allocation
+//! counting ([`count_allocs`]) and running a test alone in its own process ([`isolated`]).
 //!
 //! Owns: tests that need more than one crate, and the tools they share. Must never: be a
 //! dependency of the runtime.
 
 pub mod stress;
+
+use lanegraph::telemetry::{alloc, thread_memory_stats};
+
+/// Allocation calls `f` made on the calling thread, exact whatever other threads do. Needs the
+/// test binary to install `lanegraph::telemetry::TrackingAllocator` (the integration suite
+/// does); panics with that fix otherwise, so a missing allocator cannot pass as "no
+/// allocations".
+pub fn count_allocs<R>(f: impl FnOnce() -> R) -> (R, u64) {
+    let before = thread_allocations();
+    let r = f();
+    let after = thread_allocations();
+    (r, after - before)
+}
+
+fn thread_allocations() -> u64 {
+    // Make sure the thread owns its slot before the first reading (the first allocation of a
+    // thread claims it).
+    drop(std::hint::black_box(Box::new(0u8)));
+    assert!(
+        alloc::is_installed(),
+        "count_allocs needs the TrackingAllocator installed as the global allocator"
+    );
+    thread_memory_stats()
+        .expect("this thread has a slot of its own in the tracking allocator")
+        .allocations
+}
+
+/// The environment variable that tells a re-executed test binary which test runs alone.
+const ISOLATED_ENV: &str = "LANEGRAPH_ISOLATED_TEST";
+
+/// Runs `body` alone in a fresh process of this test binary, for tests that read process-wide
+/// figures (live heap, allocation totals) that the suite's other tests would disturb.
+///
+/// `name` is the test's full path as the harness lists it (`module::test_fn`). In the parent
+/// process this re-executes the binary with `--exact name --test-threads=1` and fails when the
+/// child fails; in the child it runs `body`.
+pub fn isolated(name: &str, body: impl FnOnce()) {
+    if std::env::var(ISOLATED_ENV).as_deref() == Ok(name) {
+        body();
+        return;
+    }
+    let exe = std::env::current_exe().expect("the test binary's own path");
+    let out = std::process::Command::new(exe)
+        .args([name, "--exact", "--test-threads=1", "--nocapture"])
+        .env(ISOLATED_ENV, name)
+        .output()
+        .expect("the test binary re-executes itself");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "isolated test {name} failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+    assert!(
+        stdout.contains("1 passed"),
+        "isolated test {name} did not run (wrong name?):\n{stdout}\n{stderr}"
+    );
+}

@@ -3,6 +3,7 @@
 //! C `malloc`, outside it: this checks our code, which is what we can change).
 #![allow(unsafe_code)] // Reason: a counting `GlobalAlloc` is an unsafe trait impl.
 
+#[path = "common.rs"]
 mod common;
 
 use std::alloc::{GlobalAlloc, Layout, System};

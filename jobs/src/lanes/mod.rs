@@ -19,7 +19,6 @@
 
 mod pin;
 
-pub(crate) use pin::{lower_priority_current, pin_current};
 pub use pin::{PinOutcome, BACKGROUND_NICE};
 
 use std::fmt;

@@ -1,71 +1,20 @@
-//! The success path of the timed schedule allocates nothing: 10,000 ticks of 256 systems,
-//! counted by a global allocator (this test binary's own), plus the game loop's frames.
+//! The success path of the timed schedule allocates nothing: 10,000 ticks of 256 systems, plus
+//! the game loop's frames.
 //!
-//! Only allocations made on the measuring thread while counting is on are counted, into that
-//! thread's own counter, so the test harness's other threads cannot disturb the figure. (The
-//! counter was once a global atomic: the other test's deliberate control allocation, counted on
-//! its own thread, then landed inside this test's before/after difference about one run in four
-//! on a loaded machine.)
+//! Only allocations made on the measuring thread are counted (the tracking allocator's
+//! per-thread slot), so the harness's other threads cannot disturb the figure. (The counter was
+//! once a global atomic: another test's deliberate control allocation then landed inside this
+//! test's before/after difference about one run in four on a loaded machine.)
 
-// Opted back in from the workspace's `unsafe_code = "deny"`: a global allocator is an
-// `unsafe impl GlobalAlloc`; it only forwards to `System`.
-#![allow(unsafe_code)]
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::time::Duration;
 
 use lanegraph::game_loop::{GameLoop, LoopOptions, ManualClock};
 use lanegraph::systems::{EngineEvent, SystemDef, MAX_SYSTEMS};
 use lanegraph::world::World;
 
-struct Counting;
-
-thread_local! {
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-    static ALLOCS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn note() {
-    if COUNTING.with(Cell::get) {
-        ALLOCS.with(|n| n.set(n.get() + 1));
-    }
-}
-
-// SAFETY: every method forwards to `System` unchanged; counting touches only a const-initialised
-// thread-local `Cell`s (no allocation, no re-entry).
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note();
-        // SAFETY: same contract as ours, forwarded.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note();
-        // SAFETY: same contract as ours, forwarded.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note();
-        // SAFETY: same contract as ours, forwarded.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as ours, forwarded.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-/// Allocations made by `f` on this thread.
+/// Allocations made by `f` on this thread (the suite's tracking allocator, per thread).
 fn count_allocs(f: impl FnOnce()) -> u64 {
-    let before = ALLOCS.with(Cell::get);
-    COUNTING.with(|c| c.set(true));
-    f();
-    COUNTING.with(|c| c.set(false));
-    ALLOCS.with(Cell::get) - before
+    lanegraph_tests::count_allocs(f).1
 }
 
 fn world_with_full_schedule() -> World {

@@ -1,6 +1,6 @@
 //! Prebuilt graphs through the public API: ordering, lanes, errors, panics, re-runs.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;

@@ -1,18 +1,21 @@
 //! A short `stress` run as a library call: floods, injected panics and bad assets, and the
-//! verdict that nothing hung, leaked or was lost. The tracking allocator is installed so the
-//! leak check can run.
+//! verdict that nothing hung, leaked or was lost. The suite's tracking allocator lets the leak
+//! check run; the passing run goes alone in its own process, where no other test moves the heap.
 
 use lanegraph_tests::stress::{self, StressOptions};
-use lanegraph::telemetry::TrackingAllocator;
-
-#[global_allocator]
-static ALLOC: TrackingAllocator = TrackingAllocator::new();
 
 /// The heap check reads process-wide totals: one run at a time.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 #[test]
 fn a_short_stress_run_passes_and_checks_what_it_claims() {
+    lanegraph_tests::isolated(
+        "engine_stress::a_short_stress_run_passes_and_checks_what_it_claims",
+        short_stress_run_passes,
+    );
+}
+
+fn short_stress_run_passes() {
     let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let report = stress::run(&StressOptions {
         seconds: 2.0,

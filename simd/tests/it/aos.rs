@@ -1,7 +1,7 @@
 //! The AoS baselines give the same bits as the field-SoA kernel: the benches compare equal work.
 #![allow(clippy::needless_range_loop)] // Tests index parallel columns side by side.
 
-mod common;
+use crate::common;
 use common::*;
 use lanegraph_simd::kernels::aos::{self, Body};
 use lanegraph_simd::kernels::{integrate, stream};

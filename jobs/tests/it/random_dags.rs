@@ -2,7 +2,7 @@
 //! exactly once, after all its predecessors, on its lane; the result is the same for 1..N
 //! workers per lane.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 

@@ -1,6 +1,6 @@
 //! The lane runtime: detached jobs, shutdown, owner lane, pinning reports.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! The backend on a real Vulkan device (lavapipe in CI) with validation layers on: zero
 //! messages is the bar in every test.
 
-mod common;
+use crate::common;
 
 use common::{assert_no_messages, is_bad_input, validated_gpu};
 use lanegraph_vk::profiler::timeline::{monotonic_ns, CalibrationMethod};

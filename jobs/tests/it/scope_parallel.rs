@@ -1,6 +1,6 @@
 //! Scoped jobs and the parallel helpers through the public API.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;

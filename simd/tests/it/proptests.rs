@@ -3,7 +3,7 @@
 //! `common::canon`).
 #![allow(clippy::needless_range_loop)] // Tests index parallel columns side by side.
 
-mod common;
+use crate::common;
 use common::*;
 use lanegraph_simd::kernels::{bounds, forces, integrate, reduce};
 use proptest::prelude::*;

@@ -1,12 +1,9 @@
-//! The tracking allocator installed the way a game installs it (one line), checked against
-//! allocations whose sizes we know.
+//! The tracking allocator (installed by the suite's `main.rs` the way a game installs it, one
+//! line), checked against allocations whose sizes we know.
 
 use lanegraph::telemetry::{
-    self, memory_stats, thread_memory_stats, MemoryStats, MetricValue, Registry, TrackingAllocator,
+    self, memory_stats, thread_memory_stats, MemoryStats, MetricValue, Registry,
 };
-
-#[global_allocator]
-static ALLOC: TrackingAllocator = TrackingAllocator::new();
 
 /// Serialises the tests: they read process-wide totals.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());

@@ -2,7 +2,7 @@
 //! exactly the neighbours a brute-force O(n^2) search finds.
 #![allow(clippy::needless_range_loop)] // Tests index parallel columns side by side.
 
-mod common;
+use crate::common;
 use common::*;
 use lanegraph_simd::kernels::grid::{GridError, NeighbourSums, UniformGrid};
 

@@ -2,7 +2,7 @@
 //! never read as data), sphere and frustum culls (bit masks equal, padding never visible).
 #![allow(clippy::needless_range_loop)] // Tests index parallel columns side by side.
 
-mod common;
+use crate::common;
 use common::*;
 use lanegraph_simd::kernels::cull::{self, Frustum};
 use lanegraph_simd::kernels::reduce::{self, MinMax};

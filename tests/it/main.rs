@@ -1,0 +1,34 @@
+//! The integration suite of lanegraph: every cross-crate test in one binary (one link instead
+//! of one per file). Each module is one area; `cargo test -p lanegraph-tests MODULE::` runs one.
+//!
+//! The binary installs the tracking allocator, as a game would: per-thread allocation counts
+//! (`lanegraph_tests::count_allocs`) are exact whatever other tests do, and tests that read
+//! process-wide figures run alone in a child process (`lanegraph_tests::isolated`).
+
+/// The runtime's heap tracking, as any game binary installs it.
+#[global_allocator]
+static ALLOC: lanegraph::telemetry::TrackingAllocator =
+    lanegraph::telemetry::TrackingAllocator::new();
+
+mod budget_control;
+mod budget_cost_model;
+mod budget_determinism;
+mod budget_seeds;
+mod budget_settling;
+mod demo_determinism;
+mod demo_metrics_endpoint;
+mod demo_outputs;
+mod engine_api;
+mod engine_stress;
+mod game_loop_determinism;
+mod game_loop_steps;
+mod report_chromium;
+mod systems_alloc_free;
+mod systems_registration;
+mod telemetry_alloc;
+mod telemetry_metrics;
+mod telemetry_openmetrics;
+mod telemetry_trace;
+mod world_entities;
+mod world_layout_advice;
+mod world_soa;
