@@ -107,6 +107,7 @@ fn a_small_game_with_a_custom_agent_and_lane() {
             })
             .unwrap();
     });
+    let record = engine.observe(lanegraph::runtime::RunRecorder::default());
     for _ in 0..5 {
         engine.report_cost(reported, 10, 0.05);
         let out = engine.frame().unwrap();
@@ -120,8 +121,11 @@ fn a_small_game_with_a_custom_agent_and_lane() {
     );
     assert_eq!(engine.strategy(by_system), Some(StrategyIndex(0)));
     assert!(engine.strategy(reported).is_some());
-    assert_eq!(engine.record().frames.len(), 5);
-    assert_eq!(engine.record().system_samples["think"].len(), 5);
+    let rec = engine.observer(record);
+    assert_eq!(rec.recent().len(), 5);
+    assert_eq!(rec.frames(), 5);
+    let think = rec.systems().iter().find(|s| s.name == "think").unwrap();
+    assert_eq!((think.runs, think.time_ns.count()), (5, 5));
 }
 
 #[test]

@@ -19,6 +19,7 @@ mod demo_determinism;
 mod demo_metrics_endpoint;
 mod demo_outputs;
 mod engine_api;
+mod engine_steady;
 mod engine_stress;
 mod game_loop_determinism;
 mod game_loop_steps;

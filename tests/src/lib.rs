@@ -14,6 +14,9 @@ use lanegraph::telemetry::{alloc, thread_memory_stats};
 /// does); panics with that fix otherwise, so a missing allocator cannot pass as "no
 /// allocations".
 pub fn count_allocs<R>(f: impl FnOnce() -> R) -> (R, u64) {
+    // Make sure the thread owns its slot before the first reading (the first allocation of a
+    // thread claims it).
+    drop(std::hint::black_box(Box::new(0u8)));
     let before = thread_allocations();
     let r = f();
     let after = thread_allocations();
@@ -21,9 +24,6 @@ pub fn count_allocs<R>(f: impl FnOnce() -> R) -> (R, u64) {
 }
 
 fn thread_allocations() -> u64 {
-    // Make sure the thread owns its slot before the first reading (the first allocation of a
-    // thread claims it).
-    drop(std::hint::black_box(Box::new(0u8)));
     assert!(
         alloc::is_installed(),
         "count_allocs needs the TrackingAllocator installed as the global allocator"

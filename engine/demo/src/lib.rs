@@ -27,7 +27,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use lanegraph::runtime::{BuildError, Engine, EngineConfig, FrameError, RenderView};
+use lanegraph::runtime::{
+    BuildError, Engine, EngineConfig, FrameError, ObserverId, RenderView, RunRecorder,
+};
 use lanegraph::world::{Domain, DomainSet};
 pub use summary::DemoSummary;
 
@@ -168,6 +170,9 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
         let [physics, ..] = engine.builtin_agents();
         let _ = engine.controller_mut().pin(physics, "full");
     }
+    // The run record: a bounded observer (the last minute of frames whole, whole-run
+    // percentiles), read back for the summary and the report.
+    let record = engine.observe(RunRecorder::default());
     let score_entity = world::setup(engine.world_mut(), opts.entities, opts.seed)?;
     let mut phys = physics::DemoPhysics::default();
     let neighbours = Arc::new(AtomicU64::new(0));
@@ -222,7 +227,7 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
                 } else {
                     n
                 });
-                b.set_message(progress_message(&engine, out.frame_ms));
+                b.set_message(progress_message(&engine, record, out.frame_ms));
             }
         }
         if opts.pace {
@@ -253,11 +258,12 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
         .get::<world::Score>(score_entity)
         .copied()
         .unwrap_or_default();
+    let rec = engine.observer(record);
     let mut summary =
-        DemoSummary::from_engine(&engine, opts.seed, opts.entities, lockstep, score, wall_s);
+        DemoSummary::from_engine(&engine, rec, opts.seed, opts.entities, lockstep, score, wall_s);
     summary.mean_neighbours = f64::from_bits(neighbours.load(Ordering::Relaxed));
     let files = match &opts.out {
-        Some(dir) => write_outputs(&engine, &summary, dir)?,
+        Some(dir) => write_outputs(&engine, rec, &summary, dir)?,
         None => Vec::new(),
     };
     drop(textures);
@@ -282,6 +288,7 @@ fn derive_view(w: &lanegraph::world::World, v: &mut RenderView) {
 
 fn write_outputs(
     engine: &Engine,
+    rec: &RunRecorder,
     summary: &DemoSummary,
     dir: &std::path::Path,
 ) -> Result<Vec<PathBuf>, DemoError> {
@@ -306,7 +313,7 @@ fn write_outputs(
         "metrics",
         lanegraph::telemetry::openmetrics::render(engine.metrics()).as_bytes(),
     )?;
-    let data = crate::report::ReportData::from_engine(engine, "lanegraph demo", &summary.table());
+    let data = crate::report::ReportData::from_engine(engine, rec, "lanegraph demo", &summary.table());
     put(
         "report.html",
         "report",
@@ -335,24 +342,17 @@ fn progress_bar(opts: &DemoOptions, frames: u64) -> Option<indicatif::ProgressBa
     Some(bar)
 }
 
-fn progress_message(engine: &Engine, frame_ms: f64) -> String {
-    let rec = engine.record();
-    let target = rec.frames.last().map_or(0.0, |f| f.target_ms);
-    let busy = rec
-        .frames
-        .last()
-        .map(|f| {
-            engine
-                .lanes()
-                .plan()
-                .lanes()
-                .iter()
-                .zip(&f.lane_busy)
-                .map(|(l, b)| format!("{} {:.0}%", l.name, b * 100.0))
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .unwrap_or_default();
+fn progress_message(engine: &Engine, record: ObserverId<RunRecorder>, frame_ms: f64) -> String {
+    let target = engine.observer(record).last_target_ms();
+    let busy = engine
+        .lanes()
+        .plan()
+        .lanes()
+        .iter()
+        .zip(engine.lane_busy())
+        .map(|(l, b)| format!("{} {:.0}%", l.name, b * 100.0))
+        .collect::<Vec<_>>()
+        .join(" ");
     let c = engine.controller();
     let strategies = engine
         .builtin_agents()

@@ -11,8 +11,7 @@
 
 pub mod svg;
 
-use lanegraph::runtime::record::{percentile, FrameRow};
-use lanegraph::runtime::Engine;
+use lanegraph::runtime::{Engine, FrameRow, RunRecorder};
 use lanegraph::telemetry::spans::{self, TrackKind};
 use svg::{esc, Bar, Series};
 
@@ -129,24 +128,25 @@ impl Default for ReportData {
 
 impl ReportData {
     /// Gathers the page's data from a finished run.
-    pub fn from_engine(engine: &Engine, title: &str, overview: &str) -> ReportData {
-        let rec = engine.record();
-        let systems = rec
-            .system_samples
+    pub fn from_engine(
+        engine: &Engine,
+        rec: &RunRecorder,
+        title: &str,
+        overview: &str,
+    ) -> ReportData {
+        let mut systems: Vec<SystemRow> = rec
+            .systems()
             .iter()
-            .map(|(name, ns)| {
-                let ms: Vec<f64> = ns.iter().map(|&n| n as f64 / 1e6).collect();
-                let budget = rec.system_budgets.get(name).copied();
-                SystemRow {
-                    name: name.clone(),
-                    p50_ms: percentile(&ms, 50.0).unwrap_or(0.0),
-                    p99_ms: percentile(&ms, 99.0).unwrap_or(0.0),
-                    budget_ms: budget,
-                    runs: ms.len(),
-                    over: budget.map_or(0, |b| ms.iter().filter(|&&m| m > b).count()),
-                }
+            .map(|s| SystemRow {
+                name: s.name.clone(),
+                p50_ms: s.time_ns.percentile(50.0).unwrap_or(0.0) / 1e6,
+                p99_ms: s.time_ns.percentile(99.0).unwrap_or(0.0) / 1e6,
+                budget_ms: Some(s.budget_ms),
+                runs: s.time_ns.count() as usize,
+                over: s.over_budget as usize,
             })
             .collect();
+        systems.sort_by(|a, b| a.name.cmp(&b.name));
         let decisions = engine
             .controller()
             .log()
@@ -174,7 +174,7 @@ impl ReportData {
         ReportData {
             title: title.to_string(),
             overview: overview.to_string(),
-            frames: rec.frames.clone(),
+            frames: rec.recent(),
             lanes: engine
                 .lanes()
                 .plan()

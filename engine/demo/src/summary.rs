@@ -8,8 +8,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::world::Score;
-use lanegraph::runtime::record::percentile;
-use lanegraph::runtime::Engine;
+use lanegraph::runtime::{Engine, RunRecorder};
 
 /// `frame_ms` of the summary.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -153,19 +152,14 @@ impl DemoSummary {
     /// Builds the summary of a finished run.
     pub fn from_engine(
         engine: &Engine,
+        rec: &RunRecorder,
         seed: u64,
         entities_initial: usize,
         deterministic: bool,
         score: Score,
         wall_s: f64,
     ) -> DemoSummary {
-        let rec = engine.record();
-        let times: Vec<f64> = rec.frames.iter().map(|f| f.frame_ms).collect();
-        let mean = if times.is_empty() {
-            0.0
-        } else {
-            times.iter().sum::<f64>() / times.len() as f64
-        };
+        let times = rec.frame_ms();
         let lanes = engine
             .lanes()
             .plan()
@@ -180,11 +174,7 @@ impl DemoSummary {
                 },
                 workers: l.worker_cores.len(),
                 cores: l.worker_cores.clone(),
-                mean_busy: mean_of(
-                    rec.frames
-                        .iter()
-                        .filter_map(|f| f.lane_busy.get(i).copied()),
-                ),
+                mean_busy: rec.mean_lane_busy(i).unwrap_or(0.0),
             })
             .collect();
         let (device, why, validation) = engine.gpu_status();
@@ -240,12 +230,12 @@ impl DemoSummary {
             world_hash: format!("{:#018x}", engine.world().state_hash()),
             deterministic,
             frame_ms: FrameMs {
-                p50: percentile(&times, 50.0).unwrap_or(0.0),
-                p99: percentile(&times, 99.0).unwrap_or(0.0),
-                max: times.iter().copied().fold(0.0, f64::max),
-                mean,
+                p50: times.percentile(50.0).unwrap_or(0.0),
+                p99: times.percentile(99.0).unwrap_or(0.0),
+                max: times.max(),
+                mean: times.mean(),
             },
-            target_ms: rec.frames.last().map_or(0.0, |f| f.target_ms),
+            target_ms: rec.last_target_ms(),
             frame_budget_ms: 1000.0 / engine.config().target_fps,
             lanes,
             gpu,
@@ -378,15 +368,3 @@ impl DemoSummary {
     }
 }
 
-fn mean_of(it: impl Iterator<Item = f64>) -> f64 {
-    let (mut sum, mut n) = (0.0, 0usize);
-    for v in it {
-        sum += v;
-        n += 1;
-    }
-    if n == 0 {
-        0.0
-    } else {
-        sum / n as f64
-    }
-}

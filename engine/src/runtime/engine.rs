@@ -14,7 +14,8 @@
 //! 3. The RenderView is published to the render lane's mailbox, re-derived only when the epochs
 //!    of the domains it reads moved (cache hits counted); the lane draws it while the owner
 //!    simulates the next frame.
-//! 4. Telemetry: spans collected into the trace history, metrics updated, the frame recorded.
+//! 4. Telemetry: spans collected into the trace history, metrics updated, and the frame's
+//!    figures lent to every installed [`FrameObserver`] (the app's run record is one).
 //! 5. The budget controller ticks on the frame's measurements; its choices apply from the next
 //!    frame (physics: fixed step and neighbour pass; render: resolution and instance cap;
 //!    asset: jobs per frame).
@@ -27,15 +28,15 @@ use super::agents::{AssetAgent, PhysicsAgent, PhysicsSettings, RenderAgent};
 use super::assets::{AssetCompletion, AssetStream};
 use super::builder::{BuildError, EngineBuilder};
 use super::config::EngineConfig;
-use super::record::{FrameRow, RunRecord};
+use super::observer::{FrameFigures, FrameObserver, HeldObserver, ObserverId};
 use super::render::{GpuState, RenderLane};
 use super::view::{DeriveView, RenderView, ViewCache, ViewCacheStats};
 use crate::budget::{
     AdaptationMode, Agent, AgentId, AgentSample, Controller, ControllerConfig, FrameInput,
     GpuTiming, InputError, RegisterError, StepReport, StrategyIndex,
 };
-use crate::game_loop::{FixedStep, FrameClock, GameLoop, LoopOptions, ManualClock, MonotonicClock};
 use crate::systems::SystemId;
+use crate::game_loop::{FixedStep, FrameClock, GameLoop, LoopOptions, ManualClock, MonotonicClock};
 use crate::telemetry::{self, Buckets, Counter, Gauge, Histogram, Registry, TraceHistory, Unit};
 use crate::world::{DomainSet, World};
 
@@ -206,6 +207,9 @@ impl Metrics {
     }
 }
 
+/// Asset failure messages kept for the report; later failures are counted, not kept.
+pub const MAX_ASSET_FAILURES: usize = 64;
+
 struct Builtins {
     physics: AgentId,
     render: AgentId,
@@ -233,11 +237,18 @@ pub struct Engine {
     render_on_gpu: bool,
     assets: AssetStream,
     completions: Vec<AssetCompletion>,
+    /// The first [`MAX_ASSET_FAILURES`] failures' messages (the count is in the asset totals).
     asset_failures: Vec<String>,
     registry: Registry,
     metrics: Metrics,
     history: TraceHistory,
-    record: RunRecord,
+    observers: Vec<Box<dyn HeldObserver>>,
+    /// Each plan lane's id, in plan order (looked up once, not per frame).
+    lane_ids: Vec<Option<LaneId>>,
+    /// Each plan lane's worker count.
+    lane_workers: Vec<f64>,
+    /// The last frame's busy share per lane (lent to observers).
+    lane_busy_now: Vec<f64>,
     lane_busy_prev: Vec<u64>,
     lane_jobs_prev: Vec<u64>,
     frame: u64,
@@ -327,6 +338,13 @@ impl Engine {
             })
         })?;
         let n = lanes.plan().lanes().len();
+        let lane_ids = lanes.plan().lanes().iter().map(|l| lanes.lane(&l.name)).collect();
+        let lane_workers = lanes
+            .plan()
+            .lanes()
+            .iter()
+            .map(|l| l.worker_cores.len().max(1) as f64)
+            .collect();
         let physics_lane = lanes.lane(lanegraph_jobs::plan::names::PHYSICS);
         Ok(Engine {
             history: TraceHistory::new(config.trace_frames),
@@ -350,7 +368,10 @@ impl Engine {
             asset_failures: Vec::new(),
             registry,
             metrics,
-            record: RunRecord::default(),
+            observers: Vec::new(),
+            lane_ids,
+            lane_workers,
+            lane_busy_now: vec![0.0; n],
             lane_busy_prev: vec![0; n],
             lane_jobs_prev: vec![0; n],
             frame: 0,
@@ -389,6 +410,32 @@ impl Engine {
     /// Sets how the RenderView is derived and which world domains it reads (step 3).
     pub fn set_render_view(&mut self, domains: DomainSet, derive: DeriveView) {
         self.view = Some(ViewCache::new(domains, derive));
+    }
+
+    /// Installs a frame observer: from the next frame on, it sees every frame's figures (see
+    /// [`FrameObserver`]). Read it back with [`Engine::observer`].
+    pub fn observe<O: FrameObserver>(&mut self, observer: O) -> ObserverId<O> {
+        self.observers.push(Box::new(observer));
+        ObserverId {
+            index: self.observers.len() - 1,
+            _type: std::marker::PhantomData,
+        }
+    }
+
+    /// An installed observer, as its own type.
+    pub fn observer<O: FrameObserver>(&self, id: ObserverId<O>) -> &O {
+        self.observers[id.index]
+            .as_any()
+            .downcast_ref()
+            .expect("an ObserverId names the observer it was made for")
+    }
+
+    /// An installed observer, mutably (e.g. to reset it between levels).
+    pub fn observer_mut<O: FrameObserver>(&mut self, id: ObserverId<O>) -> &mut O {
+        self.observers[id.index]
+            .as_any_mut()
+            .downcast_mut()
+            .expect("an ObserverId names the observer it was made for")
     }
 
     /// Registers a game's own agent; `cost` says where its measured cost comes from.
@@ -509,9 +556,8 @@ impl Engine {
 
         // 4. Telemetry.
         self.history.collect_frame(frame);
-        let lane_busy = self.lane_busy(frame_ms);
+        self.update_lane_busy(frame_ms);
         let world_len = self.game.world().len() as u64;
-        self.record_systems();
 
         // 5. The controller.
         self.samples.clear();
@@ -527,15 +573,15 @@ impl Engine {
             n: u64::from(asset_settings.jobs_per_frame),
             ms: asset_ms,
         });
-        let rstats = self.render.stats();
+        let rstats = self.render.pulse();
         // The GPU reading (the profiler reads frame n at n + 2: tag it two frames back).
         let gpu_tag = frame.saturating_sub(2).max(1);
-        let gpu = rstats.gpu.as_ref().and_then(|g| {
-            (g.frame != self.last_gpu_frame).then(|| {
-                self.last_gpu_frame = g.frame;
+        let gpu = rstats.gpu.and_then(|(gpu_frame, total_ms)| {
+            (gpu_frame != self.last_gpu_frame).then(|| {
+                self.last_gpu_frame = gpu_frame;
                 GpuTiming {
                     frame: gpu_tag,
-                    ms: g.total_ms,
+                    ms: total_ms,
                 }
             })
         });
@@ -564,8 +610,8 @@ impl Engine {
             (None, true) => {}
         }
         self.collect_custom_samples(frame, report.steps);
-        if let Some(g) = &rstats.gpu {
-            self.metrics.gpu_frame.set(g.total_ms);
+        if let Some((_, total_ms)) = rstats.gpu {
+            self.metrics.gpu_frame.set(total_ms);
         }
         let tick = self.controller.tick(&FrameInput {
             frame,
@@ -590,16 +636,24 @@ impl Engine {
         self.metrics.multiplier.set(tick.multiplier);
         self.metrics.switches.add(tick.decisions as u64);
         self.metrics.asset_pending.set(self.assets.pending() as f64);
-        self.record.frames.push(FrameRow {
-            frame,
-            frame_ms,
-            target_ms: tick.target_ms,
-            steps: report.steps,
-            physics_ms: physics_ns as f64 / 1e6,
-            memory_bytes: telemetry::memory_stats().current_bytes,
-            lane_busy,
-            multiplier: tick.multiplier,
-        });
+        if !self.observers.is_empty() {
+            let figures = FrameFigures {
+                frame,
+                frame_ms,
+                target_ms: tick.target_ms,
+                steps: report.steps,
+                dropped_steps: report.dropped_steps,
+                physics_ms: physics_ns as f64 / 1e6,
+                memory_bytes: telemetry::memory_stats().current_bytes,
+                multiplier: tick.multiplier,
+                decisions: tick.decisions,
+                lane_busy: &self.lane_busy_now,
+                world: self.game.world(),
+            };
+            for o in &mut self.observers {
+                o.on_frame(&figures);
+            }
+        }
         Ok(FrameOutcome {
             frame,
             frame_ms,
@@ -633,7 +687,9 @@ impl Engine {
                 Err(e) => {
                     self.metrics.asset_failed.inc();
                     tracing::warn!(target: "lanegraph", code = "LG-ASSET-001", error = %e, "asset failed to load; skipped, the game goes on");
-                    self.asset_failures.push(e.to_string());
+                    if self.asset_failures.len() < MAX_ASSET_FAILURES {
+                        self.asset_failures.push(e.to_string());
+                    }
                 }
             }
         }
@@ -682,11 +738,10 @@ impl Engine {
         }
     }
 
-    fn lane_busy(&mut self, frame_ms: f64) -> Vec<f64> {
-        let plan = self.lanes.plan().clone();
-        let mut out = Vec::with_capacity(plan.lanes().len());
-        for (i, spec) in plan.lanes().iter().enumerate() {
-            let Some(id) = self.lanes.lane(&spec.name) else {
+    /// Each lane's busy share of the frame, into `lane_busy_now` (no allocation, no lookup).
+    fn update_lane_busy(&mut self, frame_ms: f64) {
+        for (i, id) in self.lane_ids.iter().enumerate() {
+            let Some(id) = *id else {
                 continue;
             };
             let s = self.lanes.stats(id).unwrap_or_default();
@@ -694,39 +749,14 @@ impl Engine {
             let jobs = s.jobs.saturating_sub(self.lane_jobs_prev[i]);
             self.lane_busy_prev[i] = s.busy_ns;
             self.lane_jobs_prev[i] = s.jobs;
-            let workers = spec.worker_cores.len().max(1) as f64;
             let share = if frame_ms > 0.0 {
-                (busy as f64 / 1e6 / (frame_ms * workers)).min(1.0)
+                (busy as f64 / 1e6 / (frame_ms * self.lane_workers[i])).min(1.0)
             } else {
                 0.0
             };
             self.metrics.lane_busy[i].set(share);
             self.metrics.lane_jobs[i].add(jobs);
-            out.push(share);
-        }
-        out
-    }
-
-    fn record_systems(&mut self) {
-        let world = self.game.world();
-        let ids: Vec<SystemId> = world.system_ids().collect();
-        for id in ids {
-            let (Ok(name), Ok(stats)) = (world.system_name(id), world.system_timing_stats(id))
-            else {
-                continue;
-            };
-            let samples = self
-                .record
-                .system_samples
-                .entry(name.to_string())
-                .or_default();
-            if (samples.len() as u64) < stats.runs {
-                samples.push(stats.last_ns);
-            }
-            self.record
-                .system_budgets
-                .entry(name.to_string())
-                .or_insert(stats.budget.as_ms());
+            self.lane_busy_now[i] = share;
         }
     }
 
@@ -748,9 +778,9 @@ impl Engine {
         self.frame
     }
 
-    /// The run record (per-frame rows, per-system samples).
-    pub fn record(&self) -> &RunRecord {
-        &self.record
+    /// Each lane's busy share of the last frame, 0..1, in plan order.
+    pub fn lane_busy(&self) -> &[f64] {
+        &self.lane_busy_now
     }
 
     /// The trace history (the last `trace_frames` frames of spans).
@@ -778,7 +808,7 @@ impl Engine {
         self.view.as_ref().map(ViewCache::stats).unwrap_or_default()
     }
 
-    /// Asset totals and the failures' messages.
+    /// Asset totals and the first [`MAX_ASSET_FAILURES`] failures' messages.
     pub fn asset_report(&self) -> (super::assets::AssetTotals, &[String]) {
         (self.assets.totals(), &self.asset_failures)
     }

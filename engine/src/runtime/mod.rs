@@ -2,8 +2,10 @@
 //!
 //! Owns: [`Engine`] and its builder, the configuration (also from TOML), the built-in agents
 //! (physics, render, asset), the RenderView and its epoch cache, the render lane's mailbox, the
-//! asset stream and the run record the exports read. Must never: hold game logic (the demo in
-//! [`crate::demo`] is a game like any other), or let timing enter world state.
+//! asset stream, frame observers and the provided bounded run record. Must never: hold game
+//! logic (the demo, in its own crate `lanegraph-demo`, is a game like any other), keep
+//! per-frame figures itself (observers do, in bounded memory), or let timing enter world
+//! state.
 //!
 //! | file | idea |
 //! |------|------|
@@ -14,7 +16,8 @@
 //! | [`render`] | the render lane: mailbox, Vulkan, GPU timings |
 //! | [`assets`] | the asset stream: decode on the asset lane, completions to the owner |
 //! | [`agents`] | the built-in budget agents and their settings |
-//! | [`record`] | the per-frame record |
+//! | [`observer`] | frame observers: each frame's figures, lent by reference |
+//! | [`record`] | the provided bounded run record (an observer) |
 //!
 //! # A minimal game
 //! A few systems, one custom agent, one custom lane; it runs three frames.
@@ -74,6 +77,7 @@ pub mod agents;
 pub mod assets;
 pub mod builder;
 pub mod config;
+pub mod observer;
 pub mod record;
 pub mod render;
 pub mod engine;
@@ -84,7 +88,8 @@ pub use agents::{AssetSettings, PhysicsSettings, RenderSettings};
 pub use assets::{AssetError, AssetStream, DecodedImage};
 pub use builder::{BuildError, EngineBuilder};
 pub use config::{ConfigError, EngineConfig};
-pub use record::RunRecord;
-pub use render::{GpuFrame, GpuPass, RenderStats};
+pub use observer::{FrameFigures, FrameObserver, ObserverId};
+pub use record::{FrameRow, RunRecorder, SystemRecord};
+pub use render::{GpuFrame, GpuPass, RenderPulse, RenderStats};
 pub use engine::{AgentCost, Engine, FrameError, FrameOutcome, PhysicsFn, PhysicsStep};
 pub use view::{RenderView, ViewCache};

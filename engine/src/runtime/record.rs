@@ -1,12 +1,15 @@
-//! The run record: what every frame measured, kept for the summary, the report and the exports.
+//! The run record: a provided [`FrameObserver`] that keeps what a summary or a report needs,
+//! in bounded memory, however long the run.
 //!
-//! Owns: [`RunRecord`] and its per-frame rows, the per-system samples, and the percentile
-//! helper. Must never: be written from anywhere but the owner's end-of-frame step, or hold
-//! anything that enters world state.
+//! Owns: [`RunRecorder`] (a ring of the last frames plus whole-run aggregates: frame-time and
+//! per-system percentiles, lane busy means), and the exported [`FrameRow`]. Must never: grow
+//! with the number of frames, or allocate in steady state (a new system allocates its entry
+//! once; after the ring is full, nothing allocates).
 
-use std::collections::BTreeMap;
+use super::observer::{FrameFigures, FrameObserver};
+use crate::telemetry::quantiles::LogHistogram;
 
-/// One frame's figures.
+/// One frame's figures, as the recorder exports them.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct FrameRow {
     /// Frame number (1-based).
@@ -27,36 +30,205 @@ pub struct FrameRow {
     pub multiplier: f64,
 }
 
-/// Everything recorded over a run.
-#[derive(Debug, Clone, Default)]
-pub struct RunRecord {
-    /// One row per frame.
-    pub frames: Vec<FrameRow>,
-    /// Per system: every run's time, ns (in schedule order of first appearance).
-    pub system_samples: BTreeMap<String, Vec<u64>>,
-    /// Per system: its budget, ms.
-    pub system_budgets: BTreeMap<String, f64>,
+/// A frame in the ring (its lane busy shares live in the ring's flat array).
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    frame: u64,
+    frame_ms: f64,
+    target_ms: f64,
+    steps: u32,
+    physics_ms: f64,
+    memory_bytes: i64,
+    multiplier: f64,
 }
 
-/// Nearest-rank percentile `p` (0..=100) of `values` (unsorted); `None` when empty.
-pub fn percentile(values: &[f64], p: f64) -> Option<f64> {
-    if values.is_empty() {
-        return None;
+/// Whole-run figures of one system.
+#[derive(Debug, Clone)]
+pub struct SystemRecord {
+    /// The system's name.
+    pub name: String,
+    /// Its budget, ms.
+    pub budget_ms: f64,
+    /// Runs over the whole run.
+    pub runs: u64,
+    /// Frames in which it ran, and the time of its last run in each (ns): percentiles over the
+    /// whole run.
+    pub time_ns: LogHistogram,
+    /// Frames whose sampled run exceeded the budget.
+    pub over_budget: u64,
+}
+
+/// Frame times are resolved to 0.1 µs (see [`LogHistogram`]).
+const FRAME_MS_UNIT: f64 = 1e-4;
+
+/// A bounded run record: install it with [`crate::Engine::observe`], read it back with
+/// [`crate::Engine::observer`].
+///
+/// Keeps the last `capacity` frames whole ([`RunRecorder::recent`]) and, over every frame of
+/// the run, frame-time percentiles, mean lane busy and per-system timing percentiles (within
+/// [`LogHistogram::RELATIVE_ERROR`] of exact).
+#[derive(Debug, Clone)]
+pub struct RunRecorder {
+    capacity: usize,
+    lanes: usize,
+    slots: Vec<Slot>,
+    busy: Vec<f64>,
+    /// Index of the oldest frame in `slots`.
+    start: usize,
+    len: usize,
+    frames: u64,
+    frame_ms: LogHistogram,
+    last_target_ms: f64,
+    busy_sum: Vec<f64>,
+    systems: Vec<SystemRecord>,
+    /// `runs` of each system at the previous frame (index = system id).
+    seen_runs: Vec<u64>,
+}
+
+impl RunRecorder {
+    /// The default ring: one minute at 60 fps.
+    pub const DEFAULT_CAPACITY: usize = 3600;
+
+    /// A recorder keeping the last `capacity` frames (at least one) whole.
+    pub fn new(capacity: usize) -> RunRecorder {
+        let capacity = capacity.max(1);
+        RunRecorder {
+            capacity,
+            lanes: 0,
+            slots: Vec::with_capacity(capacity),
+            busy: Vec::new(),
+            start: 0,
+            len: 0,
+            frames: 0,
+            frame_ms: LogHistogram::new(FRAME_MS_UNIT),
+            last_target_ms: 0.0,
+            busy_sum: Vec::new(),
+            systems: Vec::new(),
+            seen_runs: Vec::new(),
+        }
     }
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    let rank = ((p / 100.0) * v.len() as f64).ceil().max(1.0) as usize;
-    Some(v[rank.min(v.len()) - 1])
+
+    /// Frames recorded over the whole run.
+    pub fn frames(&self) -> u64 {
+        self.frames
+    }
+
+    /// Frame times (ms) over the whole run.
+    pub fn frame_ms(&self) -> &LogHistogram {
+        &self.frame_ms
+    }
+
+    /// The controller's target after the last frame, ms (0 before the first).
+    pub fn last_target_ms(&self) -> f64 {
+        self.last_target_ms
+    }
+
+    /// Mean busy share of lane `i` (plan order) over the whole run.
+    pub fn mean_lane_busy(&self, i: usize) -> Option<f64> {
+        let sum = self.busy_sum.get(i)?;
+        (self.frames > 0).then(|| sum / self.frames as f64)
+    }
+
+    /// The last frames held (at most the capacity), oldest first.
+    pub fn recent(&self) -> Vec<FrameRow> {
+        (0..self.len)
+            .map(|k| {
+                let i = (self.start + k) % self.capacity;
+                let s = self.slots[i];
+                FrameRow {
+                    frame: s.frame,
+                    frame_ms: s.frame_ms,
+                    target_ms: s.target_ms,
+                    steps: s.steps,
+                    physics_ms: s.physics_ms,
+                    memory_bytes: s.memory_bytes,
+                    lane_busy: self.busy[i * self.lanes..(i + 1) * self.lanes].to_vec(),
+                    multiplier: s.multiplier,
+                }
+            })
+            .collect()
+    }
+
+    /// Every system seen, in registration order.
+    pub fn systems(&self) -> &[SystemRecord] {
+        &self.systems
+    }
+
+    fn record_systems(&mut self, f: &FrameFigures<'_>) {
+        let world = f.world;
+        for id in world.system_ids() {
+            let Ok(stats) = world.system_timing_stats(id) else {
+                continue;
+            };
+            let i = id.index() as usize;
+            if i >= self.systems.len() {
+                // A new system: its entry is made once (the only allocation after warm-up).
+                let name = world.system_name(id).unwrap_or("?").to_string();
+                self.systems.push(SystemRecord {
+                    name,
+                    budget_ms: stats.budget.as_ms(),
+                    runs: 0,
+                    time_ns: LogHistogram::new(1.0),
+                    over_budget: 0,
+                });
+                self.seen_runs.push(0);
+            }
+            if stats.runs > self.seen_runs[i] {
+                self.seen_runs[i] = stats.runs;
+                let s = &mut self.systems[i];
+                s.runs = stats.runs;
+                s.time_ns.record(stats.last_ns as f64);
+                if stats.last_ns as f64 / 1e6 > s.budget_ms {
+                    s.over_budget += 1;
+                }
+            }
+        }
+    }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn nearest_rank() {
-        let v: Vec<f64> = (1..=100).map(f64::from).collect();
-        assert_eq!(super::percentile(&v, 50.0), Some(50.0));
-        assert_eq!(super::percentile(&v, 99.0), Some(99.0));
-        assert_eq!(super::percentile(&[3.0], 99.0), Some(3.0));
-        assert_eq!(super::percentile(&[], 50.0), None);
+impl Default for RunRecorder {
+    fn default() -> Self {
+        RunRecorder::new(RunRecorder::DEFAULT_CAPACITY)
+    }
+}
+
+impl FrameObserver for RunRecorder {
+    fn on_frame(&mut self, f: &FrameFigures<'_>) {
+        if self.frames == 0 || self.lanes != f.lane_busy.len() {
+            // First frame (or a new plan): size the flat arrays once.
+            self.lanes = f.lane_busy.len();
+            self.busy = vec![0.0; self.capacity * self.lanes];
+            self.busy_sum = vec![0.0; self.lanes];
+            self.slots.clear();
+            self.start = 0;
+            self.len = 0;
+        }
+        let slot = Slot {
+            frame: f.frame,
+            frame_ms: f.frame_ms,
+            target_ms: f.target_ms,
+            steps: f.steps,
+            physics_ms: f.physics_ms,
+            memory_bytes: f.memory_bytes,
+            multiplier: f.multiplier,
+        };
+        let i = if self.len < self.capacity {
+            self.slots.push(slot);
+            self.len += 1;
+            self.len - 1
+        } else {
+            let i = self.start;
+            self.slots[i] = slot;
+            self.start = (self.start + 1) % self.capacity;
+            i
+        };
+        self.busy[i * self.lanes..(i + 1) * self.lanes].copy_from_slice(f.lane_busy);
+        for (sum, b) in self.busy_sum.iter_mut().zip(f.lane_busy) {
+            *sum += b;
+        }
+        self.frames += 1;
+        self.frame_ms.record(f.frame_ms);
+        self.last_target_ms = f.target_ms;
+        self.record_systems(f);
     }
 }

@@ -13,6 +13,17 @@
 //!    once more: a view published between its last look and the clear would otherwise wait a
 //!    frame; if there is one and it wins `in_flight` back, it goes on drawing.
 //! 4. `finish` waits (owner, end of run) until `in_flight` is false.
+//!
+//! # The owner never waits on the render lane
+//! The render job holds `inner` (the GPU, the full statistics, the textures) while it draws,
+//! which may block on the GPU. The owner's per-frame calls never take `inner`:
+//! - publishing swaps the mailbox (a pointer swap under its own lock);
+//! - new settings go through `try_lock` on their own cell; when the render job holds it, the
+//!   owner keeps them pending, retries next frame and counts a deferral;
+//! - the per-frame figures ([`RenderPulse`]) are read with `try_lock`; when the render job is
+//!   writing them, the owner uses the previous reading and counts a skip.
+//!
+//! Only end-of-run calls (`finish`, `stats`, `gpu_status`, `capture_png`) wait.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -65,8 +76,29 @@ pub struct RenderStats {
     pub gpu_textures: u64,
     /// The newest GPU timings read.
     pub gpu: Option<GpuFrame>,
-    /// Errors the GPU reported while drawing (the lane keeps going without it after one).
+    /// Errors the GPU reported while drawing (the lane keeps going without it after one); the
+    /// first [`MAX_RENDER_ERRORS`] are kept.
     pub errors: Vec<String>,
+    /// Frames the owner read the previous [`RenderPulse`] because the render job was writing it.
+    pub pulse_skips: u64,
+    /// Frames the owner kept new settings pending because the render job was reading them.
+    pub settings_deferrals: u64,
+}
+
+/// Render errors kept in [`RenderStats::errors`].
+pub const MAX_RENDER_ERRORS: usize = 64;
+
+/// The render lane's per-frame figures: what the owner reads every frame, without waiting.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RenderPulse {
+    /// Views drawn.
+    pub drawn: u64,
+    /// The last drawn view's frame and the CPU time the render job spent on it, ns.
+    pub last: Option<(u64, u64)>,
+    /// Instances in the last drawn view, after the instance cap.
+    pub last_instances: u64,
+    /// The newest GPU reading: the render-lane frame it measures and the GPU frame time, ms.
+    pub gpu: Option<(u64, f64)>,
 }
 
 /// The GPU side: present or why not.
@@ -171,14 +203,18 @@ fn renderer_config(size: (u32, u32), capacity: u32) -> lanegraph_vk::RendererCon
 struct Inner {
     gpu: GpuState,
     stats: RenderStats,
-    settings: RenderSettings,
     textures: Vec<Arc<DecodedImage>>,
     last_png: Option<Vec<u8>>,
 }
 
 struct Shared {
     mailbox: Mutex<Option<Arc<RenderView>>>,
+    /// Held by the render lane while it draws (never by the owner during a frame).
     inner: Mutex<Inner>,
+    /// The settings in force: the render job copies them at the start of a draw.
+    settings: Mutex<RenderSettings>,
+    /// Written by the render job after each draw; read by the owner with `try_lock`.
+    pulse: Mutex<RenderPulse>,
     /// Writers: the owner (set, step 2) and the render job (clear, step 3), both `AcqRel` so
     /// the mailbox writes before them are seen by whoever sees the flag.
     in_flight: AtomicBool,
@@ -193,6 +229,12 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub struct RenderLane {
     shared: Arc<Shared>,
     lane: Option<LaneId>,
+    /// The owner's last reading of the pulse (used when the render job holds it).
+    pulse: RenderPulse,
+    pulse_skips: u64,
+    /// Settings the owner could not hand over yet (the render job was reading them).
+    pending: Option<RenderSettings>,
+    settings_deferrals: u64,
 }
 
 impl std::fmt::Debug for RenderLane {
@@ -208,15 +250,20 @@ impl RenderLane {
     pub fn new(lane: Option<LaneId>, gpu: GpuState, settings: RenderSettings) -> Self {
         RenderLane {
             lane,
+            pulse: RenderPulse::default(),
+            pulse_skips: 0,
+            pending: None,
+            settings_deferrals: 0,
             shared: Arc::new(Shared {
                 mailbox: Mutex::new(None),
                 inner: Mutex::new(Inner {
                     gpu,
                     stats: RenderStats::default(),
-                    settings,
                     textures: Vec::new(),
                     last_png: None,
                 }),
+                settings: Mutex::new(settings),
+                pulse: Mutex::new(RenderPulse::default()),
                 in_flight: AtomicBool::new(false),
                 skipped: AtomicU64::new(0),
             }),
@@ -233,9 +280,31 @@ impl RenderLane {
         })
     }
 
-    /// Sets the render strategy's settings (applied from the next view drawn).
-    pub fn set_settings(&self, settings: RenderSettings) {
-        lock(&self.shared.inner).settings = settings;
+    /// Sets the render strategy's settings (applied from the next view drawn). Never waits:
+    /// when the render job is reading the settings, they stay pending until the next call.
+    pub fn set_settings(&mut self, settings: RenderSettings) {
+        // The newest settings win over any still pending.
+        self.pending = None;
+        let want = settings;
+        match self.shared.settings.try_lock() {
+            Ok(mut s) => *s = want,
+            Err(std::sync::TryLockError::Poisoned(p)) => *p.into_inner() = want,
+            Err(std::sync::TryLockError::WouldBlock) => {
+                self.pending = Some(want);
+                self.settings_deferrals += 1;
+            }
+        }
+    }
+
+    /// The render lane's per-frame figures. Never waits: when the render job is writing them,
+    /// the previous reading is returned and the skip counted.
+    pub fn pulse(&mut self) -> RenderPulse {
+        match self.shared.pulse.try_lock() {
+            Ok(p) => self.pulse = *p,
+            Err(std::sync::TryLockError::Poisoned(p)) => self.pulse = *p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => self.pulse_skips += 1,
+        }
+        self.pulse
     }
 
     /// Steps 1-2: publishes `view` for drawing.
@@ -271,10 +340,13 @@ impl RenderLane {
         }
     }
 
-    /// A snapshot of the lane's statistics.
+    /// A snapshot of the lane's statistics. Waits for a draw in progress: for the end of a
+    /// run, not for every frame (that is [`RenderLane::pulse`]).
     pub fn stats(&self) -> RenderStats {
         let mut s = lock(&self.shared.inner).stats.clone();
         s.skipped = self.shared.skipped.load(Ordering::Relaxed);
+        s.pulse_skips = self.pulse_skips;
+        s.settings_deferrals = self.settings_deferrals;
         s
     }
 
@@ -352,9 +424,7 @@ fn upload_texture(
     match renderer.upload_texture(img.width, img.height, &img.rgba) {
         Ok(_) => true,
         Err(e) => {
-            stats
-                .errors
-                .push(format!("texture `{}`: {e}", img.path.display()));
+            push_error(stats, format!("texture `{}`: {e}", img.path.display()));
             false
         }
     }
@@ -363,19 +433,36 @@ fn upload_texture(
 fn draw(shared: &Shared, view: &RenderView) {
     let _span = crate::telemetry::span_n("render.frame", view.len() as u64);
     let t0 = clock::now();
+    let settings = *lock(&shared.settings);
     let mut inner = lock(&shared.inner);
-    let cap = ((view.len() as f32) * inner.settings.instance_fraction).ceil() as usize;
+    let cap = ((view.len() as f32) * settings.instance_fraction).ceil() as usize;
     let n = cap.min(view.len());
     inner.stats.last_instances = n as u64;
-    gpu_draw(&mut inner, view, n);
+    gpu_draw(&mut inner, &settings, view, n);
     inner.stats.drawn += 1;
     inner.stats.last = Some((view.frame, clock::now().ns_since(t0)));
+    let st = &inner.stats;
+    let pulse = RenderPulse {
+        drawn: st.drawn,
+        last: st.last,
+        last_instances: st.last_instances,
+        gpu: st.gpu.as_ref().map(|g| (g.frame, g.total_ms)),
+    };
+    drop(inner);
+    *lock(&shared.pulse) = pulse;
+}
+
+/// Keeps a render error, up to [`MAX_RENDER_ERRORS`].
+fn push_error(stats: &mut RenderStats, e: String) {
+    if stats.errors.len() < MAX_RENDER_ERRORS {
+        stats.errors.push(e);
+    }
 }
 
 #[cfg(feature = "vulkan")]
-fn gpu_draw(inner: &mut Inner, view: &RenderView, n: usize) {
-    let scale = inner.settings.resolution_scale;
-    let gpu_cull = inner.settings.gpu_cull;
+fn gpu_draw(inner: &mut Inner, settings: &RenderSettings, view: &RenderView, n: usize) {
+    let scale = settings.resolution_scale;
+    let gpu_cull = settings.gpu_cull;
     let Inner {
         gpu,
         stats,
@@ -398,7 +485,7 @@ fn gpu_draw(inner: &mut Inner, view: &RenderView, n: usize) {
                     upload_texture(renderer, stats, img);
                 }
             }
-            Err(e) => stats.errors.push(format!("resize: {e}")),
+            Err(e) => push_error(stats, format!("resize: {e}")),
         }
     }
     // Applied every frame: a resize above builds a new renderer with the default (cull on).
@@ -417,7 +504,7 @@ fn gpu_draw(inner: &mut Inner, view: &RenderView, n: usize) {
         color: view.color,
     };
     if let Err(e) = renderer.render(&pv) {
-        stats.errors.push(e.to_string());
+        push_error(stats, e.to_string());
         gpu.unavailable = Some(format!("lost during the run: {e}"));
         gpu.gpu = None;
         return;
@@ -445,7 +532,7 @@ fn gpu_draw(inner: &mut Inner, view: &RenderView, n: usize) {
 }
 
 #[cfg(not(feature = "vulkan"))]
-fn gpu_draw(_inner: &mut Inner, _view: &RenderView, _n: usize) {}
+fn gpu_draw(_inner: &mut Inner, _settings: &RenderSettings, _view: &RenderView, _n: usize) {}
 
 #[cfg(feature = "vulkan")]
 fn capture(inner: &mut Inner, view: &RenderView) -> Option<Vec<u8>> {

@@ -19,6 +19,7 @@ pub mod histogram;
 mod lane_tracks;
 pub mod names;
 pub mod openmetrics;
+pub mod quantiles;
 pub mod registry;
 mod shard;
 pub mod spans;

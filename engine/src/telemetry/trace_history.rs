@@ -37,13 +37,22 @@ impl TraceHistory {
 
     /// Collects every thread's spans (see [`spans::collect`]) as frame `frame`, evicting the
     /// oldest frame when full. Call once at the end of each frame.
+    ///
+    /// Allocates nothing in steady state: the evicted frame's buffer takes the new spans.
     pub fn collect_frame(&mut self, frame: u64) -> &FrameSpans {
-        let batch = spans::collect();
-        self.push(FrameSpans {
-            frame,
-            spans: batch.spans,
-            dropped: batch.dropped,
-        })
+        let mut f = if self.frames.len() == self.max_frames {
+            self.frames.pop_front().expect("a full history is not empty")
+        } else {
+            FrameSpans {
+                frame,
+                spans: Vec::new(),
+                dropped: 0,
+            }
+        };
+        f.frame = frame;
+        f.spans.clear();
+        f.dropped = spans::collect_into(&mut f.spans);
+        self.push(f)
     }
 
     /// Adds an already-collected frame.

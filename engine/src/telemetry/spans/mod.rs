@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use lanegraph_jobs::clock::{self, Stamp};
 
-pub use store::{collect, dropped_total, SpanBatch, RING_CAPACITY};
+pub use store::{collect, collect_into, dropped_total, SpanBatch, RING_CAPACITY};
 pub use tracks::{register_track, rename_track, tracks, TrackId, TrackInfo, TrackKind};
 
 use super::RecordSpanError;
@@ -212,11 +212,16 @@ pub fn register_metrics(registry: &super::Registry) -> Result<(), super::Registe
 /// Sorts spans by track, then start, then longest first: the order Chrome's format wants per
 /// track, with parents before the children they contain.
 pub fn sort_for_export(spans: &mut [SpanRecord]) {
-    spans.sort_by(|a, b| {
+    // Unstable: a stable sort allocates a merge buffer on every call, and the frame's
+    // collection must not allocate. The name and workload break the remaining ties, so the
+    // order is still a function of the spans.
+    spans.sort_unstable_by(|a, b| {
         a.track
             .cmp(&b.track)
             .then(a.start.cmp(&b.start))
             .then(b.end.cmp(&a.end))
+            .then(a.name.cmp(b.name))
+            .then(a.n.cmp(&b.n))
     });
 }
 

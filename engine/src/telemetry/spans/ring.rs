@@ -62,6 +62,18 @@ struct Raw {
     n: u64,
 }
 
+/// The collector's reusable copy buffer: drains copy a ring's words here before validating
+/// them, so a steady collection allocates nothing.
+#[derive(Default)]
+pub(crate) struct DrainScratch(Vec<Raw>);
+
+impl DrainScratch {
+    /// An empty buffer (usable in a `static`).
+    pub(crate) const fn new() -> DrainScratch {
+        DrainScratch(Vec::new())
+    }
+}
+
 /// A thread's span ring (see the module protocol).
 #[derive(Debug)]
 pub(crate) struct Ring {
@@ -122,29 +134,35 @@ impl Ring {
 
     /// Collector steps 1-4: appends the spans pushed since the last drain to `out`, returns how
     /// many were lost to overwriting. Callers serialise drains of one ring.
+    #[cfg(any(test, loom))]
     pub(crate) fn drain_into(&self, out: &mut Vec<SpanRecord>) -> u64 {
+        self.drain_with(&mut DrainScratch::new(), out)
+    }
+
+    /// [`Ring::drain_into`] copying through `scratch` (no allocation once it is large enough).
+    pub(crate) fn drain_with(&self, scratch: &mut DrainScratch, out: &mut Vec<SpanRecord>) -> u64 {
         let tail = self.tail.load(Ordering::Relaxed);
         let c = self.committed.load(Ordering::Acquire);
         let first = tail.max(c.saturating_sub(self.capacity()));
         let mut dropped = first - tail;
-        let raws: Vec<Raw> = (first..c)
-            .map(|index| {
-                let cell = &self.cells[(index & self.mask) as usize];
-                Raw {
-                    index,
-                    name_ptr: cell.name_ptr.load(Ordering::Relaxed),
-                    len_track: cell.len_track.load(Ordering::Relaxed),
-                    start: cell.start.load(Ordering::Relaxed),
-                    end: cell.end.load(Ordering::Relaxed),
-                    n: cell.n.load(Ordering::Relaxed),
-                }
-            })
-            .collect();
+        let raws = &mut scratch.0;
+        raws.clear();
+        raws.extend((first..c).map(|index| {
+            let cell = &self.cells[(index & self.mask) as usize];
+            Raw {
+                index,
+                name_ptr: cell.name_ptr.load(Ordering::Relaxed),
+                len_track: cell.len_track.load(Ordering::Relaxed),
+                start: cell.start.load(Ordering::Relaxed),
+                end: cell.end.load(Ordering::Relaxed),
+                n: cell.n.load(Ordering::Relaxed),
+            }
+        }));
         fence(Ordering::Acquire);
         let k = self.claimed.load(Ordering::Relaxed);
         let safe_from = k.saturating_sub(self.capacity());
         out.reserve(raws.len());
-        for r in raws {
+        for &r in raws.iter() {
             if r.index < safe_from {
                 dropped += 1;
                 continue;

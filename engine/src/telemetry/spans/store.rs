@@ -18,7 +18,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use super::ring::Ring;
+use super::ring::{DrainScratch, Ring};
 use super::tracks::{register_track, TrackId, TrackKind};
 use super::SpanRecord;
 
@@ -29,7 +29,7 @@ pub const RING_CAPACITY: usize = 8192;
 /// Every ring ever made (writer: binding threads, under the lock; reader: the collector).
 static RINGS: Mutex<Vec<&'static Ring>> = Mutex::new(Vec::new());
 /// Serialises collectors (ring drains assume one collector at a time).
-static COLLECT: Mutex<()> = Mutex::new(());
+static COLLECT: Mutex<DrainScratch> = Mutex::new(DrainScratch::new());
 /// Spans lost to overwriting, over the process' life (writer: collectors).
 static DROPPED: AtomicU64 = AtomicU64::new(0);
 
@@ -107,17 +107,30 @@ pub struct SpanBatch {
     pub dropped: u64,
 }
 
-/// Drains every thread's ring (protocol step 4). Cold path: allocates the batch.
+/// Drains every thread's ring (protocol step 4) into a new batch.
 pub fn collect() -> SpanBatch {
-    let _one_collector = COLLECT.lock().unwrap_or_else(|p| p.into_inner());
-    let rings: Vec<&'static Ring> = RINGS.lock().unwrap_or_else(|p| p.into_inner()).clone();
     let mut batch = SpanBatch::default();
-    for r in rings {
-        batch.dropped += r.drain_into(&mut batch.spans);
-    }
-    DROPPED.fetch_add(batch.dropped, Ordering::Relaxed);
-    super::sort_for_export(&mut batch.spans);
+    batch.dropped = collect_into(&mut batch.spans);
     batch
+}
+
+/// Drains every thread's ring (protocol step 4), appending to `out` (sorted for export with
+/// what it held), and returns the spans lost to overwriting. Allocates nothing once `out` has
+/// the capacity of a frame's spans: the engine reuses one buffer per held frame.
+pub fn collect_into(out: &mut Vec<SpanRecord>) -> u64 {
+    // One collector at a time; its lock also guards the reusable copy buffer.
+    let mut scratch = COLLECT.lock().unwrap_or_else(|p| p.into_inner());
+    let mut dropped = 0;
+    {
+        // Held while draining: only a thread's first span (registering its ring) waits on it.
+        let rings = RINGS.lock().unwrap_or_else(|p| p.into_inner());
+        for r in rings.iter() {
+            dropped += r.drain_with(&mut scratch, out);
+        }
+    }
+    DROPPED.fetch_add(dropped, Ordering::Relaxed);
+    super::sort_for_export(out);
+    dropped
 }
 
 /// Spans lost to overwriting over the process' life.
