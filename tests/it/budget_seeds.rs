@@ -1,8 +1,10 @@
 //! The settling figures are not one lucky seed: the step and steady scenarios hold their bars
 //! across seeds (noise draws), and the noisy scenario across a few simulated minutes each.
 
-use lanegraph_benches::quick::budget::{max_changes, noisy_scenario, steady_scenario, step_scenario};
 use lanegraph::budget::sim::{self, Driver};
+use lanegraph_benches::quick::budget::{
+    max_changes, noisy_scenario, steady_scenario, step_scenario,
+};
 
 #[test]
 fn step_figures_hold_across_seeds() {

@@ -5,9 +5,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use lanegraph::budget::{Agent, Quote, Strategy, StrategyIndex};
+use lanegraph::jobs::LanePlan;
 use lanegraph::runtime::assets::encode_png;
 use lanegraph::runtime::{AgentCost, Engine, EngineConfig, RenderView};
-use lanegraph::jobs::LanePlan;
 use lanegraph::systems::SystemDef;
 use lanegraph::world::{Domain, DomainSet};
 

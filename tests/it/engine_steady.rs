@@ -18,23 +18,37 @@ fn small_game() -> (Engine, lanegraph::runtime::ObserverId<RunRecorder>) {
         let mut acc = i;
         engine
             .world_mut()
-            .register_system(SystemDef::new(format!("s{i:02}"), 1_000.0, move |_, ctx| {
-                acc = acc.wrapping_mul(6364136223846793005).wrapping_add(ctx.tick());
-                std::hint::black_box(acc);
-            }))
+            .register_system(SystemDef::new(
+                format!("s{i:02}"),
+                1_000.0,
+                move |_, ctx| {
+                    acc = acc
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(ctx.tick());
+                    std::hint::black_box(acc);
+                },
+            ))
             .expect("the system registers");
     }
     let record = engine.observe(RunRecorder::new(64));
     (engine, record)
 }
 
+/// Alone in its own process: span collection is process-wide, so another test's spans would
+/// land in this engine's trace history and grow its buffers mid-count.
 #[test]
 fn ten_thousand_frames_allocate_nothing_after_warm_up() {
+    lanegraph_tests::isolated(
+        "engine_steady::ten_thousand_frames_allocate_nothing_after_warm_up",
+        steady_frames_allocate_nothing,
+    );
+}
+
+fn steady_frames_allocate_nothing() {
     lanegraph::jobs::clock::init();
     let (mut engine, record) = small_game();
     // The counter is live: a real allocation is seen (so the 0 below means something).
-    let ((), control) =
-        lanegraph_tests::count_allocs(|| drop(std::hint::black_box(vec![0u8; 16])));
+    let ((), control) = lanegraph_tests::count_allocs(|| drop(std::hint::black_box(vec![0u8; 16])));
     assert!(control >= 1, "the tracking allocator saw no allocation");
     // Warm-up: fills the run record's ring and the trace history, sizes every buffer.
     for _ in 0..200 {

@@ -28,8 +28,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use lanegraph_demo::{physics::DemoPhysics, textures::TextureFolder, world};
 use lanegraph::runtime::{BuildError, Engine, FrameError};
+use lanegraph_demo::{physics::DemoPhysics, textures::TextureFolder, world};
 
 /// Asset requests kept outstanding.
 pub const ASSET_BACKLOG: u64 = 32;

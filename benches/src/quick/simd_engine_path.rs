@@ -18,9 +18,9 @@ use lanegraph_simd::kernels::integrate;
 use super::stats::percentile;
 use super::{BenchError, Figure};
 // Vectors per chunk job: the same as the demo's physics step.
+use lanegraph::world::World;
 use lanegraph_demo::physics::LANES_PER_CHUNK;
 use lanegraph_demo::world::{Position, Velocity};
-use lanegraph::world::World;
 
 fn fail(why: impl Into<String>) -> BenchError {
     BenchError::failed("simd", why)

@@ -15,6 +15,14 @@
 //! - `breach_cold_path`: extra ns per tick when one of the 256 systems breaches its budget every
 //!   tick (the bounded cold path: counters, the limiter, no event formatting while suppressed),
 //!   baseline the all-in-budget tick.
+//! - `engine_frame`: the same 256 systems run through `Engine::frame` (lockstep, one step a
+//!   frame, no GPU, no observer: the runtime's own cost), per system, against
+//!   `World::run_systems` alone, interleaved round by round. Goal: at most 1.2x.
+//! - `engine_frame_recorded`: the same with the provided `RunRecorder` installed (as the demo
+//!   runs), against the same baseline.
+//! - `engine_frame_memory`: live-heap growth (bytes) and allocations per `Engine::frame` over
+//!   10,000 frames after warm-up, with the run record installed (reported only with the
+//!   tracking allocator installed).
 //! - `tick_allocs`: allocations per tick of 256 systems, read from the tracking allocator the
 //!   `lanegraph` binary installs (reported only when it is installed).
 
@@ -25,6 +33,7 @@ use lanegraph_jobs::clock;
 
 use super::stats::median;
 use super::{BenchError, BenchOptions, Figure};
+use lanegraph::runtime::{Engine, RunRecorder};
 use lanegraph::systems::{SystemDef, MAX_SYSTEMS};
 use lanegraph::world::World;
 
@@ -54,6 +63,23 @@ fn trivial_world(breaching: bool) -> Result<World, BenchError> {
         })?;
     }
     Ok(w)
+}
+
+/// A lockstep engine (one fixed step a frame, no GPU) whose world holds the trivial systems;
+/// `recorded`: with the provided run record installed, as the demo installs it.
+fn trivial_engine(recorded: bool) -> Result<Engine, BenchError> {
+    let failed = |why: String| BenchError::Failed { suite: SUITE, why };
+    let mut engine = Engine::builder()
+        .world(trivial_world(false)?)
+        .lanes_spec("physics=1,render=1,asset=1")
+        .vulkan(false)
+        .lockstep(true)
+        .build()
+        .map_err(|e| failed(e.to_string()))?;
+    if recorded {
+        engine.observe(RunRecorder::default());
+    }
+    Ok(engine)
 }
 
 /// Nanoseconds `f` takes for `ticks` ticks, by the shared clock.
@@ -182,6 +208,87 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
         .with_baseline("no breach", median(&mut without)),
     );
 
+    // engine_frame: the same 256 systems through `Engine::frame` (lockstep: one step a frame,
+    // no GPU), without observers and with the run record installed, each against
+    // `World::run_systems` on its own, interleaved round by round.
+    let frame = |e: &mut Engine| -> Result<(), BenchError> {
+        e.frame().map(drop).map_err(|err| BenchError::Failed {
+            suite: SUITE,
+            why: err.to_string(),
+        })
+    };
+    let mut engine = trivial_engine(false)?;
+    for (case, recorded) in [("engine_frame", false), ("engine_frame_recorded", true)] {
+        let mut e = trivial_engine(recorded)?;
+        let mut bare = trivial_world(false)?;
+        for _ in 0..64 {
+            frame(&mut e)?;
+            bare.run_systems();
+        }
+        let (mut through_engine, mut alone) = (Vec::new(), Vec::new());
+        for r in 0..rounds {
+            let time_engine = |e: &mut Engine| -> Result<f64, BenchError> {
+                let t0 = clock::now();
+                for _ in 0..ticks {
+                    frame(e)?;
+                }
+                Ok(clock::now().ns_since(t0) as f64)
+            };
+            let (a, b) = if r % 2 == 0 {
+                let b = time_ticks(&mut bare, ticks, World::run_systems);
+                (time_engine(&mut e)?, b)
+            } else {
+                let a = time_engine(&mut e)?;
+                (a, time_ticks(&mut bare, ticks, World::run_systems))
+            };
+            through_engine.push(a / calls);
+            alone.push(b / calls);
+        }
+        figures.push(
+            Figure::new(
+                SUITE,
+                case,
+                1,
+                "ns_per_system",
+                "ns",
+                median(&mut through_engine),
+            )
+            .with_baseline("World::run_systems", median(&mut alone)),
+        );
+        if recorded {
+            engine = e;
+        }
+    }
+
+    // engine_frame_memory: live heap and allocations per frame over 10,000 frames after the
+    // warm-up above (needs the tracking allocator of the `lanegraph` binary).
+    if lanegraph::telemetry::alloc::is_installed() {
+        let n = 10_000u64;
+        let before = lanegraph::telemetry::memory_stats();
+        for _ in 0..n {
+            frame(&mut engine)?;
+        }
+        let after = lanegraph::telemetry::memory_stats();
+        figures.push(Figure::new(
+            SUITE,
+            "engine_frame_memory",
+            1,
+            "heap_growth_bytes_per_frame",
+            "bytes",
+            (after.current_bytes - before.current_bytes) as f64 / n as f64,
+        ));
+        figures.push(Figure::new(
+            SUITE,
+            "engine_frame_memory",
+            1,
+            "allocs_per_frame",
+            "count",
+            (after.allocations - before.allocations) as f64 / n as f64,
+        ));
+    } else {
+        eprintln!("# timing: engine_frame_memory skipped: no tracking allocator installed");
+    }
+
     // tick_allocs: needs the tracking allocator of the `lanegraph` binary.
     if lanegraph::telemetry::alloc::is_installed() {
         let n = 10_000u64;
@@ -224,5 +331,9 @@ mod tests {
         assert!(case("system_overhead", "ns_per_system").ours > 0.0);
         assert!(case("clock_read", "ns_per_read").baseline_value.is_some());
         assert!(case("breach_cold_path", "ns_per_tick").ratio().is_some());
+        assert_eq!(
+            case("engine_frame", "ns_per_system").baseline.as_deref(),
+            Some("World::run_systems")
+        );
     }
 }

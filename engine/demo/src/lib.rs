@@ -259,8 +259,15 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
         .copied()
         .unwrap_or_default();
     let rec = engine.observer(record);
-    let mut summary =
-        DemoSummary::from_engine(&engine, rec, opts.seed, opts.entities, lockstep, score, wall_s);
+    let mut summary = DemoSummary::from_engine(
+        &engine,
+        rec,
+        opts.seed,
+        opts.entities,
+        lockstep,
+        score,
+        wall_s,
+    );
     summary.mean_neighbours = f64::from_bits(neighbours.load(Ordering::Relaxed));
     let files = match &opts.out {
         Some(dir) => write_outputs(&engine, rec, &summary, dir)?,
@@ -313,7 +320,8 @@ fn write_outputs(
         "metrics",
         lanegraph::telemetry::openmetrics::render(engine.metrics()).as_bytes(),
     )?;
-    let data = crate::report::ReportData::from_engine(engine, rec, "lanegraph demo", &summary.table());
+    let data =
+        crate::report::ReportData::from_engine(engine, rec, "lanegraph demo", &summary.table());
     put(
         "report.html",
         "report",

@@ -19,8 +19,8 @@ use lanegraph::simd::{f32x8, SoaChunkMut};
 
 use super::world::{Position, Velocity, ARENA, NEIGHBOUR_RADIUS};
 use lanegraph::runtime::PhysicsStep;
-use lanegraph::telemetry::name_lane_thread;
 use lanegraph::telemetry;
+use lanegraph::telemetry::name_lane_thread;
 use lanegraph::world::World;
 
 /// Vectors per physics job (4,096 particles: ~30 us of work, well above the ~1 us dispatch).

@@ -367,4 +367,3 @@ impl DemoSummary {
         s
     }
 }
-

@@ -385,8 +385,10 @@ impl Heuristics {
             for (age, d) in diffs.iter_mut().enumerate() {
                 *d = (self.recent(age) - self.recent(age + 1)).abs();
             }
-            diffs.sort_by(f64::total_cmp);
-            let median = diffs[diffs.len() / 2];
+            // The middle element of the sorted order, found without sorting (O(n), the same
+            // value a full sort would put there).
+            let mid = diffs.len() / 2;
+            let median = *diffs.select_nth_unstable_by(mid, f64::total_cmp).1;
             let raw = STUTTER_P95_PER_MEDIAN * median;
             // Smoothed: stutter is a lasting property of the frame, and a target that wanders
             // with each window's sampling noise would re-arbitrate for nothing.

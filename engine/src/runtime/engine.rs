@@ -35,8 +35,8 @@ use crate::budget::{
     AdaptationMode, Agent, AgentId, AgentSample, Controller, ControllerConfig, FrameInput,
     GpuTiming, InputError, RegisterError, StepReport, StrategyIndex,
 };
-use crate::systems::SystemId;
 use crate::game_loop::{FixedStep, FrameClock, GameLoop, LoopOptions, ManualClock, MonotonicClock};
+use crate::systems::SystemId;
 use crate::telemetry::{self, Buckets, Counter, Gauge, Histogram, Registry, TraceHistory, Unit};
 use crate::world::{DomainSet, World};
 
@@ -338,7 +338,12 @@ impl Engine {
             })
         })?;
         let n = lanes.plan().lanes().len();
-        let lane_ids = lanes.plan().lanes().iter().map(|l| lanes.lane(&l.name)).collect();
+        let lane_ids = lanes
+            .plan()
+            .lanes()
+            .iter()
+            .map(|l| lanes.lane(&l.name))
+            .collect();
         let lane_workers = lanes
             .plan()
             .lanes()

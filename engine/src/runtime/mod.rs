@@ -77,10 +77,10 @@ pub mod agents;
 pub mod assets;
 pub mod builder;
 pub mod config;
+pub mod engine;
 pub mod observer;
 pub mod record;
 pub mod render;
-pub mod engine;
 
 pub mod view;
 
@@ -88,8 +88,8 @@ pub use agents::{AssetSettings, PhysicsSettings, RenderSettings};
 pub use assets::{AssetError, AssetStream, DecodedImage};
 pub use builder::{BuildError, EngineBuilder};
 pub use config::{ConfigError, EngineConfig};
+pub use engine::{AgentCost, Engine, FrameError, FrameOutcome, PhysicsFn, PhysicsStep};
 pub use observer::{FrameFigures, FrameObserver, ObserverId};
 pub use record::{FrameRow, RunRecorder, SystemRecord};
 pub use render::{GpuFrame, GpuPass, RenderPulse, RenderStats};
-pub use engine::{AgentCost, Engine, FrameError, FrameOutcome, PhysicsFn, PhysicsStep};
 pub use view::{RenderView, ViewCache};

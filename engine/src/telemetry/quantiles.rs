@@ -37,11 +37,12 @@ const OCTAVES: usize = 40;
 ///
 /// `unit` is the resolution: below 64 units the buckets are one unit wide (error at most half
 /// a unit), above it each power of two has 64 buckets (relative error at most 1/128), up to
-/// `unit * 2^46`; larger values share the last bucket. The minimum and maximum are exact, and a
+/// `unit * 2^46`; larger values share the last bucket and report as the largest seen. The minimum and maximum are exact, and a
 /// percentile is never reported outside them.
 #[derive(Debug, Clone)]
 pub struct LogHistogram {
     unit: f64,
+    per_unit: f64,
     counts: Vec<u32>,
     n: u64,
     sum: f64,
@@ -60,6 +61,11 @@ impl LogHistogram {
         LogHistogram {
             unit: if unit > 0.0 && unit.is_finite() {
                 unit
+            } else {
+                1.0
+            },
+            per_unit: if unit > 0.0 && unit.is_finite() {
+                1.0 / unit
             } else {
                 1.0
             },
@@ -87,20 +93,24 @@ impl LogHistogram {
         self.max = self.max.max(v);
     }
 
+    /// The bucket of `v` (>= 0): integer arithmetic on whole units, so a bucket's range
+    /// `[lo, hi)` (whole units) holds every value whose whole part it holds.
+    #[inline]
     fn bucket(&self, v: f64) -> usize {
-        let u = v / self.unit;
-        if u < SUB as f64 {
+        // `as` saturates: huge values land in the overflow bucket below.
+        let u = (v * self.per_unit) as u64;
+        if u < SUB as u64 {
             // Below 2^SUB_BITS units the buckets are one unit wide (linear).
             return u as usize;
         }
-        let bits = u.log2().floor() as u32;
+        let bits = 63 - u.leading_zeros();
         let octave = (bits - SUB_BITS + 1) as usize;
         if octave > OCTAVES {
             return self.counts.len() - 1;
         }
         // Position within the octave: the SUB_BITS bits below the leading one.
-        let frac = u / f64::from(1u32 << (bits - SUB_BITS)) - SUB as f64;
-        octave * SUB + (frac as usize).min(SUB - 1)
+        let within = (u >> (bits - SUB_BITS)) as usize - SUB;
+        octave * SUB + within
     }
 
     /// The range `[lo, hi)` of bucket `i`, in value units.
@@ -164,10 +174,21 @@ impl LogHistogram {
             return None;
         }
         let want = rank(p, self.n.min(usize::MAX as u64) as usize) as u64;
+        // The extreme ranks are known exactly.
+        if want <= 1 {
+            return Some(self.min());
+        }
+        if want >= self.n {
+            return Some(self.max);
+        }
         let mut seen = 0u64;
         for (i, &c) in self.counts.iter().enumerate() {
             seen += u64::from(c);
             if seen >= want {
+                if i == self.counts.len() - 1 {
+                    // The overflow bucket has no upper bound: its values report as the largest.
+                    return Some(self.max);
+                }
                 let (lo, hi) = self.bounds(i);
                 return Some(((lo + hi) / 2.0).clamp(self.min, self.max));
             }

@@ -13,7 +13,7 @@ use super::spans::{self, SpanRecord};
 pub struct FrameSpans {
     /// The frame's index.
     pub frame: u64,
-    /// Spans collected at its end (sorted for export).
+    /// Spans collected at its end, in collection order (exporters sort them).
     pub spans: Vec<SpanRecord>,
     /// Spans lost to overwriting since the previous frame's collection.
     pub dropped: u64,
@@ -41,7 +41,9 @@ impl TraceHistory {
     /// Allocates nothing in steady state: the evicted frame's buffer takes the new spans.
     pub fn collect_frame(&mut self, frame: u64) -> &FrameSpans {
         let mut f = if self.frames.len() == self.max_frames {
-            self.frames.pop_front().expect("a full history is not empty")
+            self.frames
+                .pop_front()
+                .expect("a full history is not empty")
         } else {
             FrameSpans {
                 frame,

@@ -111,12 +111,15 @@ pub struct SpanBatch {
 pub fn collect() -> SpanBatch {
     let mut batch = SpanBatch::default();
     batch.dropped = collect_into(&mut batch.spans);
+    super::sort_for_export(&mut batch.spans);
     batch
 }
 
-/// Drains every thread's ring (protocol step 4), appending to `out` (sorted for export with
-/// what it held), and returns the spans lost to overwriting. Allocates nothing once `out` has
-/// the capacity of a frame's spans: the engine reuses one buffer per held frame.
+/// Drains every thread's ring (protocol step 4), appending to `out` in collection order (ring
+/// by ring, each in the order its spans ended; exporters sort with
+/// [`super::sort_for_export`]), and returns the spans lost to overwriting. Allocates nothing
+/// once `out` has the capacity of a frame's spans, and sorts nothing: the engine calls it
+/// every frame and reuses one buffer per held frame.
 pub fn collect_into(out: &mut Vec<SpanRecord>) -> u64 {
     // One collector at a time; its lock also guards the reusable copy buffer.
     let mut scratch = COLLECT.lock().unwrap_or_else(|p| p.into_inner());
@@ -129,7 +132,6 @@ pub fn collect_into(out: &mut Vec<SpanRecord>) -> u64 {
         }
     }
     DROPPED.fetch_add(dropped, Ordering::Relaxed);
-    super::sort_for_export(out);
     dropped
 }
 
