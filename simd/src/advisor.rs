@@ -6,18 +6,16 @@
 //! stays a leaf.
 //!
 //! # Rule (checked in this order)
-//! 1. Fewer than [`MIN_QUERIES`] queries in the window: `KeepSoa` (not enough evidence).
+//! 1. Fewer than [`MIN_QUERIES`] queries in the window: `KeepAos` (not enough evidence).
 //! 2. Rows are wider than [`FAT_ROW_BYTES`] and queries touch at most [`HOT_FRACTION_MAX`] of
 //!    the row's bytes: `HotColdSplit` (each sweep drags cold bytes through the cache).
 //! 3. Every field is `f32`, rows are at most [`FAT_ROW_BYTES`], and the average query sweeps at
 //!    least [`SIMD_MIN_ROWS_PER_QUERY`] rows: `SimdFieldSoa`.
-//! 4. Otherwise `KeepSoa`.
-//!
-//! The names follow the seed's `LayoutRecommendation` (KeepSoa / SimdFieldSoa / HotColdSplit).
+//! 4. Otherwise `KeepAos`.
 
 use std::fmt;
 
-/// Queries a window needs before the advisor says anything but `KeepSoa` (a few seconds of
+/// Queries a window needs before the advisor says anything but `KeepAos` (a few seconds of
 /// frames at 60 Hz: one-off queries from tools should not move the advice).
 pub const MIN_QUERIES: u64 = 120;
 
@@ -53,8 +51,8 @@ pub struct ComponentAccess {
 /// What to do with a component's layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LayoutRecommendation {
-    /// The default column is fine.
-    KeepSoa,
+    /// Keep the component in its default array-of-structs column.
+    KeepAos,
     /// A lean, all-`f32` component swept in large batches: store it field-SoA, use the kernels.
     SimdFieldSoa,
     /// A fat component whose queries read a small part: split hot fields from cold.
@@ -93,7 +91,7 @@ pub fn advise(a: &ComponentAccess) -> LayoutAdvice {
     };
     let (recommendation, reason) = if a.query_count < MIN_QUERIES {
         (
-            LayoutRecommendation::KeepSoa,
+            LayoutRecommendation::KeepAos,
             format!(
                 "{} queries in the window, fewer than the {MIN_QUERIES} needed to advise",
                 a.query_count
@@ -123,7 +121,7 @@ pub fn advise(a: &ComponentAccess) -> LayoutAdvice {
         )
     } else {
         (
-            LayoutRecommendation::KeepSoa,
+            LayoutRecommendation::KeepAos,
             format!(
                 "{rows_per_query} rows/query, {} B rows, all-f32 {}: no layout change pays",
                 a.row_bytes, a.all_f32
@@ -164,9 +162,9 @@ mod tests {
         let at = advise(&access(MIN_QUERIES, MIN_QUERIES * 256, 24, 24, true));
         assert_eq!(at.recommendation, LayoutRecommendation::SimdFieldSoa);
         let below = advise(&access(MIN_QUERIES, MIN_QUERIES * 255, 24, 24, true));
-        assert_eq!(below.recommendation, LayoutRecommendation::KeepSoa);
+        assert_eq!(below.recommendation, LayoutRecommendation::KeepAos);
         let few = advise(&access(MIN_QUERIES - 1, 1 << 30, 24, 24, true));
-        assert_eq!(few.recommendation, LayoutRecommendation::KeepSoa);
+        assert_eq!(few.recommendation, LayoutRecommendation::KeepAos);
     }
 
     #[test]
@@ -176,22 +174,22 @@ mod tests {
         assert!(a.reason.contains("224 B of cold data"), "{a}");
         // Fat but read whole: nothing to split.
         let whole = advise(&access(300, 300 * 5000, 256, 256, true));
-        assert_eq!(whole.recommendation, LayoutRecommendation::KeepSoa);
+        assert_eq!(whole.recommendation, LayoutRecommendation::KeepAos);
     }
 
     #[test]
     fn non_f32_or_small_batches_keep_the_column() {
         assert_eq!(
             advise(&access(300, 300 * 5000, 16, 16, false)).recommendation,
-            LayoutRecommendation::KeepSoa
+            LayoutRecommendation::KeepAos
         );
         assert_eq!(
             advise(&access(300, 300 * 10, 16, 16, true)).recommendation,
-            LayoutRecommendation::KeepSoa
+            LayoutRecommendation::KeepAos
         );
         assert_eq!(
             advise(&access(0, 0, 0, 0, true)).recommendation,
-            LayoutRecommendation::KeepSoa
+            LayoutRecommendation::KeepAos
         );
     }
 }

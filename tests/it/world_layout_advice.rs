@@ -97,7 +97,7 @@ fn big_all_f32_sweeps_are_advised_field_soa_and_others_are_left_alone() {
         "the reason gives the figures: {why}"
     );
     let (team, why) = advice_for(&w, "Team");
-    assert_eq!(team, LayoutRecommendation::KeepSoa, "not all-f32: {why}");
+    assert_eq!(team, LayoutRecommendation::KeepAos, "not all-f32: {why}");
 }
 
 #[test]
@@ -105,13 +105,13 @@ fn too_few_queries_or_too_few_rows_keep_the_column() {
     let w = world_with(SIMD_MIN_ROWS_PER_QUERY as usize * 4);
     sweep(&w, MIN_QUERIES - 1);
     let (heat, why) = advice_for(&w, "Heat");
-    assert_eq!(heat, LayoutRecommendation::KeepSoa, "{why}");
+    assert_eq!(heat, LayoutRecommendation::KeepAos, "{why}");
     assert!(why.contains("fewer than"), "{why}");
 
     let small = world_with(SIMD_MIN_ROWS_PER_QUERY as usize / 2);
     sweep(&small, MIN_QUERIES * 2);
     let (heat, why) = advice_for(&small, "Heat");
-    assert_eq!(heat, LayoutRecommendation::KeepSoa, "128 rows/query: {why}");
+    assert_eq!(heat, LayoutRecommendation::KeepAos, "128 rows/query: {why}");
 }
 
 #[test]
@@ -135,7 +135,7 @@ fn a_window_counts_only_what_happened_inside_it() {
     );
     assert_eq!(
         window.advice().recommendation,
-        LayoutRecommendation::KeepSoa
+        LayoutRecommendation::KeepAos
     );
     // Another component's snapshot is no baseline: zero counts, not a wrapped difference.
     let team_before = before.iter().find(|a| a.name == "Team").unwrap();

@@ -84,7 +84,7 @@ pub struct LayoutRow {
     pub component: String,
     /// Its layout now (`AoS` or `field-SoA`).
     pub layout: String,
-    /// `KeepSoa`, `SimdFieldSoa` or `HotColdSplit`.
+    /// `KeepAos`, `SimdFieldSoa` or `HotColdSplit`.
     pub recommendation: String,
     /// Why, in figures.
     pub reason: String,

@@ -36,7 +36,7 @@ pub const MAX_TABLE_CELLS: usize = 8 << 20;
 
 /// One option an agent offers the arbiter.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Option_ {
+pub struct ArbiterOption {
     /// The strategy index it stands for.
     pub strategy: u8,
     /// Its cost as the arbiter should count it (calibrated, margins applied).
@@ -88,13 +88,13 @@ impl Arbiter {
     /// cheapest choice does not fit `capacity` (then `chosen` is untouched).
     pub fn solve(
         &mut self,
-        groups: &[&[Option_]],
+        groups: &[&[ArbiterOption]],
         capacity: f64,
         chosen: &mut Vec<u8>,
     ) -> Option<Solution> {
         let a = groups.len();
         let scale = a as u32 + 1;
-        let scaled = |o: &Option_| o.value * scale + o.current as u32;
+        let scaled = |o: &ArbiterOption| o.value * scale + o.current as u32;
         let max_total: usize = groups
             .iter()
             .map(|g| g.iter().map(scaled).max().unwrap_or(0) as usize)
@@ -154,8 +154,8 @@ impl Arbiter {
 mod tests {
     use super::*;
 
-    fn opt(strategy: u8, cost: f64, value: u32, current: bool) -> Option_ {
-        Option_ {
+    fn opt(strategy: u8, cost: f64, value: u32, current: bool) -> ArbiterOption {
+        ArbiterOption {
             strategy,
             cost,
             value,
@@ -164,7 +164,7 @@ mod tests {
     }
 
     /// Exhaustive search: the reference the DP must match.
-    fn brute(groups: &[&[Option_]], capacity: f64) -> Option<(u32, usize, f64)> {
+    fn brute(groups: &[&[ArbiterOption]], capacity: f64) -> Option<(u32, usize, f64)> {
         let mut best: Option<(u32, usize, f64)> = None;
         let mut idx = vec![0usize; groups.len()];
         loop {
@@ -211,7 +211,7 @@ mod tests {
         let mut chosen = Vec::new();
         for _ in 0..300 {
             let agents = 1 + (rnd() % 5) as usize;
-            let groups: Vec<Vec<Option_>> = (0..agents)
+            let groups: Vec<Vec<ArbiterOption>> = (0..agents)
                 .map(|_| {
                     let s = 1 + (rnd() % 4) as usize;
                     let cur = (rnd() % s as u64) as usize;
@@ -227,7 +227,7 @@ mod tests {
                         .collect()
                 })
                 .collect();
-            let refs: Vec<&[Option_]> = groups.iter().map(|g| g.as_slice()).collect();
+            let refs: Vec<&[ArbiterOption]> = groups.iter().map(|g| g.as_slice()).collect();
             let cap = (rnd() % 2500) as f64 / 100.0;
             let got = arb.solve(&refs, cap, &mut chosen);
             let want = brute(&refs, cap);

@@ -8,7 +8,7 @@
 use super::agent::AgentId;
 use super::pid::PidConfig;
 
-/// The seed's `PID_RENEGOTIATE_DELTA`: re-arbitrate when the multiplier moved by more than this.
+/// Re-arbitrate when the multiplier moved by more than this.
 pub const RENEGOTIATE_DELTA: f64 = 0.05;
 
 /// Tuning of one controller. `Default` is a 60 Hz game with 10 % headroom.

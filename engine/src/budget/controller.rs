@@ -27,7 +27,7 @@
 //! 9. Apply each change (the new strategy runs from frame `N + 1`) and log it with its reason.
 
 use super::agent::{self, limits, Agent, AgentId, Pool, RegisterError, Strategy, StrategyIndex};
-use super::arbitration::{self, Arbiter, Option_};
+use super::arbitration::{self, Arbiter, ArbiterOption};
 use super::config::{ConfigError, ControllerConfig, FrameInput, InputError};
 use super::cost_model::Fit;
 use super::heuristics::{Assessment, Finding, Heuristics, Signals};
@@ -37,7 +37,7 @@ use super::providers::{Providers, Readings};
 use super::record::{RecordedFrame, Recording};
 use super::slot::Slot;
 
-/// The default fixed step when no agent declares one (the seed's 1/60 s).
+/// The default fixed step when no agent declares one.
 pub const DEFAULT_FIXED_STEP_S: f64 = 1.0 / 60.0;
 
 /// Standard errors of the measured level added to an upgrade's margin (2: an upgrade made on
@@ -118,7 +118,7 @@ pub struct Controller {
     recording: Option<Recording>,
     // Reusable scratch (no allocation once warm).
     costs: Vec<Vec<f64>>,
-    groups: Vec<Vec<Option_>>,
+    groups: Vec<Vec<ArbiterOption>>,
     members: Vec<usize>,
     chosen: Vec<u8>,
 }
@@ -622,7 +622,7 @@ impl Controller {
                 } else {
                     c
                 };
-                g.push(Option_ {
+                g.push(ArbiterOption {
                     strategy: j as u8,
                     cost: counted,
                     value: slot.value(j),
@@ -630,7 +630,7 @@ impl Controller {
                 });
             }
         }
-        let refs: Vec<&[Option_]> = self.groups.iter().map(|g| g.as_slice()).collect();
+        let refs: Vec<&[ArbiterOption]> = self.groups.iter().map(|g| g.as_slice()).collect();
         let solved = self.arbiter.solve(&refs, capacity, &mut self.chosen);
         drop(refs);
         let feasible = solved.is_some();

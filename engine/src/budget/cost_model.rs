@@ -313,7 +313,7 @@ impl LevelTracker {
     }
 }
 
-/// Smallest and largest calibration factor (the seed's `[0.25, 4.0]`): a quote wrong by more
+/// Smallest and largest calibration factor: a quote wrong by more
 /// than 4x is more likely a bad sample than a bad quote.
 pub const FACTOR_RANGE: (f64, f64) = (0.25, 4.0);
 

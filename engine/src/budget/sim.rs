@@ -27,9 +27,9 @@ use super::providers::Readings;
 use super::record::Recording;
 use super::{AgentId, Quote};
 
-/// The fixed-step accumulator's cap on steps per frame (the seed's `MAX_SIM_STEPS`).
+/// The fixed-step accumulator's cap on steps per frame.
 pub const MAX_STEPS: u32 = 5;
-/// Real dt clamp, nanoseconds (the seed's 0.25 s).
+/// Real dt clamp, nanoseconds.
 pub const MAX_DT_NS: u64 = 250_000_000;
 /// GPU readings arrive this many frames late.
 pub const GPU_LAG: u64 = 2;

@@ -4,7 +4,7 @@
 //! scaled by the step's denominator, so step boundaries are exact), run more than the step cap
 //! in one frame (the spiral-of-death guard), or drop time without reporting it.
 //!
-//! # Per frame (the seed's `compute_sim_steps`, made exact)
+//! # Per frame (exact integer arithmetic)
 //! 1. `dt` (whole ns) is clamped to the maximum frame delta (0.25 s); the excess is reported
 //!    as `clamped_ns`.
 //! 2. `acc += dt * den` (units of `1/den` ns).
@@ -17,9 +17,9 @@ use std::time::Duration;
 
 use super::step::FixedStep;
 
-/// Longest real frame delta the loop accumulates: 0.25 s (the seed's `MAX_FRAME_DELTA_SECONDS`).
+/// Longest real frame delta the loop accumulates: 0.25 s.
 pub const MAX_FRAME_DELTA: Duration = Duration::from_millis(250);
-/// Most fixed steps one frame runs: 5 (the seed's `MAX_SIM_STEPS`).
+/// Most fixed steps one frame runs: 5.
 pub const MAX_STEPS_PER_FRAME: u32 = 5;
 
 /// What one frame must do.

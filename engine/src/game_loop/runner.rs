@@ -21,7 +21,7 @@ use super::step::FixedStep;
 use crate::systems::events::{limiter_now, EngineEvent, EVENT_TARGET};
 use crate::world::World;
 
-/// Loop settings; the defaults are the seed's constants.
+/// Loop settings; the defaults are the accumulator's constants.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LoopOptions {
     /// Longest real frame delta accumulated (default 0.25 s).

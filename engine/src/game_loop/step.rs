@@ -27,8 +27,7 @@ pub struct FixedStep {
 }
 
 impl FixedStep {
-    /// The default step when no agent declares one: 1/60 s (the seed's
-    /// `DEFAULT_FIXED_DELTA_SECONDS`).
+    /// The default step when no agent declares one: 1/60 s.
     pub const DEFAULT: FixedStep = FixedStep {
         num: 50_000_000,
         den: 3,

@@ -23,7 +23,7 @@
 
 use lanegraph_jobs::clock;
 
-/// The rate limit window: one event per key per second (the seed's facade default).
+/// The rate limit window: one event per key per second.
 pub const RATE_LIMIT_WINDOW_NS: u64 = 1_000_000_000;
 
 /// The `tracing` target every engine event uses.

@@ -30,6 +30,5 @@ pub use registry::{InvalidSystemId, RegisterError, MAX_SYSTEMS};
 pub use stats::SystemTimingStats;
 pub use window::{RollingWindow, WindowStats, SYSTEM_TIMING_WINDOW_SAMPLES};
 
-/// A run at this many times its budget or more is an error, not just a warning (the seed's
-/// `kBudgetCriticalMultiplier`, from its "over 3x -> error event" rule).
+/// A run at this many times its budget or more is an error, not just a warning.
 pub const BUDGET_CRITICAL_MULTIPLIER: u64 = 3;

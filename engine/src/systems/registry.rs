@@ -12,7 +12,7 @@ use super::window::{RollingWindow, SYSTEM_TIMING_WINDOW_SAMPLES};
 use super::BUDGET_CRITICAL_MULTIPLIER;
 use crate::world::{Domain, World};
 
-/// The most systems one world runs (the seed's `kMaxSystems`). The table is allocated for this
+/// The most systems one world runs. The table is allocated for this
 /// many at world construction, so registration never reallocates.
 pub const MAX_SYSTEMS: usize = 256;
 

@@ -4,14 +4,14 @@
 //! (nearest-rank percentiles). Must never: allocate (the ring is inline, statistics sort a stack
 //! copy) or forget that samples were dropped (`total_recorded` keeps counting).
 //!
-//! Contract (carried over from the seed's `Histogram`): capacity fixed at construction (`N`);
+//! Contract: capacity fixed at construction (`N`);
 //! `record` is O(1); recording beyond the capacity drops the oldest sample; `total_recorded`
 //! counts every sample ever recorded, so truncation is observable; a zero sample is a legitimate
 //! reading. Percentiles use the nearest-rank definition: the `p`-th percentile of `n` sorted
 //! samples is the sample at 1-based rank `ceil(p / 100 * n)` (at least 1).
 
-/// Samples kept per system: 64, about 1.1 s of ticks at the default 60 Hz step (the seed's
-/// `kSystemTimingWindowSamples`; raising it is a design decision, not a knob).
+/// Samples kept per system: about 1.1 s of ticks at the default 60 Hz step (raising it is a
+/// design decision, not a knob).
 pub const SYSTEM_TIMING_WINDOW_SAMPLES: usize = 64;
 
 /// A fixed-capacity ring of the last `N` samples (nanoseconds).
