@@ -1,15 +1,18 @@
-//! Small statistics for bench figures: nearest-rank percentiles and medians over samples.
+//! Small statistics for bench figures: percentiles and medians over samples, as the runtime
+//! defines them (`lanegraph::telemetry::quantiles`).
 //!
-//! Owns: order statistics on the cold path. Must never: be called inside a measured loop.
+//! Owns: the bench figures' shape of order statistics (`NaN` for no samples). Must never: be
+//! called inside a measured loop.
 
-/// Nearest-rank percentile (`p` in 0..=100) of `samples`; sorts in place. `NaN` when empty.
+use lanegraph::telemetry::quantiles;
+
+/// Nearest-rank percentile (`p` in 0..=100) of `samples`; sorts them in place. `NaN` when empty.
 pub fn percentile(samples: &mut [f64], p: f64) -> f64 {
     if samples.is_empty() {
         return f64::NAN;
     }
-    samples.sort_by(|a, b| a.total_cmp(b));
-    let rank = ((p / 100.0) * samples.len() as f64).ceil() as usize;
-    samples[rank.clamp(1, samples.len()) - 1]
+    samples.sort_by(f64::total_cmp);
+    samples[quantiles::rank(p, samples.len()) - 1]
 }
 
 /// The median (nearest-rank p50).

@@ -8,6 +8,12 @@
 use super::agent::AgentId;
 use super::pid::PidConfig;
 
+/// GPU figures arrive this many frames after the frame they measure: the GPU profiler reads
+/// frame `n`'s timestamps while recording frame `n + 2` (two frames in flight). The engine tags
+/// GPU samples with it, the controller ages them by it, the renderer keeps this many frames in
+/// flight, and the simulator delays its GPU readings by it.
+pub const GPU_READ_LAG_FRAMES: u64 = 2;
+
 /// Re-arbitrate when the multiplier moved by more than this.
 pub const RENEGOTIATE_DELTA: f64 = 0.05;
 

@@ -28,7 +28,7 @@
 
 use super::agent::{self, limits, Agent, AgentId, Pool, RegisterError, Strategy, StrategyIndex};
 use super::arbitration::{self, Arbiter, ArbiterOption};
-use super::config::{ConfigError, ControllerConfig, FrameInput, InputError};
+use super::config::{ConfigError, ControllerConfig, FrameInput, InputError, GPU_READ_LAG_FRAMES};
 use super::cost_model::Fit;
 use super::heuristics::{Assessment, Finding, Heuristics, Signals};
 use super::log::{Decision, DecisionLog};
@@ -37,8 +37,9 @@ use super::providers::{Providers, Readings};
 use super::record::{RecordedFrame, Recording};
 use super::slot::Slot;
 
-/// The default fixed step when no agent declares one.
-pub const DEFAULT_FIXED_STEP_S: f64 = 1.0 / 60.0;
+/// The default fixed step when no agent declares one, seconds: the game loop's
+/// [`FixedStep::DEFAULT`](crate::game_loop::FixedStep::DEFAULT).
+pub const DEFAULT_FIXED_STEP_S: f64 = crate::game_loop::FixedStep::DEFAULT.as_secs_f64();
 
 /// Standard errors of the measured level added to an upgrade's margin (2: an upgrade made on
 /// a lucky low reading is a 1-in-40 event per look instead of 1-in-2).
@@ -449,7 +450,7 @@ impl Controller {
         }
         let gpu_ms = self
             .last_gpu
-            .filter(|&(f, _)| frame.saturating_sub(f) <= GPU_STALE_FRAMES + 2)
+            .filter(|&(f, _)| frame.saturating_sub(f) <= GPU_STALE_FRAMES + GPU_READ_LAG_FRAMES)
             .map(|(_, ms)| ms);
         let pool_ms = [Some(input.cpu_ms), input.gpu.map(|g| g.ms)];
         for p in 0..2 {

@@ -36,7 +36,10 @@ pub mod sim;
 mod slot;
 
 pub use agent::{Agent, AgentId, Pool, Quote, RegisterError, Strategy, StrategyIndex};
-pub use config::{AgentSample, ControllerConfig, FrameInput, GpuTiming, InputError, StepReport};
+pub use config::{
+    AgentSample, ControllerConfig, FrameInput, GpuTiming, InputError, StepReport,
+    GPU_READ_LAG_FRAMES,
+};
 pub use controller::{AdaptationMode, Controller, PinError, TickReport, DEFAULT_FIXED_STEP_S};
 pub use cost_model::{CostLaw, CostModel, Fit};
 pub use log::{Decision, DecisionLog};

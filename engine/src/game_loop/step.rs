@@ -72,7 +72,7 @@ impl FixedStep {
     }
 
     /// The step in seconds (rounded to `f64`: for display and `dt` in integrators).
-    pub fn as_secs_f64(self) -> f64 {
+    pub const fn as_secs_f64(self) -> f64 {
         self.num as f64 / self.den as f64 / NS_PER_S as f64
     }
 

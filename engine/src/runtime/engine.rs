@@ -33,7 +33,7 @@ use super::render::{GpuState, RenderLane};
 use super::view::{DeriveView, RenderView, ViewCache, ViewCacheStats};
 use crate::budget::{
     AdaptationMode, Agent, AgentId, AgentSample, Controller, ControllerConfig, FrameInput,
-    GpuTiming, InputError, RegisterError, StepReport, StrategyIndex,
+    GpuTiming, InputError, RegisterError, StepReport, StrategyIndex, GPU_READ_LAG_FRAMES,
 };
 use crate::game_loop::{FixedStep, FrameClock, GameLoop, LoopOptions, ManualClock, MonotonicClock};
 use crate::systems::SystemId;
@@ -579,8 +579,8 @@ impl Engine {
             ms: asset_ms,
         });
         let rstats = self.render.pulse();
-        // The GPU reading (the profiler reads frame n at n + 2: tag it two frames back).
-        let gpu_tag = frame.saturating_sub(2).max(1);
+        // The GPU reading measures a frame `GPU_READ_LAG_FRAMES` back: tag it so.
+        let gpu_tag = frame.saturating_sub(GPU_READ_LAG_FRAMES).max(1);
         let gpu = rstats.gpu.and_then(|(gpu_frame, total_ms)| {
             (gpu_frame != self.last_gpu_frame).then(|| {
                 self.last_gpu_frame = gpu_frame;

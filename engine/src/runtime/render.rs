@@ -195,7 +195,7 @@ fn renderer_config(size: (u32, u32), capacity: u32) -> lanegraph_vk::RendererCon
         width: size.0.max(8),
         height: size.1.max(8),
         capacity: capacity.max(1),
-        frames_in_flight: 2,
+        frames_in_flight: crate::budget::GPU_READ_LAG_FRAMES as u32,
         clear: [0.02, 0.02, 0.05, 1.0],
     }
 }

@@ -128,9 +128,7 @@ impl<const N: usize> RollingWindow<N> {
 
 /// Nearest rank over a sorted, non-empty slice: rank `ceil(p/100 * n)`, clamped to `1..=n`.
 fn nearest_rank(sorted: &[u64], p: f64) -> u64 {
-    let n = sorted.len();
-    let rank = ((p / 100.0) * n as f64).ceil() as usize;
-    sorted[rank.clamp(1, n) - 1]
+    sorted[crate::telemetry::quantiles::rank(p, sorted.len()) - 1]
 }
 
 /// Summary of a window (all nanoseconds; `_ms` helpers convert).

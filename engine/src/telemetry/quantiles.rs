@@ -19,8 +19,9 @@ pub fn percentile(values: &[f64], p: f64) -> Option<f64> {
     Some(v[rank(p, v.len()) - 1])
 }
 
-/// The 1-based nearest rank of percentile `p` among `n` samples.
-fn rank(p: f64, n: usize) -> usize {
+/// The 1-based nearest rank of percentile `p` (0..=100, clamped) among `n` samples:
+/// `ceil(p / 100 * n)`, at least 1 and at most `n`. Every percentile in lanegraph is this rank.
+pub fn rank(p: f64, n: usize) -> usize {
     let r = ((p.clamp(0.0, 100.0) / 100.0) * n as f64).ceil() as usize;
     r.clamp(1, n.max(1))
 }
