@@ -1,5 +1,6 @@
 //! The Engine API through its public surface: configuration errors, a small game with systems,
-//! a custom agent and a custom lane, the RenderView epoch cache, and the asset lane's bad files.
+//! a custom agent and a custom lane, the game's own render view and pass (the epoch cache, an
+//! owner that never waits on a blocked pass), and the asset lane's bad files.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -7,7 +8,7 @@ use std::sync::Arc;
 use lanegraph::budget::{Agent, Quote, Strategy, StrategyIndex};
 use lanegraph::jobs::LanePlan;
 use lanegraph::runtime::assets::encode_png;
-use lanegraph::runtime::{AgentCost, Engine, EngineConfig, RenderView};
+use lanegraph::runtime::{AgentCost, DrawOutput, Engine, EngineConfig, RenderPass, RenderSettings};
 use lanegraph::systems::SystemDef;
 use lanegraph::world::{Domain, DomainSet};
 
@@ -63,7 +64,6 @@ fn a_small_game_with_a_custom_agent_and_lane() {
     let plan = LanePlan::from_spec("physics=1,render=1,asset=1,ai=1", &[0]).unwrap();
     let mut engine = Engine::builder()
         .lane_plan(plan)
-        .vulkan(false)
         .lockstep(true)
         // The controller's capacity comes from wall-clock frame times: one stalled early frame
         // on a loaded machine would move every agent to its cheapest strategy. This test checks
@@ -132,21 +132,22 @@ fn a_small_game_with_a_custom_agent_and_lane() {
 fn the_render_view_is_derived_again_only_when_its_domains_move() {
     // A 10 Hz step and frames far shorter than it: most frames run no step, so nothing the
     // view reads moves and the cached view is published again.
-    let mut engine = Engine::builder()
-        .vulkan(false)
-        .fixed_step_hz(10)
-        .build()
-        .unwrap();
     let derived = Arc::new(AtomicU64::new(0));
     let d = derived.clone();
-    engine.set_render_view(
-        DomainSet::of(Domain::STRUCTURE),
-        Box::new(move |w, v: &mut RenderView| {
-            d.fetch_add(1, Ordering::Relaxed);
-            v.xs.clear();
-            v.xs.resize(w.len(), 0.0);
-        }),
-    );
+    let drawn = Arc::new(AtomicU64::new(0));
+    let mut engine = Engine::builder()
+        .fixed_step_hz(10)
+        .render(
+            DomainSet::of(Domain::STRUCTURE),
+            move |w, v: &mut Vec<f32>| {
+                d.fetch_add(1, Ordering::Relaxed);
+                v.clear();
+                v.resize(w.len(), 0.0);
+            },
+            CountingPass(drawn.clone()),
+        )
+        .build()
+        .unwrap();
     engine
         .world_mut()
         .register_system(SystemDef::new("spawner", 1.0, |w, _| {
@@ -162,7 +163,114 @@ fn the_render_view_is_derived_again_only_when_its_domains_move() {
     assert!(s.hits > 0, "no cache hit in 20 sub-step frames: {s:?}");
     assert!(s.misses >= 1);
     engine.finish_render();
-    assert!(engine.render_stats().drawn >= 1, "the render lane drew");
+    let stats = engine.render_stats();
+    assert!(stats.drawn >= 1, "the render lane drew");
+    assert_eq!(
+        stats.drawn,
+        drawn.load(Ordering::Relaxed),
+        "every draw reached the pass"
+    );
+    assert_eq!(stats.last_instances, engine.world().len() as u64);
+    assert_eq!(s.extra_buffers, 0, "the view buffers were reused");
+}
+
+/// A pass that counts its draws and reports the view's length as its instances.
+struct CountingPass(Arc<AtomicU64>);
+
+impl RenderPass<Vec<f32>> for CountingPass {
+    fn draw(
+        &mut self,
+        view: &Vec<f32>,
+        _: &RenderSettings,
+        out: &mut DrawOutput,
+    ) -> Result<(), String> {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        out.instances = view.len() as u64;
+        Ok(())
+    }
+}
+
+/// A pass whose first draw blocks until the test releases it (a GPU stuck on a frame slot).
+struct BlockingPass {
+    entered: std::sync::mpsc::Sender<()>,
+    release: std::sync::mpsc::Receiver<()>,
+    draws: Arc<AtomicU64>,
+    released_by_test: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl RenderPass<u64> for BlockingPass {
+    fn draw(&mut self, _: &u64, _: &RenderSettings, _: &mut DrawOutput) -> Result<(), String> {
+        if self.draws.fetch_add(1, Ordering::SeqCst) == 0 {
+            let _ = self.entered.send(());
+            // Bounded: an owner that waits on the pass makes the test fail, not hang.
+            let released = self
+                .release
+                .recv_timeout(std::time::Duration::from_secs(10))
+                .is_ok();
+            self.released_by_test.store(released, Ordering::SeqCst);
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn the_owner_runs_a_hundred_frames_while_the_render_pass_is_blocked() {
+    let (entered_tx, entered) = std::sync::mpsc::channel();
+    let (release, release_rx) = std::sync::mpsc::channel();
+    let draws = Arc::new(AtomicU64::new(0));
+    let released_by_test = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut engine = Engine::builder()
+        .lanes_spec("physics=1,render=1,asset=1")
+        .lockstep(true)
+        .render(
+            DomainSet::of(Domain::STRUCTURE),
+            |w, v: &mut u64| *v = w.len() as u64,
+            BlockingPass {
+                entered: entered_tx,
+                release: release_rx,
+                draws: draws.clone(),
+                released_by_test: released_by_test.clone(),
+            },
+        )
+        .build()
+        .unwrap();
+    // One entity a step: the view changes every frame, so every frame publishes a new one.
+    engine
+        .world_mut()
+        .register_system(SystemDef::new("spawner", 1.0, |w, _| {
+            w.spawn();
+        }))
+        .unwrap();
+    engine.frame().unwrap();
+    entered
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("the render pass started its first draw");
+    for _ in 0..100 {
+        engine.frame().unwrap();
+    }
+    // The owner published, read the render figures and handed over settings 100 times while
+    // the pass was still inside its first draw.
+    assert_eq!(
+        draws.load(Ordering::SeqCst),
+        1,
+        "the pass was released early"
+    );
+    assert_eq!(engine.frames(), 101);
+    release.send(()).unwrap();
+    engine.finish_render();
+    assert!(
+        released_by_test.load(Ordering::SeqCst),
+        "the pass timed out: the owner waited for it instead of running its frames"
+    );
+    let stats = engine.render_stats();
+    assert!(
+        stats.drawn >= 2,
+        "the lane drew again once released: {stats:?}"
+    );
+    assert!(
+        stats.skipped >= 98,
+        "views published while the pass was blocked replaced each other: {stats:?}"
+    );
 }
 
 #[test]
@@ -172,11 +280,7 @@ fn bad_assets_are_reported_and_skipped_while_the_game_goes_on() {
     let good = encode_png(2, 2, &[255u8; 16]).unwrap();
     std::fs::write(dir.join("good.png"), &good).unwrap();
     std::fs::write(dir.join("bad.png"), &good[..20]).unwrap();
-    let mut engine = Engine::builder()
-        .vulkan(false)
-        .lockstep(true)
-        .build()
-        .unwrap();
+    let mut engine = Engine::builder().lockstep(true).build().unwrap();
     for f in ["good.png", "bad.png", "absent.png"] {
         engine.request_asset(dir.join(f));
     }

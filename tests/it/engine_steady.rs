@@ -9,7 +9,6 @@ use lanegraph::systems::SystemDef;
 fn small_game() -> (Engine, lanegraph::runtime::ObserverId<RunRecorder>) {
     let mut engine = Engine::builder()
         .lanes_spec("physics=1,render=1,asset=1")
-        .vulkan(false)
         .lockstep(true)
         .telemetry(true, 16)
         .build()

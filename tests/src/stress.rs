@@ -29,7 +29,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lanegraph::runtime::{BuildError, Engine, FrameError};
-use lanegraph_demo::{physics::DemoPhysics, textures::TextureFolder, world};
+use lanegraph_demo::{physics::DemoPhysics, render, textures::TextureFolder, world};
 
 /// Asset requests kept outstanding.
 pub const ASSET_BACKLOG: u64 = 32;
@@ -56,7 +56,7 @@ pub struct StressOptions {
     pub lanes: Option<String>,
     /// Particles in the world.
     pub entities: usize,
-    /// Try Vulkan on the render lane.
+    /// Draw the demo's picture on the render lane (through Vulkan when a driver is present).
     pub gpu: bool,
     /// End the process with status 3 when the watchdog sees a hang (the CLI); otherwise the
     /// run is reported hung when it finally returns.
@@ -240,7 +240,15 @@ impl fmt::Display for StressReport {
 }
 
 fn build(opts: &StressOptions) -> Result<Engine, BuildError> {
-    let mut b = Engine::builder().vulkan(opts.gpu).telemetry(true, 4);
+    let mut b = Engine::builder().telemetry(true, 4);
+    if opts.gpu {
+        // The demo's picture on the render lane, drawn through Vulkan when a driver is there.
+        b = b.render(
+            render::VIEW_DOMAINS,
+            render::derive_view,
+            render::ParticleRenderer::new(true, false),
+        );
+    }
     if let Some(spec) = &opts.lanes {
         b = b.lanes_spec(spec);
     }

@@ -72,7 +72,6 @@ fn trivial_engine(recorded: bool) -> Result<Engine, BenchError> {
     let mut engine = Engine::builder()
         .world(trivial_world(false)?)
         .lanes_spec("physics=1,render=1,asset=1")
-        .vulkan(false)
         .lockstep(true)
         .build()
         .map_err(|e| failed(e.to_string()))?;

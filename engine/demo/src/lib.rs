@@ -17,6 +17,7 @@
 //! `--seconds N` runs on the real clock with every agent adaptive.
 
 pub mod physics;
+pub mod render;
 pub mod report;
 pub mod summary;
 pub mod textures;
@@ -27,10 +28,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use lanegraph::runtime::{
-    BuildError, Engine, EngineConfig, FrameError, ObserverId, RenderView, RunRecorder,
-};
-use lanegraph::world::{Domain, DomainSet};
+use lanegraph::runtime::{BuildError, Engine, EngineConfig, FrameError, ObserverId, RunRecorder};
 pub use summary::DemoSummary;
 
 /// Default particle count.
@@ -143,10 +141,11 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
     if opts.no_gpu {
         config.vulkan = false;
     }
+    let renderer = render::ParticleRenderer::new(config.vulkan, opts.validation);
     let mut engine = Engine::builder()
         .config(config)
         .lockstep(lockstep)
-        .gpu_validation(opts.validation)
+        .render(render::VIEW_DOMAINS, render::derive_view, renderer)
         .build()?;
     // Stops (and frees the port) when dropped at the end of the run.
     let _endpoint = match opts.metrics_addr {
@@ -181,10 +180,6 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
         phys.step(w, step);
         seen.store(phys.mean_neighbours.to_bits(), Ordering::Relaxed);
     });
-    engine.set_render_view(
-        DomainSet::of(Domain::TRANSFORM).with(Domain::STRUCTURE),
-        Box::new(derive_view),
-    );
     let textures =
         textures::TextureFolder::generate(opts.seed).map_err(|source| DemoError::Io {
             what: "texture folder",
@@ -194,8 +189,8 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
     for p in &textures.requests {
         engine.request_asset(p.clone());
     }
-    let (device, why, _) = engine.gpu_status();
-    match (&device, &why) {
+    let device = engine.render_device();
+    match (&device.name, &device.unavailable) {
         (Some(d), _) => eprintln!("lanegraph demo: GPU: {d}"),
         (None, Some(w)) => {
             eprintln!("lanegraph demo: GPU unavailable ({w}); running without drawing")
@@ -275,22 +270,6 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
     };
     drop(textures);
     Ok(DemoRun { summary, files })
-}
-
-/// The view: every particle's position, the whole arena.
-fn derive_view(w: &lanegraph::world::World, v: &mut RenderView) {
-    v.xs.clear();
-    v.ys.clear();
-    if let Ok(Some(cols)) = w.soa_columns::<world::Position>() {
-        if let (Ok(x), Ok(y)) = (cols.table().field("x"), cols.table().field("y")) {
-            v.xs.extend_from_slice(x);
-            v.ys.extend_from_slice(y);
-        }
-    }
-    v.center = [0.0, 0.0];
-    v.half_extent = [world::ARENA, world::ARENA];
-    v.radius = world::ARENA / 256.0;
-    v.color = [0.35, 0.75, 1.0, 1.0];
 }
 
 fn write_outputs(

@@ -160,7 +160,8 @@ impl ReportData {
             })
             .collect();
         let rs = engine.render_stats();
-        let (device, why, _) = engine.gpu_status();
+        let dev = engine.render_device();
+        let (device, why) = (dev.name, dev.unavailable);
         let gpu = match (&rs.gpu, device, why) {
             (Some(g), _, _) => Ok(g
                 .passes

@@ -177,7 +177,8 @@ impl DemoSummary {
                 mean_busy: rec.mean_lane_busy(i).unwrap_or(0.0),
             })
             .collect();
-        let (device, why, validation) = engine.gpu_status();
+        let dev = engine.render_device();
+        let (device, why, validation) = (dev.name, dev.unavailable, dev.validation_messages);
         let rstats = engine.render_stats();
         let gpu = GpuEntry {
             available: device.is_some(),

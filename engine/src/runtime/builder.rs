@@ -1,16 +1,19 @@
-//! Building an [`Engine`]: lane plan, fixed step, Vulkan on or off, telemetry, frame target.
+//! Building an [`Engine`]: lane plan, fixed step, telemetry, frame target, the game's render
+//! view and pass.
 //!
-//! Owns: [`EngineBuilder`] and [`BuildError`]. Must never: leave half-started lanes or a GPU
-//! behind on an error (everything is built in order and dropped on the way out).
+//! Owns: [`EngineBuilder`] and [`BuildError`]. Must never: leave half-started lanes behind on an
+//! error (everything is built in order and dropped on the way out).
 
 use lanegraph_jobs::{LaneOptions, LanePlan, Lanes, PlanError, StartError};
 
 use super::config::{ConfigError, EngineConfig};
 use super::engine::Engine;
+use super::render::{HeldPass, RenderPass, TypedPass};
+use super::view::{ViewCache, ViewSource};
 use crate::budget::config::ConfigError as BudgetConfigError;
 use crate::budget::RegisterError as AgentRegisterError;
 use crate::game_loop::{InvalidStep, LoopOptionsError};
-use crate::world::World;
+use crate::world::{DomainSet, World};
 
 /// Why an engine could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -45,7 +48,21 @@ pub struct EngineBuilder {
     plan: Option<LanePlan>,
     world: Option<World>,
     lockstep: bool,
-    gpu_validation: bool,
+    render: Option<RenderSetup>,
+}
+
+/// The game's view source and pass, their view type erased (one builder call pairs them).
+pub(crate) struct RenderSetup {
+    pub(crate) source: Box<dyn ViewSource>,
+    pub(crate) pass: Box<dyn HeldPass>,
+}
+
+impl std::fmt::Debug for RenderSetup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RenderSetup")
+            .field("device", &self.pass.device())
+            .finish_non_exhaustive()
+    }
 }
 
 impl EngineBuilder {
@@ -79,15 +96,27 @@ impl EngineBuilder {
         self
     }
 
-    /// Vulkan on or off (on: used when a driver is present; the engine says when it is not).
-    pub fn vulkan(mut self, on: bool) -> Self {
-        self.config.vulkan = on;
-        self
-    }
-
-    /// Vulkan validation layers on (tests and the demo's `--validation`).
-    pub fn gpu_validation(mut self, on: bool) -> Self {
-        self.gpu_validation = on;
+    /// What the render lane draws: each frame the engine derives the game's view `V` from the
+    /// world with `derive` (only when one of `domains` changed since the last derivation: see
+    /// [`ViewCache`]) and publishes it to the render lane, where `pass` draws it while the owner
+    /// simulates the next frame. Without this call the render lane draws nothing.
+    ///
+    /// The render agent's cost is the GPU frame when `pass` reports a device
+    /// ([`RenderPass::device`]), else the render job's CPU time.
+    pub fn render<V, P>(
+        mut self,
+        domains: DomainSet,
+        derive: impl FnMut(&World, &mut V) + Send + 'static,
+        pass: P,
+    ) -> Self
+    where
+        V: Default + Send + Sync + 'static,
+        P: RenderPass<V>,
+    {
+        self.render = Some(RenderSetup {
+            source: Box::new(ViewCache::<V>::new(domains, Box::new(derive))),
+            pass: Box::new(TypedPass::new(pass)),
+        });
         self
     }
 
@@ -117,8 +146,7 @@ impl EngineBuilder {
         self
     }
 
-    /// Validates everything, starts the lanes, brings up the GPU when asked, registers the
-    /// built-in agents.
+    /// Validates everything, starts the lanes, registers the built-in agents.
     pub fn build(self) -> Result<Engine, BuildError> {
         self.config.validate()?;
         let plan = match (self.plan, &self.config.lanes) {
@@ -141,7 +169,7 @@ impl EngineBuilder {
             lanes,
             self.world.unwrap_or_default(),
             self.lockstep,
-            self.gpu_validation,
+            self.render,
         )
     }
 }

@@ -26,11 +26,12 @@ use lanegraph_jobs::{clock, LaneId, Lanes};
 
 use super::agents::{AssetAgent, PhysicsAgent, PhysicsSettings, RenderAgent};
 use super::assets::{AssetCompletion, AssetStream};
+use super::builder::RenderSetup;
 use super::builder::{BuildError, EngineBuilder};
 use super::config::EngineConfig;
 use super::observer::{FrameFigures, FrameObserver, HeldObserver, ObserverId};
-use super::render::{GpuState, RenderLane};
-use super::view::{DeriveView, RenderView, ViewCache, ViewCacheStats};
+use super::render::{Published, RenderDevice, RenderLane};
+use super::view::{ViewCacheStats, ViewSource};
 use crate::budget::{
     AdaptationMode, Agent, AgentId, AgentSample, Controller, ControllerConfig, FrameInput,
     GpuTiming, InputError, RegisterError, StepReport, StrategyIndex, GPU_READ_LAG_FRAMES,
@@ -38,7 +39,7 @@ use crate::budget::{
 use crate::game_loop::{FixedStep, FrameClock, GameLoop, LoopOptions, ManualClock, MonotonicClock};
 use crate::systems::SystemId;
 use crate::telemetry::{self, Buckets, Counter, Gauge, Histogram, Registry, TraceHistory, Unit};
-use crate::world::{DomainSet, World};
+use crate::world::World;
 
 /// The physics hook: runs once per fixed step after the systems, on the owner thread, and
 /// fans its work out to the physics lane through [`PhysicsStep::lanes`].
@@ -228,8 +229,8 @@ pub struct Engine {
     reported: Vec<AgentSample>,
     samples: Vec<AgentSample>,
     physics: Option<PhysicsFn>,
-    view: Option<ViewCache>,
-    last_view: Option<Arc<RenderView>>,
+    view: Option<Box<dyn ViewSource>>,
+    last_view: Option<Published>,
     render: RenderLane,
     last_render_sample: u64,
     last_gpu_frame: u64,
@@ -281,7 +282,7 @@ impl Engine {
         lanes: Lanes,
         world: World,
         lockstep: bool,
-        gpu_validation: bool,
+        render: Option<RenderSetup>,
     ) -> Result<Engine, BuildError> {
         clock::init();
         telemetry::spans::set_enabled(config.spans);
@@ -304,8 +305,11 @@ impl Engine {
             frame_budget_ms: 1000.0 / config.target_fps,
             ..ControllerConfig::default()
         })?;
-        let gpu = GpuState::new(config.vulkan, gpu_validation, 1 << 18);
-        let has_gpu = gpu.device.is_some();
+        let (view, pass) = match render {
+            Some(r) => (Some(r.source), Some(r.pass)),
+            None => (None, None),
+        };
+        let has_gpu = pass.as_ref().is_some_and(|p| p.device().name.is_some());
         let physics_agent = PhysicsAgent::new(config.fixed_step_hz);
         let builtins = Builtins {
             physics: controller.register(Box::new(physics_agent.clone()))?,
@@ -318,7 +322,7 @@ impl Engine {
         }
         let render = RenderLane::new(
             lanes.lane(lanegraph_jobs::plan::names::RENDER),
-            gpu,
+            pass,
             RenderAgent::settings(StrategyIndex(0)),
         );
         let assets = AssetStream::new(
@@ -362,7 +366,7 @@ impl Engine {
             reported: Vec::new(),
             samples: Vec::new(),
             physics: None,
-            view: None,
+            view,
             last_view: None,
             render,
             last_render_sample: 0,
@@ -410,11 +414,6 @@ impl Engine {
     /// Sets the physics hook (step 2 of a frame).
     pub fn set_physics(&mut self, f: impl FnMut(&mut World, &PhysicsStep<'_>) + Send + 'static) {
         self.physics = Some(Box::new(f));
-    }
-
-    /// Sets how the RenderView is derived and which world domains it reads (step 3).
-    pub fn set_render_view(&mut self, domains: DomainSet, derive: DeriveView) {
-        self.view = Some(ViewCache::new(domains, derive));
     }
 
     /// Installs a frame observer: from the next frame on, it sees every frame's figures (see
@@ -549,10 +548,11 @@ impl Engine {
         };
 
         // 3. The RenderView.
-        if let Some(cache) = self.view.as_mut() {
+        if let Some(source) = self.view.as_mut() {
             let _s = telemetry::span("render_view.publish");
-            let v = cache.get(self.game.world(), frame);
-            self.last_view = Some(Arc::clone(&v));
+            let v = source.publishable(self.game.world(), frame);
+            // Replaced in place: the old pointer is dropped, nothing allocates.
+            self.last_view = Some(v.clone());
             self.render.publish(&self.lanes, v);
         }
         drop(frame_span);
@@ -772,7 +772,8 @@ impl Engine {
         self.render.finish();
     }
 
-    /// Renders the last view and returns it as PNG bytes (`None` without a GPU).
+    /// Has the game's pass draw the last view again and return it as PNG bytes (`None` when
+    /// the pass cannot, or no view was published). Waits for the render lane: end of a run.
     pub fn capture_png(&self) -> Option<Vec<u8>> {
         let view = self.last_view.clone()?;
         self.render.capture_png(&self.lanes, view)
@@ -798,19 +799,21 @@ impl Engine {
         &self.registry
     }
 
-    /// The render lane's statistics.
+    /// The render lane's statistics. Waits for a draw in progress: for the end of a run (each
+    /// frame's figures reach observers and the controller without waiting).
     pub fn render_stats(&self) -> super::render::RenderStats {
         self.render.stats()
     }
 
-    /// `(device, why unavailable, validation messages)` of the GPU.
-    pub fn gpu_status(&self) -> (Option<String>, Option<String>, Option<u64>) {
-        self.render.gpu_status()
+    /// The device the game's pass draws on, or why there is none (default without a pass).
+    /// Waits for a draw in progress: for the start and end of a run.
+    pub fn render_device(&self) -> RenderDevice {
+        self.render.device()
     }
 
-    /// RenderView cache hits and misses.
+    /// View cache hits and misses (zeros without a render view).
     pub fn view_cache_stats(&self) -> ViewCacheStats {
-        self.view.as_ref().map(ViewCache::stats).unwrap_or_default()
+        self.view.as_ref().map(|v| v.stats()).unwrap_or_default()
     }
 
     /// Asset totals and the first [`MAX_ASSET_FAILURES`] failures' messages.

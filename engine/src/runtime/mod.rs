@@ -9,11 +9,11 @@
 //!
 //! | file | idea |
 //! |------|------|
-//! | [`builder`] | `Engine::builder()`: lanes, step, Vulkan, telemetry, target |
+//! | [`builder`] | `Engine::builder()`: lanes, step, telemetry, target, the game's render pass |
 //! | [`config`] | the settings and their TOML file, errors naming key and line |
-//! | [`runtime`] | the `Engine` and one frame |
-//! | [`view`] | the RenderView and its epoch cache |
-//! | [`render`] | the render lane: mailbox, Vulkan, GPU timings |
+//! | [`engine`] | the `Engine` and one frame |
+//! | [`view`] | the game's view and its epoch cache |
+//! | [`render`] | the render lane: mailbox, the game's [`RenderPass`], GPU timings |
 //! | [`assets`] | the asset stream: decode on the asset lane, completions to the owner |
 //! | [`agents`] | the built-in budget agents and their settings |
 //! | [`observer`] | frame observers: each frame's figures, lent by reference |
@@ -45,7 +45,6 @@
 //! let plan = LanePlan::from_spec("physics=1,render=1,asset=1,ai=1", &[0])?;
 //! let mut engine = Engine::builder()
 //!     .lane_plan(plan)
-//!     .vulkan(false)
 //!     .lockstep(true)
 //!     .build()?;
 //!
@@ -91,5 +90,8 @@ pub use config::{ConfigError, EngineConfig};
 pub use engine::{AgentCost, Engine, FrameError, FrameOutcome, PhysicsFn, PhysicsStep};
 pub use observer::{FrameFigures, FrameObserver, ObserverId};
 pub use record::{FrameRow, RunRecorder, SystemRecord};
-pub use render::{GpuFrame, GpuPass, RenderPulse, RenderStats};
-pub use view::{RenderView, ViewCache};
+pub use render::{
+    DrawOutput, GpuFrame, GpuPass, RenderDevice, RenderPass, RenderPulse, RenderStats,
+    MAX_RENDER_ERRORS,
+};
+pub use view::{DeriveView, ViewCache, ViewCacheStats, VIEW_BUFFERS};

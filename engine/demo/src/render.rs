@@ -1,0 +1,287 @@
+//! The demo's picture: its view ([`ParticleFrame`]) and the pass that draws it
+//! ([`ParticleRenderer`]: Vulkan through `lanegraph::vk`, a cull compute pass and instanced
+//! particles into an offscreen target, timed by the GPU profiler).
+//!
+//! Owns: what the demo draws and how, the Vulkan device it brings up (or why it has none),
+//! and the CPU copies of its textures (needed to upload them again when a resolution change
+//! rebuilds the renderer), up to [`TEXTURE_CPU_BUDGET_BYTES`]. Must never: block the owner (it
+//! runs on the render lane), or stop the game over a GPU error (the pass reports it and goes
+//! on without the GPU).
+
+use lanegraph::runtime::{
+    DecodedImage, DrawOutput, GpuFrame, RenderDevice, RenderPass, RenderSettings,
+};
+use lanegraph::vk;
+use lanegraph::world::{Domain, DomainSet, World};
+
+use crate::world::{Position, ARENA};
+
+/// The world domains the view reads: it is derived again only when one of them changed.
+pub const VIEW_DOMAINS: DomainSet = DomainSet::of(Domain::TRANSFORM).with(Domain::STRUCTURE);
+
+/// Derives the view: every particle's position, the whole arena.
+pub fn derive_view(w: &World, v: &mut ParticleFrame) {
+    v.xs.clear();
+    v.ys.clear();
+    if let Ok(Some(cols)) = w.soa_columns::<Position>() {
+        if let (Ok(x), Ok(y)) = (cols.table().field("x"), cols.table().field("y")) {
+            v.xs.extend_from_slice(x);
+            v.ys.extend_from_slice(y);
+        }
+    }
+    v.center = [0.0, 0.0];
+    v.half_extent = [ARENA, ARENA];
+    v.radius = ARENA / 256.0;
+    v.color = [0.35, 0.75, 1.0, 1.0];
+}
+
+/// What the demo draws in one frame: every particle's position and the camera.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ParticleFrame {
+    /// X of every instance (world units).
+    pub xs: Vec<f32>,
+    /// Y of every instance; same length as `xs`.
+    pub ys: Vec<f32>,
+    /// World point at the centre of the picture.
+    pub center: [f32; 2],
+    /// World half width and half height shown (> 0).
+    pub half_extent: [f32; 2],
+    /// Instance radius, world units (> 0).
+    pub radius: f32,
+    /// Instance colour, linear RGBA.
+    pub color: [f32; 4],
+}
+
+impl ParticleFrame {
+    /// Instances in the view.
+    pub fn len(&self) -> usize {
+        self.xs.len()
+    }
+
+    /// Whether the view draws nothing.
+    pub fn is_empty(&self) -> bool {
+        self.xs.is_empty()
+    }
+
+    /// The first `n` instances as the Vulkan renderer's input; `None` when there is nothing
+    /// to draw (an empty world, or a view the game left unset).
+    fn as_vk(&self, n: usize) -> Option<vk::ParticleView<'_>> {
+        let n = n.min(self.len());
+        if n == 0 || self.half_extent[0] <= 0.0 || self.half_extent[1] <= 0.0 || self.radius <= 0.0
+        {
+            return None;
+        }
+        Some(vk::ParticleView {
+            xs: &self.xs[..n],
+            ys: &self.ys[..n],
+            center: self.center,
+            half_extent: self.half_extent,
+            radius: self.radius,
+            color: self.color,
+        })
+    }
+}
+
+/// Target size of the demo's picture at resolution scale 1, pixels.
+pub const TARGET_SIZE: (u32, u32) = (512, 512);
+
+/// Instances the renderer has room for.
+pub const CAPACITY: u32 = 1 << 18;
+
+/// CPU copies of textures kept for re-upload after a resolution change, bytes at most; a
+/// texture beyond it is uploaded once and, after a rebuild, reported lost.
+pub const TEXTURE_CPU_BUDGET_BYTES: usize = 64 << 20;
+
+/// The demo's render pass: the Vulkan particle renderer when a device came up, or nothing
+/// (with the reason) when none did.
+pub struct ParticleRenderer {
+    device: RenderDevice,
+    /// Renderer first: a tuple drops in field order, and lanegraph-vk's passes hold a bare
+    /// `ash::Device` (not the device's `Arc`), so the renderer must go before the `Gpu`.
+    gpu: Option<(vk::Renderer, vk::Gpu)>,
+    scale: f32,
+    textures: Vec<DecodedImage>,
+    texture_bytes: usize,
+    textures_dropped: u64,
+}
+
+impl std::fmt::Debug for ParticleRenderer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParticleRenderer")
+            .field("device", &self.device)
+            .finish_non_exhaustive()
+    }
+}
+
+fn renderer_config(size: (u32, u32)) -> vk::RendererConfig {
+    vk::RendererConfig {
+        width: size.0.max(8),
+        height: size.1.max(8),
+        capacity: CAPACITY,
+        frames_in_flight: lanegraph::budget::GPU_READ_LAG_FRAMES as u32,
+        clear: [0.02, 0.02, 0.05, 1.0],
+    }
+}
+
+impl ParticleRenderer {
+    /// Brings up Vulkan when `want` (with validation layers when `validation`); otherwise, or
+    /// when that fails, a pass that draws nothing and says why.
+    pub fn new(want: bool, validation: bool) -> ParticleRenderer {
+        if !want {
+            return ParticleRenderer::without_gpu("disabled (--no-gpu or `vulkan = false`)".into());
+        }
+        let cfg = vk::GpuConfig {
+            validation,
+            ..Default::default()
+        };
+        let made = vk::Gpu::new(&cfg).and_then(|gpu| {
+            let r = vk::Renderer::new(&gpu, renderer_config(TARGET_SIZE))?;
+            Ok((r, gpu))
+        });
+        match made {
+            Ok((r, gpu)) => ParticleRenderer {
+                device: RenderDevice {
+                    name: Some(gpu.info().name.clone()),
+                    unavailable: None,
+                    validation_messages: None,
+                },
+                gpu: Some((r, gpu)),
+                scale: 1.0,
+                textures: Vec::new(),
+                texture_bytes: 0,
+                textures_dropped: 0,
+            },
+            Err(e) => ParticleRenderer::without_gpu(e.to_string()),
+        }
+    }
+
+    fn without_gpu(why: String) -> ParticleRenderer {
+        ParticleRenderer {
+            device: RenderDevice {
+                name: None,
+                unavailable: Some(why),
+                validation_messages: None,
+            },
+            gpu: None,
+            scale: 1.0,
+            textures: Vec::new(),
+            texture_bytes: 0,
+            textures_dropped: 0,
+        }
+    }
+
+    /// Textures whose CPU copy did not fit [`TEXTURE_CPU_BUDGET_BYTES`].
+    pub fn textures_dropped(&self) -> u64 {
+        self.textures_dropped
+    }
+
+    /// A resolution change rebuilds the target (cold path: only on a strategy switch) and
+    /// uploads the kept textures again.
+    fn resize(&mut self, scale: f32) -> Result<(), String> {
+        let Some((renderer, device)) = self.gpu.as_mut() else {
+            return Ok(());
+        };
+        let size = (
+            (TARGET_SIZE.0 as f32 * scale) as u32,
+            (TARGET_SIZE.1 as f32 * scale) as u32,
+        );
+        let r =
+            vk::Renderer::new(device, renderer_config(size)).map_err(|e| format!("resize: {e}"))?;
+        *renderer = r;
+        self.scale = scale;
+        for img in &self.textures {
+            renderer
+                .upload_texture(img.width, img.height, &img.rgba)
+                .map_err(|e| format!("texture `{}`: {e}", img.path.display()))?;
+        }
+        Ok(())
+    }
+
+    /// Gives up the GPU after an error, saying why.
+    fn lose_gpu(&mut self, e: &str) {
+        self.device.unavailable = Some(format!("lost during the run: {e}"));
+        self.gpu = None;
+    }
+}
+
+impl RenderPass<ParticleFrame> for ParticleRenderer {
+    fn draw(
+        &mut self,
+        view: &ParticleFrame,
+        settings: &RenderSettings,
+        out: &mut DrawOutput,
+    ) -> Result<(), String> {
+        let cap = ((view.len() as f32) * settings.instance_fraction).ceil() as usize;
+        out.instances = cap.min(view.len()) as u64;
+        if self.gpu.is_none() {
+            return Ok(());
+        }
+        if (settings.resolution_scale - self.scale).abs() > f32::EPSILON {
+            self.resize(settings.resolution_scale)?;
+        }
+        let Some((renderer, _)) = self.gpu.as_mut() else {
+            return Ok(());
+        };
+        // Applied every frame: a resize above builds a new renderer with the default (cull on).
+        renderer.set_cull(settings.gpu_cull);
+        let n = (out.instances as usize).min(renderer.config().capacity as usize);
+        let Some(pv) = view.as_vk(n) else {
+            return Ok(());
+        };
+        if let Err(e) = renderer.render(&pv) {
+            let e = e.to_string();
+            self.lose_gpu(&e);
+            return Err(e);
+        }
+        if let Some(p) = renderer.profiler() {
+            if let Some(t) = p.latest() {
+                let g = out.gpu.get_or_insert_with(GpuFrame::default);
+                if g.frame != t.frame || g.passes.is_empty() {
+                    g.frame = t.frame;
+                    g.total_ms = t.total_ns / 1e6;
+                    for (i, pt) in t.passes().iter().enumerate() {
+                        g.set_pass(i, p.pass_name(pt.pass), pt.raw_ns / 1e6, pt.ema_ns / 1e6);
+                    }
+                    g.passes.truncate(t.passes().len());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn upload(&mut self, image: &DecodedImage) -> Result<bool, String> {
+        let Some((renderer, _)) = self.gpu.as_mut() else {
+            return Ok(false);
+        };
+        renderer
+            .upload_texture(image.width, image.height, &image.rgba)
+            .map_err(|e| e.to_string())?;
+        if self.texture_bytes + image.rgba.len() <= TEXTURE_CPU_BUDGET_BYTES {
+            self.texture_bytes += image.rgba.len();
+            self.textures.push(image.clone());
+        } else {
+            self.textures_dropped += 1;
+        }
+        Ok(true)
+    }
+
+    fn capture_png(&mut self, view: &ParticleFrame) -> Option<Vec<u8>> {
+        let (renderer, _) = self.gpu.as_mut()?;
+        let n = view.len().min(renderer.config().capacity as usize);
+        let pv = view.as_vk(n)?;
+        let rb = renderer.capture(&pv).ok()?;
+        let mut out = Vec::new();
+        rb.encode_png(&mut out).ok()?;
+        Some(out)
+    }
+
+    fn device(&self) -> RenderDevice {
+        let mut d = self.device.clone();
+        if let Some((_, gpu)) = &self.gpu {
+            d.validation_messages = gpu
+                .validation_enabled()
+                .then(|| gpu.validation_counts().total());
+        }
+        d
+    }
+}
