@@ -7,8 +7,11 @@ use std::sync::Arc;
 
 use lanegraph::budget::{Agent, Quote, Strategy, StrategyIndex};
 use lanegraph::jobs::LanePlan;
-use lanegraph::runtime::assets::encode_png;
-use lanegraph::runtime::{AgentCost, DrawOutput, Engine, EngineConfig, RenderPass, RenderSettings};
+use lanegraph::runtime::encode_png;
+use lanegraph::runtime::{
+    AgentCost, Asset, AssetError, AssetLimits, AssetLoader, DrawOutput, Engine, EngineConfig,
+    RenderPass, RenderSettings,
+};
 use lanegraph::systems::SystemDef;
 use lanegraph::world::{Domain, DomainSet};
 
@@ -302,5 +305,63 @@ fn bad_assets_are_reported_and_skipped_while_the_game_goes_on() {
     );
     // The game goes on.
     engine.frame().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A game's own loader: a `.level` file decoded on the asset lane into the game's own type,
+/// taken back on the owner; a file over the limit fails with a typed error, the game goes on.
+#[test]
+fn a_game_registers_its_own_loader_and_takes_what_it_loaded() {
+    #[derive(Debug, PartialEq)]
+    struct Level {
+        rows: usize,
+    }
+    struct LevelLoader;
+    impl AssetLoader for LevelLoader {
+        fn decode(
+            &self,
+            _: &std::path::Path,
+            bytes: &[u8],
+            _: &AssetLimits,
+        ) -> Result<Asset, AssetError> {
+            Ok(Asset::Data(Arc::new(Level {
+                rows: bytes.split(|&b| b == b'\n').count(),
+            })))
+        }
+    }
+    let dir = std::env::temp_dir().join(format!("lanegraph-levels-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("one.level"), "#..#\n#..#\n####").unwrap();
+    std::fs::write(dir.join("huge.level"), vec![b'#'; 4096]).unwrap();
+    let mut engine = Engine::builder()
+        .lockstep(true)
+        .asset_loader("level", LevelLoader)
+        .asset_limits(AssetLimits {
+            max_file_bytes: 1024,
+            ..AssetLimits::default()
+        })
+        .build()
+        .unwrap();
+    engine.request_asset(dir.join("one.level"));
+    engine.request_asset(dir.join("huge.level"));
+    let t0 = std::time::Instant::now();
+    while engine.asset_report().0.loaded + engine.asset_report().0.failed < 2 {
+        engine.frame().unwrap();
+        assert!(t0.elapsed().as_secs() < 30, "assets never completed");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let loaded: Vec<_> = engine.take_loaded().collect();
+    assert_eq!(loaded.len(), 1);
+    assert_eq!(loaded[0].0, dir.join("one.level"));
+    assert_eq!(
+        loaded[0].1.downcast_ref::<Level>(),
+        Some(&Level { rows: 3 })
+    );
+    assert_eq!(engine.take_loaded().count(), 0, "taken once");
+    let (_, failures) = engine.asset_report();
+    assert!(
+        failures.iter().any(|f| f.contains("over the limit")),
+        "{failures:?}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

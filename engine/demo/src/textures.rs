@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use lanegraph::runtime::assets::encode_png;
+use lanegraph::runtime::encode_png;
 
 /// Good textures generated.
 pub const TEXTURES: usize = 8;

@@ -2,8 +2,8 @@
 //! asset lane, upload on the render lane), and completions come back to the owner, at most the
 //! asset budget's worth per frame.
 //!
-//! Owns: the request queue, the load graph and its batch, the completion channel, PNG decoding,
-//! and the typed errors of a load. Must never: stop the game over a bad file (a missing,
+//! Owns: the request queue, the load graph and its batch, the completion channel, and the typed
+//! errors of a load (the decoders are the game's registered loaders: [`super::loaders`]). Must never: stop the game over a bad file (a missing,
 //! unreadable, corrupt or panicking load is a completion with an error), lose a request (every
 //! issued request completes exactly once, also when its decode panics), or block the owner on a
 //! load.
@@ -13,8 +13,8 @@
 //! 2. `pump` (owner, once per frame): when no batch is in flight, fills up to `jobs_per_frame`
 //!    (at most [`BATCH`]) slots of the batch, sets `in_flight`, and spawns one detached job on
 //!    the asset lane. The job runs the load graph: `decode.i` (asset lane: read, decode inside
-//!    `catch_unwind`) -> `upload.i` (render lane: the decoded image goes to the render lane's
-//!    GPU upload). Unused slots' nodes do nothing.
+//!    `catch_unwind`, with the loader of the file's extension) -> `upload.i` (render lane: a
+//!    decoded image goes to the game's render pass). Unused slots' nodes do nothing.
 //! 3. After the run the job sends exactly one completion per filled slot, drops its lanes
 //!    handle, then clears `in_flight` (release). The owner never drops the last lanes handle
 //!    while a run is in flight ([`AssetStream`]'s drop waits for it first), and should a job
@@ -23,31 +23,20 @@
 
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crossbeam_channel::{Receiver, Sender};
 use lanegraph_jobs::{clock, Graph, GraphBuilder, LaneId, Lanes};
 
+use super::loaders::{Asset, DecodedImage, Loaders};
+
 /// Loads per batch at most (the graph's width; the asset strategies ask for 1 to 4 a frame).
 pub const BATCH: usize = 4;
 
 /// Where a decoded image goes from the upload node (the render lane's texture intake).
 pub type TextureSink = Arc<dyn Fn(Arc<DecodedImage>) + Send + Sync>;
-
-/// A decoded image, RGBA8.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DecodedImage {
-    /// The file it came from.
-    pub path: PathBuf,
-    /// Width in pixels.
-    pub width: u32,
-    /// Height in pixels.
-    pub height: u32,
-    /// Pixels, row-major RGBA8.
-    pub rgba: Vec<u8>,
-}
 
 /// Why an asset did not load.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -66,13 +55,35 @@ pub enum AssetError {
         /// The OS error.
         why: String,
     },
-    /// The file is not a PNG this decoder reads.
-    #[error("asset `{path}` is corrupt: {why}; fix: re-export it as an 8-bit RGBA or RGB PNG")]
+    /// The file is not one its loader reads.
+    #[error("asset `{path}` is corrupt: {why}; fix: re-export it in a form its loader reads (PNG: 8-bit RGBA or RGB)")]
     Corrupt {
         /// The path.
         path: PathBuf,
         /// The decoder's complaint.
         why: String,
+    },
+    /// The file, or the image it declares, is larger than the limits allow.
+    #[error("asset `{path}`: the {what} is {size}, over the limit of {limit}; fix: shrink the asset, or raise the limit with EngineBuilder::asset_limits")]
+    TooLarge {
+        /// The path.
+        path: PathBuf,
+        /// What is too large (`file`: bytes; `image (pixels)`).
+        what: &'static str,
+        /// Its size.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// No loader is registered for the file's extension.
+    #[error("asset `{path}`: no loader for extension `{extension}` (loaders: {known:?}); fix: register one with EngineBuilder::asset_loader, or convert the file")]
+    NoLoader {
+        /// The path.
+        path: PathBuf,
+        /// Its extension, lowercase (empty when it has none).
+        extension: String,
+        /// The extensions with a loader.
+        known: Vec<String>,
     },
     /// The decode job panicked (the lane lives on).
     #[error("asset `{path}`: the decode job panicked: {why}; fix: this is a bug in a decoder, report it with the file")]
@@ -85,12 +96,12 @@ pub enum AssetError {
 }
 
 /// One finished request.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct AssetCompletion {
     /// The request's path.
     pub path: PathBuf,
-    /// The image, or why there is none.
-    pub result: Result<Arc<DecodedImage>, AssetError>,
+    /// What loaded, or why nothing did.
+    pub result: Result<Asset, AssetError>,
     /// Time on the asset lane, ms.
     pub decode_ms: f64,
 }
@@ -112,13 +123,14 @@ pub struct AssetTotals {
 #[derive(Default)]
 struct Slot {
     path: Option<PathBuf>,
-    result: Option<Result<Arc<DecodedImage>, AssetError>>,
+    result: Option<Result<Asset, AssetError>>,
     decode_ms: f64,
 }
 
-/// The load graph's context: [`BATCH`] slots, the sink and the fault-injection hook.
+/// The load graph's context: [`BATCH`] slots, the loaders, the sink and the fault-injection hook.
 struct Batch {
     slots: [Mutex<Slot>; BATCH],
+    loaders: Loaders,
     sink: TextureSink,
     /// Test hook: decodes whose path contains this panic (the stress run injects them).
     panic_marker: Mutex<Option<String>>,
@@ -158,14 +170,15 @@ impl std::fmt::Debug for AssetStream {
 }
 
 impl AssetStream {
-    /// A stream whose graph decodes on lane `asset` and hands images to `sink` on lane
-    /// `upload` (the render lane; the asset lane again when the plan has none). Without an
-    /// asset lane requests fail at `pump` with a clear error rather than queue forever.
-    pub fn new(
+    /// A stream whose graph decodes on lane `asset` with `loaders` and hands images to `sink`
+    /// on lane `upload` (the render lane; the asset lane again when the plan has none). Without
+    /// an asset lane requests fail at `pump` with a clear error rather than queue forever.
+    pub(crate) fn new(
         lanes: &Lanes,
         asset: Option<LaneId>,
         upload: Option<LaneId>,
         sink: TextureSink,
+        loaders: Loaders,
     ) -> Self {
         let (tx, rx) = crossbeam_channel::unbounded();
         let (pipeline, unavailable) = match asset {
@@ -177,6 +190,7 @@ impl AssetStream {
                         graph: Arc::new(Mutex::new(graph)),
                         batch: Arc::new(Batch {
                             slots: Default::default(),
+                            loaders,
                             sink,
                             panic_marker: Mutex::new(None),
                         }),
@@ -339,7 +353,7 @@ fn build_graph(
         let u = b.node(&format!("upload.{i}"), &upload, move |_, batch: &Batch| {
             let _span = crate::telemetry::span("asset.upload");
             let s = lock(&batch.slots[i]);
-            if let Some(Ok(img)) = &s.result {
+            if let Some(Ok(Asset::Image(img))) = &s.result {
                 (batch.sink)(Arc::clone(img));
             }
         });
@@ -363,7 +377,7 @@ fn decode_slot(batch: &Batch, i: usize) {
                 panic!("injected fault for `{}`", path.display());
             }
         }
-        load_png(&path)
+        batch.loaders.load(&path)
     }))
     .unwrap_or_else(|p| {
         Err(AssetError::Panicked {
@@ -373,7 +387,7 @@ fn decode_slot(batch: &Batch, i: usize) {
     });
     let mut s = lock(&batch.slots[i]);
     s.decode_ms = clock::now().ms_since(t0);
-    s.result = Some(result.map(Arc::new));
+    s.result = Some(result);
 }
 
 /// The detached job of steps 2-3: runs the graph, sends one completion per filled slot, drops
@@ -417,84 +431,10 @@ fn run_batch(
     in_flight.store(false, Ordering::Release);
 }
 
-/// Reads and decodes one PNG file.
-pub fn load_png(path: &Path) -> Result<DecodedImage, AssetError> {
-    let bytes = std::fs::read(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => AssetError::Missing {
-            path: path.to_path_buf(),
-        },
-        _ => AssetError::Unreadable {
-            path: path.to_path_buf(),
-            why: e.to_string(),
-        },
-    })?;
-    decode_png(path, &bytes)
-}
-
-/// Decodes PNG bytes to RGBA8 (8-bit RGB and RGBA inputs).
-pub fn decode_png(path: &Path, bytes: &[u8]) -> Result<DecodedImage, AssetError> {
-    let corrupt = |why: String| AssetError::Corrupt {
-        path: path.to_path_buf(),
-        why,
-    };
-    let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
-    decoder.set_transformations(png::Transformations::EXPAND);
-    let mut reader = decoder.read_info().map_err(|e| corrupt(e.to_string()))?;
-    let mut buf = vec![0u8; reader.output_buffer_size()];
-    let info = reader
-        .next_frame(&mut buf)
-        .map_err(|e| corrupt(e.to_string()))?;
-    buf.truncate(info.buffer_size());
-    let rgba = match (info.color_type, info.bit_depth) {
-        (png::ColorType::Rgba, png::BitDepth::Eight) => buf,
-        (png::ColorType::Rgb, png::BitDepth::Eight) => buf
-            .chunks_exact(3)
-            .flat_map(|p| [p[0], p[1], p[2], 255])
-            .collect(),
-        (c, d) => return Err(corrupt(format!("unsupported colour type {c:?} at {d:?}"))),
-    };
-    Ok(DecodedImage {
-        path: path.to_path_buf(),
-        width: info.width,
-        height: info.height,
-        rgba,
-    })
-}
-
-/// Encodes an RGBA8 image as PNG (the demo generates its textures with it).
-pub fn encode_png(width: u32, height: u32, rgba: &[u8]) -> Result<Vec<u8>, png::EncodingError> {
-    let mut out = Vec::new();
-    {
-        let mut enc = png::Encoder::new(&mut out, width, height);
-        enc.set_color(png::ColorType::Rgba);
-        enc.set_depth(png::BitDepth::Eight);
-        let mut w = enc.write_header()?;
-        w.write_image_data(rgba)?;
-    }
-    Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn png_roundtrips_and_bad_files_are_typed_errors() {
-        let rgba: Vec<u8> = (0..4 * 4 * 4).map(|i| i as u8).collect();
-        let bytes = encode_png(4, 4, &rgba).unwrap();
-        let img = decode_png(Path::new("a.png"), &bytes).unwrap();
-        assert_eq!((img.width, img.height), (4, 4));
-        assert_eq!(img.rgba, rgba);
-        let e = decode_png(Path::new("b.png"), &bytes[..bytes.len() / 2]).unwrap_err();
-        assert!(matches!(e, AssetError::Corrupt { .. }), "{e}");
-        let e = load_png(Path::new("/nonexistent/lanegraph/c.png")).unwrap_err();
-        assert!(matches!(e, AssetError::Missing { .. }), "{e}");
-    }
-}
-
 #[cfg(test)]
 mod pipeline_tests {
     use super::*;
+    use crate::runtime::loaders::encode_png;
     use lanegraph_jobs::{LaneKind, LanePlan};
 
     fn lanes() -> Arc<Lanes> {
@@ -534,7 +474,13 @@ mod pipeline_tests {
                 lock(&uploads).push((img.path.clone(), thread));
             })
         };
-        let mut s = AssetStream::new(&lanes, lanes.lane("asset"), lanes.lane("render"), sink);
+        let mut s = AssetStream::new(
+            &lanes,
+            lanes.lane("asset"),
+            lanes.lane("render"),
+            sink,
+            Loaders::default(),
+        );
         s.inject_panics_for("panic_");
         for f in &files {
             s.request(f);
@@ -588,7 +534,13 @@ mod pipeline_tests {
     #[test]
     fn without_an_asset_lane_requests_fail_visibly() {
         let lanes = lanes();
-        let mut s = AssetStream::new(&lanes, None, lanes.lane("render"), Arc::new(|_| {}));
+        let mut s = AssetStream::new(
+            &lanes,
+            None,
+            lanes.lane("render"),
+            Arc::new(|_| {}),
+            Loaders::default(),
+        );
         s.request("a.png");
         assert_eq!(s.pump(&lanes, 4), 1);
         let mut out = Vec::new();

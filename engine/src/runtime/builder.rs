@@ -8,6 +8,7 @@ use lanegraph_jobs::{LaneOptions, LanePlan, Lanes, PlanError, StartError};
 
 use super::config::{ConfigError, EngineConfig};
 use super::engine::Engine;
+use super::loaders::{AssetLimits, AssetLoader, Loaders};
 use super::render::{HeldPass, RenderPass, TypedPass};
 use super::view::{ViewCache, ViewSource};
 use crate::budget::config::ConfigError as BudgetConfigError;
@@ -49,6 +50,7 @@ pub struct EngineBuilder {
     world: Option<World>,
     lockstep: bool,
     render: Option<RenderSetup>,
+    loaders: Loaders,
 }
 
 /// The game's view source and pass, their view type erased (one builder call pairs them).
@@ -146,6 +148,20 @@ impl EngineBuilder {
         self
     }
 
+    /// Decodes files with extension `extension` (without the dot, any case) with `loader` on
+    /// the asset lane, replacing any loader before it (the provided [`super::PngLoader`] is
+    /// registered for `png`).
+    pub fn asset_loader(mut self, extension: &str, loader: impl AssetLoader) -> Self {
+        self.loaders.register(extension, loader);
+        self
+    }
+
+    /// The limits every asset load is held to (default [`AssetLimits::default`]).
+    pub fn asset_limits(mut self, limits: AssetLimits) -> Self {
+        self.loaders.limits = limits;
+        self
+    }
+
     /// Validates everything, starts the lanes, registers the built-in agents.
     pub fn build(self) -> Result<Engine, BuildError> {
         self.config.validate()?;
@@ -170,6 +186,7 @@ impl EngineBuilder {
             self.world.unwrap_or_default(),
             self.lockstep,
             self.render,
+            self.loaders,
         )
     }
 }

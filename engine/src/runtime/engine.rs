@@ -29,6 +29,7 @@ use super::assets::{AssetCompletion, AssetStream};
 use super::builder::RenderSetup;
 use super::builder::{BuildError, EngineBuilder};
 use super::config::EngineConfig;
+use super::loaders::Asset;
 use super::observer::{FrameFigures, FrameObserver, HeldObserver, ObserverId};
 use super::render::{Published, RenderDevice, RenderLane};
 use super::view::{ViewCacheStats, ViewSource};
@@ -238,6 +239,8 @@ pub struct Engine {
     render_on_gpu: bool,
     assets: AssetStream,
     completions: Vec<AssetCompletion>,
+    /// Decoded data assets waiting for the game ([`Engine::take_loaded`]).
+    loaded: std::collections::VecDeque<(std::path::PathBuf, Arc<dyn std::any::Any + Send + Sync>)>,
     /// The first [`MAX_ASSET_FAILURES`] failures' messages (the count is in the asset totals).
     asset_failures: Vec<String>,
     registry: Registry,
@@ -283,6 +286,7 @@ impl Engine {
         world: World,
         lockstep: bool,
         render: Option<RenderSetup>,
+        loaders: super::loaders::Loaders,
     ) -> Result<Engine, BuildError> {
         clock::init();
         telemetry::spans::set_enabled(config.spans);
@@ -330,6 +334,7 @@ impl Engine {
             lanes.lane(lanegraph_jobs::plan::names::ASSET),
             lanes.lane(lanegraph_jobs::plan::names::RENDER),
             render.texture_sink(),
+            loaders,
         );
         let registry = Registry::new();
         let metrics = Metrics::new(&registry, &lanes).map_err(|e| {
@@ -374,6 +379,7 @@ impl Engine {
             render_on_gpu: has_gpu,
             assets,
             completions: Vec::new(),
+            loaded: std::collections::VecDeque::new(),
             asset_failures: Vec::new(),
             registry,
             metrics,
@@ -490,6 +496,14 @@ impl Engine {
     /// Queues an asset load (decoded on the asset lane, uploaded by the render lane).
     pub fn request_asset(&mut self, path: impl Into<std::path::PathBuf>) {
         self.assets.request(path);
+    }
+
+    /// Takes the data assets loaded so far (those a loader returned as [`Asset::Data`]; images
+    /// went to the render pass), oldest first, with the path each was requested by.
+    pub fn take_loaded(
+        &mut self,
+    ) -> impl Iterator<Item = (std::path::PathBuf, Arc<dyn std::any::Any + Send + Sync>)> + '_ {
+        self.loaded.drain(..)
     }
 
     /// The asset stream (totals; fault injection for stress runs).
@@ -685,9 +699,14 @@ impl Engine {
             .drain(asset_settings.jobs_per_frame, &mut self.completions);
         for c in &self.completions {
             match &c.result {
-                Ok(_) => {
-                    // Already uploaded: the load graph's `upload` node ran on the render lane.
+                Ok(Asset::Image(_)) => {
+                    // Already with the render pass: the graph's `upload` node ran on the render
+                    // lane.
                     self.metrics.asset_loaded.inc();
+                }
+                Ok(Asset::Data(d)) => {
+                    self.metrics.asset_loaded.inc();
+                    self.loaded.push_back((c.path.clone(), Arc::clone(d)));
                 }
                 Err(e) => {
                     self.metrics.asset_failed.inc();

@@ -15,6 +15,7 @@
 //! | [`view`] | the game's view and its epoch cache |
 //! | [`render`] | the render lane: mailbox, the game's [`RenderPass`], GPU timings |
 //! | [`assets`] | the asset stream: decode on the asset lane, completions to the owner |
+//! | [`loaders`] | asset loaders per file extension, the limits, the provided PNG loader |
 //! | [`agents`] | the built-in budget agents and their settings |
 //! | [`observer`] | frame observers: each frame's figures, lent by reference |
 //! | [`record`] | the provided bounded run record (an observer) |
@@ -77,6 +78,7 @@ pub mod assets;
 pub mod builder;
 pub mod config;
 pub mod engine;
+pub mod loaders;
 pub mod observer;
 pub mod record;
 pub mod render;
@@ -84,10 +86,13 @@ pub mod render;
 pub mod view;
 
 pub use agents::{AssetSettings, PhysicsSettings, RenderSettings};
-pub use assets::{AssetError, AssetStream, DecodedImage};
+pub use assets::{AssetCompletion, AssetError, AssetStream, AssetTotals};
 pub use builder::{BuildError, EngineBuilder};
 pub use config::{ConfigError, EngineConfig};
 pub use engine::{AgentCost, Engine, FrameError, FrameOutcome, PhysicsFn, PhysicsStep};
+pub use loaders::{
+    decode_png, encode_png, Asset, AssetLimits, AssetLoader, DecodedImage, PngLoader,
+};
 pub use observer::{FrameFigures, FrameObserver, ObserverId};
 pub use record::{FrameRow, RunRecorder, SystemRecord};
 pub use render::{

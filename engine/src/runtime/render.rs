@@ -34,7 +34,7 @@ use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use lanegraph_jobs::{clock, LaneId, Lanes};
 
 use super::agents::RenderSettings;
-use super::assets::DecodedImage;
+use super::loaders::DecodedImage;
 
 /// One GPU pass's time, as read by the profiler ([`crate::budget::GPU_READ_LAG_FRAMES`] late).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

@@ -1,0 +1,368 @@
+//! Asset loaders: how a file becomes something the game uses. The game registers one decoder per
+//! file extension; [`PngLoader`] is provided (and registered for `png` unless replaced).
+//!
+//! Owns: the [`AssetLoader`] trait, what a loader produces ([`Asset`]), the [`AssetLimits`] every
+//! load is held to, the registry the asset lane consults, reading a file within those limits, and
+//! the PNG loader. Must never: read a file that is not a regular file (a FIFO would block the
+//! lane), read more than the limit, or let a decoder size a buffer from an unchecked header.
+
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::assets::AssetError;
+
+/// A decoded image, RGBA8.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodedImage {
+    /// The file it came from.
+    pub path: PathBuf,
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// Pixels, row-major RGBA8.
+    pub rgba: Vec<u8>,
+}
+
+/// What a loader produced.
+#[derive(Clone)]
+pub enum Asset {
+    /// An RGBA8 image: the render lane hands it to the game's render pass
+    /// ([`super::RenderPass::upload`]) and keeps no copy.
+    Image(Arc<DecodedImage>),
+    /// Anything else (audio, meshes, levels): handed back to the owner, where the game takes it
+    /// with [`crate::Engine::take_loaded`].
+    Data(Arc<dyn Any + Send + Sync>),
+}
+
+impl std::fmt::Debug for Asset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Asset::Image(i) => f
+                .debug_struct("Image")
+                .field("path", &i.path)
+                .field("width", &i.width)
+                .field("height", &i.height)
+                .finish(),
+            Asset::Data(_) => f.write_str("Data(..)"),
+        }
+    }
+}
+
+/// Limits every load is held to: a file or an image beyond them is refused with
+/// [`AssetError::TooLarge`] before anything of its size is allocated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AssetLimits {
+    /// Largest file read, bytes (default 256 MiB).
+    pub max_file_bytes: u64,
+    /// Largest decoded image, pixels (default 64 Mi: 8192 x 8192, 256 MiB of RGBA8).
+    pub max_image_pixels: u64,
+}
+
+impl Default for AssetLimits {
+    fn default() -> Self {
+        AssetLimits {
+            max_file_bytes: 256 << 20,
+            max_image_pixels: 64 << 20,
+        }
+    }
+}
+
+/// Decodes one kind of asset file (on the asset lane, inside a panic guard: a panicking decoder
+/// fails its request and the lane lives on). Register it with
+/// [`crate::runtime::EngineBuilder::asset_loader`].
+pub trait AssetLoader: Send + Sync + 'static {
+    /// Decodes the bytes read from `path` (already within `limits.max_file_bytes`). Check any
+    /// size the file declares against `limits` before allocating for it.
+    fn decode(&self, path: &Path, bytes: &[u8], limits: &AssetLimits) -> Result<Asset, AssetError>;
+}
+
+/// The loaders by file extension (lowercase, without the dot), and the limits.
+#[derive(Clone)]
+pub(crate) struct Loaders {
+    by_extension: BTreeMap<String, Arc<dyn AssetLoader>>,
+    pub(crate) limits: AssetLimits,
+}
+
+impl std::fmt::Debug for Loaders {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Loaders")
+            .field("extensions", &self.by_extension.keys().collect::<Vec<_>>())
+            .field("limits", &self.limits)
+            .finish()
+    }
+}
+
+impl Default for Loaders {
+    /// The provided PNG loader for `png`, default limits.
+    fn default() -> Self {
+        let mut l = Loaders {
+            by_extension: BTreeMap::new(),
+            limits: AssetLimits::default(),
+        };
+        l.register("png", PngLoader);
+        l
+    }
+}
+
+impl Loaders {
+    /// Registers `loader` for `extension` (replacing any before it).
+    pub(crate) fn register(&mut self, extension: &str, loader: impl AssetLoader) {
+        let ext = extension.trim_start_matches('.').to_ascii_lowercase();
+        self.by_extension.insert(ext, Arc::new(loader));
+    }
+
+    /// Reads `path` within the limits and decodes it with the loader of its extension.
+    pub(crate) fn load(&self, path: &Path) -> Result<Asset, AssetError> {
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .unwrap_or_default();
+        let Some(loader) = self.by_extension.get(&ext) else {
+            return Err(AssetError::NoLoader {
+                path: path.to_path_buf(),
+                extension: ext,
+                known: self.by_extension.keys().cloned().collect(),
+            });
+        };
+        let bytes = read_limited(path, self.limits.max_file_bytes)?;
+        loader.decode(path, &bytes, &self.limits)
+    }
+}
+
+/// Reads a regular file of at most `max` bytes.
+pub fn read_limited(path: &Path, max: u64) -> Result<Vec<u8>, AssetError> {
+    let io = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::NotFound => AssetError::Missing {
+            path: path.to_path_buf(),
+        },
+        _ => AssetError::Unreadable {
+            path: path.to_path_buf(),
+            why: e.to_string(),
+        },
+    };
+    let meta = std::fs::metadata(path).map_err(io)?;
+    if !meta.is_file() {
+        // A FIFO or a device would block the asset lane, a directory cannot be decoded.
+        return Err(AssetError::Unreadable {
+            path: path.to_path_buf(),
+            why: "not a regular file".into(),
+        });
+    }
+    let too_large = |bytes: u64| AssetError::TooLarge {
+        path: path.to_path_buf(),
+        what: "file",
+        size: bytes,
+        limit: max,
+    };
+    if meta.len() > max {
+        return Err(too_large(meta.len()));
+    }
+    let file = std::fs::File::open(path).map_err(io)?;
+    // The size can change between the check and the read: read one byte past the limit at most.
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(max.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > max {
+        return Err(too_large(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
+/// The provided PNG loader: 8-bit RGB and RGBA PNGs (palette and grey expanded), to RGBA8.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PngLoader;
+
+impl AssetLoader for PngLoader {
+    fn decode(&self, path: &Path, bytes: &[u8], limits: &AssetLimits) -> Result<Asset, AssetError> {
+        decode_png(path, bytes, limits).map(|img| Asset::Image(Arc::new(img)))
+    }
+}
+
+/// Decodes PNG bytes to RGBA8 (8-bit RGB and RGBA inputs), refusing images larger than
+/// `limits.max_image_pixels` from their header, before allocating for them.
+pub fn decode_png(
+    path: &Path,
+    bytes: &[u8],
+    limits: &AssetLimits,
+) -> Result<DecodedImage, AssetError> {
+    let corrupt = |why: String| AssetError::Corrupt {
+        path: path.to_path_buf(),
+        why,
+    };
+    let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+    decoder.set_transformations(png::Transformations::EXPAND);
+    let mut reader = decoder.read_info().map_err(|e| corrupt(e.to_string()))?;
+    let (w, h) = (reader.info().width, reader.info().height);
+    let pixels = u64::from(w) * u64::from(h);
+    if pixels > limits.max_image_pixels {
+        return Err(AssetError::TooLarge {
+            path: path.to_path_buf(),
+            what: "image (pixels)",
+            size: pixels,
+            limit: limits.max_image_pixels,
+        });
+    }
+    let mut buf = vec![0u8; reader.output_buffer_size()];
+    let info = reader
+        .next_frame(&mut buf)
+        .map_err(|e| corrupt(e.to_string()))?;
+    buf.truncate(info.buffer_size());
+    let rgba = match (info.color_type, info.bit_depth) {
+        (png::ColorType::Rgba, png::BitDepth::Eight) => buf,
+        (png::ColorType::Rgb, png::BitDepth::Eight) => buf
+            .chunks_exact(3)
+            .flat_map(|p| [p[0], p[1], p[2], 255])
+            .collect(),
+        (c, d) => return Err(corrupt(format!("unsupported colour type {c:?} at {d:?}"))),
+    };
+    Ok(DecodedImage {
+        path: path.to_path_buf(),
+        width: info.width,
+        height: info.height,
+        rgba,
+    })
+}
+
+/// Encodes an RGBA8 image as PNG (the demo generates its textures with it).
+pub fn encode_png(width: u32, height: u32, rgba: &[u8]) -> Result<Vec<u8>, png::EncodingError> {
+    let mut out = Vec::new();
+    {
+        let mut enc = png::Encoder::new(&mut out, width, height);
+        enc.set_color(png::ColorType::Rgba);
+        enc.set_depth(png::BitDepth::Eight);
+        let mut w = enc.write_header()?;
+        w.write_image_data(rgba)?;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn png_at(dir: &Path, name: &str, w: u32, h: u32) -> PathBuf {
+        let p = dir.join(name);
+        let rgba = vec![9u8; (w * h * 4) as usize];
+        std::fs::write(&p, encode_png(w, h, &rgba).unwrap()).unwrap();
+        p
+    }
+
+    fn scratch(tag: &str) -> PathBuf {
+        let d =
+            std::env::temp_dir().join(format!("lanegraph-loaders-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn png_roundtrips_and_bad_files_are_typed_errors() {
+        let limits = AssetLimits::default();
+        let rgba: Vec<u8> = (0..4 * 4 * 4).map(|i| i as u8).collect();
+        let bytes = encode_png(4, 4, &rgba).unwrap();
+        let img = decode_png(Path::new("a.png"), &bytes, &limits).unwrap();
+        assert_eq!((img.width, img.height), (4, 4));
+        assert_eq!(img.rgba, rgba);
+        let e = decode_png(Path::new("b.png"), &bytes[..bytes.len() / 2], &limits).unwrap_err();
+        assert!(matches!(e, AssetError::Corrupt { .. }), "{e}");
+        let e = Loaders::default()
+            .load(Path::new("/nonexistent/lanegraph/c.png"))
+            .unwrap_err();
+        assert!(matches!(e, AssetError::Missing { .. }), "{e}");
+    }
+
+    #[test]
+    fn a_header_declaring_a_huge_image_is_refused_before_allocating() {
+        // A valid 1x1 PNG whose IHDR is rewritten to 100000 x 100000 (CRC fixed up): the
+        // decoder would size a 40 GB buffer from it.
+        let mut bytes = encode_png(1, 1, &[0, 0, 0, 255]).unwrap();
+        bytes[16..20].copy_from_slice(&100_000u32.to_be_bytes());
+        bytes[20..24].copy_from_slice(&100_000u32.to_be_bytes());
+        let crc = crc32(&bytes[12..29]);
+        bytes[29..33].copy_from_slice(&crc.to_be_bytes());
+        let e = decode_png(Path::new("huge.png"), &bytes, &AssetLimits::default()).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                AssetError::TooLarge {
+                    size: 10_000_000_000,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(e.to_string().contains("fix:"), "{e}");
+    }
+
+    /// CRC-32 (IEEE) as PNG chunks use it.
+    fn crc32(data: &[u8]) -> u32 {
+        let mut c = 0xFFFF_FFFFu32;
+        for &b in data {
+            c ^= u32::from(b);
+            for _ in 0..8 {
+                c = if c & 1 != 0 {
+                    0xEDB8_8320 ^ (c >> 1)
+                } else {
+                    c >> 1
+                };
+            }
+        }
+        !c
+    }
+
+    #[test]
+    fn files_beyond_the_limit_and_special_files_are_refused() {
+        let dir = scratch("limits");
+        let p = png_at(&dir, "big.png", 64, 64);
+        let mut l = Loaders::default();
+        l.limits.max_file_bytes = 16;
+        let e = l.load(&p).unwrap_err();
+        assert!(
+            matches!(e, AssetError::TooLarge { what: "file", .. }),
+            "{e}"
+        );
+        let e = Loaders::default().load(&dir).unwrap_err();
+        assert!(
+            matches!(e, AssetError::NoLoader { .. }),
+            "a folder has no extension: {e}"
+        );
+        let as_png = dir.join("folder.png");
+        std::fs::create_dir_all(&as_png).unwrap();
+        let e = Loaders::default().load(&as_png).unwrap_err();
+        assert!(
+            matches!(&e, AssetError::Unreadable { why, .. } if why.contains("regular file")),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_registered_loader_decodes_its_extension_and_unknown_ones_say_what_is_known() {
+        struct Lines;
+        impl AssetLoader for Lines {
+            fn decode(&self, _: &Path, bytes: &[u8], _: &AssetLimits) -> Result<Asset, AssetError> {
+                Ok(Asset::Data(Arc::new(bytes.split(|&b| b == b'\n').count())))
+            }
+        }
+        let dir = scratch("custom");
+        let p = dir.join("level.TXT");
+        std::fs::write(&p, "a\nb\nc").unwrap();
+        let mut l = Loaders::default();
+        let e = l.load(&p).unwrap_err();
+        assert!(
+            matches!(&e, AssetError::NoLoader { extension, known, .. } if extension == "txt" && known == &["png"]),
+            "{e}"
+        );
+        l.register(".txt", Lines);
+        match l.load(&p).unwrap() {
+            Asset::Data(d) => assert_eq!(d.downcast_ref::<usize>(), Some(&3)),
+            other => panic!("expected data, got {other:?}"),
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
