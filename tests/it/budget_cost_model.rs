@@ -114,7 +114,6 @@ impl Agent for Quoted {
     fn initial_workload(&self) -> u64 {
         1000
     }
-    fn apply(&mut self, _: StrategyIndex, _: &Strategy) {}
 }
 
 fn tick(c: &mut Controller, frame: u64, ms: f64, n: u64) {

@@ -26,7 +26,6 @@ impl Agent for Ai {
             Strategy::new("half", 1, Quote::constant(0.25)),
         ]
     }
-    fn apply(&mut self, _: StrategyIndex, _: &Strategy) {}
 }
 
 #[test]
@@ -94,7 +93,6 @@ fn a_small_game_with_a_custom_agent_and_lane() {
         fn strategies(&self) -> Vec<Strategy> {
             vec![Strategy::new("only", 1, Quote::constant(0.1))]
         }
-        fn apply(&mut self, _: StrategyIndex, _: &Strategy) {}
     }
     let reported = engine
         .add_agent(Box::new(Ai2), AgentCost::Reported)

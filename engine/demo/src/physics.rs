@@ -68,7 +68,7 @@ impl DemoPhysics {
         let Some(lane) = step.lane else {
             return;
         };
-        let every = step.settings.neighbour_every;
+        let every = step.settings.detail_every;
         let neighbours = every > 0 && step.tick % u64::from(every) == 0;
         self.have_sums = false;
         if neighbours {

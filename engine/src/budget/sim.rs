@@ -165,7 +165,6 @@ impl Agent for SimAgent {
     fn initial_workload(&self) -> u64 {
         self.n
     }
-    fn apply(&mut self, _: StrategyIndex, _: &Strategy) {}
 }
 
 /// SplitMix64 (Steele, Lea & Flood, "Fast splittable pseudorandom number generators", 2014):

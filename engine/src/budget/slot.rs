@@ -168,7 +168,6 @@ mod tests {
                 Strategy::new("lean", 1, Quote::constant(2.0)),
             ]
         }
-        fn apply(&mut self, _: StrategyIndex, _: &Strategy) {}
     }
 
     fn slot() -> Slot {

@@ -1,34 +1,37 @@
 //! The built-in budget agents: physics, render and asset, and the settings each strategy means.
 //!
-//! Owns: the strategy tables of the three built-in agents ([`PhysicsAgent`], [`RenderAgent`],
-//! [`AssetAgent`]) and the typed settings a chosen strategy maps to ([`PhysicsSettings`],
-//! [`RenderSettings`], [`AssetSettings`]). Must never: measure or decide (the engine feeds their
-//! measured costs to the controller and reads back which strategy it chose).
+//! Owns: one table per built-in agent ([`PHYSICS_LADDER`], [`RENDER_LADDER`], [`ASSET_LADDER`]):
+//! each row is one strategy, declared once, with its name, quality rank, cost quote and the typed
+//! settings it maps to ([`PhysicsSettings`], [`RenderSettings`], [`AssetSettings`]). The agents
+//! read their strategies from the table and the engine reads the settings of the strategy in
+//! force from the same row. Must never: measure or decide (the engine feeds measured costs to
+//! the controller and reads back which strategy it chose), or hold a strategy outside its table.
 //!
-//! Quotes are a-priori ratios (the controller rescales them to measurements): a neighbour pass
+//! Quotes are a-priori ratios (the controller rescales them to measurements): a detail pass
 //! every second step costs about 60 % of one every step; half resolution about 40 % of the GPU
 //! time; a quarter of the instances about 30 %.
 
 use crate::budget::{Agent, CostLaw, Pool, Quote, Strategy, StrategyIndex};
 
-/// What a physics strategy asks of the physics step.
+/// What a physics strategy asks of the game's physics hook.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PhysicsSettings {
-    /// Run the neighbour pass every this many steps (0: never).
-    pub neighbour_every: u32,
+    /// Run the game's optional detail pass (neighbour search, contact refinement: whatever
+    /// the game's physics can skip) every this many steps; 0: never.
+    pub detail_every: u32,
     /// The fixed step the strategy declares, Hz.
     pub step_hz: u32,
 }
 
-/// What a render strategy asks of the render lane.
+/// What a render strategy asks of the game's render pass.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RenderSettings {
     /// Target size as a fraction of the configured size (0 < s <= 1).
     pub resolution_scale: f32,
     /// Most instances drawn, as a fraction of the view's instances (0 < f <= 1).
     pub instance_fraction: f32,
-    /// Whether the GPU's cull compute pass runs (off: no dispatch, every instance drawn and
-    /// clipped by the rasteriser; the same picture, see `Renderer::set_cull`).
+    /// Whether the pass's compute pre-pass runs (the demo's GPU cull; off: the same picture,
+    /// every instance reaches the rasteriser).
     pub gpu_cull: bool,
 }
 
@@ -39,11 +42,134 @@ pub struct AssetSettings {
     pub jobs_per_frame: u32,
 }
 
-/// Per-entity cost quote of one physics step with the neighbour pass, ms (a 2-core laptop core
-/// integrates ~1 M entities/ms and sorts ~50 k/ms into the grid: the quote only needs ratios).
-const PHYSICS_MS_PER_ENTITY: f64 = 20e-6;
+/// One row of a built-in agent's table: a strategy, declared once.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rung<S> {
+    /// The strategy's name (decision log, pins, the summary).
+    pub name: &'static str,
+    /// Its quality rank (higher is better).
+    pub quality: u16,
+    /// Its cost relative to the best rung's (the quote's ratio; the controller calibrates).
+    pub relative_cost: f64,
+    /// What it asks of the game.
+    pub settings: S,
+}
 
-/// The physics agent: neighbour-pass frequency and fixed step.
+/// The physics table, best first. `step_hz` here is a divisor of the configured step rate
+/// (1: the configured rate, 2: half of it).
+pub const PHYSICS_LADDER: [Rung<PhysicsSettings>; 3] = [
+    Rung {
+        name: "full",
+        quality: 3,
+        relative_cost: 1.0,
+        settings: PhysicsSettings {
+            detail_every: 1,
+            step_hz: 1,
+        },
+    },
+    Rung {
+        name: "detail_every_2",
+        quality: 2,
+        relative_cost: 0.6,
+        settings: PhysicsSettings {
+            detail_every: 2,
+            step_hz: 1,
+        },
+    },
+    Rung {
+        name: "no_detail_half_rate",
+        quality: 1,
+        relative_cost: 0.15,
+        settings: PhysicsSettings {
+            detail_every: 0,
+            step_hz: 2,
+        },
+    },
+];
+
+/// The render table, best first. The last rung also drops the compute pre-pass: the picture
+/// is the same but every drawn instance reaches the rasteriser, so it is a bet that pays when
+/// most of the (already capped) instances are on screen, as in the demo, and when the GPU's
+/// compute is what overruns.
+pub const RENDER_LADDER: [Rung<RenderSettings>; 4] = [
+    Rung {
+        name: "full",
+        quality: 4,
+        relative_cost: 1.0,
+        settings: RenderSettings {
+            resolution_scale: 1.0,
+            instance_fraction: 1.0,
+            gpu_cull: true,
+        },
+    },
+    Rung {
+        name: "half_res",
+        quality: 3,
+        relative_cost: 0.4,
+        settings: RenderSettings {
+            resolution_scale: 0.5,
+            instance_fraction: 1.0,
+            gpu_cull: true,
+        },
+    },
+    Rung {
+        name: "half_res_quarter_instances",
+        quality: 2,
+        relative_cost: 0.3,
+        settings: RenderSettings {
+            resolution_scale: 0.5,
+            instance_fraction: 0.25,
+            gpu_cull: true,
+        },
+    },
+    Rung {
+        name: "half_res_quarter_instances_no_compute",
+        quality: 1,
+        relative_cost: 0.25,
+        settings: RenderSettings {
+            resolution_scale: 0.5,
+            instance_fraction: 0.25,
+            gpu_cull: false,
+        },
+    },
+];
+
+/// The asset table, best first (costs are constant per frame, in ms of owner time).
+pub const ASSET_LADDER: [Rung<AssetSettings>; 3] = [
+    Rung {
+        name: "4_per_frame",
+        quality: 3,
+        relative_cost: 1.0,
+        settings: AssetSettings { jobs_per_frame: 4 },
+    },
+    Rung {
+        name: "2_per_frame",
+        quality: 2,
+        relative_cost: 0.5,
+        settings: AssetSettings { jobs_per_frame: 2 },
+    },
+    Rung {
+        name: "1_per_frame",
+        quality: 1,
+        relative_cost: 0.25,
+        settings: AssetSettings { jobs_per_frame: 1 },
+    },
+];
+
+/// The row of `index` in `table` (the first for an index out of range).
+fn rung<S>(table: &[Rung<S>], index: StrategyIndex) -> &Rung<S> {
+    table.get(index.get()).unwrap_or(&table[0])
+}
+
+/// Per-entity cost quote of one physics step with the detail pass, ms (a 2-core laptop core
+/// integrates ~1 M entities/ms and sorts ~50 k/ms into a grid: the quote only needs ratios).
+const PHYSICS_MS_PER_ENTITY: f64 = 20e-6;
+/// Per-instance cost quote of a full-resolution draw, ms.
+const RENDER_MS_PER_INSTANCE: f64 = 10e-6;
+/// Owner time of admitting four asset jobs in a frame, ms.
+const ASSET_MS_AT_FOUR: f64 = 0.4;
+
+/// The physics agent: detail-pass frequency and fixed step.
 #[derive(Debug, Clone)]
 pub struct PhysicsAgent {
     base_hz: u32,
@@ -58,21 +184,13 @@ impl PhysicsAgent {
         }
     }
 
-    /// The settings of strategy `index` (the first for an index out of range).
+    /// The settings of strategy `index` (the first for an index out of range), with the step
+    /// rate resolved against the configured one.
     pub fn settings(&self, index: StrategyIndex) -> PhysicsSettings {
-        match index.get() {
-            1 => PhysicsSettings {
-                neighbour_every: 2,
-                step_hz: self.base_hz,
-            },
-            2 => PhysicsSettings {
-                neighbour_every: 0,
-                step_hz: (self.base_hz / 2).max(1),
-            },
-            _ => PhysicsSettings {
-                neighbour_every: 1,
-                step_hz: self.base_hz,
-            },
+        let s = rung(&PHYSICS_LADDER, index).settings;
+        PhysicsSettings {
+            detail_every: s.detail_every,
+            step_hz: (self.base_hz / s.step_hz).max(1),
         }
     }
 }
@@ -87,32 +205,28 @@ impl Agent for PhysicsAgent {
     }
 
     fn strategies(&self) -> Vec<Strategy> {
-        let q = |f: f64| Quote::new(CostLaw::Linear, PHYSICS_MS_PER_ENTITY * f);
-        let hz = |h: u32| 1.0 / f64::from(h);
-        vec![
-            Strategy::new("full", 3, q(1.0)).with_fixed_step(hz(self.base_hz)),
-            Strategy::new("neighbours_every_2", 2, q(0.6)).with_fixed_step(hz(self.base_hz)),
-            Strategy::new("no_neighbours_half_rate", 1, q(0.15))
-                .with_fixed_step(hz((self.base_hz / 2).max(1))),
-        ]
+        PHYSICS_LADDER
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let hz = self.settings(StrategyIndex(i as u8)).step_hz;
+                Strategy::new(
+                    r.name,
+                    r.quality,
+                    Quote::new(CostLaw::Linear, PHYSICS_MS_PER_ENTITY * r.relative_cost),
+                )
+                .with_fixed_step(1.0 / f64::from(hz))
+            })
+            .collect()
     }
 
     fn initial_workload(&self) -> u64 {
         10_000
     }
-
-    fn apply(&mut self, _index: StrategyIndex, _strategy: &Strategy) {
-        // The engine reads the controller's current choice each frame (see `Engine::frame`).
-    }
 }
 
-/// The render agent: resolution scale, instance cap, and the cull compute pass on or off.
-///
-/// Its ladder, best first: `full`; `half_res`; `half_res_quarter_instances`; then
-/// `half_res_quarter_instances_no_compute`, which also drops the cull dispatch. Without the cull
-/// the picture is the same but every drawn instance reaches the rasteriser, so it is the last
-/// rung: a bet that pays when most of the (already capped) instances are on screen, as in the
-/// demo, and when the GPU's compute is what overruns.
+/// The render agent: resolution scale, instance cap, and the compute pre-pass on or off
+/// ([`RENDER_LADDER`]).
 #[derive(Debug, Clone)]
 pub struct RenderAgent {
     pool: Pool,
@@ -126,30 +240,9 @@ impl RenderAgent {
         }
     }
 
-    /// The settings of strategy `index`.
+    /// The settings of strategy `index` (the first for an index out of range).
     pub fn settings(index: StrategyIndex) -> RenderSettings {
-        match index.get() {
-            1 => RenderSettings {
-                resolution_scale: 0.5,
-                instance_fraction: 1.0,
-                gpu_cull: true,
-            },
-            2 => RenderSettings {
-                resolution_scale: 0.5,
-                instance_fraction: 0.25,
-                gpu_cull: true,
-            },
-            3 => RenderSettings {
-                resolution_scale: 0.5,
-                instance_fraction: 0.25,
-                gpu_cull: false,
-            },
-            _ => RenderSettings {
-                resolution_scale: 1.0,
-                instance_fraction: 1.0,
-                gpu_cull: true,
-            },
-        }
+        rung(&RENDER_LADDER, index).settings
     }
 }
 
@@ -167,36 +260,31 @@ impl Agent for RenderAgent {
     }
 
     fn strategies(&self) -> Vec<Strategy> {
-        let q = |f: f64| Quote::new(CostLaw::Linear, 10e-6 * f);
-        vec![
-            Strategy::new("full", 4, q(1.0)),
-            Strategy::new("half_res", 3, q(0.4)),
-            Strategy::new("half_res_quarter_instances", 2, q(0.3)),
-            Strategy::new("half_res_quarter_instances_no_compute", 1, q(0.25)),
-        ]
+        RENDER_LADDER
+            .iter()
+            .map(|r| {
+                Strategy::new(
+                    r.name,
+                    r.quality,
+                    Quote::new(CostLaw::Linear, RENDER_MS_PER_INSTANCE * r.relative_cost),
+                )
+            })
+            .collect()
     }
 
     fn initial_workload(&self) -> u64 {
         10_000
     }
-
-    fn apply(&mut self, _index: StrategyIndex, _strategy: &Strategy) {}
 }
 
-/// The asset agent: how many asset jobs a frame admits.
+/// The asset agent: how many asset jobs a frame admits ([`ASSET_LADDER`]).
 #[derive(Debug, Clone, Default)]
 pub struct AssetAgent;
 
 impl AssetAgent {
-    /// The settings of strategy `index`.
+    /// The settings of strategy `index` (the first for an index out of range).
     pub fn settings(index: StrategyIndex) -> AssetSettings {
-        AssetSettings {
-            jobs_per_frame: match index.get() {
-                1 => 2,
-                2 => 1,
-                _ => 4,
-            },
-        }
+        rung(&ASSET_LADDER, index).settings
     }
 }
 
@@ -206,14 +294,17 @@ impl Agent for AssetAgent {
     }
 
     fn strategies(&self) -> Vec<Strategy> {
-        vec![
-            Strategy::new("4_per_frame", 3, Quote::constant(0.4)),
-            Strategy::new("2_per_frame", 2, Quote::constant(0.2)),
-            Strategy::new("1_per_frame", 1, Quote::constant(0.1)),
-        ]
+        ASSET_LADDER
+            .iter()
+            .map(|r| {
+                Strategy::new(
+                    r.name,
+                    r.quality,
+                    Quote::constant(ASSET_MS_AT_FOUR * r.relative_cost),
+                )
+            })
+            .collect()
     }
-
-    fn apply(&mut self, _index: StrategyIndex, _strategy: &Strategy) {}
 }
 
 #[cfg(test)]
@@ -221,18 +312,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn strategies_and_settings_line_up() {
+    fn every_strategy_comes_from_its_table_row() {
         let p = PhysicsAgent::new(60);
-        assert_eq!(p.strategies().len(), 3);
-        assert_eq!(p.settings(StrategyIndex(0)).neighbour_every, 1);
+        let ps = p.strategies();
+        assert_eq!(ps.len(), PHYSICS_LADDER.len());
+        assert_eq!(p.settings(StrategyIndex(0)).detail_every, 1);
         assert_eq!(p.settings(StrategyIndex(2)).step_hz, 30);
+        assert_eq!(ps[2].fixed_step_s, Some(1.0 / 30.0));
         assert_eq!(
             RenderAgent::settings(StrategyIndex(2)).instance_fraction,
             0.25
         );
         assert_eq!(AssetAgent::settings(StrategyIndex(1)).jobs_per_frame, 2);
+        assert_eq!(AssetAgent::settings(StrategyIndex(9)).jobs_per_frame, 4);
         let render = RenderAgent::new(true).strategies();
-        assert_eq!(render.len(), 4);
+        for (s, r) in render.iter().zip(&RENDER_LADDER) {
+            assert_eq!((s.name.as_str(), s.quality), (r.name, r.quality));
+        }
         for (i, s) in render.iter().enumerate() {
             let set = RenderAgent::settings(StrategyIndex(i as u8));
             assert_eq!(
@@ -242,6 +338,12 @@ mod tests {
                 s.name
             );
         }
+        let asset: Vec<String> = AssetAgent
+            .strategies()
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        assert_eq!(asset, ["4_per_frame", "2_per_frame", "1_per_frame"]);
         assert_eq!(RenderAgent::new(true).pool(), Pool::Gpu);
     }
 }

@@ -39,7 +39,6 @@
 //!             Strategy::new("half", 1, Quote::constant(0.1)),
 //!         ]
 //!     }
-//!     fn apply(&mut self, _: StrategyIndex, _: &Strategy) {}
 //! }
 //!
 //! // The built-in lanes plus the game's own `ai` lane.
