@@ -83,7 +83,7 @@ fn the_window_forgets_an_old_law() {
         };
         m.push(n, law.eval(n) * 1e-4);
     }
-    assert_eq!(m.len(), lanegraph::budget::cost_model::WINDOW);
+    assert_eq!(m.len(), lanegraph::budget::COST_MODEL_WINDOW);
     assert_eq!(m.fit().unwrap().law, CostLaw::Linear);
 }
 

@@ -168,7 +168,7 @@ impl CostModel {
     }
 
     /// Fits every law and picks one by the criterion in the module docs. `None` below
-    /// [`MIN_FIT_SAMPLES`] samples.
+    /// `MIN_FIT_SAMPLES` samples.
     pub fn fit(&self) -> Option<Fit> {
         if self.len < MIN_FIT_SAMPLES {
             return None;

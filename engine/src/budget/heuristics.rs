@@ -51,7 +51,8 @@ pub const SPIRAL_EXIT: u32 = 60;
 /// The target never goes below this fraction of the frame budget.
 pub const MIN_TARGET_FRACTION: f64 = 0.5;
 
-/// Which heuristic a finding came from.
+/// Which heuristic a finding came from (the tests' way to name a finding).
+#[cfg(test)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum HeuristicKind {
     /// Sustained fixed-step clamping.
@@ -129,6 +130,7 @@ pub enum Finding {
     },
 }
 
+#[cfg(test)]
 impl Finding {
     /// Which heuristic this is.
     pub fn kind(&self) -> HeuristicKind {

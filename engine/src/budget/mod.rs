@@ -10,30 +10,30 @@
 //!
 //! | file | idea |
 //! |------|------|
-//! | [`agent`] | the `Agent` trait, strategies, quotes, ids, registration checks |
-//! | [`cost_model`] | law fitting over `{1, n, n log n, n^2}`, level tracking, calibration |
+//! | `agent` | the `Agent` trait, strategies, quotes, ids, registration checks |
+//! | `cost_model` | law fitting over `{1, n, n log n, n^2}`, level tracking, calibration |
 //! | [`providers`] | thermal, battery and memory provider traits |
-//! | [`heuristics`] | the heuristics and their collapse into one target and cap |
-//! | [`pid`] | the anti-windup PID driving the budget multiplier |
-//! | [`arbitration`] | the exact multiple-choice knapsack |
-//! | [`log`] | the bounded decision log |
-//! | [`config`] | tuning constants, per-frame inputs, input errors |
-//! | [`controller`] | the tick: triggers, hysteresis, dwell, manual mode |
-//! | [`record`] | recording and replay of inputs |
+//! | `heuristics` | the heuristics and their collapse into one target and cap |
+//! | `pid` | the anti-windup PID driving the budget multiplier |
+//! | `arbitration` | the exact multiple-choice knapsack |
+//! | `log` | the bounded decision log |
+//! | `config` | tuning constants, per-frame inputs, input errors |
+//! | `controller` | the tick: triggers, hysteresis, dwell, manual mode |
+//! | `record` | recording and replay of inputs |
 //! | [`sim`] | a deterministic simulator (tests and the `budget` bench) |
 
-pub mod agent;
-pub mod arbitration;
-pub mod config;
-pub mod controller;
-pub mod cost_model;
-pub mod heuristics;
-pub mod log;
-pub mod pid;
+pub(crate) mod agent;
+pub(crate) mod arbitration;
+pub(crate) mod config;
+pub(crate) mod controller;
+pub(crate) mod cost_model;
+pub(crate) mod heuristics;
+pub(crate) mod log;
+pub(crate) mod pid;
 pub mod providers;
-pub mod record;
+pub(crate) mod record;
 pub mod sim;
-mod slot;
+pub(crate) mod slot;
 
 pub use agent::{Agent, AgentId, Pool, Quote, RegisterError, Strategy, StrategyIndex};
 pub use config::{
@@ -41,6 +41,6 @@ pub use config::{
     GPU_READ_LAG_FRAMES,
 };
 pub use controller::{AdaptationMode, Controller, PinError, TickReport, DEFAULT_FIXED_STEP_S};
-pub use cost_model::{CostLaw, CostModel, Fit};
+pub use cost_model::{CostLaw, CostModel, Fit, WINDOW as COST_MODEL_WINDOW};
 pub use log::{Decision, DecisionLog};
 pub use providers::{Providers, Readings, ThermalState};

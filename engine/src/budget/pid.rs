@@ -62,11 +62,6 @@ impl Pid {
         self.output
     }
 
-    /// The configuration (with the current limits).
-    pub fn config(&self) -> PidConfig {
-        self.cfg
-    }
-
     /// Moves the upper limit (a ceiling); an output above it drops to it at once and the
     /// integral is back-calculated (step 4).
     pub fn set_max(&mut self, max: f64) {

@@ -239,7 +239,7 @@ pub fn run_recorded(sc: &Scenario) -> (Trace, Recording) {
 }
 
 /// A controller with the scenario's configuration and agents, registered in order (for
-/// replaying a [`Recording`]).
+/// replaying a `Recording`).
 pub fn controller_for(sc: &Scenario) -> Controller {
     let mut ctl = Controller::new(sc.config).expect("scenario config must be valid");
     for a in &sc.agents {

@@ -4,15 +4,15 @@
 //! [`FrameClock`] it reads. Must never: let real time decide *what* the simulation computes
 //! (only *how many* fixed steps a frame runs), or lose time silently.
 //!
-//! - [`step`]: the step as an exact rational number of nanoseconds.
-//! - [`accumulator`]: steps per frame, the cap, the clamp, alpha.
-//! - [`clock`]: the real and the manual clock.
-//! - [`runner`]: the loop itself.
+//! - `step`: the step as an exact rational number of nanoseconds.
+//! - `accumulator`: steps per frame, the cap, the clamp, alpha.
+//! - `clock`: the real and the manual clock.
+//! - `runner`: the loop itself.
 
-pub mod accumulator;
-pub mod clock;
-pub mod runner;
-pub mod step;
+pub(crate) mod accumulator;
+pub(crate) mod clock;
+pub(crate) mod runner;
+pub(crate) mod step;
 
 pub use accumulator::{Accumulator, StepPlan, MAX_FRAME_DELTA, MAX_STEPS_PER_FRAME};
 pub use clock::{FrameClock, ManualClock, MonotonicClock};

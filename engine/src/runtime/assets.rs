@@ -224,7 +224,7 @@ impl AssetStream {
         self.queue.push_back(path.into());
     }
 
-    /// Step 2: issues at most `jobs` (and at most [`BATCH`]) queued requests as one run of the
+    /// Step 2: issues at most `jobs` (and at most `BATCH`) queued requests as one run of the
     /// load graph, unless the previous run is still in flight; returns how many.
     pub fn pump(&mut self, lanes: &Arc<Lanes>, jobs: u32) -> u32 {
         let Some(p) = &self.pipeline else {

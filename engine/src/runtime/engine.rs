@@ -835,7 +835,7 @@ impl Engine {
         self.view.as_ref().map(|v| v.stats()).unwrap_or_default()
     }
 
-    /// Asset totals and the first [`MAX_ASSET_FAILURES`] failures' messages.
+    /// Asset totals and the first `MAX_ASSET_FAILURES` failures' messages.
     pub fn asset_report(&self) -> (super::assets::AssetTotals, &[String]) {
         (self.assets.totals(), &self.asset_failures)
     }

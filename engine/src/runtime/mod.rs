@@ -9,16 +9,16 @@
 //!
 //! | file | idea |
 //! |------|------|
-//! | [`builder`] | `Engine::builder()`: lanes, step, telemetry, target, the game's render pass |
-//! | [`config`] | the settings and their TOML file, errors naming key and line |
-//! | [`engine`] | the `Engine` and one frame |
-//! | [`view`] | the game's view and its epoch cache |
-//! | [`render`] | the render lane: mailbox, the game's [`RenderPass`], GPU timings |
-//! | [`assets`] | the asset stream: decode on the asset lane, completions to the owner |
-//! | [`loaders`] | asset loaders per file extension, the limits, the provided PNG loader |
-//! | [`agents`] | the built-in budget agents and their settings |
-//! | [`observer`] | frame observers: each frame's figures, lent by reference |
-//! | [`record`] | the provided bounded run record (an observer) |
+//! | `builder` | `Engine::builder()`: lanes, step, telemetry, target, the game's render pass |
+//! | `config` | the settings and their TOML file, errors naming key and line |
+//! | `engine` | the `Engine` and one frame |
+//! | `view` | the game's view and its epoch cache |
+//! | `render` | the render lane: mailbox, the game's [`RenderPass`], GPU timings |
+//! | `assets` | the asset stream: decode on the asset lane, completions to the owner |
+//! | `loaders` | asset loaders per file extension, the limits, the provided PNG loader |
+//! | `agents` | the built-in budget agents and their settings |
+//! | `observer` | frame observers: each frame's figures, lent by reference |
+//! | `record` | the provided bounded run record (an observer) |
 //!
 //! # A minimal game
 //! A few systems, one custom agent, one custom lane; it runs three frames.
@@ -72,17 +72,17 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub mod agents;
-pub mod assets;
-pub mod builder;
-pub mod config;
-pub mod engine;
-pub mod loaders;
-pub mod observer;
-pub mod record;
-pub mod render;
+pub(crate) mod agents;
+pub(crate) mod assets;
+pub(crate) mod builder;
+pub(crate) mod config;
+pub(crate) mod engine;
+pub(crate) mod loaders;
+pub(crate) mod observer;
+pub(crate) mod record;
+pub(crate) mod render;
 
-pub mod view;
+pub(crate) mod view;
 
 pub use agents::{AssetSettings, PhysicsSettings, RenderSettings};
 pub use assets::{AssetCompletion, AssetError, AssetStream, AssetTotals};

@@ -8,21 +8,21 @@
 //!
 //! The contract, point by point, is in `docs/systems.md`.
 //!
-//! - [`def`]: definitions, budgets, ids, the run context.
-//! - [`registry`]: registration and validation.
-//! - [`run`]: the timed schedule and the cold breach path.
-//! - [`window`]: the 64-sample rolling window and nearest-rank statistics.
-//! - [`events`]: the event catalogue and the rate limiter.
-//! - [`stats`]: the O(1) stats query and the window query.
+//! - `def`: definitions, budgets, ids, the run context.
+//! - `registry`: registration and validation.
+//! - `run`: the timed schedule and the cold breach path.
+//! - `window`: the 64-sample rolling window and nearest-rank statistics.
+//! - `events`: the event catalogue and the rate limiter.
+//! - `stats`: the O(1) stats query and the window query.
 
-pub mod def;
-pub mod events;
-pub mod registry;
-pub mod run;
-pub mod stats;
+pub(crate) mod def;
+pub(crate) mod events;
+pub(crate) mod registry;
+pub(crate) mod run;
+pub(crate) mod stats;
 #[cfg(test)]
 pub(crate) mod test_capture;
-pub mod window;
+pub(crate) mod window;
 
 pub use def::{Budget, BudgetError, BudgetSpec, SystemContext, SystemDef, SystemFn, SystemId};
 pub use events::{EngineEvent, EventCounts, Severity};

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use super::shard::{self, PaddedCell};
 use super::sync::AtomicU64;
 
-/// A monotonic count. `add` is sharded per thread (see [`super::shard`]): lanes adding at once
+/// A monotonic count. `add` is sharded per thread (see `super::shard`): lanes adding at once
 /// each write their own cache line.
 #[derive(Debug, Clone)]
 pub struct Counter {

@@ -1,7 +1,7 @@
 //! Telemetry: everything timed or counted in the engine, and the formats it leaves through.
 //!
 //! Owns: the metrics [`Registry`] and its typed handles ([`Counter`], [`Gauge`], [`Histogram`]),
-//! the [`TrackingAllocator`], agent cost events ([`cost`]), trace [`spans`], and the exporters
+//! the [`TrackingAllocator`], agent cost events (`cost`), trace [`spans`], and the exporters
 //! (Chrome Trace Event JSON, OpenMetrics text, the JSON [`FrameSummary`], the scrape
 //! [`MetricsEndpoint`]). Must never: look a name up, lock, allocate or log on a hot path (metric
 //! updates and span pushes), or let a slow exporter block a recording thread.
@@ -10,25 +10,25 @@
 //! Perfetto, scraping the endpoint.
 
 pub mod alloc;
-pub mod chrome_trace;
-pub mod cost;
-pub mod endpoint;
-mod error;
-mod handles;
-pub mod histogram;
-mod lane_tracks;
+pub(crate) mod chrome_trace;
+pub(crate) mod cost;
+pub(crate) mod endpoint;
+pub(crate) mod error;
+pub(crate) mod handles;
+pub(crate) mod histogram;
+pub(crate) mod lane_tracks;
 pub mod names;
 pub mod openmetrics;
 pub mod quantiles;
-pub mod registry;
-mod shard;
+pub(crate) mod registry;
+pub(crate) mod shard;
 pub mod spans;
-pub mod summary;
-mod sync;
-pub mod trace_history;
+pub(crate) mod summary;
+pub(crate) mod sync;
+pub(crate) mod trace_history;
 
 #[cfg(all(test, loom))]
-mod loom_models;
+pub(crate) mod loom_models;
 
 pub use alloc::{
     memory_stats, register_memory_metrics, thread_memory_stats, MemoryStats, TrackingAllocator,

@@ -98,7 +98,7 @@ pub struct SpanCounts {
 /// Everything measured about one frame.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FrameSummary {
-    /// Always [`SUMMARY_SCHEMA`] when written by this build.
+    /// Always `SUMMARY_SCHEMA` when written by this build.
     pub schema: u32,
     /// The frame's index.
     pub frame: u64,

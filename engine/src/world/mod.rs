@@ -7,21 +7,21 @@
 //! mutate without bumping the change epochs of the domains the mutation can affect.
 //!
 //! # Layout
-//! - [`entity`]: handles and the entity table (dense list of live entities).
-//! - [`column`](mod@column): the sparse-set column per component (AoS), behind a type-erased interface.
-//! - [`soa`]: field-SoA columns from `lanegraph-simd` for hot numeric components, and lending
+//! - `entity`: handles and the entity table (dense list of live entities).
+//! - `column`: the sparse-set column per component (AoS), behind a type-erased interface.
+//! - `soa`: field-SoA columns from `lanegraph-simd` for hot numeric components, and lending
 //!   them to the physics lane for one step.
-//! - [`query`]: borrowing columns alone or joined.
-//! - [`epoch`], [`hash`], [`access`]: change epochs, the state hash, access telemetry.
+//! - `query`: borrowing columns alone or joined.
+//! - `epoch`, `hash`, `access`: change epochs, the state hash, access telemetry.
 
-pub mod access;
-pub mod column;
-pub mod component;
-pub mod entity;
-pub mod epoch;
-pub mod hash;
-pub mod query;
-pub mod soa;
+pub(crate) mod access;
+pub(crate) mod column;
+pub(crate) mod component;
+pub(crate) mod entity;
+pub(crate) mod epoch;
+pub(crate) mod hash;
+pub(crate) mod query;
+pub(crate) mod soa;
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -418,4 +418,4 @@ impl World {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -147,6 +147,9 @@ impl Ring {
         let mut dropped = first - tail;
         let raws = &mut scratch.0;
         raws.clear();
+        // Sized once for a whole ring (the most one drain can copy), so the buffer reaches its
+        // final size at the first drain instead of creeping up over a run.
+        raws.reserve(self.capacity() as usize);
         raws.extend((first..c).map(|index| {
             let cell = &self.cells[(index & self.mask) as usize];
             Raw {
