@@ -186,17 +186,7 @@ impl<T: super::Component> ErasedColumn for AosColumn<T> {
         self.take(entity).is_some()
     }
     fn hash_rows(&self, entities: &EntityTable, h: &mut StateHasher) {
-        h.write_str(self.name);
-        h.write_u64(self.values.len() as u64);
-        for slot in 0..entities.slot_count() as u32 {
-            let Some(e) = entities.live_at(slot) else {
-                continue;
-            };
-            if let Some(v) = self.get(e) {
-                h.write_u64(e.to_bits());
-                v.hash_state(h);
-            }
-        }
+        super::hash::hash_column(h, self.name, self.values.len(), entities, |e| self.get(e));
     }
     fn compact(&mut self) -> bool {
         let sorted = self

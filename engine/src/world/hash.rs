@@ -84,6 +84,12 @@ macro_rules! int_state_hash {
 }
 int_state_hash!(u8, u16, u32, u64, u128, i8, i16, i32, i64, i128);
 
+impl<T: StateHash + ?Sized> StateHash for &T {
+    fn hash_state(&self, h: &mut StateHasher) {
+        (**self).hash_state(h)
+    }
+}
+
 impl StateHash for usize {
     fn hash_state(&self, h: &mut StateHasher) {
         // Fixed width across platforms.
@@ -169,6 +175,29 @@ tuple_state_hash!(0 A);
 tuple_state_hash!(0 A, 1 B);
 tuple_state_hash!(0 A, 1 B, 2 C);
 tuple_state_hash!(0 A, 1 B, 2 C, 3 D);
+
+/// Hashes one component column: its name, its row count, then every live entity that has the
+/// component, in entity-slot order, as `(entity bits, value)`. The one definition both column
+/// layouts use, so the world hash never depends on the layout (AoS or field-SoA) of a column.
+pub(crate) fn hash_column<V: StateHash>(
+    h: &mut StateHasher,
+    name: &str,
+    rows: usize,
+    entities: &super::entity::EntityTable,
+    get: impl Fn(super::Entity) -> Option<V>,
+) {
+    h.write_str(name);
+    h.write_u64(rows as u64);
+    for slot in 0..entities.slot_count() as u32 {
+        let Some(e) = entities.live_at(slot) else {
+            continue;
+        };
+        if let Some(v) = get(e) {
+            h.write_u64(e.to_bits());
+            v.hash_state(h);
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -154,18 +154,8 @@ impl<T: Component + SoaComponent> ErasedColumn for SoaColumn<T> {
         self.take(entity).is_some()
     }
     fn hash_rows(&self, entities: &EntityTable, h: &mut StateHasher) {
-        // Same bytes as the AoS column of the same data: layout never enters the hash.
-        h.write_str(self.name);
-        h.write_u64(self.entities.len() as u64);
-        for slot in 0..entities.slot_count() as u32 {
-            let Some(e) = entities.live_at(slot) else {
-                continue;
-            };
-            if let Some(v) = self.get(e) {
-                h.write_u64(e.to_bits());
-                v.hash_state(h);
-            }
-        }
+        // The AoS column's definition: layout never enters the hash.
+        super::hash::hash_column(h, self.name, self.entities.len(), entities, |e| self.get(e));
     }
     fn compact(&mut self) -> bool {
         let sorted = self

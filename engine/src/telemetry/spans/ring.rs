@@ -104,6 +104,11 @@ impl Ring {
     }
 
     /// Capacity in spans.
+    /// Heap bytes of its cells.
+    pub(crate) fn heap_bytes(&self) -> u64 {
+        std::mem::size_of_val(&*self.cells) as u64
+    }
+
     pub(crate) fn capacity(&self) -> u64 {
         self.mask + 1
     }

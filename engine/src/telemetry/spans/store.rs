@@ -92,6 +92,14 @@ fn bind() -> Option<&'static Ring> {
     Some(ring)
 }
 
+/// Heap bytes held by the span rings' pool: one ring per thread that ever recorded spans at
+/// the same time as the others (rings are reused after a thread exits, never freed). A leak
+/// check subtracts its growth: a new ring means more threads recorded at once, not a leak.
+pub fn ring_pool_bytes() -> u64 {
+    let rings = RINGS.lock().unwrap_or_else(|p| p.into_inner());
+    rings.iter().map(|r| r.heap_bytes()).sum()
+}
+
 /// This thread's own track.
 #[inline(always)]
 pub(super) fn home_track(ring: &Ring) -> TrackId {
