@@ -11,7 +11,9 @@
 
 pub mod svg;
 
-use lanegraph::runtime::{Engine, FrameRow, RunRecorder};
+use lanegraph::runtime::{Engine, FrameRow, GpuPass, RunRecorder};
+
+use crate::summary::DecisionEntry;
 use lanegraph::telemetry::spans::{self, TrackKind};
 use svg::{esc, Bar, Series};
 
@@ -37,21 +39,6 @@ pub struct SystemRow {
     pub over: usize,
 }
 
-/// One decision's row.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DecisionRow {
-    /// Frame.
-    pub frame: u64,
-    /// Agent.
-    pub agent: String,
-    /// From.
-    pub from: String,
-    /// To.
-    pub to: String,
-    /// Why.
-    pub reason: String,
-}
-
 /// Everything the page shows.
 #[derive(Debug, Clone)]
 pub struct ReportData {
@@ -68,9 +55,9 @@ pub struct ReportData {
     /// Systems.
     pub systems: Vec<SystemRow>,
     /// Decisions.
-    pub decisions: Vec<DecisionRow>,
+    pub decisions: Vec<DecisionEntry>,
     /// GPU passes `(name, raw ms, ema ms)`, or why there are none.
-    pub gpu: Result<Vec<(String, f64, f64)>, String>,
+    pub gpu: Result<Vec<GpuPass>, String>,
     /// The configured frame budget, ms.
     pub budget_ms: Option<f64>,
     /// The layout advisor's word on each component.
@@ -151,23 +138,13 @@ impl ReportData {
             .controller()
             .log()
             .iter()
-            .map(|d| DecisionRow {
-                frame: d.frame,
-                agent: d.agent_name.clone(),
-                from: d.from_name.clone(),
-                to: d.to_name.clone(),
-                reason: d.reason.clone(),
-            })
+            .map(DecisionEntry::from)
             .collect();
         let rs = engine.render_stats();
         let dev = engine.render_device();
         let (device, why) = (dev.name, dev.unavailable);
         let gpu = match (&rs.gpu, device, why) {
-            (Some(g), _, _) => Ok(g
-                .passes
-                .iter()
-                .map(|p| (p.name.clone(), p.raw_ms, p.ema_ms))
-                .collect()),
+            (Some(g), _, _) => Ok(g.passes.clone()),
             (None, Some(d), _) => Err(format!("{d}: no timestamps read yet")),
             (None, None, Some(w)) => Err(format!("GPU unavailable: {w}")),
             (None, None, None) => Err("GPU unavailable".into()),
@@ -409,7 +386,7 @@ pub fn render_html(d: &ReportData) -> String {
         Ok(passes) if !passes.is_empty() => {
             let rows: Vec<_> = passes
                 .iter()
-                .map(|(n, raw, ema)| (n.clone(), *ema, *raw, None))
+                .map(|p| (p.name.clone(), p.ema_ms, p.raw_ms, None))
                 .collect();
             h.push_str(
                 "<p>Dark bar EMA, light bar the last raw reading (read two frames late).</p>",
@@ -432,7 +409,7 @@ mod tests {
         let d = ReportData {
             title: "t <b>".into(),
             overview: "a & b".into(),
-            decisions: vec![DecisionRow {
+            decisions: vec![DecisionEntry {
                 frame: 3,
                 agent: "render".into(),
                 from: "full".into(),

@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::world::Score;
-use lanegraph::runtime::{Engine, RunRecorder};
+use lanegraph::budget::Decision;
+use lanegraph::runtime::{Engine, GpuPass, RunRecorder};
 
 /// `frame_ms` of the summary.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -38,17 +39,6 @@ pub struct LaneEntry {
     pub mean_busy: f64,
 }
 
-/// One GPU pass.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PassEntry {
-    /// Pass name.
-    pub name: String,
-    /// Last raw reading, ms.
-    pub raw_ms: f64,
-    /// EMA, ms.
-    pub ema_ms: f64,
-}
-
 /// `gpu` of the summary.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GpuEntry {
@@ -59,12 +49,12 @@ pub struct GpuEntry {
     /// Why not, when not.
     pub unavailable_reason: Option<String>,
     /// Per-pass times (the newest reading).
-    pub passes: Vec<PassEntry>,
+    pub passes: Vec<GpuPass>,
     /// Whole GPU frame, ms (newest reading).
     pub frame_ms: Option<f64>,
 }
 
-/// One controller decision.
+/// One controller decision, as `summary.json` and the report show it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DecisionEntry {
     /// Frame decided in.
@@ -187,31 +177,12 @@ impl DemoSummary {
             passes: rstats
                 .gpu
                 .as_ref()
-                .map(|g| {
-                    g.passes
-                        .iter()
-                        .map(|p| PassEntry {
-                            name: p.name.clone(),
-                            raw_ms: p.raw_ms,
-                            ema_ms: p.ema_ms,
-                        })
-                        .collect()
-                })
+                .map(|g| g.passes.clone())
                 .unwrap_or_default(),
             frame_ms: rstats.gpu.as_ref().map(|g| g.total_ms),
         };
         let c = engine.controller();
-        let decisions = c
-            .log()
-            .iter()
-            .map(|d| DecisionEntry {
-                frame: d.frame,
-                agent: d.agent_name.clone(),
-                from: d.from_name.clone(),
-                to: d.to_name.clone(),
-                reason: d.reason.clone(),
-            })
-            .collect();
+        let decisions = c.log().iter().map(DecisionEntry::from).collect();
         let mut strategies = BTreeMap::new();
         for id in engine.builtin_agents() {
             if let (Some(name), Some(cur), Some(list)) =
@@ -366,5 +337,17 @@ impl DemoSummary {
             ),
         );
         s
+    }
+}
+
+impl From<&Decision> for DecisionEntry {
+    fn from(d: &Decision) -> Self {
+        DecisionEntry {
+            frame: d.frame,
+            agent: d.agent_name.clone(),
+            from: d.from_name.clone(),
+            to: d.to_name.clone(),
+            reason: d.reason.clone(),
+        }
     }
 }

@@ -84,6 +84,7 @@ pub(crate) mod render;
 
 pub(crate) mod view;
 
+pub use crate::telemetry::{GpuFrame, GpuPass};
 pub use agents::{AssetSettings, PhysicsSettings, RenderSettings};
 pub use assets::{AssetCompletion, AssetError, AssetStream, AssetTotals};
 pub use builder::{BuildError, EngineBuilder};
@@ -95,7 +96,6 @@ pub use loaders::{
 pub use observer::{FrameFigures, FrameObserver, ObserverId};
 pub use record::{FrameRow, RunRecorder, SystemRecord};
 pub use render::{
-    DrawOutput, GpuFrame, GpuPass, RenderDevice, RenderPass, RenderPulse, RenderStats,
-    MAX_RENDER_ERRORS,
+    DrawOutput, RenderDevice, RenderPass, RenderPulse, RenderStats, MAX_RENDER_ERRORS,
 };
 pub use view::{DeriveView, ViewCache, ViewCacheStats, VIEW_BUFFERS};

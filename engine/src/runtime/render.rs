@@ -35,49 +35,7 @@ use lanegraph_jobs::{clock, LaneId, Lanes};
 
 use super::agents::RenderSettings;
 use super::loaders::DecodedImage;
-
-/// One GPU pass's time, as read by the profiler ([`crate::budget::GPU_READ_LAG_FRAMES`] late).
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct GpuPass {
-    /// The pass (`cull`, `draw`, ...: the game's pass names).
-    pub name: String,
-    /// Its time in the frame read, ms.
-    pub raw_ms: f64,
-    /// EMA-smoothed, ms.
-    pub ema_ms: f64,
-}
-
-/// The GPU figures of one frame.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct GpuFrame {
-    /// The render-lane frame they measure.
-    pub frame: u64,
-    /// Whole GPU frame, ms.
-    pub total_ms: f64,
-    /// Per pass.
-    pub passes: Vec<GpuPass>,
-}
-
-impl GpuFrame {
-    /// Sets pass `i` in place (reusing its name's buffer: a steady frame allocates nothing).
-    pub fn set_pass(&mut self, i: usize, name: &str, raw_ms: f64, ema_ms: f64) {
-        match self.passes.get_mut(i) {
-            Some(p) => {
-                if p.name != name {
-                    p.name.clear();
-                    p.name.push_str(name);
-                }
-                p.raw_ms = raw_ms;
-                p.ema_ms = ema_ms;
-            }
-            None => self.passes.push(GpuPass {
-                name: name.to_string(),
-                raw_ms,
-                ema_ms,
-            }),
-        }
-    }
-}
+use crate::telemetry::GpuFrame;
 
 /// What a [`RenderPass`] reports of its draws. Kept by the render lane between draws: a pass
 /// updates it in place.

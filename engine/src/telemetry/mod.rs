@@ -14,6 +14,7 @@ pub(crate) mod chrome_trace;
 pub(crate) mod cost;
 pub(crate) mod endpoint;
 pub(crate) mod error;
+pub(crate) mod gpu;
 pub(crate) mod handles;
 pub(crate) mod histogram;
 pub(crate) mod lane_tracks;
@@ -40,6 +41,7 @@ pub use error::{
     CostQueueFull, EndpointError, InvalidBuckets, InvalidMetricName, MetricClash, RecordSpanError,
     RegisterError, SummaryError,
 };
+pub use gpu::{GpuFrame, GpuPass};
 pub use handles::{Counter, Gauge};
 pub use histogram::{Buckets, Histogram, HistogramSnapshot};
 pub use lane_tracks::{name_lane_thread, parse_worker_name};

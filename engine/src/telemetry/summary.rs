@@ -51,17 +51,6 @@ pub struct LaneActivity {
     pub workload_n: u64,
 }
 
-/// One GPU pass (read two frames late, see the GPU profiler).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct GpuPassTiming {
-    /// The pass' name.
-    pub name: String,
-    /// Raw time of the frame it was read for.
-    pub raw_ms: f64,
-    /// EMA-smoothed time.
-    pub ema_ms: f64,
-}
-
 /// One strategy switch by the budget controller.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct BudgetDecision {
@@ -117,7 +106,7 @@ pub struct FrameSummary {
     /// Per-lane activity.
     pub lanes: Vec<LaneActivity>,
     /// Per-pass GPU timing (empty without a GPU).
-    pub gpu_passes: Vec<GpuPassTiming>,
+    pub gpu_passes: Vec<super::GpuPass>,
     /// Agent cost events of the frame.
     pub agents: Vec<AgentCostEvent>,
     /// The budget controller's state.
