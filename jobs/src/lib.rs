@@ -27,7 +27,7 @@ mod sync;
 pub use error::{JobPanicked, UnknownLane};
 pub use graph::{Graph, GraphBuilder, GraphError, NodeCtx, NodeId, NodeTiming};
 pub use job::{thread_index, WorkerInfo};
-pub use lanes::{LaneOptions, LaneStats, Lanes, PinOutcome, StartError};
+pub use lanes::{LaneOptions, LaneStats, Lanes, PinOutcome, RepeatableJob, StartError};
 pub use parallel::ParallelError;
 pub use plan::{CoreIndex, LaneId, LaneKind, LanePlan, LaneSpec, PlanError};
 pub use scope::{JobHandle, Scope, SpawnError};

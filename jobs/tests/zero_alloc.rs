@@ -1,5 +1,5 @@
 //! After warm-up, running a prebuilt graph (with a parallel-for node) or a scope of the same
-//! shape performs zero heap allocations. Its own test binary: the counting allocator is global.
+//! shape, or spawning a repeatable detached job, performs zero heap allocations. Its own test binary: the counting allocator is global.
 
 // A counting global allocator needs `unsafe impl GlobalAlloc`; it only forwards to `System`.
 #![allow(unsafe_code)]
@@ -92,14 +92,28 @@ fn steady_state_frames_do_not_allocate() {
             })
             .unwrap();
     };
+    // A repeatable detached job, spawned every frame (the render lane's drain job).
+    let ran = std::sync::Arc::new(AtomicUsize::new(0));
+    let seen = ran.clone();
+    let repeat = lanes
+        .repeatable(render, move || {
+            seen.fetch_add(1, Ordering::Relaxed);
+        })
+        .unwrap();
     for _ in 0..200 {
         frame(&mut g, &mut data);
+        lanes.spawn_repeatable(&repeat).unwrap();
     }
     let before = ALLOCS.load(Ordering::Relaxed);
     for _ in 0..1000 {
         frame(&mut g, &mut data);
+        lanes.spawn_repeatable(&repeat).unwrap();
     }
     let allocs = ALLOCS.load(Ordering::Relaxed) - before;
     assert_eq!(allocs, 0, "{allocs} allocations in 1000 warm frames");
     assert_eq!(counter.load(Ordering::Relaxed), 1200 * (100 + 4096));
+    // Every spawn ran once: drop drains the queues and joins the workers.
+    drop(g);
+    drop(lanes);
+    assert_eq!(ran.load(Ordering::Relaxed), 1200);
 }

@@ -325,6 +325,7 @@ impl Engine {
             controller.set_mode(AdaptationMode::Manual);
         }
         let render = RenderLane::new(
+            &lanes,
             lanes.lane(lanegraph_jobs::plan::names::RENDER),
             pass,
             RenderAgent::settings(StrategyIndex(0)),

@@ -9,7 +9,8 @@
 //!
 //! # Protocol
 //! 1. The owner puts the new view in the mailbox (replacing an undrawn one: `skipped += 1`).
-//! 2. If `in_flight` was false it sets it and spawns one render job on the render lane.
+//! 2. If `in_flight` was false it sets it and spawns the render job on the render lane (built
+//!    once at start; spawning it again allocates nothing).
 //! 3. The job draws mailbox views until the mailbox is empty, then clears `in_flight` and looks
 //!    once more: a view published between its last look and the clear would otherwise wait a
 //!    frame; if there is one and it wins `in_flight` back, it goes on drawing.
@@ -31,7 +32,7 @@ use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
-use lanegraph_jobs::{clock, LaneId, Lanes};
+use lanegraph_jobs::{clock, LaneId, Lanes, RepeatableJob};
 
 use super::agents::RenderSettings;
 use super::loaders::DecodedImage;
@@ -229,6 +230,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub struct RenderLane {
     shared: Arc<Shared>,
     lane: Option<LaneId>,
+    /// The drain job (step 3), built once: spawning it again allocates nothing.
+    job: Option<RepeatableJob>,
     /// The owner's last reading of the pulse (used when the render job holds it).
     pulse: RenderPulse,
     pulse_skips: u64,
@@ -249,28 +252,35 @@ impl RenderLane {
     /// A render lane drawing on `lane` with `pass` (`None` lane: views are accepted and counted
     /// as skipped; `None` pass: views are taken and counted as drawn, nothing is drawn).
     pub(crate) fn new(
+        lanes: &Lanes,
         lane: Option<LaneId>,
         pass: Option<Box<dyn HeldPass>>,
         settings: RenderSettings,
     ) -> Self {
+        let shared = Arc::new(Shared {
+            mailbox: Mutex::new(None),
+            inner: Mutex::new(Inner {
+                pass,
+                stats: RenderStats::default(),
+                out: DrawOutput::default(),
+            }),
+            settings: Mutex::new(settings),
+            pulse: Mutex::new(RenderPulse::default()),
+            in_flight: AtomicBool::new(false),
+            skipped: AtomicU64::new(0),
+        });
+        let job = lane.and_then(|lane| {
+            let shared = Arc::clone(&shared);
+            lanes.repeatable(lane, move || render_job(&shared)).ok()
+        });
         RenderLane {
             lane,
+            job,
             pulse: RenderPulse::default(),
             pulse_skips: 0,
             pending: None,
             settings_deferrals: 0,
-            shared: Arc::new(Shared {
-                mailbox: Mutex::new(None),
-                inner: Mutex::new(Inner {
-                    pass,
-                    stats: RenderStats::default(),
-                    out: DrawOutput::default(),
-                }),
-                settings: Mutex::new(settings),
-                pulse: Mutex::new(RenderPulse::default()),
-                in_flight: AtomicBool::new(false),
-                skipped: AtomicU64::new(0),
-            }),
+            shared,
         }
     }
 
@@ -324,19 +334,15 @@ impl RenderLane {
         if lock(&self.shared.mailbox).replace(view).is_some() {
             self.shared.skipped.fetch_add(1, Ordering::Relaxed);
         }
-        let Some(lane) = self.lane else {
+        let Some(job) = &self.job else {
             lock(&self.shared.mailbox).take();
             self.shared.skipped.fetch_add(1, Ordering::Relaxed);
             return;
         };
-        if !self.shared.in_flight.swap(true, Ordering::AcqRel) {
-            let shared = Arc::clone(&self.shared);
-            if lanes
-                .spawn_detached(lane, move || render_job(&shared))
-                .is_err()
-            {
-                self.shared.in_flight.store(false, Ordering::Release);
-            }
+        if !self.shared.in_flight.swap(true, Ordering::AcqRel)
+            && lanes.spawn_repeatable(job).is_err()
+        {
+            self.shared.in_flight.store(false, Ordering::Release);
         }
     }
 

@@ -325,6 +325,43 @@ impl Lanes {
         Ok(())
     }
 
+    /// A detached job built once and spawned any number of times without allocating
+    /// ([`Lanes::spawn_repeatable`]): for work a frame hands off again and again, such as the
+    /// render lane's drain job. Each spawn runs `f` once on `lane`, with the panic handling of
+    /// [`Lanes::spawn_detached`]; spawns may overlap (`f` is `Fn + Sync`).
+    pub fn repeatable(
+        &self,
+        lane: LaneId,
+        f: impl Fn() + Send + Sync + 'static,
+    ) -> Result<RepeatableJob, crate::error::UnknownLane> {
+        if lane.index() >= self.shared.queues.len() {
+            return Err(crate::error::UnknownLane(lane.index()));
+        }
+        Ok(RepeatableJob {
+            inner: std::sync::Arc::new(Repeatable {
+                f: Box::new(f),
+                shared: Arc::clone(&self.shared),
+                lane,
+            }),
+        })
+    }
+
+    /// Spawns `job` once more (one reference count taken, no allocation). Refused with
+    /// [`crate::error::UnknownLane`] for a job made by another `Lanes`.
+    pub fn spawn_repeatable(&self, job: &RepeatableJob) -> Result<(), crate::error::UnknownLane> {
+        let lane = job.inner.lane;
+        if job.inner.shared.id != self.shared.id {
+            return Err(crate::error::UnknownLane(lane.index()));
+        }
+        let raw = std::sync::Arc::into_raw(std::sync::Arc::clone(&job.inner));
+        self.shared.queues[lane.index()].push(JobRef {
+            data: raw as *const (),
+            arg: 0,
+            exec: exec_repeatable,
+        });
+        Ok(())
+    }
+
     /// The messages of detached jobs that panicked since the last call (at most 64 kept).
     pub fn take_detached_panics(&self) -> Vec<String> {
         std::mem::take(&mut *lock(&self.shared.detached_panic_log))
@@ -369,6 +406,53 @@ impl Drop for Lanes {
     }
 }
 
+/// A job built once and spawned many times ([`Lanes::repeatable`]).
+#[derive(Clone)]
+pub struct RepeatableJob {
+    inner: std::sync::Arc<Repeatable>,
+}
+
+impl fmt::Debug for RepeatableJob {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RepeatableJob")
+            .field("lane", &self.inner.lane)
+            .finish_non_exhaustive()
+    }
+}
+
+struct Repeatable {
+    f: Box<dyn Fn() + Send + Sync>,
+    shared: Arc<Shared>,
+    lane: LaneId,
+}
+
+/// # Safety
+/// `data` is one reference of a `std::sync::Arc<Repeatable>` leaked by `spawn_repeatable`,
+/// given back exactly once.
+unsafe fn exec_repeatable(data: *const (), _arg: usize, who: WorkerInfo) {
+    // SAFETY: (1) `data` came from `Arc::into_raw` of a clone in `spawn_repeatable`, so it owns
+    // one strong count of a live `Repeatable`; (2) the queue hands each pushed job to exactly
+    // one thread, so that count is given back exactly once, here; (3) `Repeatable` is `Sync`
+    // (`f: Fn + Sync`), so other spawns running `f` at the same time share it soundly.
+    let job = unsafe { std::sync::Arc::from_raw(data as *const Repeatable) };
+    if let Err(p) = catch_unwind(AssertUnwindSafe(|| (job.f)())) {
+        note_detached_panic(&job.shared, who, p);
+    }
+}
+
+/// Counts and logs a detached job's panic on its lane.
+fn note_detached_panic(shared: &Shared, who: WorkerInfo, p: Box<dyn std::any::Any + Send>) {
+    shared.counters[who.lane.index()]
+        .detached_panics
+        .fetch_add(1, Ordering::Relaxed);
+    let message = crate::error::take_panic_message(p);
+    let mut log = lock(&shared.detached_panic_log);
+    if log.len() < DETACHED_PANIC_LOG_CAP {
+        let lane = &shared.plan.lanes()[who.lane.index()].name;
+        log.push(format!("lane `{lane}`: {message}"));
+    }
+}
+
 struct Detached {
     f: Box<dyn FnOnce() + Send>,
     shared: Arc<Shared>,
@@ -382,15 +466,7 @@ unsafe fn exec_detached(data: *const (), _arg: usize, who: WorkerInfo) {
     let job = unsafe { Box::from_raw(data as *mut Detached) };
     let Detached { f, shared } = *job;
     if let Err(p) = catch_unwind(AssertUnwindSafe(f)) {
-        shared.counters[who.lane.index()]
-            .detached_panics
-            .fetch_add(1, Ordering::Relaxed);
-        let message = crate::error::take_panic_message(p);
-        let mut log = lock(&shared.detached_panic_log);
-        if log.len() < DETACHED_PANIC_LOG_CAP {
-            let lane = &shared.plan.lanes()[who.lane.index()].name;
-            log.push(format!("lane `{lane}`: {message}"));
-        }
+        note_detached_panic(&shared, who, p);
     }
 }
 

@@ -180,3 +180,40 @@ fn pin_outcomes_are_reported_for_every_worker() {
         }
     }
 }
+
+#[test]
+fn a_repeatable_job_runs_once_per_spawn_and_its_panics_are_counted() {
+    let lanes = common::lanes(1, 1, 1);
+    let render = lanes.lane("render").unwrap();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let seen = ran.clone();
+    let job = lanes
+        .repeatable(render, move || {
+            if seen.fetch_add(1, Ordering::SeqCst) == 3 {
+                panic!("the fourth run panics");
+            }
+        })
+        .unwrap();
+    for _ in 0..10 {
+        lanes.spawn_repeatable(&job).unwrap();
+    }
+    let t0 = std::time::Instant::now();
+    while ran.load(Ordering::SeqCst) < 10 {
+        assert!(t0.elapsed() < Duration::from_secs(20), "spawns were lost");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    // The lane lived on past the panic, and counted it.
+    let t0 = std::time::Instant::now();
+    while lanes.stats(render).unwrap().detached_panics < 1 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "the panic was not counted"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let log = lanes.take_detached_panics();
+    assert!(log.iter().any(|m| m.contains("fourth run")), "{log:?}");
+    // A job made by other lanes is refused.
+    let other = common::lanes(1, 1, 1);
+    assert!(other.spawn_repeatable(&job).is_err());
+}

@@ -29,7 +29,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use lanegraph_jobs::clock::{self, Stamp};
 
-pub use store::{collect, collect_into, dropped_total, ring_pool_bytes, SpanBatch, RING_CAPACITY};
+pub use store::{
+    collect, collect_into, collect_into_at_most, dropped_total, ring_pool_bytes, SpanBatch,
+    RING_CAPACITY,
+};
 pub use tracks::{register_track, rename_track, tracks, TrackId, TrackInfo, TrackKind};
 
 use super::RecordSpanError;

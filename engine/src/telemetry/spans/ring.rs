@@ -141,11 +141,17 @@ impl Ring {
     /// many were lost to overwriting. Callers serialise drains of one ring.
     #[cfg(any(test, loom))]
     pub(crate) fn drain_into(&self, out: &mut Vec<SpanRecord>) -> u64 {
-        self.drain_with(&mut DrainScratch::new(), out)
+        self.drain_with(&mut DrainScratch::new(), out, usize::MAX)
     }
 
-    /// [`Ring::drain_into`] copying through `scratch` (no allocation once it is large enough).
-    pub(crate) fn drain_with(&self, scratch: &mut DrainScratch, out: &mut Vec<SpanRecord>) -> u64 {
+    /// [`Ring::drain_into`] copying through `scratch` (no allocation once it is large enough),
+    /// keeping `out` at most `limit` long: spans beyond it count as lost.
+    pub(crate) fn drain_with(
+        &self,
+        scratch: &mut DrainScratch,
+        out: &mut Vec<SpanRecord>,
+        limit: usize,
+    ) -> u64 {
         let tail = self.tail.load(Ordering::Relaxed);
         let c = self.committed.load(Ordering::Acquire);
         let first = tail.max(c.saturating_sub(self.capacity()));
@@ -169,9 +175,9 @@ impl Ring {
         fence(Ordering::Acquire);
         let k = self.claimed.load(Ordering::Relaxed);
         let safe_from = k.saturating_sub(self.capacity());
-        out.reserve(raws.len());
+        out.reserve(raws.len().min(limit.saturating_sub(out.len())));
         for &r in raws.iter() {
-            if r.index < safe_from {
+            if r.index < safe_from || out.len() >= limit {
                 dropped += 1;
                 continue;
             }

@@ -129,6 +129,12 @@ pub fn collect() -> SpanBatch {
 /// once `out` has the capacity of a frame's spans, and sorts nothing: the engine calls it
 /// every frame and reuses one buffer per held frame.
 pub fn collect_into(out: &mut Vec<SpanRecord>) -> u64 {
+    collect_into_at_most(out, usize::MAX)
+}
+
+/// [`collect_into`] keeping `out` at most `limit` long (spans beyond it are drained and counted
+/// as lost): with `out`'s capacity at `limit`, a collection never allocates.
+pub fn collect_into_at_most(out: &mut Vec<SpanRecord>, limit: usize) -> u64 {
     // One collector at a time; its lock also guards the reusable copy buffer.
     let mut scratch = COLLECT.lock().unwrap_or_else(|p| p.into_inner());
     let mut dropped = 0;
@@ -136,7 +142,7 @@ pub fn collect_into(out: &mut Vec<SpanRecord>) -> u64 {
         // Held while draining: only a thread's first span (registering its ring) waits on it.
         let rings = RINGS.lock().unwrap_or_else(|p| p.into_inner());
         for r in rings.iter() {
-            dropped += r.drain_with(&mut scratch, out);
+            dropped += r.drain_with(&mut scratch, out, limit);
         }
     }
     DROPPED.fetch_add(dropped, Ordering::Relaxed);
