@@ -193,7 +193,7 @@ fn spans_export_as_a_valid_chrome_trace() {
     // The frame summary derives lane activity from the same spans.
     let last = history.frames().last().unwrap();
     let tracks: Vec<TrackInfo> = spans::tracks();
-    let summary = FrameSummary::new(last.frame).with_spans(&last.spans, last.dropped, &tracks);
+    let summary = FrameSummary::new(last.frame).with_spans(last.spans, last.dropped, &tracks);
     let physics = summary.lanes.iter().find(|l| l.lane == "physics").unwrap();
     assert_eq!(physics.workers, WORKERS);
     assert_eq!(
