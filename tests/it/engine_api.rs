@@ -363,3 +363,62 @@ fn a_game_registers_its_own_loader_and_takes_what_it_loaded() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A pass slower than the frame: the render job must still hand the lane back between draws,
+/// so the asset pipeline's upload nodes (which run on the render lane) get their turn.
+#[test]
+fn a_slow_render_pass_does_not_starve_the_uploads_on_its_lane() {
+    struct Slow(Arc<AtomicU64>);
+    impl RenderPass<u64> for Slow {
+        fn draw(&mut self, _: &u64, _: &RenderSettings, _: &mut DrawOutput) -> Result<(), String> {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            self.0.fetch_add(1, Ordering::Relaxed);
+            Ok(())
+        }
+        fn upload(&mut self, _: &lanegraph::runtime::DecodedImage) -> Result<bool, String> {
+            Ok(true)
+        }
+    }
+    let dir = std::env::temp_dir().join(format!("lanegraph-slowpass-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let png = encode_png(2, 2, &[9u8; 16]).unwrap();
+    let draws = Arc::new(AtomicU64::new(0));
+    let mut engine = Engine::builder()
+        .lanes_spec("physics=1,render=1,asset=1")
+        .lockstep(true)
+        .adaptive(false)
+        .render(
+            DomainSet::of(Domain::STRUCTURE),
+            |w, v: &mut u64| *v = w.tick(),
+            Slow(draws.clone()),
+        )
+        .build()
+        .unwrap();
+    engine
+        .world_mut()
+        .register_system(SystemDef::new("churn", 1.0, |w, _| {
+            let e = w.spawn();
+            w.despawn(e).unwrap();
+        }))
+        .unwrap();
+    for i in 0..8 {
+        let p = dir.join(format!("t{i}.png"));
+        std::fs::write(&p, &png).unwrap();
+        engine.request_asset(p);
+    }
+    let t0 = std::time::Instant::now();
+    // Frames as fast as the owner can go: a new view is waiting after every draw.
+    while engine.asset_report().0.loaded < 8 {
+        engine.frame().unwrap();
+        assert!(
+            t0.elapsed().as_secs() < 20,
+            "uploads starved behind the render job: {:?}, {} draws",
+            engine.asset_report().0,
+            draws.load(Ordering::Relaxed)
+        );
+    }
+    engine.finish_render();
+    assert_eq!(engine.render_stats().gpu_textures, 8);
+    assert!(draws.load(Ordering::Relaxed) > 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}

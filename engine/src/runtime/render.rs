@@ -11,9 +11,12 @@
 //! 1. The owner puts the new view in the mailbox (replacing an undrawn one: `skipped += 1`).
 //! 2. If `in_flight` was false it sets it and spawns the render job on the render lane (built
 //!    once at start; spawning it again allocates nothing).
-//! 3. The job draws mailbox views until the mailbox is empty, then clears `in_flight` and looks
-//!    once more: a view published between its last look and the clear would otherwise wait a
-//!    frame; if there is one and it wins `in_flight` back, it goes on drawing.
+//! 3. The job draws the mailbox's view. If a newer one is already there, it queues itself
+//!    again behind whatever else waits on the lane (asset uploads, captures) and returns: a
+//!    pass slower than the frame never keeps the lane to itself. Otherwise it clears
+//!    `in_flight` and looks once more: a view published between its last look and the clear
+//!    would otherwise wait a frame; if there is one and it wins `in_flight` back, it queues
+//!    itself again.
 //! 4. `finish` waits (owner, end of run) until `in_flight` is false.
 //!
 //! # The owner never waits on the render lane
@@ -216,6 +219,8 @@ struct Shared {
     settings: Mutex<RenderSettings>,
     /// Written by the render job after each draw; read by the owner with `try_lock`.
     pulse: Mutex<RenderPulse>,
+    /// The render job itself, so it can queue its own continuation (step 3).
+    job: std::sync::OnceLock<RepeatableJob>,
     /// Writers: the owner (set, step 2) and the render job (clear, step 3), both `AcqRel` so
     /// the mailbox writes before them are seen by whoever sees the flag.
     in_flight: AtomicBool,
@@ -266,13 +271,25 @@ impl RenderLane {
             }),
             settings: Mutex::new(settings),
             pulse: Mutex::new(RenderPulse::default()),
+            job: std::sync::OnceLock::new(),
             in_flight: AtomicBool::new(false),
             skipped: AtomicU64::new(0),
         });
         let job = lane.and_then(|lane| {
-            let shared = Arc::clone(&shared);
-            lanes.repeatable(lane, move || render_job(&shared)).ok()
+            // The job holds a weak handle: the lane's `Shared` holds the job, and a strong one
+            // would keep both alive forever.
+            let weak = Arc::downgrade(&shared);
+            lanes
+                .repeatable(lane, move || {
+                    if let Some(shared) = weak.upgrade() {
+                        render_job(&shared);
+                    }
+                })
+                .ok()
         });
+        if let Some(j) = &job {
+            let _ = shared.job.set(j.clone());
+        }
         RenderLane {
             lane,
             job,
@@ -402,22 +419,31 @@ impl RenderLane {
 /// Step 3.
 fn render_job(shared: &Shared) {
     crate::telemetry::name_lane_thread();
-    loop {
-        loop {
-            // Its own statement: the mailbox guard is dropped before drawing. (In a `while let`
-            // scrutinee the guard would live through the loop body, and the owner's publish
-            // would wait for the draw.)
-            let next = lock(&shared.mailbox).take();
-            let Some(view) = next else {
-                break;
-            };
-            draw(shared, &view);
-        }
-        shared.in_flight.store(false, Ordering::Release);
-        let more = lock(&shared.mailbox).is_some();
-        if !more || shared.in_flight.swap(true, Ordering::AcqRel) {
+    // Its own statement: the mailbox guard is dropped before drawing. (In a `while let`
+    // scrutinee the guard would live through the loop body, and the owner's publish would wait
+    // for the draw.)
+    let next = lock(&shared.mailbox).take();
+    if let Some(view) = next {
+        draw(shared, &view);
+        if lock(&shared.mailbox).is_some() {
+            // A newer view: queue again behind what waits on the lane; `in_flight` stays set.
+            requeue(shared);
             return;
         }
+    }
+    shared.in_flight.store(false, Ordering::Release);
+    let more = lock(&shared.mailbox).is_some();
+    if more && !shared.in_flight.swap(true, Ordering::AcqRel) {
+        requeue(shared);
+    }
+}
+
+/// Queues the render job again (`in_flight` is set and stays set until it runs).
+fn requeue(shared: &Shared) {
+    match shared.job.get() {
+        Some(job) => job.spawn(),
+        // Unreachable: the job is set before the first publish can spawn it.
+        None => shared.in_flight.store(false, Ordering::Release),
     }
 }
 

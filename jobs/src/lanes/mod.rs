@@ -349,16 +349,10 @@ impl Lanes {
     /// Spawns `job` once more (one reference count taken, no allocation). Refused with
     /// [`crate::error::UnknownLane`] for a job made by another `Lanes`.
     pub fn spawn_repeatable(&self, job: &RepeatableJob) -> Result<(), crate::error::UnknownLane> {
-        let lane = job.inner.lane;
         if job.inner.shared.id != self.shared.id {
-            return Err(crate::error::UnknownLane(lane.index()));
+            return Err(crate::error::UnknownLane(job.inner.lane.index()));
         }
-        let raw = std::sync::Arc::into_raw(std::sync::Arc::clone(&job.inner));
-        self.shared.queues[lane.index()].push(JobRef {
-            data: raw as *const (),
-            arg: 0,
-            exec: exec_repeatable,
-        });
+        job.spawn();
         Ok(())
     }
 
@@ -410,6 +404,19 @@ impl Drop for Lanes {
 #[derive(Clone)]
 pub struct RepeatableJob {
     inner: std::sync::Arc<Repeatable>,
+}
+
+impl RepeatableJob {
+    /// Queues the job once more on its lane (one reference count taken, no allocation). For a
+    /// job that hands the lane back and queues its own continuation behind what is waiting.
+    pub fn spawn(&self) {
+        let raw = std::sync::Arc::into_raw(std::sync::Arc::clone(&self.inner));
+        self.inner.shared.queues[self.inner.lane.index()].push(JobRef {
+            data: raw as *const (),
+            arg: 0,
+            exec: exec_repeatable,
+        });
+    }
 }
 
 impl fmt::Debug for RepeatableJob {
