@@ -16,11 +16,14 @@ fn hash(seed: u64, lanes: Option<&str>) -> String {
         ..DemoOptions::default()
     };
     let run = demo::run(&opts).expect("the demo runs");
-    assert_eq!(run.summary.frames, 40);
+    assert_eq!(run.summary.run.frames, 40);
     assert!(run.summary.deterministic);
     // Forty lockstep frames: forty fixed steps, nothing dropped.
-    assert_eq!((run.summary.steps, run.summary.dropped_steps), (40, 0));
-    run.summary.world_hash
+    assert_eq!(
+        (run.summary.run.steps, run.summary.run.dropped_steps),
+        (40, 0)
+    );
+    run.summary.run.world_hash
 }
 
 #[test]

@@ -34,5 +34,5 @@ fn a_loopback_metrics_address_serves_during_the_run() {
         ..DemoOptions::default()
     };
     let run = demo::run(&opts).expect("the demo runs with a metrics endpoint");
-    assert_eq!(run.summary.frames, 5);
+    assert_eq!(run.summary.run.frames, 5);
 }

@@ -6,10 +6,8 @@
 use std::collections::BTreeMap;
 
 use lanegraph::jobs::clock;
-use lanegraph::telemetry::spans::{self, TrackInfo};
-use lanegraph::telemetry::{
-    record_span, span, span_n, FrameSummary, RecordSpanError, TraceHistory, TrackKind,
-};
+use lanegraph::telemetry::spans;
+use lanegraph::telemetry::{record_span, span, span_n, RecordSpanError, TraceHistory, TrackKind};
 use serde_json::Value;
 
 const WORKERS: u32 = 3;
@@ -189,25 +187,6 @@ fn spans_export_as_a_valid_chrome_trace() {
     let gpu_evs = &by_tid[&u64::from(gpu.0)];
     assert_eq!(gpu_evs.len(), 2);
     assert_eq!(gpu_evs[0]["name"], "gpu.pass.shadow");
-
-    // The frame summary derives lane activity from the same spans.
-    let last = history.frames().last().unwrap();
-    let tracks: Vec<TrackInfo> = spans::tracks();
-    let summary = FrameSummary::new(last.frame).with_spans(last.spans, last.dropped, &tracks);
-    let physics = summary.lanes.iter().find(|l| l.lane == "physics").unwrap();
-    assert_eq!(physics.workers, WORKERS);
-    assert_eq!(
-        physics.jobs,
-        WORKERS as u64 * JOBS,
-        "inner spans are not jobs"
-    );
-    assert_eq!(physics.workload_n, WORKERS as u64 * (0..JOBS).sum::<u64>());
-    let mut back = FrameSummary::from_json(&summary.to_json()).unwrap();
-    // serde_json's default float parser may land one ulp off: compare floats with a tolerance.
-    let (ours, theirs) = (summary.lanes[0].busy_ms, back.lanes[0].busy_ms);
-    assert!((ours - theirs).abs() <= ours * 1e-12, "{ours} vs {theirs}");
-    back.lanes[0].busy_ms = ours;
-    assert_eq!(back, summary);
 
     // Turned off, nothing is recorded; bad pre-timed spans are typed errors, even when off.
     spans::set_enabled(false);

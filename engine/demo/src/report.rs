@@ -11,9 +11,7 @@
 
 pub mod svg;
 
-use lanegraph::runtime::{Engine, FrameRow, GpuPass, RunRecorder};
-
-use crate::summary::DecisionEntry;
+use lanegraph::runtime::{DecisionEntry, Engine, FrameRow, GpuPass, LayoutRow, RunRecorder};
 use lanegraph::telemetry::spans::{self, TrackKind};
 use svg::{esc, Bar, Series};
 
@@ -62,38 +60,6 @@ pub struct ReportData {
     pub budget_ms: Option<f64>,
     /// The layout advisor's word on each component.
     pub layout: Vec<LayoutRow>,
-}
-
-/// One component's layout advice, as the report shows it and `summary.json` holds it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct LayoutRow {
-    /// Component name.
-    pub component: String,
-    /// Its layout now (`AoS` or `field-SoA`).
-    pub layout: String,
-    /// `KeepAos`, `SimdFieldSoa` or `HotColdSplit`.
-    pub recommendation: String,
-    /// Why, in figures.
-    pub reason: String,
-}
-
-impl LayoutRow {
-    /// The rows for every component of `world`, from its access telemetry since it was made.
-    pub fn of_world(world: &lanegraph::world::World) -> Vec<LayoutRow> {
-        world
-            .component_access()
-            .iter()
-            .map(|a| {
-                let advice = a.advice();
-                LayoutRow {
-                    component: a.name.to_string(),
-                    layout: a.layout.name().to_string(),
-                    recommendation: format!("{:?}", advice.recommendation),
-                    reason: advice.reason,
-                }
-            })
-            .collect()
-    }
 }
 
 impl Default for ReportData {

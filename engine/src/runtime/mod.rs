@@ -19,6 +19,7 @@
 //! | `agents` | the built-in budget agents and their settings |
 //! | `observer` | frame observers: each frame's figures, lent by reference |
 //! | `record` | the provided bounded run record (an observer) |
+//! | `summary` | the run summary built from the engine and its run record |
 //!
 //! # A minimal game
 //! A few systems, one custom agent, one custom lane; it runs three frames.
@@ -81,6 +82,7 @@ pub(crate) mod loaders;
 pub(crate) mod observer;
 pub(crate) mod record;
 pub(crate) mod render;
+pub(crate) mod summary;
 
 pub(crate) mod view;
 
@@ -98,4 +100,5 @@ pub use record::{FrameRow, RunRecorder, SystemRecord};
 pub use render::{
     DrawOutput, RenderDevice, RenderPass, RenderPulse, RenderStats, MAX_RENDER_ERRORS,
 };
+pub use summary::{AssetEntry, DecisionEntry, FrameMs, GpuEntry, LaneEntry, LayoutRow, RunSummary};
 pub use view::{DeriveView, ViewCache, ViewCacheStats, VIEW_BUFFERS};

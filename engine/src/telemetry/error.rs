@@ -126,22 +126,3 @@ pub struct CostQueueFull {
     /// The queue's capacity.
     pub capacity: usize,
 }
-
-/// A frame summary could not be parsed.
-#[derive(Debug, thiserror::Error)]
-pub enum SummaryError {
-    /// The text is not a frame summary.
-    #[error("not a lanegraph frame summary: {0} (fix: pass the JSON that `FrameSummary::to_json` wrote)")]
-    Parse(#[from] serde_json::Error),
-    /// The summary was written by an incompatible schema version.
-    #[error(
-        "frame summary schema {found} is not supported (this build reads {expected}) \
-         (fix: regenerate it with this lanegraph version)"
-    )]
-    Schema {
-        /// The version in the file.
-        found: u32,
-        /// The version this build writes and reads.
-        expected: u32,
-    },
-}

@@ -2,7 +2,7 @@
 //!
 //! Owns: the metrics [`Registry`] and its typed handles ([`Counter`], [`Gauge`], [`Histogram`]),
 //! the [`TrackingAllocator`], agent cost events (`cost`), trace [`spans`], and the exporters
-//! (Chrome Trace Event JSON, OpenMetrics text, the JSON [`FrameSummary`], the scrape
+//! (Chrome Trace Event JSON, OpenMetrics text, the scrape
 //! [`MetricsEndpoint`]). Must never: look a name up, lock, allocate or log on a hot path (metric
 //! updates and span pushes), or let a slow exporter block a recording thread.
 //!
@@ -24,7 +24,6 @@ pub mod quantiles;
 pub(crate) mod registry;
 pub(crate) mod shard;
 pub mod spans;
-pub(crate) mod summary;
 pub(crate) mod sync;
 pub(crate) mod trace_history;
 
@@ -39,7 +38,7 @@ pub use cost::{AgentCostEvent, AgentId, CostEventQueue};
 pub use endpoint::{EndpointOptions, MetricsEndpoint};
 pub use error::{
     CostQueueFull, EndpointError, InvalidBuckets, InvalidMetricName, MetricClash, RecordSpanError,
-    RegisterError, SummaryError,
+    RegisterError,
 };
 pub use gpu::{GpuFrame, GpuPass};
 pub use handles::{Counter, Gauge};
@@ -48,5 +47,4 @@ pub use lane_tracks::{name_lane_thread, parse_worker_name};
 pub use names::{MetricKind, Unit, WELL_KNOWN_METRICS};
 pub use registry::{global, MetricDesc, MetricSnapshot, MetricValue, Registry};
 pub use spans::{record_span, span, span_n, SpanGuard, SpanRecord, TrackId, TrackKind};
-pub use summary::FrameSummary;
 pub use trace_history::TraceHistory;

@@ -1,0 +1,336 @@
+//! The run summary: a finished run in figures, for a game's `summary.json`, a CI gate or a
+//! report.
+//!
+//! Owns: [`RunSummary`] (what any game's run has: frames, the world hash, frame-time
+//! percentiles, lanes, the GPU, decisions, strategies, assets, the view cache, layout advice)
+//! and building it from an engine and its [`RunRecorder`]. Must never: report a figure that
+//! was not measured as if it were (absent is `null`, not zero), or hold a game's own figures
+//! (a game extends it: the demo's summary flattens it and adds its score).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::engine::Engine;
+use super::record::RunRecorder;
+use crate::budget::Decision;
+use crate::telemetry::GpuPass;
+use crate::world::World;
+
+/// `frame_ms` of the summary.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FrameMs {
+    /// Nearest-rank median.
+    pub p50: f64,
+    /// Nearest-rank 99th percentile.
+    pub p99: f64,
+    /// Worst frame.
+    pub max: f64,
+    /// Mean.
+    pub mean: f64,
+}
+
+/// One lane of the plan used.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LaneEntry {
+    /// Name.
+    pub name: String,
+    /// `frame_critical` or `background`.
+    pub kind: String,
+    /// Worker count.
+    pub workers: usize,
+    /// The core of each worker (`null`: unpinned).
+    pub cores: Vec<Option<usize>>,
+    /// Mean busy share over the run, 0..1.
+    pub mean_busy: f64,
+}
+
+/// `gpu` of the summary.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GpuEntry {
+    /// Whether the game's render pass drew on a GPU.
+    pub available: bool,
+    /// Its name.
+    pub device: Option<String>,
+    /// Why not, when not.
+    pub unavailable_reason: Option<String>,
+    /// Per-pass times (the newest reading).
+    pub passes: Vec<GpuPass>,
+    /// Whole GPU frame, ms (newest reading).
+    pub frame_ms: Option<f64>,
+}
+
+/// One controller decision, as a run summary and a report show it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DecisionEntry {
+    /// Frame decided in.
+    pub frame: u64,
+    /// Agent.
+    pub agent: String,
+    /// From strategy.
+    pub from: String,
+    /// To strategy.
+    pub to: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// `assets` of the summary.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AssetEntry {
+    /// Loaded (images handed to the render pass, data to the game).
+    pub loaded: u64,
+    /// Failed (reported and skipped).
+    pub failed: u64,
+    /// Why each failed.
+    pub failures: Vec<String>,
+    /// Decoded images the render lane handed to the pass.
+    pub uploaded: u64,
+    /// Of those, uploaded to the GPU by the pass (0 without a GPU).
+    pub uploaded_gpu: u64,
+}
+
+/// One component's layout advice.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LayoutRow {
+    /// Component name.
+    pub component: String,
+    /// Its layout now (`AoS` or `field-SoA`).
+    pub layout: String,
+    /// `KeepAos`, `SimdFieldSoa` or `HotColdSplit`.
+    pub recommendation: String,
+    /// Why, in figures.
+    pub reason: String,
+}
+
+impl LayoutRow {
+    /// The rows for every component of `world`, from its access telemetry since it was made.
+    pub fn of_world(world: &World) -> Vec<LayoutRow> {
+        world
+            .component_access()
+            .iter()
+            .map(|a| {
+                let advice = a.advice();
+                LayoutRow {
+                    component: a.name.to_string(),
+                    layout: a.layout.name().to_string(),
+                    recommendation: format!("{:?}", advice.recommendation),
+                    reason: advice.reason,
+                }
+            })
+            .collect()
+    }
+}
+
+impl From<&Decision> for DecisionEntry {
+    fn from(d: &Decision) -> Self {
+        DecisionEntry {
+            frame: d.frame,
+            agent: d.agent_name.clone(),
+            from: d.from_name.clone(),
+            to: d.to_name.clone(),
+            reason: d.reason.clone(),
+        }
+    }
+}
+
+/// A finished run in figures.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunSummary {
+    /// Frames run.
+    pub frames: u64,
+    /// Live entities at the end.
+    pub entities: usize,
+    /// The world's state hash at the end, `0x`-prefixed hex.
+    pub world_hash: String,
+    /// Owner-thread frame times over the whole run.
+    pub frame_ms: FrameMs,
+    /// The controller's frame-time target at the end, ms (the budget less headroom, scaled by
+    /// the controller under pressure).
+    pub target_ms: f64,
+    /// The configured frame budget, ms (`1000 / target_fps`).
+    pub frame_budget_ms: f64,
+    /// The lane plan used.
+    pub lanes: Vec<LaneEntry>,
+    /// The GPU.
+    pub gpu: GpuEntry,
+    /// Vulkan validation messages (`null`: no device, or validation off).
+    pub validation_messages: Option<u64>,
+    /// Fixed steps dropped by the step cap.
+    pub dropped_steps: u64,
+    /// Fixed steps run.
+    pub steps: u64,
+    /// The controller's strategy switches, with reasons.
+    pub decisions: Vec<DecisionEntry>,
+    /// The strategies in force at the end, per built-in agent.
+    pub strategies: BTreeMap<String, String>,
+    /// Assets.
+    pub assets: AssetEntry,
+    /// View cache hits and misses.
+    pub view_cache: BTreeMap<String, u64>,
+    /// Views drawn and skipped by the render lane.
+    pub render: BTreeMap<String, u64>,
+    /// The layout advisor's word on each component, from the world's access telemetry.
+    pub layout_advice: Vec<LayoutRow>,
+}
+
+impl RunSummary {
+    /// Builds the summary of a finished run from the engine and the run record it fed. Waits
+    /// for the render lane (end of a run).
+    pub fn from_engine(engine: &Engine, rec: &RunRecorder) -> RunSummary {
+        let times = rec.frame_ms();
+        let lanes = engine
+            .lanes()
+            .plan()
+            .lanes()
+            .iter()
+            .enumerate()
+            .map(|(i, l)| LaneEntry {
+                name: l.name.clone(),
+                kind: match l.kind {
+                    lanegraph_jobs::LaneKind::FrameCritical => "frame_critical".into(),
+                    lanegraph_jobs::LaneKind::Background => "background".into(),
+                },
+                workers: l.worker_cores.len(),
+                cores: l.worker_cores.clone(),
+                mean_busy: rec.mean_lane_busy(i).unwrap_or(0.0),
+            })
+            .collect();
+        let dev = engine.render_device();
+        let rstats = engine.render_stats();
+        let gpu = GpuEntry {
+            available: dev.name.is_some(),
+            device: dev.name,
+            unavailable_reason: dev.unavailable,
+            passes: rstats
+                .gpu
+                .as_ref()
+                .map(|g| g.passes.clone())
+                .unwrap_or_default(),
+            frame_ms: rstats.gpu.as_ref().map(|g| g.total_ms),
+        };
+        let c = engine.controller();
+        let decisions = c.log().iter().map(DecisionEntry::from).collect();
+        let mut strategies = BTreeMap::new();
+        for id in engine.builtin_agents() {
+            if let (Some(name), Some(cur), Some(list)) =
+                (c.agent_name(id), c.current(id), c.strategies(id))
+            {
+                strategies.insert(name.to_string(), list[cur.get()].name.clone());
+            }
+        }
+        let (totals, failures) = engine.asset_report();
+        let vc = engine.view_cache_stats();
+        let lt = engine.loop_totals();
+        RunSummary {
+            frames: engine.frames(),
+            entities: engine.world().len(),
+            world_hash: format!("{:#018x}", engine.world().state_hash()),
+            frame_ms: FrameMs {
+                p50: times.percentile(50.0).unwrap_or(0.0),
+                p99: times.percentile(99.0).unwrap_or(0.0),
+                max: times.max(),
+                mean: times.mean(),
+            },
+            target_ms: rec.last_target_ms(),
+            frame_budget_ms: 1000.0 / engine.config().target_fps,
+            lanes,
+            gpu,
+            validation_messages: dev.validation_messages,
+            dropped_steps: lt.dropped_steps,
+            steps: lt.steps,
+            decisions,
+            strategies,
+            assets: AssetEntry {
+                loaded: totals.loaded,
+                failed: totals.failed,
+                failures: failures.to_vec(),
+                uploaded: rstats.textures,
+                uploaded_gpu: rstats.gpu_textures,
+            },
+            view_cache: BTreeMap::from([("hits".into(), vc.hits), ("misses".into(), vc.misses)]),
+            render: BTreeMap::from([
+                ("drawn".into(), rstats.drawn),
+                ("skipped".into(), rstats.skipped),
+            ]),
+            layout_advice: LayoutRow::of_world(engine.world()),
+        }
+    }
+
+    /// The summary as `key  value` rows, for a terminal.
+    pub fn rows(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("frames", self.frames.to_string()),
+            ("entities", self.entities.to_string()),
+            ("world_hash", self.world_hash.clone()),
+            (
+                "frame_ms p50 / p99",
+                format!(
+                    "{:.2} / {:.2} (target {:.2}, budget {:.2})",
+                    self.frame_ms.p50, self.frame_ms.p99, self.target_ms, self.frame_budget_ms
+                ),
+            ),
+            (
+                "lanes",
+                self.lanes
+                    .iter()
+                    .map(|l| {
+                        format!(
+                            "{}={} ({:.0}% busy)",
+                            l.name,
+                            l.workers,
+                            l.mean_busy * 100.0
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ),
+            (
+                "gpu",
+                match (&self.gpu.device, &self.gpu.unavailable_reason) {
+                    (Some(d), _) => format!(
+                        "{d}; {}",
+                        self.gpu
+                            .passes
+                            .iter()
+                            .map(|p| format!("{} {:.3} ms", p.name, p.ema_ms))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    (None, Some(why)) => format!("unavailable: {why}"),
+                    (None, None) => "unavailable".into(),
+                },
+            ),
+            (
+                "validation messages",
+                self.validation_messages
+                    .map_or("not checked (validation off)".into(), |n| n.to_string()),
+            ),
+            ("dropped steps", self.dropped_steps.to_string()),
+            (
+                "layout advice",
+                self.layout_advice
+                    .iter()
+                    .map(|l| format!("{} ({}) {}", l.component, l.layout, l.recommendation))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ),
+            ("decisions", self.decisions.len().to_string()),
+            (
+                "strategies",
+                self.strategies
+                    .iter()
+                    .map(|(a, s)| format!("{a}={s}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ),
+            (
+                "assets",
+                format!(
+                    "{} loaded, {} failed (reported and skipped); {} uploaded to GPU images",
+                    self.assets.loaded, self.assets.failed, self.assets.uploaded_gpu
+                ),
+            ),
+        ]
+    }
+}
