@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use lanegraph::vk::bench_rig::ProfilerRig;
 use lanegraph::vk::{Gpu, GpuConfig, ReadPath};
+use lanegraph_benches::quick::gpu_rig::ProfilerRig;
 use lanegraph_jobs::clock;
 
 struct Counting;

@@ -145,7 +145,7 @@ pub fn alloc_err(what: &'static str) -> impl Fn(gpu_allocator::AllocationError) 
 
 /// A host-visible buffer the allocator returned without a mapping (should not happen with
 /// `CpuToGpu` / `GpuToCpu` memory; a typed error rather than a panic if a driver does it).
-pub(crate) fn unmapped() -> GpuError {
+pub fn unmapped() -> GpuError {
     GpuError::BadInput {
         what: "memory",
         why: "the allocator returned unmapped memory for a host-visible buffer".into(),

@@ -1,9 +1,10 @@
 //! # lanegraph-vk
 //!
 //! The Vulkan backend of the lanegraph engine runtime: a device through `ash` (the loader is
-//! opened at run time, so builds need no SDK), memory through `gpu-allocator`, headless passes
-//! (a culling compute pass and an instanced particle render pass into an offscreen target, read
-//! back to PNG on request), frames in flight, and the two-pass GPU timestamp profiler.
+//! opened at run time, so builds need no SDK), memory through `gpu-allocator`, frames in flight,
+//! textures, readback to PNG, shader modules, and the two-pass GPU timestamp profiler: what a
+//! game's own passes are built from. (The demo's particle renderer, `engine/demo/src/gpu`, is one
+//! such game: its cull and draw passes live there.)
 //!
 //! A leaf crate: it knows nothing of the engine or the other leaves. Input is plain slices
 //! (field-SoA positions); CPU times it reports are `CLOCK_MONOTONIC` nanoseconds. The guide is
@@ -11,18 +12,17 @@
 #![allow(unsafe_code)] // Reason: every Vulkan call is FFI through `ash`; each block has a SAFETY checklist.
 #![warn(clippy::undocumented_unsafe_blocks)]
 
-pub mod bench_rig;
 pub mod context;
 pub mod error;
 pub mod frames;
 pub mod memory;
-pub mod passes;
 pub mod profiler;
 pub mod readback;
-pub mod renderer;
 pub mod shaders;
 pub mod textures;
 
+/// The `ash` version the device is made with, for a game recording its own passes.
+pub use ash;
 pub use context::messenger::ValidationCounts;
 pub use context::select::{DeviceKind, DevicePick};
 pub use context::{DeviceInfo, Gpu, GpuConfig};
@@ -30,5 +30,4 @@ pub use error::GpuError;
 pub use frames::{FrameRing, Recording};
 pub use profiler::{FrameTimings, GpuProfiler, PassId, PassTiming, ProfilerStats, ReadPath};
 pub use readback::Readback;
-pub use renderer::{FrameReport, ParticleView, Renderer, RendererConfig};
 pub use textures::{TextureId, TextureStore, MAX_TEXTURE_SIDE};

@@ -1,14 +1,17 @@
-//! The shaders: WGSL sources in `shaders/`, SPIR-V checked in beside them.
+//! Shader modules from checked-in SPIR-V, and the route every lanegraph shader takes.
 //!
-//! Owns: the SPIR-V words and creating shader modules from them. Must never: compile shaders
-//! at build or run time (no shader compiler in the engine's build graph).
+//! Owns: [`ShaderBlob`] (a source name and its SPIR-V bytes), creating shader modules from
+//! them, and the compiler settings the checked-in SPIR-V is made with ([`SPIRV_OPTIONS`]).
+//! Must never: compile shaders at build or run time (no shader compiler in the engine's build
+//! graph).
 //!
 //! # The route, and why
-//! Sources are WGSL (`shaders/*.wgsl`); the SPIR-V (`shaders/*.spv`) is checked in and
-//! `tests/shaders_current.rs` compiles every source with `naga` (a dev-dependency, pure Rust, no
-//! SDK) using [`SPIRV_OPTIONS`]'s settings and fails if the result differs from the checked-in
-//! file by one byte. To change a shader: edit the `.wgsl`, run
-//! `LANEGRAPH_BLESS_SHADERS=1 cargo test -p lanegraph-vk --test shaders_current`, commit both.
+//! Sources are WGSL; the SPIR-V is checked in beside them, and a test compiles every source
+//! with `naga` (a dev-dependency, pure Rust, no SDK) using [`SPIRV_OPTIONS`]'s settings and
+//! fails if the result differs from the checked-in file by one byte. The demo's shaders live in
+//! `engine/demo/shaders/` and its test is `engine/demo/tests/it/shaders_current.rs`; to change
+//! one, edit the `.wgsl`, run `LANEGRAPH_BLESS_SHADERS=1 cargo test -p lanegraph-demo --test it
+//! shaders_current`, commit both.
 //! Why not a build script: every crate that builds the engine would compile naga (tens of
 //! seconds on two cores, in every profile) to reproduce bytes that never change between
 //! shader edits; the test keeps the same guarantee at the cost of one dev-only compile.
@@ -31,21 +34,6 @@ pub struct ShaderBlob {
     /// The checked-in SPIR-V (little-endian words).
     pub spirv: &'static [u8],
 }
-
-/// The culling compute shader (entry point `cull`).
-pub const CULL: ShaderBlob = ShaderBlob {
-    source: "cull.wgsl",
-    spirv: include_bytes!("../shaders/cull.spv"),
-};
-
-/// The particle vertex + fragment shaders (entry points `vs_main`, `fs_main`).
-pub const PARTICLES: ShaderBlob = ShaderBlob {
-    source: "particles.wgsl",
-    spirv: include_bytes!("../shaders/particles.spv"),
-};
-
-/// Every shader, for the currency test.
-pub const ALL: &[ShaderBlob] = &[CULL, PARTICLES];
 
 /// A shader module, destroyed on drop.
 pub struct ShaderModule {

@@ -60,7 +60,7 @@ pub struct TextureStore {
 
 impl TextureStore {
     /// A store for `slots` frames in flight.
-    pub(crate) fn new(slots: usize) -> Self {
+    pub fn new(slots: usize) -> Self {
         TextureStore {
             textures: Vec::new(),
             pending: VecDeque::new(),
@@ -71,7 +71,7 @@ impl TextureStore {
 
     /// Step 1. Errors: [`GpuError::BadInput`] for an empty or oversized image or a pixel buffer
     /// of the wrong length; a driver or allocator error creating the image.
-    pub(crate) fn queue(
+    pub fn queue(
         &mut self,
         gpu: &Gpu,
         width: u32,
@@ -152,7 +152,7 @@ impl TextureStore {
     }
 
     /// Step 2, into frame `rec` of `slot` (whose fence the ring has waited).
-    pub(crate) fn record_uploads(
+    pub fn record_uploads(
         &mut self,
         gpu: &Gpu,
         rec: &Recording,
@@ -250,7 +250,7 @@ impl TextureStore {
     /// Step 3: records a copy of resident texture `id` into `dst` (at least width * height * 4
     /// bytes, host-visible), followed by a barrier for the host read. Errors: an unknown or
     /// not-yet-resident texture.
-    pub(crate) fn record_read(
+    pub fn record_read(
         &self,
         gpu: &Gpu,
         rec: &Recording,
@@ -353,7 +353,7 @@ fn image_barrier(
 }
 
 /// The whole of a single-mip, single-layer colour image at `buffer_offset`, tightly packed.
-pub(crate) fn copy_region(buffer_offset: u64, extent: vk::Extent2D) -> vk::BufferImageCopy {
+pub fn copy_region(buffer_offset: u64, extent: vk::Extent2D) -> vk::BufferImageCopy {
     vk::BufferImageCopy {
         buffer_offset,
         buffer_row_length: 0,

@@ -25,8 +25,8 @@ const PASSES: usize = 8;
 
 /// Runs the suite.
 pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
+    use super::gpu_rig::{ProfilerRig, RawTimestampRig};
     use lanegraph_jobs::clock;
-    use lanegraph_vk::bench_rig::{ProfilerRig, RawTimestampRig};
     use lanegraph_vk::{Gpu, GpuConfig, ReadPath};
 
     use super::stats::{median, percentile};

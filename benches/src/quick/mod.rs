@@ -14,6 +14,7 @@
 pub mod budget;
 pub mod dispatch;
 pub mod gpu;
+pub mod gpu_rig;
 pub mod lanes;
 pub mod simd;
 pub mod simd_engine_path;

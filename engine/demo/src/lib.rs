@@ -16,6 +16,7 @@
 //! same seed and frame count give the same `world_hash` on any machine and any lane plan;
 //! `--seconds N` runs on the real clock with every agent adaptive.
 
+pub mod gpu;
 pub mod physics;
 pub mod render;
 pub mod report;

@@ -8,6 +8,7 @@
 //! runs on the render lane), or stop the game over a GPU error (the pass reports it and goes
 //! on without the GPU).
 
+use crate::gpu;
 use lanegraph::runtime::{
     DecodedImage, DrawOutput, GpuFrame, RenderDevice, RenderPass, RenderSettings,
 };
@@ -65,13 +66,13 @@ impl ParticleFrame {
 
     /// The first `n` instances as the Vulkan renderer's input; `None` when there is nothing
     /// to draw (an empty world, or a view the game left unset).
-    fn as_vk(&self, n: usize) -> Option<vk::ParticleView<'_>> {
+    fn as_vk(&self, n: usize) -> Option<gpu::ParticleView<'_>> {
         let n = n.min(self.len());
         if n == 0 || self.half_extent[0] <= 0.0 || self.half_extent[1] <= 0.0 || self.radius <= 0.0
         {
             return None;
         }
-        Some(vk::ParticleView {
+        Some(gpu::ParticleView {
             xs: &self.xs[..n],
             ys: &self.ys[..n],
             center: self.center,
@@ -98,7 +99,7 @@ pub struct ParticleRenderer {
     device: RenderDevice,
     /// Renderer first: a tuple drops in field order, and lanegraph-vk's passes hold a bare
     /// `ash::Device` (not the device's `Arc`), so the renderer must go before the `Gpu`.
-    gpu: Option<(vk::Renderer, vk::Gpu)>,
+    gpu: Option<(gpu::Renderer, vk::Gpu)>,
     scale: f32,
     textures: Vec<DecodedImage>,
     texture_bytes: usize,
@@ -113,8 +114,8 @@ impl std::fmt::Debug for ParticleRenderer {
     }
 }
 
-fn renderer_config(size: (u32, u32)) -> vk::RendererConfig {
-    vk::RendererConfig {
+fn renderer_config(size: (u32, u32)) -> gpu::RendererConfig {
+    gpu::RendererConfig {
         width: size.0.max(8),
         height: size.1.max(8),
         capacity: CAPACITY,
@@ -135,7 +136,7 @@ impl ParticleRenderer {
             ..Default::default()
         };
         let made = vk::Gpu::new(&cfg).and_then(|gpu| {
-            let r = vk::Renderer::new(&gpu, renderer_config(TARGET_SIZE))?;
+            let r = gpu::Renderer::new(&gpu, renderer_config(TARGET_SIZE))?;
             Ok((r, gpu))
         });
         match made {
@@ -185,8 +186,8 @@ impl ParticleRenderer {
             (TARGET_SIZE.0 as f32 * scale) as u32,
             (TARGET_SIZE.1 as f32 * scale) as u32,
         );
-        let r =
-            vk::Renderer::new(device, renderer_config(size)).map_err(|e| format!("resize: {e}"))?;
+        let r = gpu::Renderer::new(device, renderer_config(size))
+            .map_err(|e| format!("resize: {e}"))?;
         *renderer = r;
         self.scale = scale;
         for img in &self.textures {

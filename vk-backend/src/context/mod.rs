@@ -286,6 +286,14 @@ impl Gpu {
         })
     }
 
+    /// The raw `ash` device, for a game's own passes: creating pipelines and recording
+    /// commands into a [`crate::Recording`]. Every call on it is `unsafe` (Vulkan's valid-usage
+    /// rules); an object that holds handles made from it should also hold a clone of this
+    /// `Gpu`, declared after the handles, so the device outlives them.
+    pub fn device(&self) -> &ash::Device {
+        &self.shared.device
+    }
+
     /// What was picked.
     pub fn info(&self) -> &DeviceInfo {
         &self.shared.info

@@ -1,9 +1,7 @@
-//! The integration suite of lanegraph-vk in one binary (one link instead of one per file).
-//! `frame_allocs` stays its own binary: it installs a process-wide counting allocator, and
-//! nothing may run beside it.
+//! The integration suite of lanegraph-vk in one binary: the device, the frame ring and the GPU
+//! profiler on a real Vulkan device.
 
 #[path = "../common.rs"]
 mod common;
 
 mod lavapipe;
-mod shaders_current;

@@ -17,8 +17,8 @@ pub mod particles;
 
 use ash::vk;
 
-use crate::context::Gpu;
-use crate::error::{vk_err, GpuError};
+use lanegraph::vk::error::{vk_err, GpuError};
+use lanegraph::vk::Gpu;
 
 /// The push-constant block of `shaders/*.wgsl` (`struct View`), byte for byte: 48 bytes, the
 /// WGSL struct's size (its `vec4` member makes it 16-byte aligned).
@@ -87,7 +87,7 @@ pub struct PassLayout {
     /// Keeps the device alive until this pass's `Drop` has destroyed its objects (a pass may
     /// outlive the `Gpu` it was made from: dropping the `Gpu` first used to destroy the device
     /// under it and segfault in `vkDestroyPipeline`).
-    _device_alive: std::sync::Arc<crate::context::Shared>,
+    _gpu: Gpu,
     /// Set 0's layout.
     pub set_layout: vk::DescriptorSetLayout,
     /// The pipeline layout both pipelines use (set 0 + the push constants).
@@ -101,7 +101,7 @@ pub struct PassLayout {
 impl PassLayout {
     /// Layouts plus `slots` descriptor sets.
     pub(crate) fn new(gpu: &Gpu, slots: u32) -> Result<PassLayout, GpuError> {
-        let device = gpu.shared.device.clone();
+        let device = gpu.device().clone();
         let cv = vk::ShaderStageFlags::COMPUTE | vk::ShaderStageFlags::VERTEX;
         let binding = |b: u32, stages| {
             vk::DescriptorSetLayoutBinding::default()
@@ -118,7 +118,7 @@ impl PassLayout {
         ];
         let mut me = PassLayout {
             device,
-            _device_alive: gpu.shared.clone(),
+            _gpu: gpu.clone(),
             set_layout: vk::DescriptorSetLayout::null(),
             pipeline_layout: vk::PipelineLayout::null(),
             pool: vk::DescriptorPool::null(),

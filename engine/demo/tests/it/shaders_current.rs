@@ -1,6 +1,6 @@
 //! The checked-in SPIR-V is exactly what `naga` makes of the WGSL sources.
 //!
-//! `LANEGRAPH_BLESS_SHADERS=1 cargo test -p lanegraph-vk --test shaders_current` rewrites the
+//! `LANEGRAPH_BLESS_SHADERS=1 cargo test -p lanegraph-demo --test it shaders_current` rewrites the
 //! `.spv` files after a shader edit (see `src/shaders.rs` for the route and why).
 
 use std::path::PathBuf;
@@ -14,7 +14,7 @@ fn compile(source: &str, name: &str) -> Vec<u8> {
     )
     .validate(&module)
     .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)));
-    // These settings are documented in lanegraph_vk::shaders::SPIRV_OPTIONS.
+    // These settings are documented in lanegraph::vk::shaders::SPIRV_OPTIONS.
     let options = naga::back::spv::Options {
         lang_version: (1, 3),
         flags: naga::back::spv::WriterFlags::ADJUST_COORDINATE_SPACE
@@ -30,7 +30,7 @@ fn compile(source: &str, name: &str) -> Vec<u8> {
 fn checked_in_spirv_matches_sources() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("shaders");
     let bless = std::env::var_os("LANEGRAPH_BLESS_SHADERS").is_some();
-    for blob in lanegraph_vk::shaders::ALL {
+    for blob in lanegraph_demo::gpu::shaders::ALL {
         let src_path = dir.join(blob.source);
         let source = std::fs::read_to_string(&src_path).expect("shader source readable");
         let fresh = compile(&source, blob.source);
@@ -43,7 +43,7 @@ fn checked_in_spirv_matches_sources() {
         assert!(
             fresh == blob.spirv,
             "{} is stale: the source compiles to {} bytes, the checked-in SPIR-V has {}; run \
-             LANEGRAPH_BLESS_SHADERS=1 cargo test -p lanegraph-vk --test shaders_current",
+             LANEGRAPH_BLESS_SHADERS=1 cargo test -p lanegraph-demo --test it shaders_current",
             spv_path.display(),
             fresh.len(),
             blob.spirv.len()

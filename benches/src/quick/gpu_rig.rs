@@ -1,14 +1,18 @@
 //! The profiler's CPU-cost rig, shared by `lanegraph bench gpu` and the criterion bench.
 //!
+//! Its baseline, [`RawTimestampRig`], records timestamps with raw Vulkan calls through
+//! `Gpu::device()`: each `unsafe` block has a SAFETY checklist.
+#![allow(unsafe_code)]
+//!
 //! Owns: a frame ring and a profiler with N empty passes, and one frame of profiling with only
 //! the profiler's own calls timed. Must never: time anything but profiler calls (ring waits and
 //! submits are outside the window), or choose the clock (the caller passes its own: this leaf
 //! cannot know the engine's).
 
-use crate::context::Gpu;
-use crate::error::GpuError;
-use crate::frames::FrameRing;
-use crate::profiler::{GpuProfiler, PassId, ReadPath};
+use lanegraph_vk::FrameRing;
+use lanegraph_vk::Gpu;
+use lanegraph_vk::GpuError;
+use lanegraph_vk::{GpuProfiler, PassId, ReadPath};
 
 /// A ring and a profiler with `passes` empty passes (begin/end timestamps back to back).
 pub struct ProfilerRig {
@@ -18,7 +22,7 @@ pub struct ProfilerRig {
 }
 
 impl ProfilerRig {
-    /// Two frames in flight, `passes` passes (at most [`crate::profiler::MAX_PASSES`]),
+    /// Two frames in flight, `passes` passes (at most [`lanegraph_vk::profiler::MAX_PASSES`]),
     /// results read through `read_path`.
     pub fn new(gpu: &Gpu, passes: usize, read_path: ReadPath) -> Result<ProfilerRig, GpuError> {
         let ring = FrameRing::new(gpu, 2)?;
@@ -70,8 +74,8 @@ impl ProfilerRig {
 /// maths, EMAs, timeline placement). `ProfilerRig` minus this is what the profiler itself costs.
 pub struct RawTimestampRig {
     ring: FrameRing,
-    pool: ash::vk::QueryPool,
-    results: crate::memory::GpuBuffer,
+    pool: lanegraph_vk::ash::vk::QueryPool,
+    results: lanegraph_vk::memory::GpuBuffer,
     queries: u32,
     gpu: Gpu,
 }
@@ -79,10 +83,10 @@ pub struct RawTimestampRig {
 impl RawTimestampRig {
     /// Two frames in flight, `passes` passes.
     pub fn new(gpu: &Gpu, passes: usize) -> Result<RawTimestampRig, GpuError> {
-        use ash::vk;
+        use lanegraph_vk::ash::vk;
         let queries = 2 + 2 * passes as u32;
         let ring = FrameRing::new(gpu, 2)?;
-        let results = crate::memory::GpuBuffer::new(
+        let results = lanegraph_vk::memory::GpuBuffer::new(
             gpu,
             "raw rig results",
             u64::from(2 * queries) * 16,
@@ -93,8 +97,8 @@ impl RawTimestampRig {
             .query_type(vk::QueryType::TIMESTAMP)
             .query_count(2 * queries);
         // SAFETY: valid device and create info.
-        let pool = unsafe { gpu.shared.device.create_query_pool(&ci, None) }
-            .map_err(crate::error::vk_err("vkCreateQueryPool"))?;
+        let pool = unsafe { gpu.device().create_query_pool(&ci, None) }
+            .map_err(lanegraph_vk::error::vk_err("vkCreateQueryPool"))?;
         Ok(RawTimestampRig {
             ring,
             pool,
@@ -106,9 +110,9 @@ impl RawTimestampRig {
 
     /// One frame; returns the `now()` ticks spent issuing the commands above.
     pub fn frame(&mut self, now: impl Fn() -> u64) -> Result<u64, GpuError> {
-        use ash::vk;
+        use lanegraph_vk::ash::vk;
         let rec = self.ring.begin()?;
-        let d = &self.gpu.shared.device;
+        let d = self.gpu.device();
         let base = rec.slot() * self.queries;
         let t0 = now();
         let done = self.ring.is_complete(rec.slot())?;
@@ -180,9 +184,9 @@ impl RawTimestampRig {
 impl Drop for RawTimestampRig {
     fn drop(&mut self) {
         if let Err(e) = self.ring.finish() {
-            tracing::warn!(error = %e, "raw rig teardown wait failed");
+            eprintln!("# gpu: raw rig teardown wait failed: {e}");
         }
         // SAFETY: every frame using the pool finished above.
-        unsafe { self.gpu.shared.device.destroy_query_pool(self.pool, None) };
+        unsafe { self.gpu.device().destroy_query_pool(self.pool, None) };
     }
 }

@@ -10,7 +10,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use common::{assert_no_messages, validated_gpu};
-use lanegraph_vk::{FrameRing, GpuProfiler, ParticleView, Renderer, RendererConfig};
+use lanegraph::vk::{FrameRing, GpuProfiler};
+use lanegraph_demo::gpu::{ParticleView, Renderer, RendererConfig};
 
 struct Counting;
 

@@ -7,12 +7,13 @@
 
 use ash::vk;
 
+use super::super::shaders::PARTICLES;
 use super::{PassLayout, ViewParams, PUSH_STAGES};
-use crate::context::Gpu;
-use crate::error::{vk_err, GpuError};
-use crate::frames::Recording;
-use crate::memory::GpuImage;
-use crate::shaders::{ShaderModule, PARTICLES};
+use lanegraph::vk::error::{vk_err, GpuError};
+use lanegraph::vk::memory::GpuImage;
+use lanegraph::vk::shaders::ShaderModule;
+use lanegraph::vk::Gpu;
+use lanegraph::vk::Recording;
 
 /// The colour target's format: 8-bit RGBA, what the PNG readback writes.
 pub const COLOR_FORMAT: vk::Format = vk::Format::R8G8B8A8_UNORM;
@@ -23,7 +24,7 @@ pub struct ParticlePass {
     /// Keeps the device alive until this pass's `Drop` has destroyed its objects (a pass may
     /// outlive the `Gpu` it was made from: dropping the `Gpu` first used to destroy the device
     /// under it and segfault in `vkDestroyPipeline`).
-    _device_alive: std::sync::Arc<crate::context::Shared>,
+    _gpu: Gpu,
     /// The render pass (clear, draw, store; ends in `TRANSFER_SRC_OPTIMAL`).
     pub render_pass: vk::RenderPass,
     pipeline: vk::Pipeline,
@@ -37,7 +38,7 @@ impl ParticlePass {
         layout: &PassLayout,
         extent: vk::Extent2D,
     ) -> Result<Self, GpuError> {
-        let device = gpu.shared.device.clone();
+        let device = gpu.device().clone();
         let attachments = [vk::AttachmentDescription::default()
             .format(COLOR_FORMAT)
             .samples(vk::SampleCountFlags::TYPE_1)
@@ -78,7 +79,7 @@ impl ParticlePass {
         ];
         let mut me = ParticlePass {
             device,
-            _device_alive: gpu.shared.clone(),
+            _gpu: gpu.clone(),
             render_pass: vk::RenderPass::null(),
             pipeline: vk::Pipeline::null(),
             extent,

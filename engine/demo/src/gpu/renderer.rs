@@ -20,16 +20,16 @@
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 
-use crate::context::Gpu;
-use crate::error::GpuError;
-use crate::frames::{FrameRing, Recording};
-use crate::memory::{GpuBuffer, GpuImage};
-use crate::passes::cull::CullPass;
-use crate::passes::particles::{ParticlePass, COLOR_FORMAT};
-use crate::passes::{PassLayout, ViewParams};
-use crate::profiler::{GpuProfiler, PassId};
-use crate::readback::Readback;
-use crate::textures::{TextureId, TextureStore};
+use super::passes::cull::CullPass;
+use super::passes::particles::{ParticlePass, COLOR_FORMAT};
+use super::passes::{PassLayout, ViewParams};
+use lanegraph::vk::memory::{GpuBuffer, GpuImage};
+use lanegraph::vk::Gpu;
+use lanegraph::vk::GpuError;
+use lanegraph::vk::Readback;
+use lanegraph::vk::{FrameRing, Recording};
+use lanegraph::vk::{GpuProfiler, PassId};
+use lanegraph::vk::{TextureId, TextureStore};
 
 /// Offset alignment of the `ys` column inside the upload buffer: 256 bytes, the largest
 /// `minStorageBufferOffsetAlignment` the Vulkan spec allows, so it is valid on every device.
@@ -179,7 +179,7 @@ impl Renderer {
             MemoryLocation::CpuToGpu,
         )?;
         let Some(ids) = identity.mapped_mut() else {
-            return Err(crate::error::unmapped());
+            return Err(lanegraph::vk::error::unmapped());
         };
         for (i, d) in ids.chunks_exact_mut(4).enumerate() {
             d.copy_from_slice(&(i as u32).to_ne_bytes());
@@ -240,7 +240,7 @@ impl Renderer {
                 MemoryLocation::GpuToCpu,
             )?;
             if upload.mapped().is_none() || readback.mapped().is_none() {
-                return Err(crate::error::unmapped());
+                return Err(lanegraph::vk::error::unmapped());
             }
             me.layout.write_set(
                 slot,
@@ -269,7 +269,7 @@ impl Renderer {
     /// device-local GPU image. The copy is recorded into the next frame's command buffer (no
     /// wait, no extra submission); the texture is resident once that frame completes. Errors:
     /// [`GpuError::BadInput`] for an empty image, a side over
-    /// [`MAX_TEXTURE_SIDE`](crate::textures::MAX_TEXTURE_SIDE) or a wrong pixel count; a driver
+    /// [`MAX_TEXTURE_SIDE`](lanegraph::vk::MAX_TEXTURE_SIDE) or a wrong pixel count; a driver
     /// or allocator error.
     pub fn upload_texture(
         &mut self,
@@ -323,7 +323,7 @@ impl Renderer {
         let rgba = dst
             .mapped()
             .map(|b| b[..len as usize].to_vec())
-            .ok_or_else(crate::error::unmapped)?;
+            .ok_or_else(lanegraph::vk::error::unmapped)?;
         Ok(Readback {
             frame,
             width: extent.width,
@@ -560,7 +560,7 @@ fn begin(
     prof: &mut Option<&mut GpuProfiler>,
     rec: &Recording,
     id: Option<PassId>,
-) -> Option<crate::profiler::PassToken> {
+) -> Option<lanegraph::vk::profiler::PassToken> {
     match (prof.as_deref_mut(), id) {
         (Some(p), Some(id)) => Some(p.begin_pass(rec, id)),
         _ => None,
@@ -570,7 +570,7 @@ fn begin(
 fn end(
     prof: &mut Option<&mut GpuProfiler>,
     rec: &Recording,
-    t: Option<crate::profiler::PassToken>,
+    t: Option<lanegraph::vk::profiler::PassToken>,
 ) {
     if let (Some(p), Some(t)) = (prof.as_deref_mut(), t) {
         p.end_pass(rec, t);
@@ -587,9 +587,9 @@ fn record_draw_all(
     indirect: vk::Buffer,
     count: u32,
 ) {
-    let d = &gpu.shared.device;
+    let d = gpu.device();
     let cmd = rec.cmd();
-    let args = crate::passes::indirect_args(count);
+    let args = super::passes::indirect_args(count);
     let to_draw = vk::MemoryBarrier::default()
         .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
         .dst_access_mask(vk::AccessFlags::INDIRECT_COMMAND_READ | vk::AccessFlags::SHADER_READ);
@@ -623,7 +623,7 @@ fn copy_column(src: &[f32], dst: &mut [u8]) {
 }
 
 fn record_readback(gpu: &Gpu, rec: &Recording, s: &SlotResources) {
-    let region = crate::textures::copy_region(0, s.target.extent());
+    let region = lanegraph::vk::textures::copy_region(0, s.target.extent());
     let to_host = vk::BufferMemoryBarrier::default()
         .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
         .dst_access_mask(vk::AccessFlags::HOST_READ)
@@ -632,7 +632,7 @@ fn record_readback(gpu: &Gpu, rec: &Recording, s: &SlotResources) {
         .buffer(s.readback.raw())
         .offset(0)
         .size(vk::WHOLE_SIZE);
-    let d = &gpu.shared.device;
+    let d = gpu.device();
     // SAFETY: `rec` is recording, outside a render pass; the target is in
     // TRANSFER_SRC_OPTIMAL (the render pass's final layout) with its writes made visible to
     // transfer by the pass's outgoing dependency; the buffer holds width * height * 4 bytes.

@@ -6,11 +6,12 @@
 
 use ash::vk;
 
+use super::super::shaders::CULL;
 use super::{PassLayout, ViewParams, PUSH_STAGES};
-use crate::context::Gpu;
-use crate::error::{vk_err, GpuError};
-use crate::frames::Recording;
-use crate::shaders::{ShaderModule, CULL};
+use lanegraph::vk::error::{vk_err, GpuError};
+use lanegraph::vk::shaders::ShaderModule;
+use lanegraph::vk::Gpu;
+use lanegraph::vk::Recording;
 
 /// Invocations per workgroup (`@workgroup_size(64)` in the shader).
 pub const WORKGROUP: u32 = 64;
@@ -21,7 +22,7 @@ pub struct CullPass {
     /// Keeps the device alive until this pass's `Drop` has destroyed its objects (a pass may
     /// outlive the `Gpu` it was made from: dropping the `Gpu` first used to destroy the device
     /// under it and segfault in `vkDestroyPipeline`).
-    _device_alive: std::sync::Arc<crate::context::Shared>,
+    _gpu: Gpu,
     pipeline: vk::Pipeline,
 }
 
@@ -36,7 +37,7 @@ impl CullPass {
         let info = vk::ComputePipelineCreateInfo::default()
             .stage(stage)
             .layout(layout.pipeline_layout);
-        let device = gpu.shared.device.clone();
+        let device = gpu.device().clone();
         // SAFETY: module and layout are valid; the layout matches the shader's interface.
         let pipeline =
             unsafe { device.create_compute_pipelines(vk::PipelineCache::null(), &[info], None) }
@@ -44,7 +45,7 @@ impl CullPass {
         Ok(CullPass {
             device,
             pipeline,
-            _device_alive: gpu.shared.clone(),
+            _gpu: gpu.clone(),
         })
     }
 

@@ -1,0 +1,47 @@
+//! Shared by the lavapipe tests: bring up a validated device or say why not.
+
+use lanegraph::vk::{Gpu, GpuConfig, GpuError};
+
+/// A device with validation layers on; `None` (test skipped, and why printed) when this machine
+/// has no Vulkan. Under `CI=true` a missing Vulkan fails the test instead: CI installs lavapipe.
+pub fn validated_gpu(test: &str, calibrated: bool) -> Option<Gpu> {
+    // Validation messages arrive as `tracing` events: show them in the test's output.
+    let _ = tracing_subscriber::fmt()
+        .with_test_writer()
+        .with_env_filter("lanegraph_vk=info,lanegraph_demo=info")
+        .try_init();
+    let config = GpuConfig {
+        validation: true,
+        calibrated_timestamps: calibrated,
+        ..GpuConfig::default()
+    };
+    match Gpu::new(&config) {
+        Ok(gpu) => Some(gpu),
+        Err(e) if e.is_unavailable() => {
+            let ci = std::env::var("CI").map(|v| v == "true").unwrap_or(false);
+            assert!(
+                !ci,
+                "{test}: Vulkan is required under CI=true but unavailable: {e}"
+            );
+            eprintln!("SKIPPED {test}: Vulkan unavailable: {e}");
+            None
+        }
+        Err(e) => panic!("{test}: device bring-up failed: {e}"),
+    }
+}
+
+/// Fails on any validation message so far.
+pub fn assert_no_messages(gpu: &Gpu) {
+    let c = gpu.validation_counts();
+    assert_eq!(
+        (c.errors(), c.warnings()),
+        (0, 0),
+        "validation layers reported messages (see the log above)"
+    );
+}
+
+/// Leaves the error in place for matching.
+#[allow(dead_code)]
+pub fn is_bad_input(e: &GpuError) -> bool {
+    matches!(e, GpuError::BadInput { .. })
+}
