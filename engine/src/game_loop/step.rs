@@ -27,7 +27,13 @@ pub struct FixedStep {
 }
 
 impl FixedStep {
-    /// The default step when no agent declares one: 1/60 s.
+    /// The default step rate, Hz: the one place the engine's default step is stated
+    /// ([`FixedStep::DEFAULT`], the engine config's `fixed_step_hz`, the budget controller's
+    /// default all derive from it).
+    pub const DEFAULT_HZ: u32 = 60;
+
+    /// The default step when no agent declares one: `1 / DEFAULT_HZ` s, exactly (a test checks
+    /// it equals `from_hz(DEFAULT_HZ)`).
     pub const DEFAULT: FixedStep = FixedStep {
         num: 50_000_000,
         den: 3,
@@ -159,6 +165,10 @@ mod tests {
 
     #[test]
     fn sixty_hz_is_exact_and_the_default() {
+        assert_eq!(
+            FixedStep::from_hz(FixedStep::DEFAULT_HZ).unwrap(),
+            FixedStep::DEFAULT
+        );
         let s = FixedStep::from_hz(60).unwrap();
         assert_eq!(s, FixedStep::DEFAULT);
         assert_eq!((s.numer_ns(), s.denom()), (50_000_000, 3));

@@ -54,7 +54,7 @@ impl Default for EngineConfig {
     fn default() -> Self {
         EngineConfig {
             target_fps: 60.0,
-            fixed_step_hz: 60,
+            fixed_step_hz: crate::game_loop::FixedStep::DEFAULT_HZ,
             vulkan: true,
             lanes: None,
             pin: true,
