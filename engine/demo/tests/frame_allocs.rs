@@ -1,42 +1,23 @@
 //! A warm frame allocates nothing on the Rust heap: not the renderer, not the profiler.
-//! Counted with a counting global allocator in this test binary (driver and layer memory is
-//! C `malloc`, outside it: this checks our code, which is what we can change).
-#![allow(unsafe_code)] // Reason: a counting `GlobalAlloc` is an unsafe trait impl.
+//! Counted by the runtime's tracking allocator, installed the way a game installs it (driver
+//! and layer memory is C `malloc`, outside it: this checks our code, which is what we can
+//! change).
 
 #[path = "common.rs"]
 mod common;
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use common::{assert_no_messages, validated_gpu};
 use lanegraph::vk::{FrameRing, GpuProfiler};
 use lanegraph_demo::gpu::{ParticleView, Renderer, RendererConfig};
 
-struct Counting;
-
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: forwards every call unchanged to the system allocator; the counter is an atomic.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static ALLOC: lanegraph::telemetry::TrackingAllocator =
+    lanegraph::telemetry::TrackingAllocator::new();
+
+/// Allocation calls in this process so far.
+fn allocations() -> u64 {
+    lanegraph::telemetry::memory_stats().allocations
+}
 
 /// One test function: the counter is process-wide, so nothing may run beside it.
 #[test]
@@ -44,6 +25,13 @@ fn warm_frames_allocate_nothing() {
     let Some(gpu) = validated_gpu("warm_frames_allocate_nothing", true) else {
         return;
     };
+    // The counter is live: a real allocation is seen (so a 0 below means something).
+    let before = allocations();
+    drop(std::hint::black_box(vec![0u8; 64]));
+    assert!(
+        allocations() > before,
+        "the tracking allocator saw no allocation"
+    );
     // The whole renderer frame (upload, cull, draw, profiler, submit, collect).
     {
         let mut r = Renderer::new(&gpu, RendererConfig::default()).expect("renderer");
@@ -60,11 +48,11 @@ fn warm_frames_allocate_nothing() {
         for _ in 0..10 {
             r.render(&view).expect("warm-up frame");
         }
-        let before = ALLOCS.load(Ordering::Relaxed);
+        let before = allocations();
         for _ in 0..100 {
             r.render(&view).expect("frame");
         }
-        let allocs = ALLOCS.load(Ordering::Relaxed) - before;
+        let allocs = allocations() - before;
         assert!(r.profiler().unwrap().stats().frames_read >= 100);
         assert_eq!(
             allocs, 0,
@@ -80,7 +68,7 @@ fn warm_frames_allocate_nothing() {
             .map(|i| prof.register_pass(&format!("pass{i}")).expect("pass"))
             .collect();
         let mut frame = |count: &mut bool| {
-            let before = ALLOCS.load(Ordering::Relaxed);
+            let before = allocations();
             let rec = ring.begin().expect("begin");
             let read = prof
                 .collect(rec.frame(), |s| ring.is_complete(s))
@@ -95,11 +83,7 @@ fn warm_frames_allocate_nothing() {
             ring.submit(rec).expect("submit");
             if *count {
                 assert!(read);
-                assert_eq!(
-                    ALLOCS.load(Ordering::Relaxed) - before,
-                    0,
-                    "profiler frame allocated"
-                );
+                assert_eq!(allocations() - before, 0, "profiler frame allocated");
             }
         };
         let mut count = false;

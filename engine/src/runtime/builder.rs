@@ -194,9 +194,8 @@ impl EngineBuilder {
 /// The engine's own plans let the owner thread serve the physics lane: physics is fork-join on
 /// the owner's critical path, so while the owner waits for a physics step it runs physics chunks
 /// beside the lane's workers instead of sleeping. Measured by `bench simd` (`engine_path` against
-/// `engine_path ..._owner_waits`): 1.22x -> 0.62-0.74x the bare kernel's time at 1 Mi particles,
-/// 7.9x -> 1.1-1.4x at 64 Ki (docs/benchmarks.md). A plan given with [`EngineBuilder::lane_plan`] is
-/// used as given.
+/// `engine_path ..._owner_waits`; the figures are in docs/benchmarks.md). A plan given with
+/// [`EngineBuilder::lane_plan`] is used as given.
 fn owner_serves_physics(plan: LanePlan) -> LanePlan {
     match plan.lane_id(lanegraph_jobs::plan::names::PHYSICS) {
         Some(_) if plan.owner_lane().is_none() => plan

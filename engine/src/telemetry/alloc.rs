@@ -15,9 +15,10 @@
 //!    shared. A thread's first allocation claims the next unused slot with one `fetch_add` on
 //!    `NEXT_SLOT` and caches it in a const-initialised, destructor-free `thread_local!` `Cell`
 //!    (such a TLS key never allocates and stays readable during TLS teardown).
-//! 2. The owner of a slot updates it with relaxed load + store (single writer: ~1 ns, against
-//!    ~18 ns for a relaxed `fetch_add` on one global atomic here, twice that contended). When the
-//!    slots run out, threads share slot 0 through `fetch_add`: correct, just slower.
+//! 2. The owner of a slot updates it with relaxed load + store (single writer: an order of
+//!    magnitude cheaper than a `fetch_add` on one global atomic, more so contended; figures in
+//!    docs/bench-notes/telemetry.md). When the slots run out, threads share slot 0 through
+//!    `fetch_add`: correct, just slower.
 //! 3. Slots are never returned: doing so would need a TLS destructor, and registering one can
 //!    allocate (std's fallback destructor list is a `Vec`) from inside the allocator. A game's
 //!    thread set is fixed, so 255 exclusive slots are plenty; a process that churns threads

@@ -92,8 +92,8 @@ pub fn span_n(name: &'static str, n: u64) -> SpanGuard {
 }
 
 // `inline(always)` here and on the guard's `drop`: measured through criterion (a closure in
-// another crate), plain `#[inline]` left a call on both ends of a disabled span (~5 ns instead
-// of < 1 ns).
+// another crate), plain `#[inline]` left a call on both ends of a disabled span, several times
+// the cost of the inlined check (docs/bench-notes/telemetry.md).
 #[inline(always)]
 fn span_with_n(name: &'static str, n: u64) -> SpanGuard {
     let active = is_enabled();
