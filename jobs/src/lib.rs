@@ -29,5 +29,8 @@ pub use graph::{Graph, GraphBuilder, GraphError, NodeCtx, NodeId, NodeTiming};
 pub use job::{thread_index, WorkerInfo};
 pub use lanes::{LaneOptions, LaneStats, Lanes, PinOutcome, RepeatableJob, StartError};
 pub use parallel::ParallelError;
-pub use plan::{CoreIndex, LaneId, LaneKind, LanePlan, LaneSpec, PlanError};
+pub use plan::{
+    max_workers_per_lane, CoreIndex, LaneId, LaneKind, LanePlan, LaneSpec, PlanError,
+    MAX_LANE_NAME, MAX_WORKERS_PER_LANE,
+};
 pub use scope::{JobHandle, Scope, SpawnError};

@@ -99,8 +99,8 @@ pub enum PlanError {
     /// A lane has no workers.
     #[error("lane `{0}` has no workers; fix: give it at least one worker")]
     EmptyLane(String),
-    /// A lane name is empty or not `[a-z0-9_]+`.
-    #[error("lane name `{0}` is invalid; fix: use lowercase letters, digits and `_`")]
+    /// A lane name is empty, longer than [`MAX_LANE_NAME`], or not `[a-z0-9_]+`.
+    #[error("lane name `{0}` is invalid; fix: use 1 to 32 lowercase letters, digits and `_`")]
     BadName(String),
     /// A `--lanes` spec could not be parsed.
     #[error("lane spec `{spec}` is invalid at `{part}`: {why}; fix: write it as name=workers[,name=workers...], e.g. physics=2,render=1,asset=1")]
@@ -115,6 +115,28 @@ pub enum PlanError {
     /// More lanes than a [`LaneId`] can index.
     #[error("{0} lanes exceed the maximum of {max}; fix: merge lanes", max = MAX_LANES)]
     TooManyLanes(usize),
+    /// A lane asks for more workers than the plan allows on this machine.
+    #[error("lane `{lane}` asks for {workers} workers, more than the {max} this machine allows (4 per core, at most {cap}); fix: ask for at most {max}", cap = MAX_WORKERS_PER_LANE)]
+    TooManyWorkers {
+        /// The lane.
+        lane: String,
+        /// Workers asked for.
+        workers: u64,
+        /// The most allowed here.
+        max: usize,
+    },
+}
+
+/// The most workers one lane may have, on any machine (more threads than this on one lane only
+/// add contention); on a given machine the bound is 4 per core, at most this.
+pub const MAX_WORKERS_PER_LANE: usize = 256;
+
+/// The longest lane name (it becomes part of thread and metric names).
+pub const MAX_LANE_NAME: usize = 32;
+
+/// The most workers a lane may have on a machine with `cores` cores.
+pub fn max_workers_per_lane(cores: usize) -> usize {
+    (4 * cores.max(1)).min(MAX_WORKERS_PER_LANE)
 }
 
 /// The most lanes a plan may hold (lanes are coarse: one per kind of work, not per job).
@@ -237,12 +259,22 @@ impl LanePlan {
                 None if name == names::ASSET => (rest, LaneKind::Background),
                 None => (rest, LaneKind::FrameCritical),
             };
-            let count: usize = count
+            let count: u64 = count
                 .parse()
                 .map_err(|_| bad(part, "worker count is not a number"))?;
             if count == 0 {
                 return Err(bad(part, "a lane needs at least one worker"));
             }
+            // Checked before anything is sized from it.
+            let max = max_workers_per_lane(cores.len());
+            if count > max as u64 {
+                return Err(PlanError::TooManyWorkers {
+                    lane: name.into(),
+                    workers: count,
+                    max,
+                });
+            }
+            let count = count as usize;
             let mut worker_cores = Vec::with_capacity(count);
             for _ in 0..count {
                 // Round-robin over every core, the owner's last: sharing the owner's core beats
@@ -267,6 +299,7 @@ impl LanePlan {
         worker_cores: Vec<Option<CoreIndex>>,
     ) -> Result<LanePlan, PlanError> {
         if name.is_empty()
+            || name.len() > MAX_LANE_NAME
             || !name
                 .bytes()
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
@@ -278,6 +311,14 @@ impl LanePlan {
         }
         if worker_cores.is_empty() {
             return Err(PlanError::EmptyLane(name.into()));
+        }
+        let max = max_workers_per_lane(self.machine_cores.len());
+        if worker_cores.len() > max {
+            return Err(PlanError::TooManyWorkers {
+                lane: name.into(),
+                workers: worker_cores.len() as u64,
+                max,
+            });
         }
         if self.lanes.len() >= MAX_LANES {
             return Err(PlanError::TooManyLanes(self.lanes.len() + 1));
@@ -516,6 +557,34 @@ mod tests {
         assert_eq!(two.lanes()[0].worker_cores, vec![Some(1), Some(0)]);
         let custom = LanePlan::from_spec("ai=2:bg", &cores(2)).unwrap();
         assert_eq!(custom.lanes()[0].kind, LaneKind::Background);
+    }
+
+    #[test]
+    fn worker_counts_and_names_are_bounded_before_anything_is_sized() {
+        // Ten billion workers: refused from the number, before a vector is sized from it.
+        match LanePlan::from_spec("physics=10000000000", &cores(2)) {
+            Err(PlanError::TooManyWorkers { workers, max, .. }) => {
+                assert_eq!((workers, max), (10_000_000_000, 8));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            LanePlan::from_spec("physics=999", &cores(2)),
+            Err(PlanError::TooManyWorkers { .. })
+        ));
+        assert!(LanePlan::from_spec("physics=8", &cores(2)).is_ok());
+        assert_eq!(max_workers_per_lane(1_000), MAX_WORKERS_PER_LANE);
+        let long = format!("{}=1", "a".repeat(MAX_LANE_NAME + 1));
+        assert!(matches!(
+            LanePlan::from_spec(&long, &cores(2)),
+            Err(PlanError::BadName(_))
+        ));
+        let ok = format!("{}=1", "a".repeat(MAX_LANE_NAME));
+        assert!(LanePlan::from_spec(&ok, &cores(2)).is_ok());
+        assert!(matches!(
+            LanePlan::empty(&cores(1)).with_lane("x", LaneKind::Background, vec![None; 5]),
+            Err(PlanError::TooManyWorkers { .. })
+        ));
     }
 
     #[test]

@@ -111,23 +111,31 @@ pub struct DemoArgs {
     pub metrics_remote: bool,
 }
 
+/// Exit status of a usage or configuration error (a flag, a config key, an `--out` folder).
+const EXIT_USAGE: u8 = 2;
+
+fn usage_error(e: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {e}");
+    ExitCode::from(EXIT_USAGE)
+}
+
 fn run_demo(args: DemoArgs) -> ExitCode {
     let config = match &args.config {
         Some(p) => match lanegraph::runtime::EngineConfig::from_file(p) {
             Ok(c) => c,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return ExitCode::from(2);
-            }
+            Err(e) => return usage_error(e),
         },
         None => lanegraph::runtime::EngineConfig::default(),
     };
-    if let Some(spec) = &args.lanes {
-        if let Err(e) =
-            lanegraph::jobs::LanePlan::from_spec(spec, &lanegraph::jobs::plan::machine_cores())
-        {
-            eprintln!("error: --lanes: {e}");
-            return ExitCode::from(2);
+    let cores = lanegraph::jobs::plan::machine_cores();
+    for (what, spec) in [
+        ("--lanes", &args.lanes),
+        ("config engine.lanes", &config.lanes),
+    ] {
+        if let Some(spec) = spec {
+            if let Err(e) = lanegraph::jobs::LanePlan::from_spec(spec, &cores) {
+                return usage_error(format!("{what}: {e}"));
+            }
         }
     }
     let opts = lanegraph_demo::DemoOptions {
@@ -145,21 +153,100 @@ fn run_demo(args: DemoArgs) -> ExitCode {
         pace: !args.no_pace,
         metrics_addr: args.metrics_addr,
         metrics_remote: args.metrics_remote,
+        stop: None,
+    };
+    // Usage errors first, before anything starts: every flag, and a writable --out.
+    if let Err(e) = opts.validate() {
+        return usage_error(e);
+    }
+    if let Err(e) = lanegraph_demo::outputs::check_out_dir(&args.out) {
+        return usage_error(e);
+    }
+    let signals = match StopOnSignal::install() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: could not install the SIGINT/SIGTERM handlers: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let opts = lanegraph_demo::DemoOptions {
+        stop: Some(signals.flag()),
+        ..opts
     };
     match lanegraph_demo::run(&opts) {
         Ok(run) => {
-            println!("lanegraph demo finished:");
+            if run.interrupted {
+                println!(
+                    "lanegraph demo stopped by {} after {} frames; outputs cover those frames:",
+                    signals.name(),
+                    run.summary.run.frames
+                );
+            } else {
+                println!("lanegraph demo finished:");
+            }
             print!("{}", run.summary.table());
             println!("  wrote:");
             for f in &run.files {
                 println!("    {}", f.display());
             }
-            ExitCode::SUCCESS
+            if run.interrupted {
+                ExitCode::from(signals.exit_code())
+            } else {
+                ExitCode::SUCCESS
+            }
         }
+        Err(e @ lanegraph_demo::DemoError::BadOption { .. }) => usage_error(e),
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// SIGINT and SIGTERM stop the run at the next frame boundary (the outputs are written for the
+/// frames run, the exit status is 128 + the signal); a second one exits at once with that
+/// status.
+struct StopOnSignal {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    which: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl StopOnSignal {
+    fn install() -> std::io::Result<StopOnSignal> {
+        use signal_hook::consts::{SIGINT, SIGTERM};
+        use std::sync::atomic::{AtomicBool, AtomicUsize};
+        use std::sync::Arc;
+        let stop = Arc::new(AtomicBool::new(false));
+        let which = Arc::new(AtomicUsize::new(0));
+        for sig in [SIGINT, SIGTERM] {
+            // In this order: on the first signal the shutdown finds the flag still clear and
+            // does nothing, then the flag is set; on the second it finds it set and exits.
+            signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, Arc::clone(&stop))?;
+            signal_hook::flag::register_usize(sig, Arc::clone(&which), sig as usize)?;
+            signal_hook::flag::register(sig, Arc::clone(&stop))?;
+        }
+        Ok(StopOnSignal { stop, which })
+    }
+
+    fn flag(&self) -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+        std::sync::Arc::clone(&self.stop)
+    }
+
+    fn signal(&self) -> i32 {
+        self.which.load(std::sync::atomic::Ordering::Relaxed) as i32
+    }
+
+    fn name(&self) -> &'static str {
+        match self.signal() {
+            signal_hook::consts::SIGINT => "SIGINT",
+            signal_hook::consts::SIGTERM => "SIGTERM",
+            _ => "a signal",
+        }
+    }
+
+    /// 128 + the signal: 130 for SIGINT, 143 for SIGTERM.
+    fn exit_code(&self) -> u8 {
+        (128 + self.signal()).clamp(0, 255) as u8
     }
 }
 

@@ -17,6 +17,7 @@
 //! `--seconds N` runs on the real clock with every agent adaptive.
 
 pub mod gpu;
+pub mod outputs;
 pub mod physics;
 pub mod render;
 pub mod report;
@@ -25,7 +26,7 @@ pub mod textures;
 pub mod world;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -38,7 +39,7 @@ pub const DEFAULT_ENTITIES: usize = 100_000;
 pub const DEFAULT_FRAMES: u64 = 600;
 
 /// How to run the demo (the CLI's flags).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct DemoOptions {
     /// Lockstep frames to run (`None` with `seconds`: real time).
     pub frames: Option<u64>,
@@ -69,6 +70,9 @@ pub struct DemoOptions {
     pub metrics_addr: Option<std::net::SocketAddr>,
     /// Allow `metrics_addr` to be a non-loopback address (exposes metrics to the network).
     pub metrics_remote: bool,
+    /// Set (by a signal handler, or any thread) to stop the run at the next frame boundary; the
+    /// outputs are then written for the frames run and [`DemoRun::interrupted`] is true.
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 impl Default for DemoOptions {
@@ -88,7 +92,82 @@ impl Default for DemoOptions {
             pace: true,
             metrics_addr: None,
             metrics_remote: false,
+            stop: None,
         }
+    }
+}
+
+/// The most particles a run may start with (each costs about 100 bytes across the columns
+/// and the grid; 10 million is about a gigabyte).
+pub const MAX_ENTITIES: usize = 10_000_000;
+
+/// The longest `--seconds` run: a week.
+pub const MAX_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
+
+impl DemoOptions {
+    /// Checks every option against its range, before anything runs.
+    pub fn validate(&self) -> Result<(), DemoError> {
+        let bad = |flag, value: String, why, fix: String| {
+            Err(DemoError::BadOption {
+                flag,
+                value,
+                why,
+                fix,
+            })
+        };
+        if self.frames == Some(0) {
+            return bad(
+                "--frames",
+                "0".into(),
+                "a run needs at least one frame",
+                "give 1 or more".into(),
+            );
+        }
+        if let Some(s) = self.seconds {
+            if !(s.is_finite() && s > 0.0 && s <= MAX_SECONDS) {
+                return bad(
+                    "--seconds",
+                    s.to_string(),
+                    "not a positive, finite number of seconds up to a week",
+                    format!("give a number in (0, {MAX_SECONDS}]"),
+                );
+            }
+        }
+        if self.entities == 0 || self.entities > MAX_ENTITIES {
+            return bad(
+                "--entities",
+                self.entities.to_string(),
+                "out of range",
+                format!("give 1 to {MAX_ENTITIES}"),
+            );
+        }
+        if let Some(fps) = self.target_fps {
+            let mut c = self.config.clone();
+            c.target_fps = fps;
+            if c.validate().is_err() {
+                return bad(
+                    "--target-fps",
+                    fps.to_string(),
+                    "out of range",
+                    "give a frame rate from 4 to 1000".into(),
+                );
+            }
+        }
+        if let Some(spec) = self.lanes.as_ref().or(self.config.lanes.as_ref()) {
+            let has_physics = spec
+                .split(',')
+                .filter_map(|p| p.trim().split_once('='))
+                .any(|(name, _)| name.trim() == lanegraph::jobs::plan::names::PHYSICS);
+            if !has_physics {
+                return bad(
+                    "--lanes",
+                    spec.clone(),
+                    "the demo's physics runs on the `physics` lane, and this plan has none (the world would never move)",
+                    format!("add one, e.g. physics=1,{spec}"),
+                );
+            }
+        }
+        Ok(())
     }
 }
 
@@ -107,7 +186,22 @@ pub enum DemoError {
     /// The metrics scrape endpoint could not start.
     #[error(transparent)]
     Endpoint(#[from] lanegraph::telemetry::EndpointError),
-    /// Writing the exports or the textures failed.
+    /// An option is out of its range (the CLI's flags and the config file's keys).
+    #[error("{flag} {value}: {why}; fix: {fix}")]
+    BadOption {
+        /// The flag (or config key) as the user wrote it.
+        flag: &'static str,
+        /// The value given.
+        value: String,
+        /// What is wrong with it.
+        why: &'static str,
+        /// What to give instead.
+        fix: String,
+    },
+    /// An output could not be written (the previous output is left as it was).
+    #[error(transparent)]
+    Output(#[from] outputs::OutputError),
+    /// Writing the textures failed.
     #[error("demo: {what} `{path}`: {source}; fix: check that the folder is writable")]
     Io {
         /// What was written.
@@ -124,12 +218,20 @@ pub enum DemoError {
 pub struct DemoRun {
     /// The summary (also in `summary.json` when there is an output folder).
     pub summary: DemoSummary,
-    /// Files written.
+    /// Files written, the manifest last.
     pub files: Vec<PathBuf>,
+    /// The run was stopped early through [`DemoOptions::stop`] (the outputs cover the frames
+    /// it ran).
+    pub interrupted: bool,
 }
 
 /// Runs the demo end to end.
 pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
+    opts.validate()?;
+    if let Some(dir) = &opts.out {
+        // Before the first frame: a bad --out costs nothing.
+        outputs::check_out_dir(dir)?;
+    }
     let lockstep = opts.seconds.is_none();
     let frames = opts.frames.unwrap_or(DEFAULT_FRAMES);
     let mut config = opts.config.clone();
@@ -205,7 +307,16 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
     let budget = engine.config().target_fps;
     let frame_budget = Duration::from_secs_f64(1.0 / budget);
     let mut n = 0u64;
+    let mut interrupted = false;
     loop {
+        if opts
+            .stop
+            .as_ref()
+            .is_some_and(|s| s.load(Ordering::Relaxed))
+        {
+            interrupted = true;
+            break;
+        }
         let done = match opts.seconds {
             Some(s) => started.elapsed().as_secs_f64() >= s,
             None => n >= frames,
@@ -270,7 +381,11 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
         None => Vec::new(),
     };
     drop(textures);
-    Ok(DemoRun { summary, files })
+    Ok(DemoRun {
+        summary,
+        files,
+        interrupted,
+    })
 }
 
 fn write_outputs(
@@ -279,38 +394,31 @@ fn write_outputs(
     summary: &DemoSummary,
     dir: &std::path::Path,
 ) -> Result<Vec<PathBuf>, DemoError> {
-    let io = |what: &'static str, path: PathBuf| move |source| DemoError::Io { what, path, source };
-    std::fs::create_dir_all(dir).map_err(io("output folder", dir.to_path_buf()))?;
-    let mut files = Vec::new();
-    let mut put = |name: &str, what: &'static str, bytes: &[u8]| -> Result<(), DemoError> {
-        let p = dir.join(name);
-        std::fs::write(&p, bytes).map_err(io(what, p.clone()))?;
-        files.push(p);
-        Ok(())
-    };
+    // Atomic files, the manifest last (see `outputs`): never a mixed or cut-off set.
+    let mut set = outputs::OutputSet::begin(dir, "lanegraph demo")?;
     let json = serde_json::to_string_pretty(summary).expect("the summary serialises");
-    put("summary.json", "summary", json.as_bytes())?;
-    put(
+    set.put("summary.json", "summary", json.as_bytes())?;
+    set.put(
         "trace.json",
         "trace",
         engine.trace().to_chrome_trace().as_bytes(),
     )?;
-    put(
+    set.put(
         "metrics.prom",
         "metrics",
         lanegraph::telemetry::openmetrics::render(engine.metrics()).as_bytes(),
     )?;
     let data =
         crate::report::ReportData::from_engine(engine, rec, "lanegraph demo", &summary.table());
-    put(
+    set.put(
         "report.html",
         "report",
         crate::report::render_html(&data).as_bytes(),
     )?;
     if let Some(png) = engine.capture_png() {
-        put("frame.png", "frame picture", &png)?;
+        set.put("frame.png", "frame picture", &png)?;
     }
-    Ok(files)
+    Ok(set.publish()?)
 }
 
 fn progress_bar(opts: &DemoOptions, frames: u64) -> Option<indicatif::ProgressBar> {

@@ -1,0 +1,179 @@
+//! The `lanegraph` binary as a user drives it: hostile flags are usage errors (exit 2, a
+//! `fix:`, nothing run or written), and SIGINT / SIGTERM stop the demo at a frame boundary
+//! with a complete, verified output set and the temporary texture folder removed.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_lanegraph"))
+}
+
+fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("lanegraph-cli-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn demo(out: &Path, extra: &[&str]) -> Output {
+    let mut c = bin();
+    c.args(["demo", "--no-gpu", "--out"]).arg(out).args(extra);
+    if !extra.contains(&"--entities") {
+        c.args(["--entities", "500"]);
+    }
+    c.output().expect("the binary runs")
+}
+
+#[test]
+fn hostile_flags_are_usage_errors_before_anything_runs() {
+    let long_name = format!("physics=1,{}=1", "a".repeat(200));
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--frames", "0"], "--frames"),
+        (vec!["--seconds", "nan"], "--seconds"),
+        (vec!["--seconds", "inf"], "--seconds"),
+        (vec!["--seconds", "0"], "--seconds"),
+        (vec!["--entities", "18446744073709551615"], "--entities"),
+        (vec!["--lanes", "physics=10000000000"], "workers"),
+        (vec!["--lanes", "physics=999"], "workers"),
+        (vec!["--lanes", "foo=1"], "physics"),
+        (vec!["--lanes", &long_name], "lane name"),
+        (vec!["--target-fps", "0"], "--target-fps"),
+    ];
+    for (args, mentions) in cases {
+        let out = scratch("flags");
+        let o = demo(&out, &args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(mentions),
+            "{args:?} should mention {mentions}: {err}"
+        );
+        assert!(err.contains("fix:"), "{args:?} says how to fix it: {err}");
+        assert!(!out.join("summary.json").exists(), "{args:?} ran anyway");
+    }
+    // An --out that is a file fails at once, not after the run.
+    let dir = scratch("outfile");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("a-file");
+    std::fs::write(&file, b"x").unwrap();
+    let t0 = Instant::now();
+    let o = demo(&file, &["--frames", "100000"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a folder"));
+    assert!(
+        t0.elapsed() < Duration::from_secs(20),
+        "the run happened first"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Starts a long demo, waits until it runs frames, sends `signals` (0.2 s apart), and returns
+/// its exit code, its output folder and its pid.
+fn interrupted_demo(tag: &str, signals: &[&str]) -> (Option<i32>, PathBuf, u32) {
+    let out = scratch(tag);
+    let log = scratch(&format!("{tag}-log"));
+    std::fs::create_dir_all(&log).unwrap();
+    let stderr = std::fs::File::create(log.join("stderr")).unwrap();
+    let mut child = bin()
+        .args([
+            "demo",
+            "--no-gpu",
+            "--entities",
+            "500",
+            "--seconds",
+            "300",
+            "--out",
+        ])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .expect("the binary starts");
+    let pid = child.id();
+    let t0 = Instant::now();
+    // Running frames once the lane plan is printed (it is printed just before the first frame).
+    while !std::fs::read_to_string(log.join("stderr"))
+        .unwrap_or_default()
+        .contains("lane plan")
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the demo never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    for sig in signals {
+        let sent = Command::new("kill")
+            .args([*sig, pid.to_string().as_str()])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let t0 = Instant::now();
+    let code = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the demo did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::fs::remove_dir_all(&log).unwrap();
+    (code, out, pid)
+}
+
+/// The demo's temporary texture folders of process `pid` that still exist.
+fn texture_folders_of(pid: u32) -> Vec<PathBuf> {
+    std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name().is_some_and(|n| {
+                n.to_string_lossy()
+                    .starts_with(&format!("lanegraph-demo-{pid}-"))
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn sigint_and_sigterm_stop_at_a_frame_boundary_with_a_complete_output_set() {
+    for (sig, code) in [("-INT", 130), ("-TERM", 143)] {
+        let (got, out, pid) = interrupted_demo(&format!("sig{code}"), &[sig]);
+        assert_eq!(got, Some(code), "{sig}");
+        let manifest = lanegraph_demo::outputs::verify(&out).expect("a complete, verified set");
+        let names: Vec<_> = manifest.files.iter().map(|f| f.name.as_str()).collect();
+        for want in ["summary.json", "trace.json", "metrics.prom", "report.html"] {
+            assert!(names.contains(&want), "{sig}: {names:?}");
+        }
+        let summary: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+        assert!(
+            summary["frames"].as_u64().unwrap() > 0,
+            "{sig}: the frames run are reported"
+        );
+        assert!(
+            texture_folders_of(pid).is_empty(),
+            "{sig}: temp folder left behind"
+        );
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+}
+
+#[test]
+fn a_second_signal_exits_at_once_and_never_leaves_a_mixed_set() {
+    let (got, out, _) = interrupted_demo("twice", &["-INT", "-INT"]);
+    assert_eq!(got, Some(130));
+    // Either the set was published before the second signal, or it has no manifest: a reader
+    // never trusts a mixed or cut-off set.
+    if out.join(lanegraph_demo::outputs::MANIFEST).exists() {
+        lanegraph_demo::outputs::verify(&out).expect("a manifest vouches only for its files");
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
