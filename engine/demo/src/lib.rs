@@ -258,6 +258,7 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
                 engine.metrics().clone(),
                 lanegraph::telemetry::EndpointOptions {
                     allow_non_loopback: opts.metrics_remote,
+                    ..Default::default()
                 },
             )?;
             if opts.progress {

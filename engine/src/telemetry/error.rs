@@ -95,8 +95,9 @@ pub enum EndpointError {
     /// The address is not loopback and exposure beyond this machine was not asked for.
     #[error(
         "refusing to serve metrics on {addr}: not a loopback address \
-         (fix: use 127.0.0.1:PORT, or set `EndpointOptions::allow_non_loopback` if you mean to \
-         expose metrics to the network)"
+         (fix: use 127.0.0.1:PORT, or, if you mean to expose metrics to the network, pass \
+         --metrics-remote to the lanegraph binary or set `EndpointOptions::allow_non_loopback` \
+         in a game)"
     )]
     NotLoopback {
         /// The refused address.
