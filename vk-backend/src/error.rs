@@ -46,6 +46,14 @@ pub enum GpuError {
         /// The queue family index.
         family: u32,
     },
+    /// A fence wait ran past its deadline: the GPU is hung or far behind.
+    #[error("vulkan: {call} waited {waited_ms} ms for the GPU without an answer (fix: treat the device as lost: drop the backend and create it again, or draw less)")]
+    Timeout {
+        /// The wait.
+        call: &'static str,
+        /// How long it waited, ms.
+        waited_ms: u64,
+    },
     /// The device was lost (driver reset, hang, removal): every object of it is now dead.
     #[error("vulkan: device lost in {call} (fix: drop the backend and create it again)")]
     DeviceLost {

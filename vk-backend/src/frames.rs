@@ -32,7 +32,14 @@ struct Slot {
     pool: vk::CommandPool,
     cmd: vk::CommandBuffer,
     fence: vk::Fence,
+    /// A submission on this slot succeeded and has not been waited for: the only case in
+    /// which its fence will be signalled by the GPU. (After a failed submit the fence stays
+    /// unsignalled with nothing to signal it; waiting on it would never return.)
+    in_flight: bool,
 }
+
+/// The longest any fence wait of the ring waits before it reports [`GpuError::Timeout`].
+pub const FENCE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// A command buffer in the recording state for frame [`frame`](Self::frame) in slot
 /// [`slot`](Self::slot). Only [`FrameRing::begin`] makes one.
@@ -64,6 +71,8 @@ pub struct FrameRing {
     slots: Vec<Slot>,
     next_frame: u64,
     last_wait_ns: u64,
+    /// Test seam: the next submit fails after resetting its fence, as a driver's would.
+    fail_next_submit: bool,
 }
 
 impl FrameRing {
@@ -83,6 +92,7 @@ impl FrameRing {
             slots: Vec::with_capacity(frames_in_flight as usize),
             next_frame: 0,
             last_wait_ns: 0,
+            fail_next_submit: false,
         };
         let d = &gpu.shared.device;
         for _ in 0..frames_in_flight {
@@ -101,6 +111,7 @@ impl FrameRing {
                     pool,
                     cmd: vk::CommandBuffer::null(),
                     fence: vk::Fence::null(),
+                    in_flight: false,
                 });
                 let slot = ring.slots.last_mut().ok_or(GpuError::BadInput {
                     what: "frames_in_flight",
@@ -144,23 +155,25 @@ impl FrameRing {
     pub fn begin(&mut self) -> Result<Recording, GpuError> {
         let frame = self.next_frame;
         let slot_index = (frame % self.slots.len() as u64) as u32;
-        let slot = &self.slots[slot_index as usize];
-        let d = &self.gpu.shared.device;
-        // SAFETY: the fence and pool belong to this device; after the fence wait no GPU work
-        // uses the slot's command buffer, so resetting its pool is allowed.
-        unsafe {
-            // Polling first keeps the common no-wait case to one cheap call.
-            let done = d
-                .get_fence_status(slot.fence)
+        self.last_wait_ns = 0;
+        if self.slots[slot_index as usize].in_flight {
+            let fence = self.slots[slot_index as usize].fence;
+            let t0 = monotonic_ns();
+            // SAFETY: the fence belongs to this device.
+            let done = unsafe { self.gpu.shared.device.get_fence_status(fence) }
                 .map_err(vk_err("vkGetFenceStatus"))?;
-            if done {
-                self.last_wait_ns = 0;
-            } else {
-                let t0 = monotonic_ns();
-                d.wait_for_fences(&[slot.fence], true, u64::MAX)
-                    .map_err(vk_err("vkWaitForFences"))?;
+            if !done {
+                wait(&self.gpu, &[fence], "vkWaitForFences (frame slot)")?;
                 self.last_wait_ns = monotonic_ns().saturating_sub(t0);
             }
+            self.slots[slot_index as usize].in_flight = false;
+        }
+        let slot = &self.slots[slot_index as usize];
+        let d = &self.gpu.shared.device;
+        // SAFETY: the fence and pool belong to this device; the slot is not in flight (waited
+        // above, or its last submit failed, so no GPU work uses its command buffer), so
+        // resetting its pool is allowed.
+        unsafe {
             d.reset_command_pool(slot.pool, vk::CommandPoolResetFlags::empty())
                 .map_err(vk_err("vkResetCommandPool"))?;
             d.begin_command_buffer(
@@ -180,25 +193,43 @@ impl FrameRing {
 
     /// Step 4: ends `rec` and submits it with its slot's fence.
     pub fn submit(&mut self, rec: Recording) -> Result<(), GpuError> {
-        let slot = &self.slots[rec.slot as usize];
+        let fail = std::mem::take(&mut self.fail_next_submit);
+        let slot = &mut self.slots[rec.slot as usize];
         let d = &self.gpu.shared.device;
         let cmds = [rec.cmd];
         let submit = vk::SubmitInfo::default().command_buffers(&cmds);
         // SAFETY: `rec` is this slot's recording buffer (only `begin` makes a Recording); the
-        // fence is signalled (waited in `begin`) so resetting it is valid; the queue is locked.
+        // slot is not in flight (`begin` waited for it), so no pending submission uses the
+        // fence and resetting it is valid; the queue is locked for the submit.
         unsafe {
             d.end_command_buffer(rec.cmd)
                 .map_err(vk_err("vkEndCommandBuffer"))?;
             d.reset_fences(&[slot.fence])
                 .map_err(vk_err("vkResetFences"))?;
+            if fail {
+                return Err(GpuError::OutOfMemory {
+                    call: "vkQueueSubmit (injected)",
+                    which: "device",
+                });
+            }
             let queue = self.gpu.shared.queue();
             d.queue_submit(*queue, &[submit], slot.fence)
                 .map_err(vk_err("vkQueueSubmit"))?;
         }
+        // Only now will the GPU signal the fence.
+        slot.in_flight = true;
         Ok(())
     }
 
-    /// Whether slot `slot`'s last submission has finished (polls, never waits).
+    /// Test seam: the next [`submit`](Self::submit) fails after resetting its fence, the way
+    /// an out-of-memory `vkQueueSubmit` does, so the recovery path can be tested on any device.
+    #[doc(hidden)]
+    pub fn fail_next_submit(&mut self) {
+        self.fail_next_submit = true;
+    }
+
+    /// Whether slot `slot`'s last submission has finished (polls, never waits). False for a
+    /// slot whose last submit failed: nothing of that frame ran, so nothing of it is to be read.
     pub fn is_complete(&self, slot: u32) -> Result<bool, GpuError> {
         let Some(s) = self.slots.get(slot as usize) else {
             return Ok(false);
@@ -210,20 +241,41 @@ impl FrameRing {
 
     /// Waits for every slot's last submission (shutdown, tests, a blocking readback).
     pub fn finish(&mut self) -> Result<(), GpuError> {
-        let fences: Vec<vk::Fence> = self.slots.iter().map(|s| s.fence).collect();
-        // SAFETY: fences of this device; a fence of a slot never submitted is signalled.
-        unsafe {
-            self.gpu
-                .shared
-                .device
-                .wait_for_fences(&fences, true, u64::MAX)
+        let fences: Vec<vk::Fence> = self
+            .slots
+            .iter()
+            .filter(|s| s.in_flight)
+            .map(|s| s.fence)
+            .collect();
+        if fences.is_empty() {
+            return Ok(());
         }
-        .map_err(vk_err("vkWaitForFences"))
+        wait(&self.gpu, &fences, "vkWaitForFences (finish)")?;
+        for s in &mut self.slots {
+            s.in_flight = false;
+        }
+        Ok(())
     }
 
     /// The device.
     pub fn gpu(&self) -> &Gpu {
         &self.gpu
+    }
+}
+
+/// Waits for every fence in `fences` (each of an in-flight submission), at most
+/// [`FENCE_TIMEOUT`].
+fn wait(gpu: &Gpu, fences: &[vk::Fence], call: &'static str) -> Result<(), GpuError> {
+    let timeout = FENCE_TIMEOUT.as_nanos() as u64;
+    // SAFETY: fences of this device, each of a successful submission (so the GPU will signal
+    // it, or the device is lost and the wait returns an error).
+    match unsafe { gpu.shared.device.wait_for_fences(fences, true, timeout) } {
+        Ok(()) => Ok(()),
+        Err(vk::Result::TIMEOUT) => Err(GpuError::Timeout {
+            call,
+            waited_ms: FENCE_TIMEOUT.as_millis() as u64,
+        }),
+        Err(e) => Err(vk_err(call)(e)),
     }
 }
 

@@ -109,6 +109,31 @@ impl GpuBuffer {
             .map(|s| &s[..size.min(s.len())])
     }
 
+    /// `len` mapped bytes from `offset`, and no more: for reading a range the GPU has finished
+    /// writing while it may be writing other ranges of the same buffer (a slice over the whole
+    /// mapping would alias memory the device is writing). `None` for device-only memory or a
+    /// range outside the buffer.
+    ///
+    /// The caller must know the GPU has finished writing this range (a fence, or a frame slot
+    /// the ring reports complete) and does not write it while the slice lives.
+    pub fn mapped_range(&self, offset: usize, len: usize) -> Option<&[u8]> {
+        let end = offset.checked_add(len)?;
+        if end > self.size as usize {
+            return None;
+        }
+        let base = self.allocation.as_ref()?.mapped_ptr()?.as_ptr() as *const u8;
+        // SAFETY: checklist for the slice:
+        // - `base` is the start of this allocation's persistent host mapping (gpu-allocator maps
+        //   `CpuToGpu`/`GpuToCpu` memory for the allocation's life, which `&self` spans);
+        // - `[offset, end)` lies inside the buffer's `size` bytes (checked above), which lie
+        //   inside the mapping;
+        // - the bytes are plain `u8` (any bit pattern is valid);
+        // - the slice covers only this range: other ranges the device may be writing are not
+        //   aliased, and the caller guarantees (documented above) this one is not written while
+        //   the slice lives.
+        Some(unsafe { std::slice::from_raw_parts(base.add(offset), len) })
+    }
+
     /// The mapped bytes, writable.
     pub fn mapped_mut(&mut self) -> Option<&mut [u8]> {
         let size = self.size as usize;

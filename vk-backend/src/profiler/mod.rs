@@ -109,6 +109,9 @@ pub struct ProfilerStats {
 #[derive(Debug, Clone, Copy)]
 struct SlotRecord {
     frame: Option<u64>,
+    /// `end_frame` recorded the frame's closing commands. A frame begun but never ended (its
+    /// recording abandoned on an error) has no results of its own in the slot: never read.
+    closed: bool,
     read: bool,
     pass_count: u8,
     passes: [PassId; MAX_PASSES],
@@ -117,6 +120,7 @@ struct SlotRecord {
 
 const EMPTY_SLOT: SlotRecord = SlotRecord {
     frame: None,
+    closed: false,
     read: false,
     pass_count: 0,
     passes: [PassId(0); MAX_PASSES],
@@ -378,6 +382,7 @@ impl GpuProfiler {
         };
         let base = self.base(slot);
         let d = &self.shared.device;
+        self.slots[slot as usize].closed = true;
         let r = self.slots[slot as usize];
         // Close passes left open: the copy WAITs for every query it covers, and an unwritten
         // query would hang the queue.
@@ -461,7 +466,7 @@ impl GpuProfiler {
         if let Some(old) = now.checked_sub(f).filter(|_| f > 2) {
             let slot = (old % f) as u32;
             let r = self.slots[slot as usize];
-            if r.frame == Some(old) && !r.read && is_complete(slot)? {
+            if r.frame == Some(old) && r.closed && !r.read && is_complete(slot)? {
                 read_any |= self.read_slot(slot, old)?;
                 if read_any {
                     self.stats.frames_recovered += 1;
@@ -473,7 +478,7 @@ impl GpuProfiler {
         };
         let slot = (target % f) as u32;
         let r = self.slots[slot as usize];
-        if r.frame == Some(target) && !r.read {
+        if r.frame == Some(target) && r.closed && !r.read {
             if is_complete(slot)? {
                 read_any |= self.read_slot(slot, target)?;
             } else {
@@ -493,10 +498,10 @@ impl GpuProfiler {
         let ok = match self.read_path {
             ReadPath::CopyToMappedBuffer => {
                 let base = self.base(slot) as usize * RESULT_STRIDE as usize;
+                // Only this slot's range: the GPU may be writing the other slots right now.
                 let bytes = self
                     .results
-                    .mapped()
-                    .and_then(|b| b.get(base..base + used * RESULT_STRIDE as usize))
+                    .mapped_range(base, used * RESULT_STRIDE as usize)
                     .unwrap_or(&[]);
                 decode(
                     &self.caps,

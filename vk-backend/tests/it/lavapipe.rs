@@ -60,3 +60,66 @@ fn a_frame_that_is_not_done_is_skipped_not_waited_for() {
         assert_no_messages(&gpu);
     }
 }
+
+/// A submit that fails after resetting its fence (as an out-of-memory `vkQueueSubmit` does)
+/// must not leave a wait that never returns: the next `begin` on that slot, `finish` and the
+/// drop all return, and frames go on. The profiler never reads a frame that did not run: not
+/// the failed submit's, and not one whose recording was abandoned after `begin_frame`.
+#[test]
+fn a_failed_submit_leaves_nothing_waiting_forever() {
+    use lanegraph_vk::{FrameRing, GpuError, GpuProfiler};
+    let test = "a_failed_submit_leaves_nothing_waiting_forever";
+    let Some(gpu) = validated_gpu(test, true) else {
+        return;
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let gpu2 = gpu.clone();
+    // On its own thread, so a hang fails the test instead of hanging it.
+    std::thread::spawn(move || {
+        let mut ring = FrameRing::new(&gpu2, 2).expect("ring");
+        let mut prof = GpuProfiler::new(&gpu2, 2).expect("profiler");
+        let pass = prof.register_pass("p").expect("pass");
+        let mut never_ran = Vec::new();
+        for n in 0..12u64 {
+            let rec = ring
+                .begin()
+                .expect("begin returns, also after a failed submit");
+            let read = prof
+                .collect(rec.frame(), |s| ring.is_complete(s))
+                .expect("collect");
+            if let Some(read) = read {
+                assert!(
+                    !never_ran.contains(&read.frame),
+                    "the profiler read frame {} that never ran",
+                    read.frame
+                );
+            }
+            if n == 7 {
+                // A recording abandoned after the profiler began it (an error while recording):
+                // never ended, never submitted.
+                prof.begin_frame(&rec);
+                never_ran.push(n);
+                continue;
+            }
+            prof.begin_frame(&rec);
+            let t = prof.begin_pass(&rec, pass);
+            prof.end_pass(&rec, t);
+            prof.end_frame(&rec);
+            if n == 4 {
+                ring.fail_next_submit();
+                let e = ring.submit(rec).unwrap_err();
+                assert!(matches!(e, GpuError::OutOfMemory { .. }), "{e}");
+                never_ran.push(n);
+            } else {
+                ring.submit(rec).expect("submit");
+            }
+        }
+        ring.finish().expect("finish returns");
+        drop(prof);
+        drop(ring);
+        let _ = tx.send(());
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(60))
+        .expect("begin, finish and drop returned after a failed submit");
+    assert_no_messages(&gpu);
+}
