@@ -23,6 +23,7 @@ mod engine_steady;
 mod engine_stress;
 mod game_loop_determinism;
 mod game_loop_steps;
+mod hostile_input;
 mod report_chromium;
 mod systems_alloc_free;
 mod systems_registration;
