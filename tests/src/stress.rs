@@ -10,7 +10,8 @@
 //!    (scope slot pools, span rings, trace tracks, clock calibration) exist before the heap
 //!    baseline is read.
 //! 2. Baseline: live heap bytes (tracking allocator).
-//! 3. For `seconds`: the demo world runs frame after frame on the real clock; every frame also
+//! 3. First [`UNLOADED_FRAMES`] frames with no flood, for the baseline frame p99. Then for
+//!    `seconds`: the demo world runs frame after frame on the real clock; every frame also
 //!    - floods the physics lane with a scope of small jobs, one of which panics every
 //!      [`PANIC_EVERY`] frames (the scope must return that panic, the lane must keep working);
 //!    - floods the render and asset lanes with detached busy jobs (up to [`FLOOD_BACKLOG`]
@@ -24,8 +25,14 @@
 //!    [`LEAK_TOLERANCE_BYTES`] is a leak. Growth of the span-ring pool is not counted: it is
 //!    a per-process pool sized by the most threads recording at once (see
 //!    `lanegraph::telemetry::spans::ring_pool_bytes`).
+//! 6. The verdict also checks that every injected panic was counted on its lane (physics,
+//!    render and asset), that resident memory grew by at most [`RSS_GROWTH_CEILING_BYTES`],
+//!    that the loaded frame p99 stays within [`P99_FACTOR`] of the unloaded one, and that the
+//!    temporary asset folder is gone.
 
 use std::fmt;
+
+use lanegraph::telemetry::quantiles;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -48,6 +55,18 @@ pub const LEAK_TOLERANCE_BYTES: i64 = 64 << 10;
 pub const WARM_UP_SECONDS: f64 = 0.5;
 /// A frame that has not finished after this long means the run hung.
 pub const HANG_AFTER: Duration = Duration::from_secs(20);
+/// Resident memory may grow by at most this much over the run (the floods are bounded, the
+/// world and every buffer are sized at the start).
+pub const RSS_GROWTH_CEILING_BYTES: u64 = 256 << 20;
+/// The loaded run's frame p99 may be at most this many times the unloaded run's (floored at
+/// [`P99_FLOOR_MS`]): the floods share the machine's cores, so frames get slower, but a lane
+/// that starves the owner (or a frame that waits on a flooded lane) shows as far more.
+pub const P99_FACTOR: f64 = 50.0;
+/// The unloaded p99 the factor applies to is at least this, ms (a sub-millisecond unloaded
+/// frame would make the bound noise).
+pub const P99_FLOOR_MS: f64 = 5.0;
+/// Frames of the unloaded phase that measures the baseline p99.
+pub const UNLOADED_FRAMES: u64 = 60;
 
 /// How to stress.
 #[derive(Debug, Clone, PartialEq)]
@@ -102,6 +121,8 @@ pub enum StressError {
 pub struct Flood {
     /// Spawned.
     pub spawned: u64,
+    /// Panics injected into spawned jobs.
+    pub injected: u64,
     /// Ran to the end.
     pub ran: u64,
     /// Panicked (counted by the lane).
@@ -131,6 +152,15 @@ pub struct StressReport {
     pub assets_expected_failures: u64,
     /// Worst frame, ms.
     pub worst_frame_ms: f64,
+    /// Frame p99 with no flood (the first [`UNLOADED_FRAMES`] frames), ms.
+    pub unloaded_p99_ms: f64,
+    /// Frame p99 under the floods, ms.
+    pub loaded_p99_ms: f64,
+    /// Resident memory at the start and its peak over the run, bytes (`None`: not measurable
+    /// on this OS).
+    pub resident_bytes: Option<(u64, u64)>,
+    /// The temporary asset folder was still there after the run.
+    pub temp_left: bool,
     /// Whether a frame or the drain exceeded its time limit.
     pub hung: bool,
     /// Live heap growth after the engine was dropped, bytes (`None`: not measurable, no
@@ -174,6 +204,35 @@ impl StressReport {
                     fl.spawned, fl.ran, fl.panicked
                 ));
             }
+            if fl.panicked != fl.injected {
+                f.push(format!(
+                    "{lane} lane panics: {} injected, {} counted by the lane",
+                    fl.injected, fl.panicked
+                ));
+            }
+        }
+        let bound = P99_FACTOR * self.unloaded_p99_ms.max(P99_FLOOR_MS);
+        if self.loaded_p99_ms > bound {
+            f.push(format!(
+                "frame p99 under load {:.1} ms, over {P99_FACTOR} x the unloaded {:.1} ms (floored at {P99_FLOOR_MS} ms)",
+                self.loaded_p99_ms, self.unloaded_p99_ms
+            ));
+        }
+        match self.resident_bytes {
+            None => {
+                f.push("resident memory not measurable on this OS (no /proc/self/status)".into())
+            }
+            Some((start, peak)) if peak.saturating_sub(start) > RSS_GROWTH_CEILING_BYTES => {
+                f.push(format!(
+                    "resident memory grew by {} MiB over the run (ceiling {} MiB)",
+                    (peak - start) >> 20,
+                    RSS_GROWTH_CEILING_BYTES >> 20
+                ))
+            }
+            Some(_) => {}
+        }
+        if self.temp_left {
+            f.push("the temporary asset folder was left behind".into());
         }
         if self.assets_loaded + self.assets_failed != self.assets_requested {
             f.push(format!(
@@ -205,8 +264,18 @@ impl fmt::Display for StressReport {
         writeln!(f, "stress report:")?;
         writeln!(
             f,
-            "  frames                 {} (worst {:.1} ms)",
-            self.frames, self.worst_frame_ms
+            "  frames                 {} (worst {:.2} ms; p99 {:.2} ms loaded, {:.2} ms unloaded)",
+            self.frames, self.worst_frame_ms, self.loaded_p99_ms, self.unloaded_p99_ms
+        )?;
+        writeln!(
+            f,
+            "  resident memory        {}",
+            self.resident_bytes
+                .map_or("not measurable".into(), |(a, b)| format!(
+                    "{} MiB at start, {} MiB peak",
+                    a >> 20,
+                    b >> 20
+                ))
         )?;
         writeln!(
             f,
@@ -216,8 +285,8 @@ impl fmt::Display for StressReport {
         for (lane, fl) in [("render", self.render), ("asset", self.asset)] {
             writeln!(
                 f,
-                "  {lane:<6} lane flood      {} spawned, {} ran, {} panicked",
-                fl.spawned, fl.ran, fl.panicked
+                "  {lane:<6} lane flood      {} spawned, {} ran, {} panicked ({} injected)",
+                fl.spawned, fl.ran, fl.panicked, fl.injected
             )?;
         }
         writeln!(
@@ -342,6 +411,16 @@ fn run_engine(opts: &StressOptions) -> Result<StressReport, StressError> {
     let (physics, render, asset) = lanes_of(&engine);
     let ran = [Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0))];
     let mut r = StressReport::default();
+    // 3a. Unloaded: the same engine and world, no flood, for the baseline frame p99.
+    let mut unloaded_ms = Vec::with_capacity(UNLOADED_FRAMES as usize);
+    for _ in 0..UNLOADED_FRAMES {
+        unloaded_ms.push(engine.frame()?.frame_ms);
+        heartbeat.fetch_add(1, Ordering::Relaxed);
+    }
+    r.unloaded_p99_ms = quantiles::percentile(&unloaded_ms, 99.0).unwrap_or(0.0);
+    r.resident_bytes = resident_bytes().map(|b| (b, b));
+    let mut loaded_ms = Vec::new();
+    // 3b. Loaded.
     let started = Instant::now();
     let mut expected_fail = 0u64;
     let mut next_asset = 0u64;
@@ -384,7 +463,7 @@ fn run_engine(opts: &StressOptions) -> Result<StressReport, StressError> {
             for j in 0..FLOOD_JOBS {
                 let counter = ran[k].clone();
                 let boom = j == 0 && arm;
-                if engine
+                let spawned = engine
                     .lanes()
                     .spawn_detached(lane, move || {
                         lanegraph::telemetry::name_lane_thread();
@@ -395,9 +474,10 @@ fn run_engine(opts: &StressOptions) -> Result<StressReport, StressError> {
                         busy(20_000);
                         counter.fetch_add(1, Ordering::Relaxed);
                     })
-                    .is_ok()
-                {
+                    .is_ok();
+                if spawned {
                     fl.spawned += 1;
+                    fl.injected += u64::from(boom);
                 }
             }
         }
@@ -419,8 +499,15 @@ fn run_engine(opts: &StressOptions) -> Result<StressReport, StressError> {
         }
         let out = engine.frame()?;
         r.worst_frame_ms = r.worst_frame_ms.max(out.frame_ms);
+        loaded_ms.push(out.frame_ms);
+        if frame % 64 == 0 {
+            if let (Some((_, peak)), Some(now)) = (r.resident_bytes.as_mut(), resident_bytes()) {
+                *peak = (*peak).max(now);
+            }
+        }
         heartbeat.fetch_add(1, Ordering::Relaxed);
     }
+    r.loaded_p99_ms = quantiles::percentile(&loaded_ms, 99.0).unwrap_or(0.0);
     // 4. Drain.
     let deadline = Instant::now() + HANG_AFTER;
     loop {
@@ -457,7 +544,9 @@ fn run_engine(opts: &StressOptions) -> Result<StressReport, StressError> {
     }
     let _ = engine.lanes().take_detached_panics();
     drop(engine);
+    let temp_dir = files.dir().to_path_buf();
     drop(files);
+    r.temp_left = temp_dir.exists();
     stop.store(true, Ordering::Relaxed);
     let _ = watchdog.join();
     r.hung = hung.load(Ordering::Relaxed) || Instant::now() > deadline;
@@ -497,4 +586,12 @@ fn busy(ns: u64) {
     while lanegraph_jobs::clock::now().ns_since(t0) < ns {
         x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
     }
+}
+
+/// This process's resident memory, bytes (Linux: `VmRSS` of `/proc/self/status`).
+fn resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
