@@ -251,6 +251,19 @@ impl StopOnSignal {
 }
 
 fn run_stress(seconds: f64, lanes: Option<String>) -> ExitCode {
+    if !(seconds.is_finite() && seconds > 0.0 && seconds <= lanegraph_demo::MAX_SECONDS) {
+        return usage_error(format!(
+            "--seconds {seconds}: not a positive, finite number of seconds up to a week; fix: give a number in (0, {}]",
+            lanegraph_demo::MAX_SECONDS
+        ));
+    }
+    if let Some(spec) = &lanes {
+        if let Err(e) =
+            lanegraph::jobs::LanePlan::from_spec(spec, &lanegraph::jobs::plan::machine_cores())
+        {
+            return usage_error(format!("--lanes: {e}"));
+        }
+    }
     let opts = lanegraph_tests::stress::StressOptions {
         seconds,
         lanes,

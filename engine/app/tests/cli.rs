@@ -52,6 +52,17 @@ fn hostile_flags_are_usage_errors_before_anything_runs() {
         assert!(err.contains("fix:"), "{args:?} says how to fix it: {err}");
         assert!(!out.join("summary.json").exists(), "{args:?} ran anyway");
     }
+    for (args, mentions) in [
+        (vec!["stress", "--seconds", "nan"], "--seconds"),
+        (vec!["stress", "--seconds", "inf"], "--seconds"),
+        (vec!["stress", "--lanes", "physics=999"], "workers"),
+        (vec!["bench", "nosuchsuite"], "unknown bench suite"),
+    ] {
+        let o = bin().args(&args).output().expect("the binary runs");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(mentions), "{args:?}: {err}");
+    }
     // An --out that is a file fails at once, not after the run.
     let dir = scratch("outfile");
     std::fs::create_dir_all(&dir).unwrap();

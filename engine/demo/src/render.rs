@@ -171,6 +171,14 @@ impl ParticleRenderer {
         }
     }
 
+    /// Test seam: the next draw's GPU submit fails, as an out-of-memory or lost device's does.
+    #[doc(hidden)]
+    pub fn fail_next_submit(&mut self) {
+        if let Some((renderer, _)) = self.gpu.as_mut() {
+            renderer.fail_next_submit();
+        }
+    }
+
     /// Textures whose CPU copy did not fit [`TEXTURE_CPU_BUDGET_BYTES`].
     pub fn textures_dropped(&self) -> u64 {
         self.textures_dropped
@@ -200,7 +208,8 @@ impl ParticleRenderer {
 
     /// Gives up the GPU after an error, saying why.
     fn lose_gpu(&mut self, e: &str) {
-        self.device.unavailable = Some(format!("lost during the run: {e}"));
+        let name = self.device.name.take().unwrap_or_else(|| "the GPU".into());
+        self.device.unavailable = Some(format!("{name} lost during the run: {e}"));
         self.gpu = None;
     }
 }

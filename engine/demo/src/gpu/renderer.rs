@@ -416,6 +416,12 @@ impl Renderer {
         Ok(report)
     }
 
+    /// Test seam: the next frame's submit fails (see `FrameRing::fail_next_submit`).
+    #[doc(hidden)]
+    pub fn fail_next_submit(&mut self) {
+        self.ring.fail_next_submit();
+    }
+
     /// Waits for every frame in flight and harvests pending readbacks (shutdown, tests, the
     /// demo's picture; never per frame).
     pub fn finish(&mut self) -> Result<(), GpuError> {

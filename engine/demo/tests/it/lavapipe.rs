@@ -447,3 +447,52 @@ fn dropping_the_gpu_before_the_renderer_is_safe() {
         .expect("frame after the Gpu handle is gone");
     drop(r);
 }
+
+/// A GPU error mid-run (here an injected failed submit, as out-of-memory or a lost device
+/// gives) is survived: the demo's pass drops its renderer and says why, the error is in the
+/// render lane's statistics, and the engine keeps running frames.
+#[test]
+fn a_gpu_error_mid_run_drops_the_renderer_and_the_run_goes_on() {
+    use lanegraph::runtime::Engine;
+    use lanegraph_demo::render::{derive_view, ParticleRenderer, VIEW_DOMAINS};
+    if validated_gpu("a_gpu_error_mid_run", true).is_none() {
+        return;
+    }
+    let mut pass = ParticleRenderer::new(true, true);
+    assert!(pass_has_gpu(&pass), "lavapipe came up");
+    pass.fail_next_submit();
+    let mut engine = Engine::builder()
+        .lanes_spec("physics=1,render=1,asset=1")
+        .lockstep(true)
+        .adaptive(false)
+        .render(VIEW_DOMAINS, derive_view, pass)
+        .build()
+        .expect("engine");
+    lanegraph_demo::world::setup(engine.world_mut(), 200, 1).expect("world");
+    for _ in 0..20 {
+        engine.frame().expect("frames go on");
+        engine.finish_render();
+    }
+    let stats = engine.render_stats();
+    assert!(
+        !stats.errors.is_empty(),
+        "the error was recorded: {stats:?}"
+    );
+    let device = engine.render_device();
+    assert!(device.name.is_none(), "{device:?}");
+    assert!(
+        device
+            .unavailable
+            .as_deref()
+            .is_some_and(|w| w.contains("lost during the run")),
+        "{device:?}"
+    );
+    assert!(stats.drawn >= 20, "the lane kept taking views: {stats:?}");
+}
+
+fn pass_has_gpu(p: &lanegraph_demo::render::ParticleRenderer) -> bool {
+    use lanegraph::runtime::RenderPass;
+    RenderPass::<lanegraph_demo::render::ParticleFrame>::device(p)
+        .name
+        .is_some()
+}
