@@ -156,15 +156,17 @@ impl EngineBuilder {
         self
     }
 
-    /// The limits every asset load is held to (default [`AssetLimits::default`]).
+    /// The limits every asset load is held to (default [`AssetLimits::default`]; the config
+    /// file's `[assets]` section sets the same).
     pub fn asset_limits(mut self, limits: AssetLimits) -> Self {
-        self.loaders.limits = limits;
+        self.config.asset_limits = limits;
         self
     }
 
     /// Validates everything, starts the lanes, registers the built-in agents.
     pub fn build(self) -> Result<Engine, BuildError> {
         self.config.validate()?;
+        let limits = self.config.asset_limits;
         let plan = match (self.plan, &self.config.lanes) {
             (Some(p), _) => p,
             (None, Some(spec)) => owner_serves_physics(LanePlan::from_spec(
@@ -186,7 +188,11 @@ impl EngineBuilder {
             self.world.unwrap_or_default(),
             self.lockstep,
             self.render,
-            self.loaders,
+            {
+                let mut loaders = self.loaders;
+                loaders.limits = limits;
+                loaders
+            },
         )
     }
 }

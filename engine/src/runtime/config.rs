@@ -9,7 +9,7 @@
 //! [engine]
 //! target_fps = 60.0          # frame-time target the budget controller holds
 //! fixed_step_hz = 60         # simulation step while no agent declares one
-//! vulkan = true              # render through Vulkan when a driver is present
+//! vulkan = true              # for the game's renderer (the demo's draws through Vulkan when true)
 //! lanes = "physics=2,render=1,asset=1"   # optional: overrides the automatic plan
 //! pin = true                 # pin lane workers to their cores
 //!
@@ -19,6 +19,10 @@
 //!
 //! [budget]
 //! adaptive = true            # false pins every agent to its first strategy
+//!
+//! [assets]
+//! max_file_bytes = 268435456 # largest asset file read (256 MiB)
+//! max_image_pixels = 67108864 # largest decoded image (64 Mi pixels)
 //! ```
 //! Every key is optional; unknown keys are errors (a typo must not be silently ignored).
 
@@ -36,7 +40,9 @@ pub struct EngineConfig {
     pub target_fps: f64,
     /// Default fixed step, Hz (agents may declare a smaller step).
     pub fixed_step_hz: u32,
-    /// Try Vulkan (when false, or without a driver, the engine runs and reports the GPU off).
+    /// Whether the game's renderer should bring up Vulkan (the runtime itself draws nothing:
+    /// the demo's renderer reads this, and runs without drawing when false or without a
+    /// driver).
     pub vulkan: bool,
     /// A `name=workers,...` lane spec overriding the automatic plan.
     pub lanes: Option<String>,
@@ -48,7 +54,14 @@ pub struct EngineConfig {
     pub trace_frames: usize,
     /// Let the budget controller adapt (false: every agent stays on its first strategy).
     pub adaptive: bool,
+    /// The limits every asset load is held to.
+    pub asset_limits: super::loaders::AssetLimits,
 }
+
+/// The largest `assets.max_file_bytes` accepted: 16 GiB.
+pub const MAX_ASSET_FILE_LIMIT: u64 = 16 << 30;
+/// The largest `assets.max_image_pixels` accepted: 1 Gi pixels (4 GiB of RGBA8).
+pub const MAX_IMAGE_PIXELS_LIMIT: u64 = 1 << 30;
 
 impl Default for EngineConfig {
     fn default() -> Self {
@@ -61,6 +74,7 @@ impl Default for EngineConfig {
             spans: true,
             trace_frames: 120,
             adaptive: true,
+            asset_limits: super::loaders::AssetLimits::default(),
         }
     }
 }
@@ -90,6 +104,8 @@ struct FileDoc {
     telemetry: FileTelemetry,
     #[serde(default)]
     budget: FileBudget,
+    #[serde(default)]
+    assets: FileAssets,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -113,6 +129,13 @@ struct FileTelemetry {
 #[serde(deny_unknown_fields)]
 struct FileBudget {
     adaptive: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileAssets {
+    max_file_bytes: Option<u64>,
+    max_image_pixels: Option<u64>,
 }
 
 impl EngineConfig {
@@ -144,6 +167,11 @@ impl EngineConfig {
         c.spans = doc.telemetry.spans.unwrap_or(c.spans);
         c.trace_frames = doc.telemetry.trace_frames.unwrap_or(c.trace_frames);
         c.adaptive = doc.budget.adaptive.unwrap_or(c.adaptive);
+        let a = doc.assets;
+        c.asset_limits.max_file_bytes = a.max_file_bytes.unwrap_or(c.asset_limits.max_file_bytes);
+        c.asset_limits.max_image_pixels = a
+            .max_image_pixels
+            .unwrap_or(c.asset_limits.max_image_pixels);
         c.validate().map_err(|mut err| {
             err.line = find_key_line(text, &err.key);
             err
@@ -175,7 +203,9 @@ impl EngineConfig {
             ));
         }
         if let Some(spec) = &self.lanes {
-            if let Err(e) = lanegraph_jobs::LanePlan::from_spec(spec, &[0]) {
+            // Against this machine's cores: the worker bound is per core.
+            let cores = lanegraph_jobs::plan::machine_cores();
+            if let Err(e) = lanegraph_jobs::LanePlan::from_spec(spec, &cores) {
                 // The plan's message carries its own fix: split it so it is said once.
                 let text = e.to_string();
                 let (message, fix) = text
@@ -183,6 +213,24 @@ impl EngineConfig {
                     .unwrap_or((text.as_str(), "write name=workers[,name=workers...]"));
                 return Err(bad("engine.lanes", message.to_string(), fix));
             }
+        }
+        let l = &self.asset_limits;
+        if !(1..=MAX_ASSET_FILE_LIMIT).contains(&l.max_file_bytes) {
+            return Err(bad(
+                "assets.max_file_bytes",
+                format!("{} is outside 1..={MAX_ASSET_FILE_LIMIT}", l.max_file_bytes),
+                "give the largest asset file you load, in bytes (default 268435456: 256 MiB)",
+            ));
+        }
+        if !(1..=MAX_IMAGE_PIXELS_LIMIT).contains(&l.max_image_pixels) {
+            return Err(bad(
+                "assets.max_image_pixels",
+                format!(
+                    "{} is outside 1..={MAX_IMAGE_PIXELS_LIMIT}",
+                    l.max_image_pixels
+                ),
+                "give the largest image you load, in pixels (default 67108864: 8192 x 8192)",
+            ));
         }
         if self.trace_frames == 0 || self.trace_frames > MAX_TRACE_FRAMES {
             return Err(bad(
@@ -278,6 +326,25 @@ mod tests {
         assert!(!c.vulkan && !c.adaptive && c.spans);
         assert_eq!(c.lanes.as_deref(), Some("physics=2"));
         assert_eq!(c.trace_frames, 10);
+    }
+
+    #[test]
+    fn asset_limits_come_from_the_file_and_are_bounded() {
+        let c = EngineConfig::from_toml("[assets]\nmax_file_bytes = 1024\nmax_image_pixels = 64\n")
+            .unwrap();
+        assert_eq!(
+            (
+                c.asset_limits.max_file_bytes,
+                c.asset_limits.max_image_pixels
+            ),
+            (1024, 64)
+        );
+        let e = EngineConfig::from_toml("[assets]\n\nmax_file_bytes = 0\n").unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("assets.max_file_bytes", Some(3)));
+        let e =
+            EngineConfig::from_toml("[assets]\nmax_image_pixels = 99999999999999\n").unwrap_err();
+        assert_eq!(e.key, "assets.max_image_pixels");
+        assert!(e.to_string().contains("fix:"), "{e}");
     }
 
     #[test]

@@ -78,6 +78,11 @@ pub struct DecisionEntry {
 /// `assets` of the summary.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AssetEntry {
+    /// Requests made.
+    pub requested: u64,
+    /// Requests not completed at the end (still in flight or queued): with `loaded` and
+    /// `failed` they add up to `requested`, so nothing goes missing silently.
+    pub pending: u64,
     /// Loaded (images handed to the render pass, data to the game).
     pub loaded: u64,
     /// Failed (reported and skipped).
@@ -242,6 +247,8 @@ impl RunSummary {
             decisions,
             strategies,
             assets: AssetEntry {
+                requested: totals.requested,
+                pending: totals.requested - totals.loaded - totals.failed,
                 loaded: totals.loaded,
                 failed: totals.failed,
                 failures: failures.to_vec(),
@@ -327,8 +334,12 @@ impl RunSummary {
             (
                 "assets",
                 format!(
-                    "{} loaded, {} failed (reported and skipped); {} uploaded to GPU images",
-                    self.assets.loaded, self.assets.failed, self.assets.uploaded_gpu
+                    "{} requested: {} loaded, {} failed (reported and skipped), {} pending; {} uploaded to GPU images",
+                    self.assets.requested,
+                    self.assets.loaded,
+                    self.assets.failed,
+                    self.assets.pending,
+                    self.assets.uploaded_gpu
                 ),
             ),
         ]
