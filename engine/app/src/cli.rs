@@ -162,6 +162,11 @@ fn run_demo(args: DemoArgs) -> ExitCode {
     if let Err(e) = lanegraph_demo::outputs::check_out_dir(&args.out) {
         return usage_error(e);
     }
+    if let Some(addr) = opts.metrics_addr {
+        if !addr.ip().is_loopback() && !opts.metrics_remote {
+            return usage_error(lanegraph::telemetry::EndpointError::NotLoopback { addr });
+        }
+    }
     let signals = match StopOnSignal::install() {
         Ok(s) => s,
         Err(e) => {

@@ -63,6 +63,28 @@ fn hostile_flags_are_usage_errors_before_anything_runs() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(mentions), "{args:?}: {err}");
     }
+    // A bad config file is a usage error too (exit 2, like the same bad value as a flag), and
+    // names the key and the line.
+    let cfg_dir = scratch("cfg");
+    std::fs::create_dir_all(&cfg_dir).unwrap();
+    let cfg = cfg_dir.join("bad.toml");
+    std::fs::write(&cfg, "[engine]\n\ntarget_fps = 0.5\n").unwrap();
+    let o = demo(&scratch("cfg-out"), &["--config", cfg.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("engine.target_fps") && err.contains("line 3"),
+        "{err}"
+    );
+    // A non-loopback metrics address says which flag allows it.
+    let o = demo(
+        &scratch("remote"),
+        &["--frames", "1", "--metrics-addr", "0.0.0.0:0"],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--metrics-remote"), "{err}");
+    std::fs::remove_dir_all(&cfg_dir).unwrap();
     // An --out that is a file fails at once, not after the run.
     let dir = scratch("outfile");
     std::fs::create_dir_all(&dir).unwrap();
@@ -186,5 +208,59 @@ fn a_second_signal_exits_at_once_and_never_leaves_a_mixed_set() {
     if out.join(lanegraph_demo::outputs::MANIFEST).exists() {
         lanegraph_demo::outputs::verify(&out).expect("a manifest vouches only for its files");
     }
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// `kill -9` at any moment of a run, outputs included: whatever is left is either a set its
+/// manifest vouches for (the old one or the new one) or a set without a manifest, and no file
+/// under an output's name is ever cut off.
+#[test]
+fn kill_9_at_any_moment_never_leaves_a_cut_off_file_or_a_false_manifest() {
+    let out = scratch("kill9");
+    // An old, complete set first.
+    let o = demo(&out, &["--frames", "3"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    lanegraph_demo::outputs::verify(&out).expect("the first run's set");
+    let mut killed_mid_run = 0;
+    for step in 0..14u64 {
+        let mut child = bin()
+            .args([
+                "demo",
+                "--no-gpu",
+                "--entities",
+                "3000",
+                "--frames",
+                "20",
+                "--out",
+            ])
+            .arg(&out)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the binary starts");
+        std::thread::sleep(Duration::from_millis(step * 60));
+        if child.try_wait().unwrap().is_none() {
+            killed_mid_run += 1;
+        }
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+        if out.join(lanegraph_demo::outputs::MANIFEST).exists() {
+            lanegraph_demo::outputs::verify(&out)
+                .unwrap_or_else(|e| panic!("after a kill at {} ms: {e}", step * 60));
+        }
+        for name in ["summary.json", "trace.json"] {
+            if let Ok(bytes) = std::fs::read(out.join(name)) {
+                serde_json::from_slice::<serde_json::Value>(&bytes).unwrap_or_else(|e| {
+                    panic!("{name} cut off after a kill at {} ms: {e}", step * 60)
+                });
+            }
+        }
+    }
+    assert!(killed_mid_run > 0, "no kill landed during a run");
     let _ = std::fs::remove_dir_all(&out);
 }
