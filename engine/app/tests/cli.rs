@@ -264,3 +264,51 @@ fn kill_9_at_any_moment_never_leaves_a_cut_off_file_or_a_false_manifest() {
     assert!(killed_mid_run > 0, "no kill landed during a run");
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// A write that fails mid-set (here the file-size limit, `ulimit -f`, whose `EFBIG` takes the
+/// same path as a full disk's `ENOSPC`): exit 1 naming the file and a fix, no cut-off file, no
+/// temporary file left, no manifest vouching for the mixed folder.
+#[test]
+fn a_write_failing_mid_set_leaves_no_cut_off_file_and_no_manifest() {
+    let out = scratch("efbig");
+    let o = demo(&out, &["--frames", "3"]);
+    assert_eq!(o.status.code(), Some(0));
+    let old_report = std::fs::read(out.join("report.html")).unwrap();
+    assert!(
+        old_report.len() > 12 * 1024,
+        "the report is larger than the limit below"
+    );
+    // `trap '' XFSZ` ignores the signal (inherited across exec), so the write fails with EFBIG.
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "trap '' XFSZ; ulimit -f 12; exec '{}' demo --no-gpu --entities 500 --frames 3 --out '{}'",
+            env!("CARGO_BIN_EXE_lanegraph"),
+            out.display()
+        ))
+        .output()
+        .expect("sh runs");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("fix:") && err.contains("report.html"), "{err}");
+    assert!(
+        !out.join(lanegraph_demo::outputs::MANIFEST).exists(),
+        "a manifest vouches for a mixed set"
+    );
+    assert_eq!(
+        std::fs::read(out.join("report.html")).unwrap(),
+        old_report,
+        "the old report was kept whole"
+    );
+    for name in ["summary.json", "trace.json"] {
+        serde_json::from_slice::<serde_json::Value>(&std::fs::read(out.join(name)).unwrap())
+            .unwrap_or_else(|e| panic!("{name} cut off: {e}"));
+    }
+    let temps: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
+        .collect();
+    assert!(temps.is_empty(), "{temps:?}");
+    std::fs::remove_dir_all(&out).unwrap();
+}
