@@ -1,4 +1,5 @@
-//! Shared by the lavapipe tests: bring up a validated device or say why not.
+//! Shared by the lavapipe tests of lanegraph-vk and of the demo (which includes this file by
+//! path): bring up a validated device or say why not.
 
 use lanegraph_vk::{Gpu, GpuConfig, GpuError};
 

@@ -3,7 +3,7 @@
 //! and layer memory is C `malloc`, outside it: this checks our code, which is what we can
 //! change).
 
-#[path = "common.rs"]
+#[path = "../../../vk-backend/tests/common.rs"]
 mod common;
 
 use common::{assert_no_messages, validated_gpu};

@@ -2,7 +2,7 @@
 //! and the checked-in SPIR-V against its WGSL sources. `frame_allocs` stays its own binary: it
 //! installs a process-wide counting allocator, and nothing may run beside it.
 
-#[path = "../common.rs"]
+#[path = "../../../../vk-backend/tests/common.rs"]
 mod common;
 
 mod lavapipe;
