@@ -1,10 +1,14 @@
-//! The demo's promise: the same `--seed` and `--frames` give the same `world_hash`, whatever
-//! `--lanes` says (one physics worker or two, lanes sharing cores or not).
+//! The demo's promise: a lockstep run's `world_hash` is a function of the seed, the frames and
+//! the decision log. With adaptation off, the same `--seed` and `--frames` give the same hash
+//! whatever `--lanes` says; with adaptation on (the default), `replay` feeds the recorded
+//! decisions back instead of the live controller and reproduces the hash bit for bit, on any
+//! plan.
 
+use lanegraph::runtime::EngineConfig;
 use lanegraph_demo::{self as demo, DemoOptions};
 
-fn hash(seed: u64, lanes: Option<&str>) -> String {
-    let opts = DemoOptions {
+fn options(seed: u64, lanes: Option<&str>) -> DemoOptions {
+    DemoOptions {
         frames: Some(40),
         entities: 3_000,
         seed,
@@ -14,6 +18,16 @@ fn hash(seed: u64, lanes: Option<&str>) -> String {
         progress: false,
         pace: false,
         ..DemoOptions::default()
+    }
+}
+
+fn hash_without_adaptation(seed: u64, lanes: Option<&str>) -> String {
+    let opts = DemoOptions {
+        config: EngineConfig {
+            adaptive: false,
+            ..EngineConfig::default()
+        },
+        ..options(seed, lanes)
     };
     let run = demo::run(&opts).expect("the demo runs");
     assert_eq!(run.summary.run.frames, 40);
@@ -28,12 +42,89 @@ fn hash(seed: u64, lanes: Option<&str>) -> String {
 
 #[test]
 fn same_seed_same_hash_whatever_the_lanes() {
-    let one = hash(42, Some("physics=1"));
-    let many = hash(42, Some("physics=2,render=1,asset=1"));
-    let auto = hash(42, None);
+    let one = hash_without_adaptation(42, Some("physics=1"));
+    let many = hash_without_adaptation(42, Some("physics=2,render=1,asset=1"));
+    let auto = hash_without_adaptation(42, None);
     assert_eq!(one, many, "physics=1 vs physics=2,render=1,asset=1");
     assert_eq!(one, auto, "physics=1 vs the automatic plan");
     assert!(one.starts_with("0x") && one.len() == 18, "{one}");
     // The hash is not a constant: another seed is another world.
-    assert_ne!(one, hash(43, Some("physics=1")));
+    assert_ne!(one, hash_without_adaptation(43, Some("physics=1")));
+}
+
+#[test]
+fn an_adaptive_run_is_reproduced_by_its_decision_log_on_any_plan() {
+    // A 1 ms frame budget for 20,000 particles: the controller degrades agents, physics among
+    // them (its step halves: a change to the simulation itself).
+    let recorded = demo::run(&DemoOptions {
+        frames: Some(120),
+        entities: 20_000,
+        target_fps: Some(1000.0),
+        ..options(7, Some("physics=1,render=1,asset=1"))
+    })
+    .expect("the demo runs");
+    let s = &recorded.summary;
+    assert!(
+        !s.run.decisions.is_empty(),
+        "no decision under a 1 ms budget: the test exercises nothing"
+    );
+    assert!(s.decisions_complete);
+    // One step per frame also across a change of the step.
+    assert_eq!((s.run.steps, s.run.dropped_steps), (120, 0));
+    let json = serde_json::to_string(s).unwrap();
+    for lanes in [None, Some("physics=2,render=1,asset=1")] {
+        let replay = demo::replay_of(&json).expect("a lockstep run replays");
+        assert_eq!(replay.world_hash, s.run.world_hash);
+        let opts = DemoOptions {
+            lanes: lanes.map(str::to_string),
+            out: None,
+            no_gpu: true,
+            progress: false,
+            pace: false,
+            ..replay.options
+        };
+        let again = demo::run(&opts).expect("the replay runs");
+        assert_eq!(
+            again.summary.run.world_hash, s.run.world_hash,
+            "replay on {lanes:?} differs"
+        );
+        // The replay made the same switches at the same frames.
+        let key = |d: &lanegraph::runtime::DecisionEntry| (d.frame, d.agent.clone(), d.to.clone());
+        let want: Vec<_> = s.run.decisions.iter().map(key).collect();
+        let got: Vec<_> = again.summary.run.decisions.iter().map(key).collect();
+        assert_eq!(got, want, "on {lanes:?}");
+    }
+}
+
+#[test]
+fn replay_refuses_what_it_cannot_reproduce() {
+    let real_clock = demo::run(&DemoOptions {
+        frames: None,
+        seconds: Some(0.2),
+        ..options(1, None)
+    })
+    .expect("the demo runs");
+    let json = serde_json::to_string(&real_clock.summary).unwrap();
+    let e = demo::replay_of(&json).unwrap_err().to_string();
+    assert!(e.contains("real clock") && e.contains("fix:"), "{e}");
+    let e = demo::replay_of("{}").unwrap_err().to_string();
+    assert!(e.contains("fix:"), "{e}");
+    // A decision naming an agent this game does not have is a typed error, not a silent skip.
+    let mut v: serde_json::Value = serde_json::from_str(
+        &serde_json::to_string(&demo::run(&options(1, None)).expect("the demo runs").summary)
+            .unwrap(),
+    )
+    .unwrap();
+    v["decisions"] = serde_json::json!([{"frame": 3, "agent": "weather", "to": "calm"}]);
+    let replay = demo::replay_of(&v.to_string()).expect("the log parses");
+    let e = demo::run(&DemoOptions {
+        out: None,
+        progress: false,
+        pace: false,
+        no_gpu: true,
+        ..replay.options
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("weather"), "{e}");
 }

@@ -36,6 +36,22 @@ pub enum Command {
         #[arg(long)]
         lanes: Option<String>,
     },
+    /// Re-run a lockstep demo run from its summary.json with its recorded decisions instead of
+    /// the live controller, and check the world hash is the same bit for bit (exit 0 when it
+    /// is, 1 when it is not).
+    Replay {
+        /// The recorded run's summary.json.
+        summary: std::path::PathBuf,
+        /// A lane spec for the replay (any plan must give the same hash).
+        #[arg(long)]
+        lanes: Option<String>,
+        /// Output folder for the replay's own outputs.
+        #[arg(long, default_value = "lanegraph-replay")]
+        out: std::path::PathBuf,
+        /// Do not use Vulkan even when a driver is present.
+        #[arg(long)]
+        no_gpu: bool,
+    },
     /// Print the lane plan derived for this machine.
     Plan,
     /// Run a benchmark suite: dispatch, timing, telemetry, budget, simd, gpu, lanes or all.
@@ -57,6 +73,12 @@ pub(crate) fn main() -> ExitCode {
     match cli.command {
         Command::Demo(args) => run_demo(args),
         Command::Stress { seconds, lanes } => run_stress(seconds, lanes),
+        Command::Replay {
+            summary,
+            lanes,
+            out,
+            no_gpu,
+        } => run_replay(&summary, lanes, out, no_gpu),
         Command::Plan => {
             let plan = lanegraph::jobs::LanePlan::auto();
             println!("{plan}");
@@ -153,6 +175,7 @@ fn run_demo(args: DemoArgs) -> ExitCode {
         pace: !args.no_pace,
         metrics_addr: args.metrics_addr,
         metrics_remote: args.metrics_remote,
+        replay: None,
         stop: None,
     };
     // Usage errors first, before anything starts: every flag, and a writable --out.
@@ -252,6 +275,66 @@ impl StopOnSignal {
     /// 128 + the signal: 130 for SIGINT, 143 for SIGTERM.
     fn exit_code(&self) -> u8 {
         (128 + self.signal()).clamp(0, 255) as u8
+    }
+}
+
+fn run_replay(
+    summary: &std::path::Path,
+    lanes: Option<String>,
+    out: std::path::PathBuf,
+    no_gpu: bool,
+) -> ExitCode {
+    let text = match std::fs::read_to_string(summary) {
+        Ok(t) => t,
+        Err(e) => {
+            return usage_error(format!(
+                "replay: cannot read `{}`: {e}; fix: pass the summary.json of a demo run",
+                summary.display()
+            ))
+        }
+    };
+    let recorded = match lanegraph_demo::replay_of(&text) {
+        Ok(r) => r,
+        Err(e) => return usage_error(e),
+    };
+    if let Some(spec) = &lanes {
+        if let Err(e) =
+            lanegraph::jobs::LanePlan::from_spec(spec, &lanegraph::jobs::plan::machine_cores())
+        {
+            return usage_error(format!("--lanes: {e}"));
+        }
+    }
+    let opts = lanegraph_demo::DemoOptions {
+        lanes,
+        out: Some(out),
+        no_gpu,
+        pace: false,
+        ..recorded.options
+    };
+    if let Err(e) = opts.validate() {
+        return usage_error(e);
+    }
+    match lanegraph_demo::run(&opts) {
+        Ok(run) => {
+            let same = run.summary.run.world_hash == recorded.world_hash;
+            println!(
+                "replay of {} frames with {} recorded decisions: world_hash {} ({} the recorded {})",
+                run.summary.run.frames,
+                opts.replay.as_ref().map_or(0, Vec::len),
+                run.summary.run.world_hash,
+                if same { "equal to" } else { "DIFFERS from" },
+                recorded.world_hash
+            );
+            if same {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
     }
 }
 

@@ -12,9 +12,10 @@
 //! - The asset lane decodes generated PNG files, one corrupt and one missing ([`textures`]).
 //! - At exit: `summary.json`, `trace.json`, `metrics.prom`, `report.html`, `frame.png`.
 //!
-//! `--frames N` runs lockstep (one fixed step per frame, the physics strategy pinned), so the
-//! same seed and frame count give the same `world_hash` on any machine and any lane plan;
-//! `--seconds N` runs on the real clock with every agent adaptive.
+//! `--frames N` runs lockstep (one fixed step per frame), every agent adaptive: the
+//! `world_hash` is a function of the seed, the frame count and the decision log, and
+//! [`replay_of`] + [`run`] reproduce it from a run's `summary.json` on any machine and lane
+//! plan; `--seconds N` runs on the real clock (the step count then depends on time).
 
 pub mod gpu;
 pub mod outputs;
@@ -70,6 +71,9 @@ pub struct DemoOptions {
     pub metrics_addr: Option<std::net::SocketAddr>,
     /// Allow `metrics_addr` to be a non-loopback address (exposes metrics to the network).
     pub metrics_remote: bool,
+    /// Recorded decisions to apply instead of the live controller (a lockstep run's
+    /// `summary.json` `decisions`: see [`replay_of`]).
+    pub replay: Option<Vec<lanegraph::runtime::ReplayDecision>>,
     /// Set (by a signal handler, or any thread) to stop the run at the next frame boundary; the
     /// outputs are then written for the frames run and [`DemoRun::interrupted`] is true.
     pub stop: Option<Arc<AtomicBool>>,
@@ -92,6 +96,7 @@ impl Default for DemoOptions {
             pace: true,
             metrics_addr: None,
             metrics_remote: false,
+            replay: None,
             stop: None,
         }
     }
@@ -198,6 +203,9 @@ pub enum DemoError {
         /// What to give instead.
         fix: String,
     },
+    /// A decision log could not be replayed (another game's, or another version's).
+    #[error("replay: {0}")]
+    Replay(String),
     /// An output could not be written (the previous output is left as it was).
     #[error(transparent)]
     Output(#[from] outputs::OutputError),
@@ -268,10 +276,13 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
         }
         None => None,
     };
-    if lockstep {
-        // Physics writes world state: hold its strategy so the hash does not depend on timing.
-        let [physics, ..] = engine.builtin_agents();
-        let _ = engine.controller_mut().pin(physics, "full");
+    // Every agent adapts, physics included: a lockstep run's world hash is a function of the
+    // seed, the frames and the decision log (`summary.json`'s `decisions`), which `replay`
+    // feeds back instead of the live controller.
+    if let Some(decisions) = &opts.replay {
+        engine
+            .replay(decisions.clone())
+            .map_err(|e| DemoError::Replay(e.to_string()))?;
     }
     // The run record: a bounded observer (the last minute of frames whole, whole-run
     // percentiles), read back for the summary and the report.
@@ -465,4 +476,90 @@ fn progress_message(engine: &Engine, record: ObserverId<RunRecorder>, frame_ms: 
         .collect::<Vec<_>>()
         .join(" ");
     format!("{frame_ms:.1} ms / {target:.1} ms | {busy} | {strategies}")
+}
+
+/// A recorded run to reproduce: its options and the world hash it must give.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    /// The options that re-run it (seed, frames, entities, step rate, the decisions).
+    pub options: DemoOptions,
+    /// The world hash the recorded run ended with.
+    pub world_hash: String,
+}
+
+/// Reads a demo run's `summary.json` into the options that reproduce it with its recorded
+/// decisions instead of the live controller. Refuses a run that was not lockstep (its step
+/// count depended on the wall clock) and a decision log that was cut (the controller keeps the
+/// last 1,024 decisions).
+pub fn replay_of(summary_json: &str) -> Result<Recorded, DemoError> {
+    let bad = |why: String| DemoError::Replay(why);
+    let v: serde_json::Value = serde_json::from_str(summary_json).map_err(|e| {
+        bad(format!(
+            "not a summary.json: {e}; fix: pass the summary.json a demo run wrote"
+        ))
+    })?;
+    let field = |k: &str| {
+        v.get(k)
+            .cloned()
+            .ok_or_else(|| bad(format!("summary.json has no `{k}`; fix: pass the summary.json a demo run of this version wrote")))
+    };
+    let num = |k: &str| {
+        field(k).and_then(|x| {
+            x.as_u64()
+                .ok_or_else(|| bad(format!("`{k}` is not a whole number")))
+        })
+    };
+    if field("deterministic")?.as_bool() != Some(true) {
+        return Err(bad(
+            "the run was on the real clock (--seconds): its steps depended on time; fix: record a lockstep run (--frames N) to replay it".into(),
+        ));
+    }
+    if field("decisions_complete")?.as_bool() != Some(true) {
+        return Err(bad(
+            "the run's decision log was cut (over 1,024 decisions); fix: record a shorter run"
+                .into(),
+        ));
+    }
+    let decisions: Vec<lanegraph::runtime::ReplayDecision> = field("decisions")?
+        .as_array()
+        .ok_or_else(|| bad("`decisions` is not a list".into()))?
+        .iter()
+        .map(|d| {
+            Ok(lanegraph::runtime::ReplayDecision {
+                frame: d["frame"]
+                    .as_u64()
+                    .ok_or_else(|| bad("a decision has no frame".into()))?,
+                agent: d["agent"]
+                    .as_str()
+                    .ok_or_else(|| bad("a decision has no agent".into()))?
+                    .into(),
+                strategy: d["to"]
+                    .as_str()
+                    .ok_or_else(|| bad("a decision has no `to`".into()))?
+                    .into(),
+            })
+        })
+        .collect::<Result<_, DemoError>>()?;
+    let config = EngineConfig {
+        fixed_step_hz: u32::try_from(num("fixed_step_hz")?)
+            .map_err(|_| bad("`fixed_step_hz` is out of range".into()))?,
+        ..EngineConfig::default()
+    };
+    let options = DemoOptions {
+        frames: Some(num("frames")?),
+        seed: num("seed")?,
+        entities: usize::try_from(num("entities_initial")?)
+            .map_err(|_| bad("`entities_initial` is out of range".into()))?,
+        config,
+        replay: Some(decisions),
+        ..DemoOptions::default()
+    };
+    let world_hash = field("world_hash")?
+        .as_str()
+        .ok_or_else(|| bad("`world_hash` is not text".into()))?
+        .to_string();
+    Ok(Recorded {
+        options,
+        world_hash,
+    })
 }

@@ -19,8 +19,9 @@ pub struct DemoSummary {
     pub entities_initial: usize,
     /// The seed.
     pub seed: u64,
-    /// Whether the run was lockstep (`--frames`): the hash is then reproducible on any machine
-    /// and any lane plan.
+    /// Whether the run was lockstep (`--frames`): its world hash is then a function of the
+    /// seed, the frames and the decision log, reproduced on any machine and lane plan by
+    /// `lanegraph replay` (which feeds `decisions` back instead of the live controller).
     pub deterministic: bool,
     /// The game's score.
     pub score: Score,
@@ -28,6 +29,11 @@ pub struct DemoSummary {
     pub mean_neighbours: f64,
     /// Wall time of the whole run, s.
     pub wall_s: f64,
+    /// The configured step rate, Hz (the physics agent's strategies are relative to it).
+    pub fixed_step_hz: u32,
+    /// Every decision of the run is in `decisions` (the controller's log keeps the last
+    /// 1,024): a replay needs them all.
+    pub decisions_complete: bool,
 }
 
 impl DemoSummary {
@@ -49,6 +55,9 @@ impl DemoSummary {
             score,
             mean_neighbours: 0.0,
             wall_s,
+            fixed_step_hz: engine.config().fixed_step_hz,
+            decisions_complete: engine.controller().log().total()
+                == engine.controller().log().len() as u64,
         }
     }
 

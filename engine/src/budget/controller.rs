@@ -87,6 +87,9 @@ pub enum PinError {
     /// No such agent.
     #[error("pin: unknown {0} (fix: use the id `register` returned)")]
     UnknownAgent(AgentId),
+    /// No agent of that name (a replayed decision log from another game or version).
+    #[error("pin: no agent named `{0}` (fix: replay a decision log made by this game)")]
+    UnknownAgentName(String),
     /// No such strategy.
     #[error("pin: agent `{agent}` has no strategy `{strategy}` (fix: one of {known})")]
     UnknownStrategy {

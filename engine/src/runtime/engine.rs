@@ -35,7 +35,7 @@ use super::render::{Published, RenderDevice, RenderLane};
 use super::view::{ViewCacheStats, ViewSource};
 use crate::budget::{
     AdaptationMode, Agent, AgentId, AgentSample, Controller, ControllerConfig, FrameInput,
-    GpuTiming, InputError, RegisterError, StepReport, StrategyIndex, GPU_READ_LAG_FRAMES,
+    GpuTiming, InputError, PinError, RegisterError, StepReport, StrategyIndex, GPU_READ_LAG_FRAMES,
 };
 use crate::game_loop::{FixedStep, FrameClock, GameLoop, LoopOptions, ManualClock, MonotonicClock};
 use crate::systems::SystemId;
@@ -68,6 +68,18 @@ pub enum AgentCost {
     System(SystemId),
     /// The game reports it with [`Engine::report_cost`].
     Reported,
+}
+
+/// One recorded strategy decision: at the end of frame `frame`, `agent` switched to
+/// `strategy` (a run's decision log, `summary.json`'s `decisions`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ReplayDecision {
+    /// The frame whose end the decision was made at.
+    pub frame: u64,
+    /// The agent's name.
+    pub agent: String,
+    /// The strategy it switched to.
+    pub strategy: String,
 }
 
 /// What one frame did.
@@ -224,6 +236,10 @@ pub struct Engine {
     config: EngineConfig,
     game: GameLoop<EngineClock>,
     lockstep: Option<ManualClock>,
+    /// Lockstep: the frame and clock reading at which the step in force was adopted.
+    lockstep_base: (u64, u64, FixedStep),
+    /// Recorded strategy decisions to apply instead of the live controller's, in frame order.
+    replay: Option<std::collections::VecDeque<ReplayDecision>>,
     controller: Controller,
     builtins: Builtins,
     custom: Vec<(AgentId, AgentCost)>,
@@ -366,6 +382,8 @@ impl Engine {
             config,
             game,
             lockstep: manual,
+            lockstep_base: (0, 0, step),
+            replay: None,
             controller,
             builtins,
             custom: Vec::new(),
@@ -523,13 +541,25 @@ impl Engine {
     pub fn frame(&mut self) -> Result<FrameOutcome, FrameError> {
         let t0 = clock::now();
         let frame = self.frame + 1;
+        // Recorded decisions take effect at the frame boundary they were made at (before the
+        // clock is read, as a live decision's step change is).
+        self.apply_replay(frame);
         if let Some(m) = &self.lockstep {
-            // Exactly one step per frame: the clock reads `frame` steps since the start.
+            // Exactly one step per frame, also across a change of step: the clock advances one
+            // step of the step in force for every frame since the step last changed.
             let s = self.game.fixed_step();
-            // Rounded up, so the accumulator holds `frame` whole steps and less than one more.
+            let (base_frame, base_ns, base_step) = &mut self.lockstep_base;
+            if *base_step != s {
+                *base_frame = frame - 1;
+                *base_ns = m.get_ns();
+                *base_step = s;
+            }
+            // Rounded up, so the accumulator holds whole steps and less than one more.
             let (num, den) = (u128::from(s.numer_ns()), u128::from(s.denom()));
-            m.set_ns(((u128::from(frame) * num).div_ceil(den)) as u64);
+            let since = u128::from(frame - *base_frame);
+            m.set_ns(*base_ns + ((since * num).div_ceil(den)) as u64);
         }
+
         let frame_span = telemetry::span("frame");
 
         // 1. Assets.
@@ -844,6 +874,65 @@ impl Engine {
     /// Loop totals (steps, dropped steps).
     pub fn loop_totals(&self) -> crate::game_loop::LoopTotals {
         self.game.totals()
+    }
+
+    /// Replaces the live budget controller with recorded decisions (a run's decision log):
+    /// the controller stops choosing (manual mode), and each decision is applied at the end
+    /// of the frame it was made in, so it takes effect from the next frame exactly as it did
+    /// live. With the same seed, the same frames and the same decisions, a lockstep run
+    /// reproduces the recorded run's world hash on any lane plan. Errors name a decision whose
+    /// agent or strategy this engine does not have.
+    pub fn replay(&mut self, mut decisions: Vec<ReplayDecision>) -> Result<(), PinError> {
+        for d in &decisions {
+            let Some(id) = self.agent_by_name(&d.agent) else {
+                return Err(PinError::UnknownAgentName(d.agent.clone()));
+            };
+            let known = self.controller.strategies(id).unwrap_or(&[]);
+            if !known.iter().any(|s| s.name == d.strategy) {
+                return Err(PinError::UnknownStrategy {
+                    agent: d.agent.clone(),
+                    strategy: d.strategy.clone(),
+                    known: known
+                        .iter()
+                        .map(|s| s.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                });
+            }
+        }
+        decisions.sort_by_key(|d| d.frame);
+        self.controller.set_mode(AdaptationMode::Manual);
+        self.replay = Some(decisions.into());
+        Ok(())
+    }
+
+    fn agent_by_name(&self, name: &str) -> Option<AgentId> {
+        let mut ids = self.builtin_agents().to_vec();
+        ids.extend(self.custom.iter().map(|(id, _)| *id));
+        ids.into_iter()
+            .find(|&id| self.controller.agent_name(id) == Some(name))
+    }
+
+    /// Applies the recorded decisions made at frames before `frame` (the end of frame N is
+    /// the start of frame N + 1).
+    fn apply_replay(&mut self, frame: u64) {
+        let mut applied = false;
+        while let Some(d) = self.replay.as_mut().and_then(|r| {
+            r.front()
+                .filter(|d| d.frame < frame)
+                .is_some()
+                .then(|| r.pop_front())
+                .flatten()
+        }) {
+            if let Some(id) = self.agent_by_name(&d.agent) {
+                // Checked in `replay`: the agent and the strategy exist.
+                let _ = self.controller.pin(id, &d.strategy);
+                applied = true;
+            }
+        }
+        if applied {
+            self.apply_strategies();
+        }
     }
 
     /// The step in force.

@@ -91,7 +91,9 @@ pub use agents::{AssetSettings, PhysicsSettings, RenderSettings};
 pub use assets::{AssetCompletion, AssetError, AssetStream, AssetTotals};
 pub use builder::{BuildError, EngineBuilder};
 pub use config::{ConfigError, EngineConfig};
-pub use engine::{AgentCost, Engine, FrameError, FrameOutcome, PhysicsFn, PhysicsStep};
+pub use engine::{
+    AgentCost, Engine, FrameError, FrameOutcome, PhysicsFn, PhysicsStep, ReplayDecision,
+};
 pub use loaders::{
     decode_png, encode_png, Asset, AssetLimits, AssetLoader, DecodedImage, PngLoader,
 };
