@@ -422,3 +422,55 @@ fn a_slow_render_pass_does_not_starve_the_uploads_on_its_lane() {
     assert!(draws.load(Ordering::Relaxed) > 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The budget gate on the library API: a system 4x over its budget is named, with its count
+/// of error-level runs against the allowance.
+#[test]
+fn the_budget_gate_names_a_system_four_times_over_its_budget() {
+    use lanegraph::runtime::RunSummary;
+    let mut engine = Engine::builder()
+        .lanes_spec("physics=1,render=1,asset=1")
+        .lockstep(true)
+        .adaptive(false)
+        .target_fps(4.0)
+        .build()
+        .unwrap();
+    // Budget 0.5 ms, runs at least 2 ms: 4x over, every run.
+    engine
+        .world_mut()
+        .register_system(SystemDef::new("slow_ai", 0.5, |_, _| {
+            let t0 = std::time::Instant::now();
+            while t0.elapsed() < std::time::Duration::from_millis(2) {
+                std::hint::spin_loop();
+            }
+        }))
+        .unwrap();
+    engine
+        .world_mut()
+        .register_system(SystemDef::new("quick", 100.0, |_, _| {}))
+        .unwrap();
+    let rec = engine.observe(lanegraph::runtime::RunRecorder::default());
+    for _ in 0..10 {
+        engine.frame().unwrap();
+    }
+    let summary = RunSummary::from_engine(&engine, engine.observer(rec));
+    let slow = summary
+        .systems
+        .iter()
+        .find(|s| s.name == "slow_ai")
+        .unwrap();
+    assert_eq!((slow.runs, slow.errors), (10, 10));
+    assert!(slow.max_ms >= 2.0 && slow.p50_ms >= 1.9, "{slow:?}");
+    let breaches = summary.budget_breaches(3);
+    assert_eq!(breaches.len(), 1, "{breaches:?}");
+    assert_eq!(breaches[0].what, "slow_ai");
+    assert!(
+        breaches[0].message.contains("10 times (allowed 3"),
+        "{}",
+        breaches[0].message
+    );
+    assert!(
+        summary.budget_breaches(10).is_empty(),
+        "10 allowed: within budget"
+    );
+}

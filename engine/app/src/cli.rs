@@ -131,7 +131,17 @@ pub struct DemoArgs {
     /// Allow --metrics-addr to be a non-loopback address (exposes metrics to the network).
     #[arg(long)]
     pub metrics_remote: bool,
+    /// A budget gate for CI: exit 4 when the frame p99 is over the frame budget, or a system
+    /// ran at 3x its budget or more more than --max-system-errors times (each named).
+    #[arg(long)]
+    pub fail_on_budget: bool,
+    /// With --fail-on-budget: how many error-level runs (>= 3x budget) a system may have.
+    #[arg(long, default_value_t = 0)]
+    pub max_system_errors: u64,
 }
+
+/// Exit status of a run that finished over its budget under `--fail-on-budget`.
+const EXIT_OVER_BUDGET: u8 = 4;
 
 /// Exit status of a usage or configuration error (a flag, a config key, an `--out` folder).
 const EXIT_USAGE: u8 = 2;
@@ -218,10 +228,19 @@ fn run_demo(args: DemoArgs) -> ExitCode {
                 println!("    {}", f.display());
             }
             if run.interrupted {
-                ExitCode::from(signals.exit_code())
-            } else {
-                ExitCode::SUCCESS
+                return ExitCode::from(signals.exit_code());
             }
+            if args.fail_on_budget {
+                let breaches = run.summary.run.budget_breaches(args.max_system_errors);
+                if !breaches.is_empty() {
+                    for b in &breaches {
+                        eprintln!("over budget: {}", b.message);
+                    }
+                    return ExitCode::from(EXIT_OVER_BUDGET);
+                }
+                println!("  within budget (--fail-on-budget)");
+            }
+            ExitCode::SUCCESS
         }
         Err(e @ lanegraph_demo::DemoError::BadOption { .. }) => usage_error(e),
         Err(e) => {

@@ -384,3 +384,48 @@ fn replay_reproduces_a_recorded_run_and_reports_a_mismatch() {
     let _ = std::fs::remove_dir_all(&out);
     let _ = std::fs::remove_dir_all(&replay_out);
 }
+
+/// `--fail-on-budget`: exit 4 naming what missed (here the frame p99 under a 1 ms budget), exit
+/// 0 with "within budget" when the run held it.
+#[test]
+fn the_budget_gate_exits_4_naming_the_breach_and_0_within_budget() {
+    let out = scratch("gate");
+    let o = demo(
+        &out,
+        &[
+            "--frames",
+            "40",
+            "--entities",
+            "20000",
+            "--target-fps",
+            "1000",
+            "--no-pace",
+            "--fail-on-budget",
+        ],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(err.contains("over budget: frame p99"), "{err}");
+    // The outputs are still written: the gate reads them, it does not replace them.
+    lanegraph_demo::outputs::verify(&out).expect("a complete set");
+    let o = demo(
+        &out,
+        &[
+            "--frames",
+            "20",
+            "--no-pace",
+            "--fail-on-budget",
+            "--target-fps",
+            "4",
+        ],
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(text.contains("within budget"), "{text}");
+    let _ = std::fs::remove_dir_all(&out);
+}

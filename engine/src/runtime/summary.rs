@@ -95,6 +95,41 @@ pub struct AssetEntry {
     pub uploaded_gpu: u64,
 }
 
+/// One system over the whole run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SystemEntry {
+    /// Its name.
+    pub name: String,
+    /// Its budget, ms.
+    pub budget_ms: f64,
+    /// Runs.
+    pub runs: u64,
+    /// Percentiles of its run time over the frames it ran in (the run record's histogram:
+    /// within 1/128 of exact), and its worst run, ms.
+    pub p50_ms: f64,
+    /// See `p50_ms`.
+    pub p99_ms: f64,
+    /// See `p50_ms`.
+    pub max_ms: f64,
+    /// Runs over its budget.
+    pub over_budget: u64,
+    /// Runs at 3x its budget or more (the error threshold).
+    pub errors: u64,
+}
+
+/// One way a run missed its budget ([`RunSummary::budget_breaches`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BudgetBreach {
+    /// What missed: `frame` or the system's name.
+    pub what: String,
+    /// The measured figure.
+    pub figure: f64,
+    /// The threshold it crossed.
+    pub threshold: f64,
+    /// The sentence a user reads.
+    pub message: String,
+}
+
 /// One component's layout advice.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LayoutRow {
@@ -177,6 +212,8 @@ pub struct RunSummary {
     pub render: BTreeMap<String, u64>,
     /// The layout advisor's word on each component, from the world's access telemetry.
     pub layout_advice: Vec<LayoutRow>,
+    /// Every system over the whole run.
+    pub systems: Vec<SystemEntry>,
 }
 
 impl RunSummary {
@@ -261,7 +298,40 @@ impl RunSummary {
                 ("skipped".into(), rstats.skipped),
             ]),
             layout_advice: LayoutRow::of_world(engine.world()),
+            systems: systems_of(engine.world(), rec),
         }
+    }
+
+    /// Where the run missed its budget: the frame p99 over the frame budget, and each system
+    /// that ran at 3x its budget or more more than `max_system_errors` times. Empty when the
+    /// run held its budget (a CI gate: `lanegraph demo --fail-on-budget`).
+    pub fn budget_breaches(&self, max_system_errors: u64) -> Vec<BudgetBreach> {
+        let mut out = Vec::new();
+        if self.frame_ms.p99 > self.frame_budget_ms {
+            out.push(BudgetBreach {
+                what: "frame".into(),
+                figure: self.frame_ms.p99,
+                threshold: self.frame_budget_ms,
+                message: format!(
+                    "frame p99 {:.2} ms is over the frame budget {:.2} ms",
+                    self.frame_ms.p99, self.frame_budget_ms
+                ),
+            });
+        }
+        for s in &self.systems {
+            if s.errors > max_system_errors {
+                out.push(BudgetBreach {
+                    what: s.name.clone(),
+                    figure: s.errors as f64,
+                    threshold: max_system_errors as f64,
+                    message: format!(
+                        "system `{}` ran at 3x its {:.3} ms budget or more {} times (allowed {max_system_errors}; its worst run {:.3} ms)",
+                        s.name, s.budget_ms, s.errors, s.max_ms
+                    ),
+                });
+            }
+        }
+        out
     }
 
     /// The summary as `key  value` rows, for a terminal.
@@ -344,4 +414,31 @@ impl RunSummary {
             ),
         ]
     }
+}
+
+/// Every system of `world`, with the run record's percentiles where it has them.
+fn systems_of(world: &World, rec: &RunRecorder) -> Vec<SystemEntry> {
+    world
+        .system_ids()
+        .filter_map(|id| {
+            let stats = world.system_timing_stats(id).ok()?;
+            let name = world.system_name(id).ok()?.to_string();
+            let hist = rec
+                .systems()
+                .iter()
+                .find(|r| r.name == name)
+                .map(|r| &r.time_ns);
+            let ms = |p: f64| hist.and_then(|h| h.percentile(p)).unwrap_or(0.0) / 1e6;
+            Some(SystemEntry {
+                budget_ms: stats.budget.as_ms(),
+                runs: stats.runs,
+                p50_ms: ms(50.0),
+                p99_ms: ms(99.0),
+                max_ms: hist.map_or(0.0, |h| h.max() / 1e6),
+                over_budget: stats.warns,
+                errors: stats.errors,
+                name,
+            })
+        })
+        .collect()
 }
