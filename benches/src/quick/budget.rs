@@ -20,6 +20,14 @@
 //!   a load at the edge between two choices with 10 % noise and 1 % hitches.
 //! - `tick_us`: median wall time of one controller tick replaying the step scenario's recorded
 //!   inputs (shared clock), against the same replay in manual mode (no arbitration).
+//!
+//! And on the real demo (these read the wall clock: they are this machine's figures):
+//! - `demo_frame`: the demo with default flags but no GPU (600 frames; 300 in quick mode),
+//!   `p50_over_target` = frame p50 / the controller's target and `p99_over_budget` = frame p99
+//!   / the frame budget (goal: both <= 1).
+//! - `replay_hash_equal`: an adaptive lockstep run of the demo replayed from its decision log
+//!   on the default plan, on `physics=1,render=1,asset=1`, and (when run from the `lanegraph`
+//!   binary with `taskset` present) on one core: 1 when the world hash is equal, else 0.
 
 use super::{BenchError, BenchOptions, Figure};
 use lanegraph::budget::sim::{self, Driver, Scenario, Trace};
@@ -176,5 +184,107 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
         "count",
         worst as f64 / minutes as f64,
     ));
+    demo_figures(opts, &mut out)?;
     Ok(out)
+}
+
+/// The `demo_frame` and `replay_hash_equal` cases (see the module docs).
+fn demo_figures(opts: BenchOptions, out: &mut Vec<Figure>) -> Result<(), BenchError> {
+    use lanegraph_demo::{self as demo, DemoOptions};
+    let failed = |why: String| BenchError::Failed { suite: SUITE, why };
+    let quiet = |o: DemoOptions| DemoOptions {
+        out: None,
+        no_gpu: true,
+        progress: false,
+        ..o
+    };
+    let run = demo::run(&quiet(DemoOptions {
+        frames: Some(if opts.quick { 300 } else { 600 }),
+        ..DemoOptions::default()
+    }))
+    .map_err(|e| failed(e.to_string()))?;
+    let s = &run.summary.run;
+    let fig = |metric: &str, v: f64| Figure::new(SUITE, "demo_frame", 1, metric, "ratio", v);
+    out.push(fig(
+        "p50_over_target",
+        s.frame_ms.p50 / s.target_ms.max(1e-9),
+    ));
+    out.push(fig(
+        "p99_over_budget",
+        s.frame_ms.p99 / s.frame_budget_ms.max(1e-9),
+    ));
+
+    // A recording with decisions in it: a 1 ms budget makes the controller act.
+    let recorded = demo::run(&quiet(DemoOptions {
+        frames: Some(120),
+        entities: 20_000,
+        target_fps: Some(1000.0),
+        pace: false,
+        ..DemoOptions::default()
+    }))
+    .map_err(|e| failed(e.to_string()))?;
+    let json = serde_json::to_string(&recorded.summary).expect("a summary serialises");
+    let want = recorded.summary.run.world_hash.clone();
+    for (plan, lanes) in [
+        ("default", None),
+        (
+            "physics=1,render=1,asset=1",
+            Some("physics=1,render=1,asset=1"),
+        ),
+    ] {
+        let replay = demo::replay_of(&json).map_err(|e| failed(e.to_string()))?;
+        let again = demo::run(&quiet(DemoOptions {
+            lanes: lanes.map(str::to_string),
+            pace: false,
+            ..replay.options
+        }))
+        .map_err(|e| failed(e.to_string()))?;
+        let equal = again.summary.run.world_hash == want;
+        out.push(Figure::new(
+            SUITE,
+            format!("replay_hash_equal {plan}"),
+            1,
+            "equal",
+            "bool",
+            f64::from(u8::from(equal)),
+        ));
+    }
+    // One core: the `lanegraph` binary itself under `taskset -c 0`.
+    let exe = std::env::current_exe().ok();
+    let is_cli = exe
+        .as_ref()
+        .and_then(|p| p.file_stem())
+        .is_some_and(|n| n == "lanegraph");
+    let taskset = std::process::Command::new("taskset")
+        .arg("--version")
+        .output();
+    match (exe, is_cli, taskset) {
+        (Some(exe), true, Ok(_)) => {
+            let dir = std::env::temp_dir().join(format!("lanegraph-bench-replay-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).map_err(|e| failed(e.to_string()))?;
+            let path = dir.join("summary.json");
+            std::fs::write(&path, &json).map_err(|e| failed(e.to_string()))?;
+            let status = std::process::Command::new("taskset")
+                .args(["-c", "0"])
+                .arg(&exe)
+                .args(["replay", "--no-gpu", "--out"])
+                .arg(dir.join("out"))
+                .arg(&path)
+                .output()
+                .map_err(|e| failed(e.to_string()))?;
+            let _ = std::fs::remove_dir_all(&dir);
+            out.push(Figure::new(
+                SUITE,
+                "replay_hash_equal one_core",
+                1,
+                "equal",
+                "bool",
+                f64::from(u8::from(status.status.success())),
+            ));
+        }
+        _ => eprintln!(
+            "# budget: replay_hash_equal one_core not measured: needs the lanegraph binary and taskset"
+        ),
+    }
+    Ok(())
 }
