@@ -474,3 +474,52 @@ fn the_budget_gate_names_a_system_four_times_over_its_budget() {
         "10 allowed: within budget"
     );
 }
+
+/// The summary says in one sentence whether the run held its target, and when it did not,
+/// whether cheaper strategies were left or every built-in agent already ran its cheapest.
+#[test]
+fn the_target_verdict_tells_held_from_missed_from_nothing_left() {
+    use lanegraph::runtime::{RunRecorder, RunSummary};
+    fn run(fps: f64, spin_ms: u64, cheapest: bool) -> String {
+        let mut engine = Engine::builder()
+            .lanes_spec("physics=1,render=1,asset=1")
+            .lockstep(true)
+            .adaptive(false)
+            .target_fps(fps)
+            .build()
+            .unwrap();
+        engine
+            .world_mut()
+            .register_system(SystemDef::new("work", 1000.0, move |_, _| {
+                let t0 = std::time::Instant::now();
+                while t0.elapsed() < std::time::Duration::from_millis(spin_ms) {
+                    std::hint::spin_loop();
+                }
+            }))
+            .unwrap();
+        if cheapest {
+            for id in engine.builtin_agents() {
+                let last = engine.controller().strategies(id).unwrap().last().unwrap();
+                let last = last.name.clone();
+                engine.controller_mut().pin(id, &last).unwrap();
+            }
+        }
+        let rec = engine.observe(RunRecorder::default());
+        for _ in 0..5 {
+            engine.frame().unwrap();
+        }
+        RunSummary::from_engine(&engine, engine.observer(rec)).target_verdict
+    }
+    // 4 fps: a 250 ms budget, a frame of about nothing.
+    let held = run(4.0, 0, false);
+    assert!(held.starts_with("held:"), "{held}");
+    // 1000 fps: a 1 ms budget, a frame of at least 5 ms.
+    let missed = run(1000.0, 5, false);
+    assert!(missed.starts_with("missed:"), "{missed}");
+    assert!(missed.contains("cheaper strategies"), "{missed}");
+    let nothing_left = run(1000.0, 5, true);
+    assert!(
+        nothing_left.starts_with("no strategy can hold the target on this machine"),
+        "{nothing_left}"
+    );
+}

@@ -214,6 +214,10 @@ pub struct RunSummary {
     pub layout_advice: Vec<LayoutRow>,
     /// Every system over the whole run.
     pub systems: Vec<SystemEntry>,
+    /// Whether the run held its target, in one sentence: held, missed with cheaper strategies
+    /// left, or missed with every built-in agent already at its cheapest (no strategy can hold
+    /// the target on this machine).
+    pub target_verdict: String,
 }
 
 impl RunSummary {
@@ -261,6 +265,26 @@ impl RunSummary {
                 strategies.insert(name.to_string(), list[cur.get()].name.clone());
             }
         }
+        let all_cheapest =
+            engine
+                .builtin_agents()
+                .iter()
+                .all(|&id| match (c.current(id), c.strategies(id)) {
+                    (Some(cur), Some(list)) => cur.get() + 1 >= list.len(),
+                    _ => true,
+                });
+        let (p50, target) = (times.percentile(50.0).unwrap_or(0.0), rec.last_target_ms());
+        let target_verdict = if p50 <= target {
+            format!("held: frame p50 {p50:.2} ms within the {target:.2} ms target")
+        } else if all_cheapest {
+            format!(
+                "no strategy can hold the target on this machine: every built-in agent runs its cheapest strategy and the frame p50 is {p50:.2} ms against a {target:.2} ms target"
+            )
+        } else {
+            format!(
+                "missed: frame p50 {p50:.2} ms over the {target:.2} ms target, with cheaper strategies still available (see decisions)"
+            )
+        };
         let (totals, failures) = engine.asset_report();
         let vc = engine.view_cache_stats();
         let lt = engine.loop_totals();
@@ -299,6 +323,7 @@ impl RunSummary {
             ]),
             layout_advice: LayoutRow::of_world(engine.world()),
             systems: systems_of(engine.world(), rec),
+            target_verdict,
         }
     }
 
@@ -383,6 +408,7 @@ impl RunSummary {
                 self.validation_messages
                     .map_or("not checked (validation off)".into(), |n| n.to_string()),
             ),
+            ("target", self.target_verdict.clone()),
             ("dropped steps", self.dropped_steps.to_string()),
             (
                 "layout advice",
