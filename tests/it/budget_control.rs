@@ -148,7 +148,10 @@ fn agents_are_told_and_the_fixed_step_follows_physics() {
     assert_eq!(c.smallest_declared_step(), Some(1.0 / 120.0));
     // Physics measures 4x its quote: 24 ms at step_120, 12 ms at step_60 (fits the 15 ms
     // target with 1 ms overhead).
-    run_frames(&mut c, 1, 20, 24.0);
+    for frame in 1..20 {
+        let ms = 4.0 * [6.0, 3.0, 1.5][c.current(id).unwrap().get()];
+        run_frames(&mut c, frame, frame + 1, ms);
+    }
     assert_eq!(c.current(id), Some(StrategyIndex(1)));
     assert_eq!(*told.lock().unwrap(), vec!["step_120", "step_60"]);
     assert_eq!(c.smallest_declared_step(), Some(1.0 / 60.0));
