@@ -91,10 +91,11 @@ pub(crate) fn main() -> ExitCode {
 /// The demo's flags.
 #[derive(Debug, clap::Args)]
 pub struct DemoArgs {
-    /// Lockstep frames to run (reproducible world_hash); default 600.
+    /// Lockstep frames to run, one fixed step each; default 600. The world_hash is a function of
+    /// (seed, frames, decision log): `lanegraph replay` reproduces it.
     #[arg(long)]
     pub frames: Option<u64>,
-    /// Run this many seconds on the real clock instead (every agent adaptive).
+    /// Run this many seconds on the real clock instead (steps follow the clock: not replayable).
     #[arg(long)]
     pub seconds: Option<f64>,
     /// Frame-rate target (default 60, or the config file's).
