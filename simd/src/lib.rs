@@ -38,7 +38,13 @@ pub use error::{
     LengthMismatch, RowCountTooLarge, RowOutOfBounds, RowWidthMismatch, UnknownField,
     ZeroChunkSize,
 };
+pub use kernels::flip_sign;
 pub use lanes::{ChunksError, LanesMut, SoaChunkMut, SoaChunksMut, PAD_LANES};
 pub use level::{check_cpu, BuildLevel};
 pub use table::{GetError, SoaTable, MAX_FIELDS};
-pub use wide::f32x8;
+/// The SIMD crate itself, so a custom kernel needs no direct dependency on it (and cannot pick
+/// a second, different version).
+pub use wide;
+/// The comparison traits a custom kernel's masks need (`p.cmp_lt(lo)`); `blend` and the bit
+/// operators are inherent on [`f32x8`].
+pub use wide::{f32x8, CmpEq, CmpGe, CmpGt, CmpLe, CmpLt, CmpNe};

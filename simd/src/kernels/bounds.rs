@@ -1,11 +1,15 @@
-//! Reflect at bounds: a position that left `[lo, hi]` is mirrored back in and its velocity
-//! turned inwards, scaled by a restitution factor.
+//! Walls at bounds, two rules per axis:
+//! - [`reflect`]: a position that left `[lo, hi]` is mirrored back in and its velocity turned
+//!   inwards, scaled by a restitution factor (the particle demo's box).
+//! - [`clamp_negate`]: a position that left `[lo, hi]` is clamped to the wall it crossed and its
+//!   velocity negated (the rule most game code writes: `if p < lo { p = lo; v = -v }`).
 //!
-//! Owns: the per-axis box collision of the particle demo. Must never: branch per lane (the
-//! SIMD form selects with masks) or negate with `-x` (`0 - x` and a sign flip differ on zero;
-//! the inward velocity is built from `abs` and a pre-signed factor instead).
+//! Owns: per-axis box collision. Must never: branch per lane (the SIMD forms select with
+//! masks) or negate with `0 - x` (it differs from a scalar `-x` on zero: `0 - 0.0` is `+0.0`,
+//! `-(0.0)` is `-0.0`); negation is a sign-bit flip ([`super::flip_sign`]) or is built from
+//! `abs` and a pre-signed factor.
 
-use super::check_len;
+use super::{check_len, flip_sign};
 use crate::error::{InvalidBounds, LengthMismatch};
 use wide::{f32x8, CmpGt, CmpLt};
 
@@ -52,6 +56,50 @@ pub fn reflect(
         *p = above.blend(hi2 - *p, *p);
         *v = below.blend(speed * up, *v);
         *v = above.blend(speed * down, *v);
+    }
+    Ok(())
+}
+
+/// For every lane: if `p < lo`, `p = lo` and `v = -v`; if `p > hi`, `p = hi` and `v = -v`
+/// (both tests on the incoming `p`; `lo <= hi`, so at most one holds). NaN positions are left
+/// alone. `-v` is a sign-bit flip, exactly Rust's scalar `-v`, so a plain scalar loop of the
+/// same rule ([`clamp_negate_scalar`]) agrees bit for bit, zero's sign included.
+pub fn clamp_negate(
+    pos: &mut [f32x8],
+    vel: &mut [f32x8],
+    lo: f32,
+    hi: f32,
+) -> Result<(), ReflectError> {
+    check_len("clamp_negate", pos.len(), vel.len())?;
+    check_bounds("clamp_negate", lo, hi)?;
+    let (lo_v, hi_v) = (f32x8::splat(lo), f32x8::splat(hi));
+    for (p, v) in pos.iter_mut().zip(vel.iter_mut()) {
+        let below = p.cmp_lt(lo_v);
+        let above = p.cmp_gt(hi_v);
+        *p = below.blend(lo_v, *p);
+        *p = above.blend(hi_v, *p);
+        *v = (below | above).blend(flip_sign(*v), *v);
+    }
+    Ok(())
+}
+
+/// Scalar twin of [`clamp_negate`]: the rule as game code writes it.
+pub fn clamp_negate_scalar(
+    pos: &mut [f32],
+    vel: &mut [f32],
+    lo: f32,
+    hi: f32,
+) -> Result<(), ReflectError> {
+    check_len("clamp_negate_scalar", pos.len(), vel.len())?;
+    check_bounds("clamp_negate_scalar", lo, hi)?;
+    for (p, v) in pos.iter_mut().zip(vel.iter_mut()) {
+        if *p < lo {
+            *p = lo;
+            *v = -*v;
+        } else if *p > hi {
+            *p = hi;
+            *v = -*v;
+        }
     }
     Ok(())
 }

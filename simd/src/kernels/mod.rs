@@ -25,6 +25,44 @@
 //! - Slices that must have equal lengths are checked; a mismatch is a [`crate::LengthMismatch`],
 //!   never a silent truncation.
 
+//!
+//! # Writing your own kernel
+//! Everything a kernel needs is re-exported by this crate (a game reaches it as
+//! `lanegraph::simd`): [`crate::f32x8`], the comparison traits ([`crate::CmpLt`] and the rest),
+//! [`flip_sign`] for `-x`, and [`crate::wide`] itself. Keep the contract: take whole vectors,
+//! no fused multiply-add, and write a scalar twin with the same operations in the same order,
+//! then test the two bit for bit. A kernel that caps speed at `max` per lane, with its twin:
+//!
+//! ```
+//! use lanegraph_simd::{f32x8, CmpGt};
+//!
+//! fn cap(vel: &mut [f32x8], max: f32) {
+//!     let max = f32x8::splat(max);
+//!     for v in vel.iter_mut() {
+//!         *v = v.cmp_gt(max).blend(max, *v);
+//!     }
+//! }
+//!
+//! fn cap_scalar(vel: &mut [f32], max: f32) {
+//!     for v in vel.iter_mut() {
+//!         if *v > max {
+//!             *v = max;
+//!         }
+//!     }
+//! }
+//!
+//! let data = [-3.0f32, 0.5, 7.0, f32::NAN, 2.0, -0.0, 9.0, 1.0];
+//! let mut lanes = [f32x8::new(data)];
+//! let mut scalar = data;
+//! cap(&mut lanes, 2.0);
+//! cap_scalar(&mut scalar, 2.0);
+//! let simd = lanes[0].to_array();
+//! for (a, b) in simd.iter().zip(&scalar) {
+//!     assert!(a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()));
+//! }
+//! assert_eq!(simd[2], 2.0);
+//! ```
+
 // `x = x + y` rather than `x += y`: each kernel line spells out its operands in the order its
 // scalar twin uses (the bit-exactness contract above), and index loops walk several parallel
 // slices at once, which reads clearer than nested zips.
@@ -42,6 +80,14 @@ pub mod stream;
 use crate::error::{LengthMismatch, RowCountTooLarge};
 use crate::LANES;
 use wide::f32x8;
+
+/// `-x` lane by lane: flips the sign bit, exactly as Rust's scalar `-x` does (`wide::f32x8` has
+/// no `Neg`, and `0.0 - x` differs from `-x` on zero: `0.0 - 0.0` is `+0.0`). Use it in a custom
+/// kernel whose scalar twin writes `-x`.
+#[inline(always)]
+pub fn flip_sign(x: f32x8) -> f32x8 {
+    x ^ f32x8::splat(-0.0)
+}
 
 /// All bits set: a lane that is "true" in a comparison mask.
 const TRUE_BITS: f32 = f32::from_bits(u32::MAX);

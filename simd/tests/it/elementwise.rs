@@ -125,6 +125,46 @@ fn reflect_mirrors_and_turns_inward() {
 }
 
 #[test]
+fn clamp_negate_matches_scalar_bit_for_bit() {
+    let mut rng = Rng::new(0xC1A4);
+    for &n in &SIZES {
+        for &pad in &PADS {
+            for (lo, hi) in [(-10.0, 10.0), (0.0, 0.0), (-1.0e3, 5.0)] {
+                let p = padded(values(&mut rng, n, 30.0, 6), pad);
+                let v = padded(values(&mut rng, n, 5.0, 6), pad);
+                let (mut ps, mut vs) = (p.clone(), v.clone());
+                bounds::clamp_negate_scalar(&mut ps, &mut vs, lo, hi).unwrap();
+                let (mut pv, mut vv) = (to_lanes(&p), to_lanes(&v));
+                bounds::clamp_negate(&mut pv, &mut vv, lo, hi).unwrap();
+                assert_bits("clamp_negate pos", &pv, &ps, &[&p, &v]);
+                assert_bits("clamp_negate vel", &vv, &vs, &[&p, &v]);
+            }
+        }
+    }
+}
+
+#[test]
+fn clamp_negate_clamps_and_flips_the_sign_like_scalar_negation() {
+    let mut p = to_lanes(&[-12.0, 11.0, 5.0, f32::NAN, -20.0, 30.0, 10.0, -10.0]);
+    let mut v = to_lanes(&[-3.0, 2.0, 1.0, 1.0, 0.0, -0.0, 4.0, 4.0]);
+    bounds::clamp_negate(&mut p, &mut v, -10.0, 10.0).unwrap();
+    let (p, v) = (p[0].to_array(), v[0].to_array());
+    assert_eq!(&p[..3], &[-10.0, 10.0, 5.0]);
+    assert!(p[3].is_nan(), "NaN positions are left alone");
+    assert_eq!(&p[4..], &[-10.0, 10.0, 10.0, -10.0]);
+    assert_eq!(&v[..4], &[3.0, -2.0, 1.0, 1.0]);
+    // A zero velocity at a wall flips its sign, as `-v` does (`0 - v` would not).
+    assert_eq!(v[4].to_bits(), (-0.0f32).to_bits());
+    assert_eq!(v[5].to_bits(), 0.0f32.to_bits());
+    assert_eq!(&v[6..], &[4.0, 4.0], "on the wall is inside: untouched");
+    let e =
+        bounds::clamp_negate(&mut [lanegraph_simd::f32x8::ZERO], &mut [], -1.0, 1.0).unwrap_err();
+    assert!(e.to_string().contains("fix:"), "{e}");
+    let e = bounds::clamp_negate(&mut [], &mut [], 1.0, -1.0).unwrap_err();
+    assert!(e.to_string().contains("fix:"), "{e}");
+}
+
+#[test]
 fn reflect_rejects_bad_bounds() {
     let mut p = to_lanes(&[0.0; 8]);
     let mut v = to_lanes(&[0.0; 8]);
