@@ -13,6 +13,7 @@
 
 pub mod budget;
 pub mod dispatch;
+pub mod ecs;
 pub mod gpu;
 pub mod gpu_rig;
 pub mod lanes;
@@ -179,6 +180,7 @@ pub const SUITES: &[&str] = &[
     "simd",
     "gpu",
     "lanes",
+    "ecs",
 ];
 
 /// Runs one suite by name; `Ok(None)` when the name is unknown.
@@ -191,6 +193,7 @@ pub fn run_suite(name: &str, opts: BenchOptions) -> Option<Result<Vec<Figure>, B
         "simd" => simd::run(opts),
         "gpu" => gpu::run(opts),
         "lanes" => lanes::run(opts),
+        "ecs" => ecs::run(opts),
         _ => return None,
     })
 }

@@ -54,7 +54,7 @@ pub enum Command {
     },
     /// Print the lane plan derived for this machine.
     Plan,
-    /// Run a benchmark suite: dispatch, timing, telemetry, budget, simd, gpu, lanes or all.
+    /// Run a benchmark suite: dispatch, timing, telemetry, budget, simd, gpu, lanes, ecs or all.
     Bench {
         /// The suite.
         suite: String,

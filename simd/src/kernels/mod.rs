@@ -72,6 +72,7 @@ pub mod aos;
 pub mod bounds;
 pub mod cull;
 pub mod forces;
+pub mod fused;
 pub mod grid;
 pub mod integrate;
 pub mod reduce;

@@ -5,6 +5,7 @@
 
 use crate::common;
 use common::*;
+use lanegraph_simd::f32x8;
 use lanegraph_simd::kernels::{bounds, forces, integrate};
 
 const DTS: [f32; 4] = [1.0 / 60.0, 0.0, -0.5, 1.0e-3];
@@ -157,8 +158,7 @@ fn clamp_negate_clamps_and_flips_the_sign_like_scalar_negation() {
     assert_eq!(v[4].to_bits(), (-0.0f32).to_bits());
     assert_eq!(v[5].to_bits(), 0.0f32.to_bits());
     assert_eq!(&v[6..], &[4.0, 4.0], "on the wall is inside: untouched");
-    let e =
-        bounds::clamp_negate(&mut [lanegraph_simd::f32x8::ZERO], &mut [], -1.0, 1.0).unwrap_err();
+    let e = bounds::clamp_negate(&mut [f32x8::ZERO], &mut [], -1.0, 1.0).unwrap_err();
     assert!(e.to_string().contains("fix:"), "{e}");
     let e = bounds::clamp_negate(&mut [], &mut [], 1.0, -1.0).unwrap_err();
     assert!(e.to_string().contains("fix:"), "{e}");
@@ -172,4 +172,150 @@ fn reflect_rejects_bad_bounds() {
         let e = bounds::reflect(&mut p, &mut v, lo, hi, 1.0).unwrap_err();
         assert!(e.to_string().contains("fix:"), "{e}");
     }
+}
+
+/// The fused particle step equals the three separate kernels run one after another (forces,
+/// integrate, walls), and its scalar twin, bit for bit, for every wall rule.
+#[test]
+fn the_fused_step_equals_the_separate_kernels_and_its_twin() {
+    use lanegraph_simd::kernels::fused::{self, ParticleStep, Walls};
+    let mut rng = Rng::new(0xF05E);
+    let walls = [
+        Walls::None,
+        Walls::ClampNegate {
+            lo: -10.0,
+            hi: 10.0,
+        },
+        Walls::Reflect {
+            lo: -10.0,
+            hi: 10.0,
+            restitution: 0.8,
+        },
+    ];
+    for &n in &SIZES {
+        for &pad in &PADS {
+            for walls in walls {
+                let step = ParticleStep {
+                    accel: [0.5, -9.81, 0.0],
+                    drag: 0.3,
+                    dt: 1.0 / 60.0,
+                    walls,
+                };
+                let p: Vec<Vec<f32>> = (0..3)
+                    .map(|_| padded(values(&mut rng, n, 12.0, 7), pad))
+                    .collect();
+                let v: Vec<Vec<f32>> = (0..3)
+                    .map(|_| padded(values(&mut rng, n, 40.0, 7), pad))
+                    .collect();
+                // The three kernels in sequence.
+                let mut sp: Vec<Vec<f32x8>> = p.iter().map(|c| to_lanes(c)).collect();
+                let mut sv: Vec<Vec<f32x8>> = v.iter().map(|c| to_lanes(c)).collect();
+                {
+                    let [vx, vy, vz] = &mut sv[..] else {
+                        unreachable!()
+                    };
+                    forces::gravity_drag3([vx, vy, vz], step.accel, step.drag, step.dt).unwrap();
+                }
+                {
+                    let [px, py, pz] = &mut sp[..] else {
+                        unreachable!()
+                    };
+                    integrate::integrate3([px, py, pz], [&sv[0], &sv[1], &sv[2]], step.dt).unwrap();
+                }
+                for (pa, va) in sp.iter_mut().zip(sv.iter_mut()) {
+                    match walls {
+                        Walls::None => {}
+                        Walls::ClampNegate { lo, hi } => {
+                            bounds::clamp_negate(pa, va, lo, hi).unwrap()
+                        }
+                        Walls::Reflect {
+                            lo,
+                            hi,
+                            restitution,
+                        } => bounds::reflect(pa, va, lo, hi, restitution).unwrap(),
+                    }
+                }
+                // Fused, SIMD.
+                let mut fp: Vec<Vec<f32x8>> = p.iter().map(|c| to_lanes(c)).collect();
+                let mut fv: Vec<Vec<f32x8>> = v.iter().map(|c| to_lanes(c)).collect();
+                {
+                    let [px, py, pz] = &mut fp[..] else {
+                        unreachable!()
+                    };
+                    let [vx, vy, vz] = &mut fv[..] else {
+                        unreachable!()
+                    };
+                    fused::particle_step([px, py, pz], [vx, vy, vz], &step).unwrap();
+                }
+                // Fused, scalar.
+                let (mut cp, mut cv) = (p.clone(), v.clone());
+                {
+                    let [px, py, pz] = &mut cp[..] else {
+                        unreachable!()
+                    };
+                    let [vx, vy, vz] = &mut cv[..] else {
+                        unreachable!()
+                    };
+                    fused::particle_step_scalar([px, py, pz], [vx, vy, vz], &step).unwrap();
+                }
+                for a in 0..3 {
+                    let ins: [&[f32]; 2] = [&p[a], &v[a]];
+                    assert_bits(
+                        &format!("{walls:?} pos[{a}]: fused vs scalar"),
+                        &fp[a],
+                        &cp[a],
+                        &ins,
+                    );
+                    assert_bits(
+                        &format!("{walls:?} vel[{a}]: fused vs scalar"),
+                        &fv[a],
+                        &cv[a],
+                        &ins,
+                    );
+                    let seq_p = from_lanes(&sp[a]);
+                    let seq_v = from_lanes(&sv[a]);
+                    assert_bits(
+                        &format!("{walls:?} pos[{a}]: fused vs sequence"),
+                        &fp[a],
+                        &seq_p,
+                        &ins,
+                    );
+                    assert_bits(
+                        &format!("{walls:?} vel[{a}]: fused vs sequence"),
+                        &fv[a],
+                        &seq_v,
+                        &ins,
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_fused_step_refuses_unequal_columns_and_bad_walls() {
+    use lanegraph_simd::kernels::fused::{particle_step, ParticleStep, Walls};
+    let mut step = ParticleStep {
+        accel: [0.0; 3],
+        drag: 0.0,
+        dt: 0.1,
+        walls: Walls::None,
+    };
+    let z = || vec![f32x8::ZERO; 2];
+    let (mut a, mut b, mut c, mut d, mut e) = (z(), z(), z(), z(), z());
+    let mut short = vec![f32x8::ZERO; 1];
+    let err = particle_step(
+        [&mut a, &mut b, &mut c],
+        [&mut d, &mut e, &mut short],
+        &step,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("fix:"), "{err}");
+    step.walls = Walls::ClampNegate {
+        lo: 1.0,
+        hi: f32::NAN,
+    };
+    let mut f = z();
+    let err = particle_step([&mut a, &mut b, &mut c], [&mut d, &mut e, &mut f], &step).unwrap_err();
+    assert!(err.to_string().contains("fix:"), "{err}");
 }

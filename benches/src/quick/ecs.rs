@@ -1,0 +1,261 @@
+//! The `ecs` bench suite: the particle step a game writes, against a plain loop in the same run.
+//!
+//! Owns: the quick form of the step comparisons of #18. Must never: assert on timing.
+//!
+//! # The step (the same arithmetic in every variant, f32, no FMA)
+//! `v = (v + g*dt) * (1 - drag*dt)`, `p = p + v*dt`, then per axis clamp-and-negate walls in
+//! `[-100, 100]`, at 10 Ki, 100 Ki and 1 Mi entities.
+//!
+//! # Cases (stable names; metric `ns_per_entity`, lower is better, so `ratio < 1` is faster)
+//! - `fused_soa_step_{n}`: [`particle_step`] over six resident field-SoA columns (a
+//!   `SoaTable`), one pass; baseline the plain loop.
+//! - `kernel_sequence_step_{n}`: the same step as three separate kernels (forces, integrate,
+//!   walls), three passes over the columns; baseline the plain loop.
+//! - `checksum_equal_{n}`: 1 when the fused step's final columns equal the plain loop's bit for
+//!   bit after every timed pass (the same operations in the same order), else 0.
+//!
+//! The plain loop is what a game writes without an engine: two `Vec`s of `{x, y, z}` structs
+//! (positions, velocities), one `for` over both. Not here yet (#18): the idiomatic mutable
+//! query loop (the World has no two-component mutable query) and the parallel step.
+//!
+//! Every figure is the median over samples; the variants run interleaved within each sample,
+//! each on its own copy of the same starting state.
+
+use std::hint::black_box;
+
+use lanegraph_jobs::clock;
+use lanegraph_simd::kernels::fused::{particle_step, ParticleStep, Walls};
+use lanegraph_simd::kernels::{bounds, forces, integrate};
+use lanegraph_simd::SoaTable;
+
+use super::stats::median;
+use super::{BenchError, BenchOptions, Figure};
+
+const SUITE: &str = "ecs";
+
+const STEP: ParticleStep = ParticleStep {
+    accel: [0.0, -9.81, 0.0],
+    drag: 0.1,
+    dt: 1.0 / 60.0,
+    walls: Walls::ClampNegate {
+        lo: -100.0,
+        hi: 100.0,
+    },
+};
+
+/// Six fields, position then velocity.
+const FIELDS: [&str; 6] = ["px", "py", "pz", "vx", "vy", "vz"];
+
+#[derive(Clone, Copy)]
+struct Vec3 {
+    x: f32,
+    y: f32,
+    z: f32,
+}
+
+/// The plain loop a game writes without an engine.
+fn plain_step(pos: &mut [Vec3], vel: &mut [Vec3]) {
+    let s = &STEP;
+    let (lo, hi) = match s.walls {
+        Walls::ClampNegate { lo, hi } => (lo, hi),
+        _ => (f32::NEG_INFINITY, f32::INFINITY),
+    };
+    let (ax, ay, az) = (s.accel[0] * s.dt, s.accel[1] * s.dt, s.accel[2] * s.dt);
+    let keep = 1.0 - s.drag * s.dt;
+    let wall = |p: &mut f32, v: &mut f32| {
+        if *p < lo {
+            *p = lo;
+            *v = -*v;
+        } else if *p > hi {
+            *p = hi;
+            *v = -*v;
+        }
+    };
+    for (p, v) in pos.iter_mut().zip(vel.iter_mut()) {
+        v.x = (v.x + ax) * keep;
+        v.y = (v.y + ay) * keep;
+        v.z = (v.z + az) * keep;
+        p.x = p.x + v.x * s.dt;
+        p.y = p.y + v.y * s.dt;
+        p.z = p.z + v.z * s.dt;
+        wall(&mut p.x, &mut v.x);
+        wall(&mut p.y, &mut v.y);
+        wall(&mut p.z, &mut v.z);
+    }
+}
+
+/// The starting state of entity `i`: spread over the box, some heading out of it.
+fn start(i: usize) -> (Vec3, Vec3) {
+    let f = (i % 2000) as f32 * 0.1 - 100.0;
+    (
+        Vec3 {
+            x: f,
+            y: -f * 0.5,
+            z: (i % 7) as f32,
+        },
+        Vec3 {
+            x: 30.0 - (i % 60) as f32,
+            y: 5.0,
+            z: -((i % 13) as f32),
+        },
+    )
+}
+
+fn table(entities: usize) -> Result<SoaTable, BenchError> {
+    let failed = |e: String| BenchError::failed(SUITE, e);
+    let mut t = SoaTable::new(&FIELDS).map_err(|e| failed(e.to_string()))?;
+    t.reserve(entities);
+    for i in 0..entities {
+        let (p, v) = start(i);
+        t.push_row(&[p.x, p.y, p.z, v.x, v.y, v.z])
+            .map_err(|e| failed(e.to_string()))?;
+    }
+    Ok(t)
+}
+
+fn fused(t: &mut SoaTable) -> Result<(), BenchError> {
+    let mut lanes = t.lanes_mut();
+    let [px, py, pz, vx, vy, vz] = lanes
+        .fields::<6>()
+        .map_err(|e| BenchError::failed(SUITE, e.to_string()))?;
+    particle_step([px, py, pz], [vx, vy, vz], &STEP)
+        .map_err(|e| BenchError::failed(SUITE, e.to_string()))
+}
+
+fn sequence(t: &mut SoaTable) -> Result<(), BenchError> {
+    let err = |e: String| BenchError::failed(SUITE, e);
+    let mut lanes = t.lanes_mut();
+    let [px, py, pz, vx, vy, vz] = lanes.fields::<6>().map_err(|e| err(e.to_string()))?;
+    forces::gravity_drag3(
+        [&mut *vx, &mut *vy, &mut *vz],
+        STEP.accel,
+        STEP.drag,
+        STEP.dt,
+    )
+    .map_err(|e| err(e.to_string()))?;
+    integrate::integrate3([&mut *px, &mut *py, &mut *pz], [&*vx, &*vy, &*vz], STEP.dt)
+        .map_err(|e| err(e.to_string()))?;
+    let Walls::ClampNegate { lo, hi } = STEP.walls else {
+        return Err(err("the suite's step has clamp-and-negate walls".into()));
+    };
+    for (p, v) in [(px, vx), (py, vy), (pz, vz)] {
+        bounds::clamp_negate(p, v, lo, hi).map_err(|e| err(e.to_string()))?;
+    }
+    Ok(())
+}
+
+/// Runs the suite.
+pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
+    let samples = if opts.quick { 15 } else { 41 };
+    let updates_per_sample: usize = if opts.quick { 4 << 20 } else { 16 << 20 };
+    let mut figures = Vec::new();
+    for (label, entities) in [("10k", 10_000), ("100k", 100_000), ("1Mi", 1 << 20)] {
+        let passes = (updates_per_sample / entities).max(1);
+        let mut t_fused = table(entities)?;
+        let mut t_seq = table(entities)?;
+        let (mut pos, mut vel): (Vec<Vec3>, Vec<Vec3>) = (0..entities).map(start).unzip();
+        let (mut f_ns, mut s_ns, mut p_ns) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..samples {
+            let t0 = clock::now();
+            for _ in 0..passes {
+                fused(black_box(&mut t_fused))?;
+            }
+            f_ns.push(clock::now().ns_since(t0) as f64 / (passes * entities) as f64);
+            let t0 = clock::now();
+            for _ in 0..passes {
+                sequence(black_box(&mut t_seq))?;
+            }
+            s_ns.push(clock::now().ns_since(t0) as f64 / (passes * entities) as f64);
+            let t0 = clock::now();
+            for _ in 0..passes {
+                plain_step(black_box(&mut pos), black_box(&mut vel));
+            }
+            p_ns.push(clock::now().ns_since(t0) as f64 / (passes * entities) as f64);
+        }
+        let plain = median(&mut p_ns);
+        figures.push(
+            Figure::new(
+                SUITE,
+                format!("fused_soa_step_{label}"),
+                1,
+                "ns_per_entity",
+                "ns",
+                median(&mut f_ns),
+            )
+            .with_baseline("plain two-Vec loop", plain),
+        );
+        figures.push(
+            Figure::new(
+                SUITE,
+                format!("kernel_sequence_step_{label}"),
+                1,
+                "ns_per_entity",
+                "ns",
+                median(&mut s_ns),
+            )
+            .with_baseline("plain two-Vec loop", plain),
+        );
+        figures.push(Figure::new(
+            SUITE,
+            format!("checksum_equal_{label}"),
+            1,
+            "equal",
+            "bool",
+            f64::from(u8::from(same_state(&t_fused, &t_seq, &pos, &vel)?)),
+        ));
+    }
+    Ok(figures)
+}
+
+/// Whether the fused columns equal both the kernel sequence's and the plain loop's, bit for
+/// bit (all ran the same number of steps from the same start).
+fn same_state(
+    fused: &SoaTable,
+    seq: &SoaTable,
+    pos: &[Vec3],
+    vel: &[Vec3],
+) -> Result<bool, BenchError> {
+    let field = |t: &SoaTable, name: &str| -> Result<Vec<u32>, BenchError> {
+        Ok(t.field(name)
+            .map_err(|e| BenchError::failed(SUITE, e.to_string()))?
+            .iter()
+            .map(|x| x.to_bits())
+            .collect())
+    };
+    let plain: [Vec<u32>; 6] = [
+        pos.iter().map(|p| p.x.to_bits()).collect(),
+        pos.iter().map(|p| p.y.to_bits()).collect(),
+        pos.iter().map(|p| p.z.to_bits()).collect(),
+        vel.iter().map(|v| v.x.to_bits()).collect(),
+        vel.iter().map(|v| v.y.to_bits()).collect(),
+        vel.iter().map(|v| v.z.to_bits()).collect(),
+    ];
+    for (name, want) in FIELDS.iter().zip(&plain) {
+        let (f, s) = (field(fused, name)?, field(seq, name)?);
+        if f != s || &f[..want.len()] != want.as_slice() {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The checksum figure can fail: a plain loop one step ahead differs.
+    #[test]
+    fn the_three_paths_agree_and_a_step_apart_they_do_not() {
+        let n = 1000;
+        let (mut ft, mut st) = (table(n).unwrap(), table(n).unwrap());
+        let (mut pos, mut vel): (Vec<Vec3>, Vec<Vec3>) = (0..n).map(start).unzip();
+        for _ in 0..50 {
+            fused(&mut ft).unwrap();
+            sequence(&mut st).unwrap();
+            plain_step(&mut pos, &mut vel);
+        }
+        assert!(same_state(&ft, &st, &pos, &vel).unwrap());
+        plain_step(&mut pos, &mut vel);
+        assert!(!same_state(&ft, &st, &pos, &vel).unwrap());
+    }
+}

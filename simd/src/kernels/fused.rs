@@ -1,0 +1,218 @@
+//! The whole particle step in one pass: forces, integrate and walls over six columns.
+//!
+//! Owns: [`particle_step`] and its scalar twin, which do per element exactly what
+//! [`super::forces::gravity_drag3`], then [`super::integrate::integrate3`], then a wall kernel
+//! ([`super::bounds::clamp_negate`] or [`super::bounds::reflect`]) on each axis do, in the same
+//! order, so the fused step and the three-kernel sequence agree bit for bit. Must never: change
+//! an operation or its order relative to the separate kernels (the world hash depends on it), or
+//! use fused multiply-add.
+//!
+//! Why fuse: each separate kernel sweeps its columns once, so a step reads and writes the six
+//! columns about three times; past the last-level cache the step is memory-bound and the
+//! fused pass moves a third of the bytes.
+
+use super::{check_len, flip_sign};
+use crate::error::{InvalidBounds, LengthMismatch};
+use wide::{f32x8, CmpGt, CmpLt};
+
+/// The wall rule a fused step applies on every axis after integrating.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Walls {
+    /// No walls.
+    None,
+    /// [`super::bounds::clamp_negate`]: clamp to the wall crossed, `v = -v`.
+    ClampNegate {
+        /// Lower wall.
+        lo: f32,
+        /// Upper wall.
+        hi: f32,
+    },
+    /// [`super::bounds::reflect`]: mirror back in, velocity `|v| * ±restitution`.
+    Reflect {
+        /// Lower wall.
+        lo: f32,
+        /// Upper wall.
+        hi: f32,
+        /// Restitution factor.
+        restitution: f32,
+    },
+}
+
+/// What one particle step does: constant acceleration, linear drag, the step, the walls.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ParticleStep {
+    /// Acceleration per axis (gravity: `[0.0, -9.81, 0.0]`).
+    pub accel: [f32; 3],
+    /// Linear drag rate, 1/s.
+    pub drag: f32,
+    /// The step, s.
+    pub dt: f32,
+    /// The walls.
+    pub walls: Walls,
+}
+
+/// A fused step refused its input.
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+pub enum ParticleStepError {
+    /// The six columns differ in length.
+    #[error(transparent)]
+    Length(#[from] LengthMismatch),
+    /// The walls are not a finite interval.
+    #[error(transparent)]
+    Bounds(#[from] InvalidBounds),
+}
+
+impl ParticleStep {
+    fn check(&self, kernel: &'static str, lens: [usize; 6]) -> Result<(), ParticleStepError> {
+        for &l in &lens[1..] {
+            check_len(kernel, lens[0], l)?;
+        }
+        if let Walls::ClampNegate { lo, hi } | Walls::Reflect { lo, hi, .. } = self.walls {
+            if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
+                return Err(InvalidBounds { kernel, lo, hi }.into());
+            }
+        }
+        Ok(())
+    }
+
+    /// `(accel * dt, 1 - drag * dt)` per axis, derived as `gravity_drag` derives them.
+    fn coefficients(&self) -> ([f32; 3], f32) {
+        (self.accel.map(|a| a * self.dt), 1.0 - self.drag * self.dt)
+    }
+}
+
+/// One fused step over field-SoA columns `pos = [x, y, z]`, `vel = [x, y, z]` (every lane,
+/// padding included): `v = (v + a*dt) * (1 - drag*dt)`, `p = p + v*dt`, then the walls.
+pub fn particle_step(
+    pos: [&mut [f32x8]; 3],
+    vel: [&mut [f32x8]; 3],
+    step: &ParticleStep,
+) -> Result<(), ParticleStepError> {
+    let lens = [
+        pos[0].len(),
+        pos[1].len(),
+        pos[2].len(),
+        vel[0].len(),
+        vel[1].len(),
+        vel[2].len(),
+    ];
+    step.check("particle_step", lens)?;
+    let (adt, keep) = step.coefficients();
+    let adt = adt.map(f32x8::splat);
+    let (keep, dt) = (f32x8::splat(keep), f32x8::splat(step.dt));
+    let [px, py, pz] = pos;
+    let [vx, vy, vz] = vel;
+    // One loop per wall rule, so the rule is chosen once and the loop body stays branch-free.
+    macro_rules! sweep {
+        ($wall:expr) => {{
+            let wall = $wall;
+            for i in 0..lens[0] {
+                let mut x = (vx[i] + adt[0]) * keep;
+                let mut y = (vy[i] + adt[1]) * keep;
+                let mut z = (vz[i] + adt[2]) * keep;
+                let mut a = px[i] + x * dt;
+                let mut b = py[i] + y * dt;
+                let mut c = pz[i] + z * dt;
+                wall(&mut a, &mut x);
+                wall(&mut b, &mut y);
+                wall(&mut c, &mut z);
+                (px[i], py[i], pz[i]) = (a, b, c);
+                (vx[i], vy[i], vz[i]) = (x, y, z);
+            }
+        }};
+    }
+    match step.walls {
+        Walls::None => sweep!(|_: &mut f32x8, _: &mut f32x8| {}),
+        Walls::ClampNegate { lo, hi } => {
+            let (lo, hi) = (f32x8::splat(lo), f32x8::splat(hi));
+            sweep!(|p: &mut f32x8, v: &mut f32x8| {
+                let below = p.cmp_lt(lo);
+                let above = p.cmp_gt(hi);
+                *p = below.blend(lo, *p);
+                *p = above.blend(hi, *p);
+                *v = (below | above).blend(flip_sign(*v), *v);
+            })
+        }
+        Walls::Reflect {
+            lo,
+            hi,
+            restitution,
+        } => {
+            let (lo2, hi2) = (f32x8::splat(lo + lo), f32x8::splat(hi + hi));
+            let (lo, hi) = (f32x8::splat(lo), f32x8::splat(hi));
+            let (up, down) = (f32x8::splat(restitution), f32x8::splat(-restitution));
+            sweep!(|p: &mut f32x8, v: &mut f32x8| {
+                let below = p.cmp_lt(lo);
+                let above = p.cmp_gt(hi);
+                let speed = v.abs();
+                *p = below.blend(lo2 - *p, *p);
+                *p = above.blend(hi2 - *p, *p);
+                *v = below.blend(speed * up, *v);
+                *v = above.blend(speed * down, *v);
+            })
+        }
+    }
+    Ok(())
+}
+
+/// Scalar twin of [`particle_step`], over padded or plain `f32` columns.
+pub fn particle_step_scalar(
+    pos: [&mut [f32]; 3],
+    vel: [&mut [f32]; 3],
+    step: &ParticleStep,
+) -> Result<(), ParticleStepError> {
+    let lens = [
+        pos[0].len(),
+        pos[1].len(),
+        pos[2].len(),
+        vel[0].len(),
+        vel[1].len(),
+        vel[2].len(),
+    ];
+    step.check("particle_step_scalar", lens)?;
+    let (adt, keep) = step.coefficients();
+    let dt = step.dt;
+    let walls = step.walls;
+    let wall = |p: &mut f32, v: &mut f32| match walls {
+        Walls::None => {}
+        Walls::ClampNegate { lo, hi } => {
+            if *p < lo {
+                *p = lo;
+                *v = -*v;
+            } else if *p > hi {
+                *p = hi;
+                *v = -*v;
+            }
+        }
+        Walls::Reflect {
+            lo,
+            hi,
+            restitution,
+        } => {
+            let (below, above) = (*p < lo, *p > hi);
+            let speed = v.abs();
+            if below {
+                *p = (lo + lo) - *p;
+                *v = speed * restitution;
+            }
+            if above {
+                *p = (hi + hi) - *p;
+                *v = speed * -restitution;
+            }
+        }
+    };
+    let [px, py, pz] = pos;
+    let [vx, vy, vz] = vel;
+    for i in 0..lens[0] {
+        for (p, v, a) in [
+            (&mut px[i], &mut vx[i], adt[0]),
+            (&mut py[i], &mut vy[i], adt[1]),
+            (&mut pz[i], &mut vz[i], adt[2]),
+        ] {
+            *v = (*v + a) * keep;
+            *p = *p + *v * dt;
+            wall(p, v);
+        }
+    }
+    Ok(())
+}
