@@ -75,9 +75,9 @@ fn plain_step(pos: &mut [Vec3], vel: &mut [Vec3]) {
         v.x = (v.x + ax) * keep;
         v.y = (v.y + ay) * keep;
         v.z = (v.z + az) * keep;
-        p.x = p.x + v.x * s.dt;
-        p.y = p.y + v.y * s.dt;
-        p.z = p.z + v.z * s.dt;
+        p.x += v.x * s.dt;
+        p.y += v.y * s.dt;
+        p.z += v.z * s.dt;
         wall(&mut p.x, &mut v.x);
         wall(&mut p.y, &mut v.y);
         wall(&mut p.z, &mut v.z);
