@@ -336,3 +336,120 @@ proptest! {
         prop_assert_eq!(w.column::<Health>().unwrap().len(), with_health);
     }
 }
+
+/// `for_each_mut2` writes both components in one loop, on aligned columns (inserted together)
+/// and misaligned ones (inserted in another order, some entities with one component only),
+/// exactly as the per-entity `get_mut` path does; it bumps both components' domains.
+#[test]
+fn for_each_mut2_writes_both_components_whatever_the_row_order() {
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    struct Velocity([f32; 3]);
+    impl StateHash for Velocity {
+        fn hash_state(&self, h: &mut StateHasher) {
+            self.0.hash_state(h);
+        }
+    }
+    impl Component for Velocity {
+        const NAME: &'static str = "Velocity";
+        const DOMAINS: DomainSet = DomainSet::of(Domain::PHYSICS);
+    }
+    let step = |p: &mut Position, v: &mut Velocity| {
+        for a in 0..3 {
+            v.0[a] = (v.0[a] - 1.5) * 0.99;
+            p.0[a] += v.0[a] * 0.25;
+            if p.0[a] < -10.0 {
+                p.0[a] = -10.0;
+                v.0[a] = -v.0[a];
+            }
+        }
+    };
+    for aligned in [true, false] {
+        let (mut fast, mut slow) = (World::new(), World::new());
+        let mut es = Vec::new();
+        for w in [&mut fast, &mut slow] {
+            es.clear();
+            for i in 0..500u32 {
+                es.push(w.spawn());
+                let f = i as f32;
+                if aligned || i % 3 != 0 {
+                    w.insert(es[i as usize], Position([f, -f, f * 0.5]))
+                        .unwrap();
+                }
+            }
+            // Misaligned: velocities go in in reverse order, and every 5th entity has none.
+            let order: Vec<usize> = if aligned {
+                (0..500).collect()
+            } else {
+                (0..500).rev().filter(|i| i % 5 != 0).collect()
+            };
+            for i in order {
+                let f = i as f32;
+                w.insert(es[i], Velocity([1.0, f * 0.1, -f])).unwrap();
+            }
+        }
+        // Rounds with structural changes between them: the cached row alignment must follow.
+        for round in 0..4 {
+            let mut expected_visits = 0;
+            for &e in &es {
+                if slow.is_alive(e)
+                    && slow.has::<Position>(e).unwrap()
+                    && slow.has::<Velocity>(e).unwrap()
+                {
+                    let mut v = *slow.get::<Velocity>(e).unwrap();
+                    step(slow.get_mut::<Position>(e).unwrap(), &mut v);
+                    slow.insert(e, v).unwrap();
+                    expected_visits += 1;
+                }
+            }
+            let before = fast.epochs();
+            let visits = fast
+                .for_each_mut2::<Position, Velocity>(|_, p, v| step(p, v))
+                .unwrap();
+            assert_eq!(visits, expected_visits, "aligned {aligned}, round {round}");
+            assert!(before.changed_in(&fast.epochs(), DomainSet::of(Domain::TRANSFORM)));
+            assert!(before.changed_in(&fast.epochs(), DomainSet::of(Domain::PHYSICS)));
+            for &e in &es {
+                if slow.is_alive(e) {
+                    assert_eq!(fast.get::<Position>(e).ok(), slow.get::<Position>(e).ok());
+                    assert_eq!(fast.get::<Velocity>(e).ok(), slow.get::<Velocity>(e).ok());
+                }
+            }
+            assert_eq!(fast.state_hash(), slow.state_hash(), "aligned {aligned}");
+            for w in [&mut fast, &mut slow] {
+                match round {
+                    // Swap-removes move rows: the aligned prefix shrinks.
+                    0 => {
+                        for &e in es.iter().skip(7).step_by(11) {
+                            let _ = w.remove::<Velocity>(e);
+                        }
+                    }
+                    1 => {
+                        for &e in es.iter().skip(3).step_by(17) {
+                            let _ = w.despawn(e);
+                        }
+                    }
+                    // Back in, at the end of one column only, then compacted.
+                    2 => {
+                        for &e in es.iter().skip(7).step_by(11) {
+                            if w.is_alive(e) {
+                                w.insert(e, Velocity([0.5, 0.5, 0.5])).unwrap();
+                            }
+                        }
+                        w.compact();
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    // The same component twice is a typed error; a missing one visits nothing.
+    let mut w = World::new();
+    let e = w.spawn();
+    w.insert(e, Position([0.0; 3])).unwrap();
+    let err = w
+        .for_each_mut2::<Position, Position>(|_, _, _| {})
+        .unwrap_err();
+    assert!(matches!(err, PairQueryError::Aliased(_)), "{err}");
+    assert!(err.to_string().contains("fix:"), "{err}");
+    assert_eq!(w.for_each_mut2::<Position, Health>(|_, _, _| {}), Ok(0));
+}

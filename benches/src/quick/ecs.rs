@@ -11,18 +11,22 @@
 //!   `SoaTable`), one pass; baseline the plain loop.
 //! - `kernel_sequence_step_{n}`: the same step as three separate kernels (forces, integrate,
 //!   walls), three passes over the columns; baseline the plain loop.
-//! - `checksum_equal_{n}`: 1 when the fused step's final columns equal the plain loop's bit for
-//!   bit after every timed pass (the same operations in the same order), else 0.
+//! - `query_loop_step_{n}`: the loop a game writes on the World: `Position` and `Velocity`
+//!   components (AoS, inserted together), `World::for_each_mut2` with the plain loop's body;
+//!   baseline the plain loop.
+//! - `checksum_equal_{n}`: 1 when the fused step's final columns, the kernel sequence's and
+//!   the World's components all equal the plain loop's bit for bit after every timed pass (the
+//!   same operations in the same order), else 0.
 //!
 //! The plain loop is what a game writes without an engine: two `Vec`s of `{x, y, z}` structs
-//! (positions, velocities), one `for` over both. Not here yet (#18): the idiomatic mutable
-//! query loop (the World has no two-component mutable query) and the parallel step.
+//! (positions, velocities), one `for` over both. Not here yet (#18): the parallel step.
 //!
 //! Every figure is the median over samples; the variants run interleaved within each sample,
 //! each on its own copy of the same starting state.
 
 use std::hint::black_box;
 
+use lanegraph::world::{Component, Domain, DomainSet, Entity, StateHash, StateHasher, World};
 use lanegraph_jobs::clock;
 use lanegraph_simd::kernels::fused::{particle_step, ParticleStep, Walls};
 use lanegraph_simd::kernels::{bounds, forces, integrate};
@@ -53,8 +57,72 @@ struct Vec3 {
     z: f32,
 }
 
+impl StateHash for Vec3 {
+    fn hash_state(&self, h: &mut StateHasher) {
+        [self.x, self.y, self.z].hash_state(h);
+    }
+}
+
+/// The World's position component.
+#[derive(Clone, Copy)]
+struct Position(Vec3);
+/// The World's velocity component.
+#[derive(Clone, Copy)]
+struct Velocity(Vec3);
+
+impl StateHash for Position {
+    fn hash_state(&self, h: &mut StateHasher) {
+        self.0.hash_state(h);
+    }
+}
+impl StateHash for Velocity {
+    fn hash_state(&self, h: &mut StateHasher) {
+        self.0.hash_state(h);
+    }
+}
+impl Component for Position {
+    const NAME: &'static str = "Position";
+    const DOMAINS: DomainSet = DomainSet::of(Domain::TRANSFORM);
+    const ALL_F32: bool = true;
+}
+impl Component for Velocity {
+    const NAME: &'static str = "Velocity";
+    const DOMAINS: DomainSet = DomainSet::of(Domain::PHYSICS);
+    const ALL_F32: bool = true;
+}
+
 /// The plain loop a game writes without an engine.
 fn plain_step(pos: &mut [Vec3], vel: &mut [Vec3]) {
+    for (p, v) in pos.iter_mut().zip(vel.iter_mut()) {
+        body(p, v);
+    }
+}
+
+/// The World's query loop: the same body through `for_each_mut2`.
+fn query_step(world: &mut World) -> Result<(), BenchError> {
+    world
+        .for_each_mut2::<Position, Velocity>(|_, p, v| body(&mut p.0, &mut v.0))
+        .map(drop)
+        .map_err(|e| BenchError::failed(SUITE, e.to_string()))
+}
+
+fn world(entities: usize) -> Result<(World, Vec<Entity>), BenchError> {
+    let mut w = World::new();
+    let mut es = Vec::with_capacity(entities);
+    for i in 0..entities {
+        let (p, v) = start(i);
+        let e = w.spawn();
+        w.insert(e, Position(p))
+            .and_then(|_| w.insert(e, Velocity(v)))
+            .map_err(|e| BenchError::failed(SUITE, e.to_string()))?;
+        es.push(e);
+    }
+    Ok((w, es))
+}
+
+/// One entity's step, as a game writes it.
+#[inline(always)]
+fn body(p: &mut Vec3, v: &mut Vec3) {
     let s = &STEP;
     let (lo, hi) = match s.walls {
         Walls::ClampNegate { lo, hi } => (lo, hi),
@@ -71,17 +139,15 @@ fn plain_step(pos: &mut [Vec3], vel: &mut [Vec3]) {
             *v = -*v;
         }
     };
-    for (p, v) in pos.iter_mut().zip(vel.iter_mut()) {
-        v.x = (v.x + ax) * keep;
-        v.y = (v.y + ay) * keep;
-        v.z = (v.z + az) * keep;
-        p.x += v.x * s.dt;
-        p.y += v.y * s.dt;
-        p.z += v.z * s.dt;
-        wall(&mut p.x, &mut v.x);
-        wall(&mut p.y, &mut v.y);
-        wall(&mut p.z, &mut v.z);
-    }
+    v.x = (v.x + ax) * keep;
+    v.y = (v.y + ay) * keep;
+    v.z = (v.z + az) * keep;
+    p.x += v.x * s.dt;
+    p.y += v.y * s.dt;
+    p.z += v.z * s.dt;
+    wall(&mut p.x, &mut v.x);
+    wall(&mut p.y, &mut v.y);
+    wall(&mut p.z, &mut v.z);
 }
 
 /// The starting state of entity `i`: spread over the box, some heading out of it.
@@ -154,8 +220,15 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
         let mut t_fused = table(entities)?;
         let mut t_seq = table(entities)?;
         let (mut pos, mut vel): (Vec<Vec3>, Vec<Vec3>) = (0..entities).map(start).unzip();
+        let (mut w, es) = world(entities)?;
         let (mut f_ns, mut s_ns, mut p_ns) = (Vec::new(), Vec::new(), Vec::new());
+        let mut q_ns = Vec::new();
         for _ in 0..samples {
+            let t0 = clock::now();
+            for _ in 0..passes {
+                query_step(black_box(&mut w))?;
+            }
+            q_ns.push(clock::now().ns_since(t0) as f64 / (passes * entities) as f64);
             let t0 = clock::now();
             for _ in 0..passes {
                 fused(black_box(&mut t_fused))?;
@@ -173,6 +246,17 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
             p_ns.push(clock::now().ns_since(t0) as f64 / (passes * entities) as f64);
         }
         let plain = median(&mut p_ns);
+        figures.push(
+            Figure::new(
+                SUITE,
+                format!("query_loop_step_{label}"),
+                1,
+                "ns_per_entity",
+                "ns",
+                median(&mut q_ns),
+            )
+            .with_baseline("plain two-Vec loop", plain),
+        );
         figures.push(
             Figure::new(
                 SUITE,
@@ -201,7 +285,9 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
             1,
             "equal",
             "bool",
-            f64::from(u8::from(same_state(&t_fused, &t_seq, &pos, &vel)?)),
+            f64::from(u8::from(
+                same_state(&t_fused, &t_seq, &pos, &vel)? && same_world(&w, &es, &pos, &vel),
+            )),
         ));
     }
     Ok(figures)
@@ -239,23 +325,38 @@ fn same_state(
     Ok(true)
 }
 
+/// Whether the World's components equal the plain loop's state bit for bit.
+fn same_world(w: &World, es: &[Entity], pos: &[Vec3], vel: &[Vec3]) -> bool {
+    let bits = |v: &Vec3| [v.x.to_bits(), v.y.to_bits(), v.z.to_bits()];
+    es.iter().zip(pos.iter().zip(vel)).all(|(&e, (p, v))| {
+        matches!(
+            (w.get::<Position>(e), w.get::<Velocity>(e)),
+            (Ok(wp), Ok(wv)) if bits(&wp.0) == bits(p) && bits(&wv.0) == bits(v)
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// The checksum figure can fail: a plain loop one step ahead differs.
     #[test]
-    fn the_three_paths_agree_and_a_step_apart_they_do_not() {
+    fn the_four_paths_agree_and_a_step_apart_they_do_not() {
         let n = 1000;
         let (mut ft, mut st) = (table(n).unwrap(), table(n).unwrap());
         let (mut pos, mut vel): (Vec<Vec3>, Vec<Vec3>) = (0..n).map(start).unzip();
+        let (mut w, es) = world(n).unwrap();
         for _ in 0..50 {
             fused(&mut ft).unwrap();
             sequence(&mut st).unwrap();
+            query_step(&mut w).unwrap();
             plain_step(&mut pos, &mut vel);
         }
         assert!(same_state(&ft, &st, &pos, &vel).unwrap());
+        assert!(same_world(&w, &es, &pos, &vel));
         plain_step(&mut pos, &mut vel);
         assert!(!same_state(&ft, &st, &pos, &vel).unwrap());
+        assert!(!same_world(&w, &es, &pos, &vel));
     }
 }

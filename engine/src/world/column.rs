@@ -105,6 +105,9 @@ pub(crate) struct AosColumn<T> {
     pub(crate) values: Vec<T>,
     pub(crate) index: SparseIndex,
     access: AccessCounters,
+    /// Moves on every change to the order of `entities` (a row added, removed or reordered):
+    /// what a cached row alignment between two columns is checked against.
+    pub(crate) order_gen: u64,
 }
 
 impl<T: Send + Sync + 'static> AosColumn<T> {
@@ -116,6 +119,7 @@ impl<T: Send + Sync + 'static> AosColumn<T> {
             values: Vec::new(),
             index: SparseIndex::default(),
             access: AccessCounters::default(),
+            order_gen: 0,
         }
     }
 
@@ -127,6 +131,7 @@ impl<T: Send + Sync + 'static> AosColumn<T> {
         self.index.set(entity, self.values.len());
         self.entities.push(entity);
         self.values.push(value);
+        self.order_gen += 1;
         None
     }
 
@@ -134,6 +139,7 @@ impl<T: Send + Sync + 'static> AosColumn<T> {
     pub(crate) fn take(&mut self, entity: Entity) -> Option<T> {
         let row = self.index.row(entity)?;
         self.index.clear(entity);
+        self.order_gen += 1;
         self.entities.swap_remove(row);
         let value = self.values.swap_remove(row);
         if let Some(moved) = self.entities.get(row) {
@@ -194,6 +200,7 @@ impl<T: super::Component> ErasedColumn for AosColumn<T> {
             .windows(2)
             .all(|w| w[0].index() < w[1].index());
         if !sorted {
+            self.order_gen += 1;
             // Cold path (explicit compaction): pair, sort by slot, rebuild the index.
             let mut rows: Vec<(Entity, T)> =
                 self.entities.drain(..).zip(self.values.drain(..)).collect();

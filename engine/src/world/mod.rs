@@ -66,6 +66,10 @@ pub struct World {
     pub(crate) frame: u64,
     /// The fixed step systems simulate (set by the game loop).
     pub(crate) fixed_step: FixedStep,
+    /// Per pair of AoS columns `(a, b)`: their order generations when last compared, and how
+    /// many leading rows of `a` hold the same entity as `b`'s row at the same index (see
+    /// [`World::for_each_mut2`]).
+    pub(crate) pair_rows: HashMap<(usize, usize), (u64, u64, usize)>,
 }
 
 impl Default for World {
@@ -102,6 +106,7 @@ impl World {
             tick: 0,
             frame: 0,
             fixed_step: FixedStep::DEFAULT,
+            pair_rows: HashMap::new(),
         }
     }
 

@@ -209,6 +209,122 @@ impl World {
     }
 }
 
+impl World {
+    /// Calls `f(entity, &mut a, &mut b)` for every entity that has both `A` and `B`, writing
+    /// both in one loop; returns how many it visited. Bumps `A::DOMAINS` and `B::DOMAINS`.
+    /// `A` and `B` must differ ([`AliasedQuery`] otherwise) and be stored AoS
+    /// ([`WrongLayout`] otherwise: a field-SoA component is swept by the kernels).
+    ///
+    /// Walks `A`'s dense rows (put the rarer component first). The leading rows where `B`'s row
+    /// at the same index holds the same entity (all of them when the components were inserted
+    /// together, or after [`World::compact`]) run as two linear sweeps with no per-row check;
+    /// that count is cached per pair of columns and recounted only after a row was added,
+    /// removed or reordered in either. Each later row uses `B`'s row at the same index when it
+    /// holds the same entity, else `B`'s sparse index (one indexed load).
+    ///
+    /// ```
+    /// # use lanegraph::world::{Component, Domain, DomainSet, StateHash, StateHasher, World};
+    /// # #[derive(Debug, Clone, Copy, PartialEq)] struct Pos(f32);
+    /// # #[derive(Debug, Clone, Copy, PartialEq)] struct Vel(f32);
+    /// # impl StateHash for Pos { fn hash_state(&self, h: &mut StateHasher) { self.0.hash_state(h) } }
+    /// # impl StateHash for Vel { fn hash_state(&self, h: &mut StateHasher) { self.0.hash_state(h) } }
+    /// # impl Component for Pos { const NAME: &'static str = "Pos"; const DOMAINS: DomainSet = DomainSet::of(Domain::TRANSFORM); }
+    /// # impl Component for Vel { const NAME: &'static str = "Vel"; const DOMAINS: DomainSet = DomainSet::of(Domain::TRANSFORM); }
+    /// let mut world = World::new();
+    /// let e = world.spawn();
+    /// world.insert(e, Pos(120.0)).unwrap();
+    /// world.insert(e, Vel(5.0)).unwrap();
+    /// let dt = 0.5;
+    /// world
+    ///     .for_each_mut2::<Pos, Vel>(|_, p, v| {
+    ///         v.0 = v.0 - 9.81 * dt;
+    ///         p.0 = p.0 + v.0 * dt;
+    ///         if p.0 > 100.0 {
+    ///             p.0 = 100.0;
+    ///             v.0 = -v.0;
+    ///         }
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(*world.get::<Pos>(e).unwrap(), Pos(100.0));
+    /// assert_eq!(*world.get::<Vel>(e).unwrap(), Vel(-(5.0 - 9.81 * 0.5)));
+    /// ```
+    pub fn for_each_mut2<A: Component, B: Component>(
+        &mut self,
+        mut f: impl FnMut(Entity, &mut A, &mut B),
+    ) -> Result<usize, PairQueryError> {
+        if TypeId::of::<A>() == TypeId::of::<B>() {
+            return Err(AliasedQuery { component: A::NAME }.into());
+        }
+        self.aos::<A>()?;
+        self.aos::<B>()?;
+        let ia = self.by_type.get(&TypeId::of::<A>()).copied();
+        let ib = self.by_type.get(&TypeId::of::<B>()).copied();
+        let (Some(ia), Some(ib)) = (ia, ib) else {
+            return Ok(0);
+        };
+        self.epochs.bump(A::DOMAINS.union(B::DOMAINS));
+        // Two distinct indices: split the column list so both borrows are disjoint.
+        let (ca, cb) = if ia < ib {
+            let (lo, hi) = self.columns.split_at_mut(ib);
+            (&mut lo[ia], &mut hi[0])
+        } else {
+            let (lo, hi) = self.columns.split_at_mut(ia);
+            (&mut hi[0], &mut lo[ib])
+        };
+        let a = ca
+            .as_any_mut()
+            .downcast_mut::<AosColumn<A>>()
+            .expect("layout checked above");
+        let b = cb
+            .as_any_mut()
+            .downcast_mut::<AosColumn<B>>()
+            .expect("layout checked above");
+        a.access_counters().record(a.values.len());
+        b.access_counters().record(a.values.len());
+        // How many leading rows hold the same entity in both: cached per column pair, and
+        // recounted only when either column's row order changed since.
+        let gens = (a.order_gen, b.order_gen);
+        let aligned = match self.pair_rows.get(&(ia, ib)) {
+            Some(&(ga, gb, n)) if (ga, gb) == gens => n,
+            _ => {
+                let n = a
+                    .entities
+                    .iter()
+                    .zip(&b.entities)
+                    .take_while(|(x, y)| x == y)
+                    .count();
+                self.pair_rows.insert((ia, ib), (gens.0, gens.1, n));
+                n
+            }
+        };
+        let AosColumn {
+            entities: b_entities,
+            values: b_values,
+            index: b_index,
+            ..
+        } = b;
+        // The aligned rows: two linear sweeps, no per-row check.
+        let (a_head, a_tail) = a.values.split_at_mut(aligned);
+        for ((&e, va), vb) in a.entities.iter().zip(a_head).zip(b_values.iter_mut()) {
+            f(e, va, vb);
+        }
+        let mut visited = aligned;
+        for (i, (&e, va)) in a.entities[aligned..].iter().zip(a_tail).enumerate() {
+            let i = i + aligned;
+            let row = if b_entities.get(i) == Some(&e) {
+                i
+            } else if let Some(r) = b_index.row(e) {
+                r
+            } else {
+                continue;
+            };
+            f(e, va, &mut b_values[row]);
+            visited += 1;
+        }
+        Ok(visited)
+    }
+}
+
 /// Why a mutable pair query could not be made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum PairQueryError {
