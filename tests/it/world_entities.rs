@@ -453,3 +453,100 @@ fn for_each_mut2_writes_both_components_whatever_the_row_order() {
     assert!(err.to_string().contains("fix:"), "{err}");
     assert_eq!(w.for_each_mut2::<Position, Health>(|_, _, _| {}), Ok(0));
 }
+
+/// Resources: typed singletons a system reads and writes, in the state hash, bumping their
+/// domains, with typed errors for a missing one and a name clash.
+#[test]
+fn resources_are_state_systems_write_them_and_errors_say_how_to_fix() {
+    use lanegraph::world::{MissingResource, Resource, ResourceNameClash};
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    struct Score(u64);
+    impl StateHash for Score {
+        fn hash_state(&self, h: &mut StateHasher) {
+            self.0.hash_state(h);
+        }
+    }
+    impl Resource for Score {
+        const NAME: &'static str = "Score";
+        const DOMAINS: DomainSet = DomainSet::of(Domain::GAMEPLAY);
+    }
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    struct Wind(f32);
+    impl StateHash for Wind {
+        fn hash_state(&self, h: &mut StateHasher) {
+            self.0.hash_state(h);
+        }
+    }
+    impl Resource for Wind {
+        const NAME: &'static str = "Wind";
+        const DOMAINS: DomainSet = DomainSet::of(Domain::PHYSICS);
+    }
+    #[derive(Debug)]
+    struct FakeScore(u64);
+    impl StateHash for FakeScore {
+        fn hash_state(&self, h: &mut StateHasher) {
+            self.0.hash_state(h);
+        }
+    }
+    impl Resource for FakeScore {
+        const NAME: &'static str = "Score";
+        const DOMAINS: DomainSet = DomainSet::of(Domain::GAMEPLAY);
+    }
+
+    let mut w = World::new();
+    let e = w.spawn();
+    w.insert(e, Health(3)).unwrap();
+    let bare = w.state_hash();
+    let err: MissingResource = w.resource::<Score>().unwrap_err();
+    assert!(err.to_string().contains("Score") && err.to_string().contains("fix:"));
+    assert!(w.resource_mut::<Score>().is_err());
+
+    let e0 = w.epochs();
+    assert_eq!(w.insert_resource(Wind(1.5)).unwrap(), None);
+    assert_eq!(w.insert_resource(Score(0)).unwrap(), None);
+    assert!(e0.changed_in(&w.epochs(), DomainSet::of(Domain::GAMEPLAY)));
+    assert_eq!(w.resource_count(), 2);
+    let clash: ResourceNameClash = w.insert_resource(FakeScore(1)).unwrap_err();
+    assert!(clash.to_string().contains("fix:"), "{clash}");
+
+    // A system writes the score from the world's health each step.
+    w.register_system(SystemDef::new("scoring", 1.0, |w: &mut World, _| {
+        let total: u64 = w
+            .column::<Health>()
+            .unwrap()
+            .values()
+            .iter()
+            .map(|h| u64::from(h.0))
+            .sum();
+        w.resource_mut::<Score>().unwrap().0 += total;
+    }))
+    .unwrap();
+    let with_zero = w.state_hash();
+    assert_ne!(with_zero, bare, "a resource is state: it enters the hash");
+    let e1 = w.epochs();
+    w.run_systems();
+    w.run_systems();
+    assert_eq!(*w.resource::<Score>().unwrap(), Score(6));
+    assert!(e1.changed_in(&w.epochs(), DomainSet::of(Domain::GAMEPLAY)));
+    assert!(!e1.changed_in(&w.epochs(), DomainSet::of(Domain::PHYSICS)));
+    assert_ne!(
+        w.state_hash(),
+        with_zero,
+        "the score moved: so does the hash"
+    );
+
+    // The same state built in another order hashes alike (resources hash in name order).
+    let mut v = World::new();
+    let f = v.spawn();
+    v.insert(f, Health(3)).unwrap();
+    v.insert_resource(Score(6)).unwrap();
+    v.insert_resource(Wind(1.5)).unwrap();
+    assert_eq!(v.state_hash(), w.state_hash());
+
+    // Replace and remove hand the old value back; without resources the hash is the bare one.
+    assert_eq!(w.insert_resource(Score(1)).unwrap(), Some(Score(6)));
+    assert_eq!(w.remove_resource::<Score>(), Some(Score(1)));
+    assert_eq!(w.remove_resource::<Score>(), None);
+    assert_eq!(w.remove_resource::<Wind>(), Some(Wind(1.5)));
+    assert_eq!(w.state_hash(), bare);
+}

@@ -287,7 +287,7 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
     // The run record: a bounded observer (the last minute of frames whole, whole-run
     // percentiles), read back for the summary and the report.
     let record = engine.observe(RunRecorder::default());
-    let score_entity = world::setup(engine.world_mut(), opts.entities, opts.seed)?;
+    world::setup(engine.world_mut(), opts.entities, opts.seed)?;
     let mut phys = physics::DemoPhysics::default();
     let neighbours = Arc::new(AtomicU64::new(0));
     let seen = Arc::clone(&neighbours);
@@ -374,7 +374,7 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
     let wall_s = started.elapsed().as_secs_f64();
     let score = engine
         .world()
-        .get::<world::Score>(score_entity)
+        .resource::<world::Score>()
         .copied()
         .unwrap_or_default();
     let rec = engine.observer(record);

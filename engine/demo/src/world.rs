@@ -1,13 +1,15 @@
 //! The demo's world: field-SoA particles, the score, and the gameplay systems on the owner
 //! thread (spawn waves, despawns in the sink, scoring).
 //!
-//! Owns: the demo's components and its seeded setup. Must never: read a clock or anything
+//! Owns: the demo's components, its score resource and its seeded setup. Must never: read a clock or anything
 //! else that differs between runs (same seed, same world, whatever the lanes).
 
 use lanegraph::simd::soa_component;
 
 use lanegraph::systems::{RegisterError as RegisterSystemError, SystemDef};
-use lanegraph::world::{Component, Domain, DomainSet, Entity, StateHash, StateHasher, World};
+use lanegraph::world::{
+    Component, Domain, DomainSet, Entity, Resource, StateHash, StateHasher, World,
+};
 
 /// Half the side of the square arena, world units.
 pub const ARENA: f32 = 500.0;
@@ -63,7 +65,7 @@ impl Component for Velocity {
     const DOMAINS: DomainSet = DomainSet::of(Domain::PHYSICS);
 }
 
-/// The game's score, on one game entity.
+/// The game's score: a world resource.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub struct Score {
     /// Particles spawned by waves.
@@ -81,7 +83,7 @@ impl StateHash for Score {
         self.waves.hash_state(h);
     }
 }
-impl Component for Score {
+impl Resource for Score {
     const NAME: &'static str = "Score";
     const DOMAINS: DomainSet = DomainSet::of(Domain::GAMEPLAY);
 }
@@ -121,9 +123,9 @@ pub fn spawn_particle(world: &mut World, p: Position, v: Velocity) -> Entity {
     e
 }
 
-/// Sets up the world: `entities` particles from `seed`, the score entity, and the gameplay
-/// systems. Returns the score entity.
-pub fn setup(world: &mut World, entities: usize, seed: u64) -> Result<Entity, RegisterSystemError> {
+/// Sets up the world: `entities` particles from `seed`, the [`Score`] resource, and the
+/// gameplay systems.
+pub fn setup(world: &mut World, entities: usize, seed: u64) -> Result<(), RegisterSystemError> {
     world
         .use_field_soa::<Position>()
         .expect("Position is a valid SoA component");
@@ -142,8 +144,9 @@ pub fn setup(world: &mut World, entities: usize, seed: u64) -> Result<Entity, Re
         };
         spawn_particle(world, p, v);
     }
-    let game = world.spawn();
-    world.insert(game, Score::default()).expect("fresh entity");
+    world
+        .insert_resource(Score::default())
+        .expect("the demo's only resource");
 
     let wave = (entities / 100).max(1);
     let cap = entities + entities / 5 + 1;
@@ -167,7 +170,7 @@ pub fn setup(world: &mut World, entities: usize, seed: u64) -> Result<Entity, Re
                 };
                 spawn_particle(w, p, v);
             }
-            if let Ok(s) = w.get_mut::<Score>(game) {
+            if let Ok(s) = w.resource_mut::<Score>() {
                 s.spawned += wave as u64;
                 s.waves += 1;
             }
@@ -201,7 +204,7 @@ pub fn setup(world: &mut World, entities: usize, seed: u64) -> Result<Entity, Re
             }
             let n = doomed.len() as u64;
             if n > 0 {
-                if let Ok(s) = w.get_mut::<Score>(game) {
+                if let Ok(s) = w.resource_mut::<Score>() {
                     s.swallowed += n;
                 }
             }
@@ -212,11 +215,11 @@ pub fn setup(world: &mut World, entities: usize, seed: u64) -> Result<Entity, Re
     world.register_system(
         SystemDef::new("scoring", 0.2, move |w: &mut World, ctx| {
             // Reads the score every step (a HUD would format it here); writes nothing.
-            if let Ok(s) = w.get::<Score>(game) {
+            if let Ok(s) = w.resource::<Score>() {
                 ctx.report_workload(s.spawned.saturating_sub(s.swallowed).max(1));
             }
         })
         .domain(Domain::GAMEPLAY),
     )?;
-    Ok(game)
+    Ok(())
 }

@@ -12,6 +12,7 @@
 //! - `soa`: field-SoA columns from `lanegraph-simd` for hot numeric components, and lending
 //!   them to the physics lane for one step.
 //! - `query`: borrowing columns alone or joined.
+//! - `resource`: typed singletons (the score, the wind), hashed and epoch-bumped like components.
 //! - `epoch`, `hash`, `access`: change epochs, the state hash, access telemetry.
 
 pub(crate) mod access;
@@ -21,6 +22,7 @@ pub(crate) mod entity;
 pub(crate) mod epoch;
 pub(crate) mod hash;
 pub(crate) mod query;
+pub(crate) mod resource;
 pub(crate) mod soa;
 
 use std::any::TypeId;
@@ -34,6 +36,7 @@ pub use entity::{Entity, StaleEntity};
 pub use epoch::{Domain, DomainSet, Epochs, WorldId, MAX_DOMAINS};
 pub use hash::{StateHash, StateHasher};
 pub use query::{ColumnMut, ColumnRef, PairQueryError};
+pub use resource::{MissingResource, Resource, ResourceNameClash};
 pub use soa::{SoaMut, SoaOptInError, SoaPairError, SoaRef};
 
 use crate::game_loop::FixedStep;
@@ -70,6 +73,8 @@ pub struct World {
     /// many leading rows of `a` hold the same entity as `b`'s row at the same index (see
     /// [`World::for_each_mut2`]).
     pub(crate) pair_rows: HashMap<(usize, usize), (u64, u64, usize)>,
+    /// Typed singletons ([`Resource`]).
+    resources: resource::Resources,
 }
 
 impl Default for World {
@@ -107,6 +112,7 @@ impl World {
             frame: 0,
             fixed_step: FixedStep::DEFAULT,
             pair_rows: HashMap::new(),
+            resources: resource::Resources::default(),
         }
     }
 
@@ -355,9 +361,10 @@ impl World {
         self.epochs.bump(domains);
     }
 
-    /// The state hash: every live entity (slot order) and every component column (by name,
-    /// rows in slot order), FNV-1a 64. Timing, telemetry, epochs and layout never enter it, so
-    /// AoS and field-SoA storage of the same data hash alike. Cold path (O(slots x columns)).
+    /// The state hash: every live entity (slot order), every component column (by name, rows in
+    /// slot order) and every resource (by name), FNV-1a 64. Timing, telemetry, epochs and layout
+    /// never enter it, so AoS and field-SoA storage of the same data hash alike. Cold path
+    /// (O(slots x columns)).
     pub fn state_hash(&self) -> u64 {
         let mut h = StateHasher::new();
         h.write_u64(self.entities.live().len() as u64);
@@ -371,6 +378,7 @@ impl World {
                 self.columns[i].hash_rows(&self.entities, &mut h);
             }
         }
+        self.resources.hash_state(&mut h);
         h.finish()
     }
 

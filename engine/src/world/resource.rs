@@ -1,0 +1,186 @@
+//! Resources: typed singletons that systems read and write (the score, the wind, the RNG), held
+//! by the World beside its components.
+//!
+//! Owns: the [`Resource`] trait, the store ([`Resources`], one value per type, kept in name
+//! order), the typed errors, and the `World` methods that hand resources out. Must never: hand
+//! out a resource mutably without bumping its domains, or leave a resource out of the state
+//! hash (a resource is simulation state: replays must see it).
+//!
+//! Why not a singleton entity: a resource is one indexed lookup away, needs no query, cannot be
+//! despawned by accident, and says by its type that there is exactly one.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+
+use super::epoch::DomainSet;
+use super::hash::{StateHash, StateHasher};
+use super::World;
+
+/// A typed singleton of simulation state.
+///
+/// `NAME` orders resources in the state hash and must be unique among a world's resources;
+/// `DOMAINS` are the change epochs a write bumps.
+pub trait Resource: StateHash + Send + Sync + 'static {
+    /// Stable, unique name (e.g. `"Score"`).
+    const NAME: &'static str;
+    /// The domains whose epochs move when this resource changes.
+    const DOMAINS: DomainSet;
+}
+
+/// The world holds no resource of this type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the world has no `{resource}` resource; \
+     fix: `World::insert_resource` it before the first system that reads it runs"
+)]
+pub struct MissingResource {
+    /// The resource's `NAME`.
+    pub resource: &'static str,
+}
+
+/// Two different Rust types declared the same resource `NAME` in one world.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "resource name `{name}` is declared by both `{existing}` and `{new}`; names order the state \
+     hash and must be unique; fix: give one of the types a different `Resource::NAME`"
+)]
+pub struct ResourceNameClash {
+    /// The clashing name.
+    pub name: &'static str,
+    /// The Rust type that holds the name.
+    pub existing: &'static str,
+    /// The Rust type that tried to take it.
+    pub new: &'static str,
+}
+
+trait ErasedResource: Send + Sync + 'static {
+    fn name(&self) -> &'static str;
+    fn type_name(&self) -> &'static str;
+    fn hash_state(&self, h: &mut StateHasher);
+    fn as_any(&self) -> &dyn Any;
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+    fn into_any(self: Box<Self>) -> Box<dyn Any>;
+}
+
+impl<R: Resource> ErasedResource for R {
+    fn name(&self) -> &'static str {
+        R::NAME
+    }
+    fn type_name(&self) -> &'static str {
+        std::any::type_name::<R>()
+    }
+    fn hash_state(&self, h: &mut StateHasher) {
+        StateHash::hash_state(self, h);
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
+
+/// The world's resources, in name order, with an index by type.
+#[derive(Default)]
+pub(crate) struct Resources {
+    values: Vec<Box<dyn ErasedResource>>,
+    by_type: HashMap<TypeId, usize>,
+}
+
+impl Resources {
+    fn reindex(&mut self) {
+        self.by_type.clear();
+        for (i, v) in self.values.iter().enumerate() {
+            self.by_type.insert(v.as_any().type_id(), i);
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Feeds every resource, in name order, to `h`; nothing at all when there is none (so a
+    /// world without resources hashes as it always did).
+    pub(crate) fn hash_state(&self, h: &mut StateHasher) {
+        if self.values.is_empty() {
+            return;
+        }
+        h.write_str("resources");
+        h.write_u64(self.values.len() as u64);
+        for v in &self.values {
+            h.write_str(v.name());
+            v.hash_state(h);
+        }
+    }
+}
+
+impl World {
+    /// Inserts (or replaces) the resource `R`, returning the previous value; bumps
+    /// `R::DOMAINS`. Errors: another type already uses `R::NAME`.
+    pub fn insert_resource<R: Resource>(
+        &mut self,
+        value: R,
+    ) -> Result<Option<R>, ResourceNameClash> {
+        let res = &mut self.resources;
+        if let Some(&i) = res.by_type.get(&TypeId::of::<R>()) {
+            self.epochs.bump(R::DOMAINS);
+            let slot = res.values[i]
+                .as_any_mut()
+                .downcast_mut::<R>()
+                .expect("indexed by its own type");
+            return Ok(Some(std::mem::replace(slot, value)));
+        }
+        if let Some(existing) = res.values.iter().find(|v| v.name() == R::NAME) {
+            return Err(ResourceNameClash {
+                name: R::NAME,
+                existing: existing.type_name(),
+                new: std::any::type_name::<R>(),
+            });
+        }
+        let pos = res.values.partition_point(|v| v.name() < R::NAME);
+        res.values.insert(pos, Box::new(value));
+        res.reindex();
+        self.epochs.bump(R::DOMAINS);
+        Ok(None)
+    }
+
+    /// The resource `R`.
+    pub fn resource<R: Resource>(&self) -> Result<&R, MissingResource> {
+        let res = &self.resources;
+        res.by_type
+            .get(&TypeId::of::<R>())
+            .and_then(|&i| res.values[i].as_any().downcast_ref::<R>())
+            .ok_or(MissingResource { resource: R::NAME })
+    }
+
+    /// The resource `R`, mutably; bumps `R::DOMAINS` (the caller may write it).
+    pub fn resource_mut<R: Resource>(&mut self) -> Result<&mut R, MissingResource> {
+        let res = &mut self.resources;
+        let Some(&i) = res.by_type.get(&TypeId::of::<R>()) else {
+            return Err(MissingResource { resource: R::NAME });
+        };
+        self.epochs.bump(R::DOMAINS);
+        res.values[i]
+            .as_any_mut()
+            .downcast_mut::<R>()
+            .ok_or(MissingResource { resource: R::NAME })
+    }
+
+    /// Removes the resource `R`, returning it; bumps `R::DOMAINS` when there was one.
+    pub fn remove_resource<R: Resource>(&mut self) -> Option<R> {
+        let res = &mut self.resources;
+        let i = *res.by_type.get(&TypeId::of::<R>())?;
+        let boxed = res.values.remove(i);
+        res.reindex();
+        self.epochs.bump(R::DOMAINS);
+        boxed.into_any().downcast::<R>().ok().map(|b| *b)
+    }
+
+    /// How many resources the world holds.
+    pub fn resource_count(&self) -> usize {
+        self.resources.len()
+    }
+}
