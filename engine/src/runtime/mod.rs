@@ -29,6 +29,18 @@
 //! use lanegraph::runtime::{AgentCost, Engine};
 //! use lanegraph::jobs::LanePlan;
 //! use lanegraph::systems::SystemDef;
+//! use lanegraph::world::{Domain, DomainSet, Resource, StateHash, StateHasher, World};
+//!
+//! // Game state every system can reach: a resource (hashed, replayed, epoch-tracked).
+//! #[derive(Debug, PartialEq)]
+//! struct Thoughts(u64);
+//! impl StateHash for Thoughts {
+//!     fn hash_state(&self, h: &mut StateHasher) { self.0.hash_state(h) }
+//! }
+//! impl Resource for Thoughts {
+//!     const NAME: &'static str = "Thoughts";
+//!     const DOMAINS: DomainSet = DomainSet::of(Domain::GAMEPLAY);
+//! }
 //!
 //! // A custom agent: how many AI agents think each step.
 //! struct Thinkers;
@@ -49,12 +61,13 @@
 //!     .lockstep(true)
 //!     .build()?;
 //!
-//! let counter = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
 //! let world = engine.world_mut();
+//! world.insert_resource(Thoughts(0))?;
 //! world.register_system(SystemDef::new("input", 0.5, |_, _| {}))?;
-//! let seen = counter.clone();
-//! let think = world.register_system(SystemDef::new("think", 1.0, move |_, ctx| {
-//!     seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+//! let think = world.register_system(SystemDef::new("think", 1.0, |w: &mut World, ctx| {
+//!     if let Ok(t) = w.resource_mut::<Thoughts>() {
+//!         t.0 += 1;
+//!     }
 //!     ctx.report_workload(64);
 //! }))?;
 //! let ai = engine.add_agent(Box::new(Thinkers), AgentCost::System(think))?;
@@ -68,7 +81,7 @@
 //! for _ in 0..3 {
 //!     engine.frame()?;
 //! }
-//! assert_eq!(counter.load(std::sync::atomic::Ordering::Relaxed), 3); // one step per frame
+//! assert_eq!(engine.world().resource::<Thoughts>()?, &Thoughts(3)); // one step per frame
 //! assert!(engine.strategy(ai).is_some());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
