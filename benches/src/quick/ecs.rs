@@ -18,8 +18,13 @@
 //!   the World's components all equal the plain loop's bit for bit after every timed pass (the
 //!   same operations in the same order), else 0.
 //!
+//! - `parallel_fused_step_1Mi` (2 threads): the fused step split into chunks of 512 vectors
+//!   (the demo's physics chunk), one scoped job per chunk on a physics lane of one pinned worker
+//!   that the owner thread serves too (the engine's plan on 2 cores); baseline the same fused
+//!   step on the calling thread alone, interleaved.
+//!
 //! The plain loop is what a game writes without an engine: two `Vec`s of `{x, y, z}` structs
-//! (positions, velocities), one `for` over both. Not here yet (#18): the parallel step.
+//! (positions, velocities), one `for` over both.
 //!
 //! Every figure is the median over samples; the variants run interleaved within each sample,
 //! each on its own copy of the same starting state.
@@ -290,7 +295,59 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
             )),
         ));
     }
+    figures.push(parallel(if opts.quick { 40 } else { 200 })?);
     Ok(figures)
+}
+
+/// The fused step at 1 Mi on two threads (the physics lane's worker and the owner serving it)
+/// against one thread, interleaved; both tables end in the same state (checked).
+fn parallel(samples: usize) -> Result<Figure, BenchError> {
+    let entities = 1 << 20;
+    let err = |e: String| BenchError::failed(SUITE, e);
+    let lanes = super::dispatch::physics_lanes_owner_helps(1);
+    let physics = lanes
+        .lane("physics")
+        .ok_or_else(|| err("no physics lane".into()))?;
+    let (mut t_par, mut t_one) = (table(entities)?, table(entities)?);
+    let par_step = |t: &mut SoaTable| -> Result<(), BenchError> {
+        let mut l = t.lanes_mut();
+        let chunks = l
+            .chunks::<6>(lanegraph_demo::physics::LANES_PER_CHUNK)
+            .map_err(|e| err(e.to_string()))?;
+        lanes
+            .scope(|s| {
+                for chunk in chunks {
+                    let _ = s.spawn(physics, move || {
+                        let [px, py, pz, vx, vy, vz] = chunk.fields;
+                        let _ = particle_step([px, py, pz], [vx, vy, vz], &STEP);
+                    });
+                }
+            })
+            .map_err(|e| err(e.to_string()))
+    };
+    let (mut par, mut one) = (Vec::new(), Vec::new());
+    for _ in 0..samples {
+        let t0 = clock::now();
+        par_step(black_box(&mut t_par))?;
+        par.push(clock::now().ns_since(t0) as f64 / entities as f64);
+        let t0 = clock::now();
+        fused(black_box(&mut t_one))?;
+        one.push(clock::now().ns_since(t0) as f64 / entities as f64);
+    }
+    if !same_state(&t_par, &t_one, &[], &[])? {
+        return Err(err(
+            "the parallel step ended in other bits than the one-thread step".into(),
+        ));
+    }
+    Ok(Figure::new(
+        SUITE,
+        "parallel_fused_step_1Mi",
+        2,
+        "ns_per_entity",
+        "ns",
+        median(&mut par),
+    )
+    .with_baseline("fused step, 1 thread", median(&mut one)))
 }
 
 /// Whether the fused columns equal both the kernel sequence's and the plain loop's, bit for
