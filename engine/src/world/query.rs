@@ -9,7 +9,7 @@
 
 use std::any::TypeId;
 
-use super::column::AosColumn;
+use super::column::{AosColumn, ErasedColumn};
 use super::component::{AliasedQuery, Component, WrongLayout};
 use super::entity::Entity;
 use super::World;
@@ -185,24 +185,8 @@ impl World {
             _ => return Ok(PairMutIter::empty()),
         };
         self.epochs.bump(A::DOMAINS);
-        // Two distinct indices: split the column list so both borrows are disjoint.
-        let (ca, cb) = if ia < ib {
-            let (lo, hi) = self.columns.split_at_mut(ib);
-            (&mut lo[ia], &hi[0])
-        } else {
-            let (lo, hi) = self.columns.split_at_mut(ia);
-            (&mut hi[0], &lo[ib])
-        };
-        let a = ca
-            .as_any_mut()
-            .downcast_mut::<AosColumn<A>>()
-            .expect("layout checked above");
-        let b = cb
-            .as_any()
-            .downcast_ref::<AosColumn<B>>()
-            .expect("layout checked above");
-        a.access_counters().record(a.values.len());
-        b.access_counters().record(a.values.len());
+        let (a, b) = two_aos_mut::<A, B>(&mut self.columns, ia, ib);
+        let b = &*b;
         Ok(PairMutIter {
             inner: Some((a.entities.iter().zip(a.values.iter_mut()), b)),
         })
@@ -263,24 +247,7 @@ impl World {
             return Ok(0);
         };
         self.epochs.bump(A::DOMAINS.union(B::DOMAINS));
-        // Two distinct indices: split the column list so both borrows are disjoint.
-        let (ca, cb) = if ia < ib {
-            let (lo, hi) = self.columns.split_at_mut(ib);
-            (&mut lo[ia], &mut hi[0])
-        } else {
-            let (lo, hi) = self.columns.split_at_mut(ia);
-            (&mut hi[0], &mut lo[ib])
-        };
-        let a = ca
-            .as_any_mut()
-            .downcast_mut::<AosColumn<A>>()
-            .expect("layout checked above");
-        let b = cb
-            .as_any_mut()
-            .downcast_mut::<AosColumn<B>>()
-            .expect("layout checked above");
-        a.access_counters().record(a.values.len());
-        b.access_counters().record(a.values.len());
+        let (a, b) = two_aos_mut::<A, B>(&mut self.columns, ia, ib);
         // How many leading rows hold the same entity in both: cached per column pair, and
         // recounted only when either column's row order changed since.
         let gens = (a.order_gen, b.order_gen);
@@ -323,6 +290,34 @@ impl World {
         }
         Ok(visited)
     }
+}
+
+/// The AoS columns at two distinct indices `ia != ib`, both mutably (the column list is split
+/// so the borrows are disjoint), each recording one query of `A`'s row count. The caller has
+/// checked both layouts and the types (`World::aos`).
+fn two_aos_mut<A: Component, B: Component>(
+    columns: &mut [Box<dyn ErasedColumn>],
+    ia: usize,
+    ib: usize,
+) -> (&mut AosColumn<A>, &mut AosColumn<B>) {
+    let (ca, cb) = if ia < ib {
+        let (lo, hi) = columns.split_at_mut(ib);
+        (&mut lo[ia], &mut hi[0])
+    } else {
+        let (lo, hi) = columns.split_at_mut(ia);
+        (&mut hi[0], &mut lo[ib])
+    };
+    let a = ca
+        .as_any_mut()
+        .downcast_mut::<AosColumn<A>>()
+        .expect("layout checked by the caller");
+    let b = cb
+        .as_any_mut()
+        .downcast_mut::<AosColumn<B>>()
+        .expect("layout checked by the caller");
+    a.access_counters().record(a.values.len());
+    b.access_counters().record(a.values.len());
+    (a, b)
 }
 
 /// Why a mutable pair query could not be made.
