@@ -35,7 +35,7 @@ pub use component::{
 pub use entity::{Entity, StaleEntity};
 pub use epoch::{Domain, DomainSet, Epochs, WorldId, MAX_DOMAINS};
 pub use hash::{StateHash, StateHasher};
-pub use query::{ColumnMut, ColumnRef, PairQueryError};
+pub use query::{ColumnMut, ColumnRef, Filter, PairQueryError};
 pub use resource::{MissingResource, Resource, ResourceNameClash};
 pub use soa::{SoaMut, SoaOptInError, SoaPairError, SoaRef};
 

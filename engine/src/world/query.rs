@@ -234,10 +234,33 @@ impl World {
     /// ```
     pub fn for_each_mut2<A: Component, B: Component>(
         &mut self,
+        f: impl FnMut(Entity, &mut A, &mut B),
+    ) -> Result<usize, PairQueryError> {
+        self.for_each_mut2_filtered(&Filter::new(), f)
+    }
+
+    /// [`World::for_each_mut2`] over the entities that also pass `filter`: every component of
+    /// [`Filter::with`] present, none of [`Filter::without`]. A `with` component the world
+    /// never stored matches nothing; a `without` one excludes nothing.
+    ///
+    /// Errors: as `for_each_mut2`, plus [`PairQueryError::TooManyFilters`] for more than
+    /// [`Filter::MAX`] filter components, and [`PairQueryError::Aliased`] when a filter names
+    /// `A` or `B`.
+    pub fn for_each_mut2_filtered<A: Component, B: Component>(
+        &mut self,
+        filter: &Filter,
         mut f: impl FnMut(Entity, &mut A, &mut B),
     ) -> Result<usize, PairQueryError> {
         if TypeId::of::<A>() == TypeId::of::<B>() {
             return Err(AliasedQuery { component: A::NAME }.into());
+        }
+        if filter.overflow {
+            return Err(PairQueryError::TooManyFilters { max: Filter::MAX });
+        }
+        for t in filter.with.iter().chain(&filter.without).flatten() {
+            if t.0 == TypeId::of::<A>() || t.0 == TypeId::of::<B>() {
+                return Err(AliasedQuery { component: t.1 }.into());
+            }
         }
         self.aos::<A>()?;
         self.aos::<B>()?;
@@ -246,8 +269,55 @@ impl World {
         let (Some(ia), Some(ib)) = (ia, ib) else {
             return Ok(0);
         };
+        let index_of =
+            |t: &Option<(TypeId, &'static str)>| t.map(|t| self.by_type.get(&t.0).copied());
+        let with_idx = filter.with.each_ref().map(index_of);
+        let without_idx = filter.without.each_ref().map(index_of);
+        if with_idx.iter().any(|w| matches!(w, Some(None))) {
+            return Ok(0);
+        }
         self.epochs.bump(A::DOMAINS.union(B::DOMAINS));
-        let (a, b) = two_aos_mut::<A, B>(&mut self.columns, ia, ib);
+        // Borrow A and B mutably and the filter columns shared, in one pass over the list.
+        let (mut ca, mut cb) = (None, None);
+        let mut with: [Option<&dyn ErasedColumn>; Filter::MAX] = [None; Filter::MAX];
+        let mut without: [Option<&dyn ErasedColumn>; Filter::MAX] = [None; Filter::MAX];
+        for (i, c) in self.columns.iter_mut().enumerate() {
+            if i == ia {
+                ca = Some(c);
+            } else if i == ib {
+                cb = Some(c);
+            } else {
+                let c: &dyn ErasedColumn = &**c;
+                for (slot, idx) in with.iter_mut().zip(&with_idx) {
+                    if *idx == Some(Some(i)) {
+                        *slot = Some(c);
+                    }
+                }
+                for (slot, idx) in without.iter_mut().zip(&without_idx) {
+                    if *idx == Some(Some(i)) {
+                        *slot = Some(c);
+                    }
+                }
+            }
+        }
+        let (Some(ca), Some(cb)) = (ca, cb) else {
+            unreachable!("both indices come from by_type");
+        };
+        let a = ca
+            .as_any_mut()
+            .downcast_mut::<AosColumn<A>>()
+            .expect("layout checked above");
+        let b = cb
+            .as_any_mut()
+            .downcast_mut::<AosColumn<B>>()
+            .expect("layout checked above");
+        a.access_counters().record(a.values.len());
+        b.access_counters().record(a.values.len());
+        let filtered = with.iter().chain(&without).any(Option::is_some);
+        let passes = |e: Entity| {
+            with.iter().flatten().all(|c| c.contains(e))
+                && !without.iter().flatten().any(|c| c.contains(e))
+        };
         // How many leading rows hold the same entity in both: cached per column pair, and
         // recounted only when either column's row order changed since.
         let gens = (a.order_gen, b.order_gen);
@@ -270,12 +340,24 @@ impl World {
             index: b_index,
             ..
         } = b;
-        // The aligned rows: two linear sweeps, no per-row check.
+        // The aligned rows: two linear sweeps, no per-row lookup (and, unfiltered, no per-row
+        // test at all: the loop the plain two-`Vec` loop compiles to).
         let (a_head, a_tail) = a.values.split_at_mut(aligned);
-        for ((&e, va), vb) in a.entities.iter().zip(a_head).zip(b_values.iter_mut()) {
-            f(e, va, vb);
+        let head = a.entities.iter().zip(a_head).zip(b_values.iter_mut());
+        let mut visited = 0;
+        if filtered {
+            for ((&e, va), vb) in head {
+                if passes(e) {
+                    f(e, va, vb);
+                    visited += 1;
+                }
+            }
+        } else {
+            for ((&e, va), vb) in head {
+                f(e, va, vb);
+            }
+            visited = aligned;
         }
-        let mut visited = aligned;
         for (i, (&e, va)) in a.entities[aligned..].iter().zip(a_tail).enumerate() {
             let i = i + aligned;
             let row = if b_entities.get(i) == Some(&e) {
@@ -285,6 +367,9 @@ impl World {
             } else {
                 continue;
             };
+            if filtered && !passes(e) {
+                continue;
+            }
             f(e, va, &mut b_values[row]);
             visited += 1;
         }
@@ -329,6 +414,61 @@ pub enum PairQueryError {
     /// One of them is stored field-SoA.
     #[error(transparent)]
     WrongLayout(#[from] WrongLayout),
+    /// The filter names more components than a query checks.
+    #[error(
+        "the query filter names more than {max} components; fix: split the query, or keep the \
+         rarest conditions"
+    )]
+    TooManyFilters {
+        /// [`Filter::MAX`].
+        max: usize,
+    },
+}
+
+/// Which other components an entity must have (`with`) or lack (`without`) to be visited by
+/// [`World::for_each_mut2_filtered`]. Holds at most [`Filter::MAX`] of each; building it never
+/// allocates.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Filter {
+    with: [Option<(TypeId, &'static str)>; Filter::MAX],
+    without: [Option<(TypeId, &'static str)>; Filter::MAX],
+    overflow: bool,
+}
+
+impl Filter {
+    /// The most `with` (and, separately, `without`) components a filter holds.
+    pub const MAX: usize = 4;
+
+    /// No conditions.
+    pub fn new() -> Self {
+        Filter::default()
+    }
+
+    /// Entities must also have `T`.
+    pub fn with<T: Component>(mut self) -> Self {
+        self.overflow |= !push(&mut self.with, (TypeId::of::<T>(), T::NAME));
+        self
+    }
+
+    /// Entities must not have `T`.
+    pub fn without<T: Component>(mut self) -> Self {
+        self.overflow |= !push(&mut self.without, (TypeId::of::<T>(), T::NAME));
+        self
+    }
+}
+
+/// Puts `t` in the first free slot; false when there is none.
+fn push(
+    slots: &mut [Option<(TypeId, &'static str)>; Filter::MAX],
+    t: (TypeId, &'static str),
+) -> bool {
+    match slots.iter_mut().find(|s| s.is_none()) {
+        Some(s) => {
+            *s = Some(t);
+            true
+        }
+        None => false,
+    }
 }
 
 type PairMutInner<'w, A, B> = (
