@@ -24,7 +24,7 @@ pub enum ReflectError {
     Bounds(#[from] InvalidBounds),
 }
 
-fn check_bounds(kernel: &'static str, lo: f32, hi: f32) -> Result<(), InvalidBounds> {
+pub(crate) fn check_bounds(kernel: &'static str, lo: f32, hi: f32) -> Result<(), InvalidBounds> {
     if lo.is_finite() && hi.is_finite() && lo <= hi {
         Ok(())
     } else {
@@ -45,19 +45,85 @@ pub fn reflect(
 ) -> Result<(), ReflectError> {
     check_len("reflect", pos.len(), vel.len())?;
     check_bounds("reflect", lo, hi)?;
-    let (lo_v, hi_v) = (f32x8::splat(lo), f32x8::splat(hi));
-    let (lo2, hi2) = (f32x8::splat(lo + lo), f32x8::splat(hi + hi));
-    let (up, down) = (f32x8::splat(restitution), f32x8::splat(-restitution));
+    let wall = ReflectX8::new(lo, hi, restitution);
     for (p, v) in pos.iter_mut().zip(vel.iter_mut()) {
-        let below = p.cmp_lt(lo_v);
-        let above = p.cmp_gt(hi_v);
-        let speed = v.abs();
-        *p = below.blend(lo2 - *p, *p);
-        *p = above.blend(hi2 - *p, *p);
-        *v = below.blend(speed * up, *v);
-        *v = above.blend(speed * down, *v);
+        wall.apply(p, v);
     }
     Ok(())
+}
+
+/// [`reflect`]'s constants, splatted once per call; [`ReflectX8::apply`] is one vector of it
+/// (the fused step applies the same).
+#[derive(Clone, Copy)]
+pub(crate) struct ReflectX8 {
+    lo: f32x8,
+    hi: f32x8,
+    lo2: f32x8,
+    hi2: f32x8,
+    up: f32x8,
+    down: f32x8,
+}
+
+impl ReflectX8 {
+    pub(crate) fn new(lo: f32, hi: f32, restitution: f32) -> Self {
+        ReflectX8 {
+            lo: f32x8::splat(lo),
+            hi: f32x8::splat(hi),
+            lo2: f32x8::splat(lo + lo),
+            hi2: f32x8::splat(hi + hi),
+            up: f32x8::splat(restitution),
+            down: f32x8::splat(-restitution),
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn apply(&self, p: &mut f32x8, v: &mut f32x8) {
+        let below = p.cmp_lt(self.lo);
+        let above = p.cmp_gt(self.hi);
+        let speed = v.abs();
+        *p = below.blend(self.lo2 - *p, *p);
+        *p = above.blend(self.hi2 - *p, *p);
+        *v = below.blend(speed * self.up, *v);
+        *v = above.blend(speed * self.down, *v);
+    }
+}
+
+/// One float of [`reflect_scalar`].
+#[inline(always)]
+pub(crate) fn reflect_one(p: &mut f32, v: &mut f32, lo: f32, hi: f32, restitution: f32) {
+    let below = *p < lo;
+    let above = *p > hi;
+    let speed = v.abs();
+    if below {
+        *p = (lo + lo) - *p;
+        *v = speed * restitution;
+    }
+    if above {
+        *p = (hi + hi) - *p;
+        *v = speed * -restitution;
+    }
+}
+
+/// One vector of [`clamp_negate`] (`lo`, `hi` splatted).
+#[inline(always)]
+pub(crate) fn clamp_negate_x8(p: &mut f32x8, v: &mut f32x8, lo: f32x8, hi: f32x8) {
+    let below = p.cmp_lt(lo);
+    let above = p.cmp_gt(hi);
+    *p = below.blend(lo, *p);
+    *p = above.blend(hi, *p);
+    *v = (below | above).blend(flip_sign(*v), *v);
+}
+
+/// One float of [`clamp_negate_scalar`].
+#[inline(always)]
+pub(crate) fn clamp_negate_one(p: &mut f32, v: &mut f32, lo: f32, hi: f32) {
+    if *p < lo {
+        *p = lo;
+        *v = -*v;
+    } else if *p > hi {
+        *p = hi;
+        *v = -*v;
+    }
 }
 
 /// For every lane: if `p < lo`, `p = lo` and `v = -v`; if `p > hi`, `p = hi` and `v = -v`
@@ -72,13 +138,9 @@ pub fn clamp_negate(
 ) -> Result<(), ReflectError> {
     check_len("clamp_negate", pos.len(), vel.len())?;
     check_bounds("clamp_negate", lo, hi)?;
-    let (lo_v, hi_v) = (f32x8::splat(lo), f32x8::splat(hi));
+    let (lo, hi) = (f32x8::splat(lo), f32x8::splat(hi));
     for (p, v) in pos.iter_mut().zip(vel.iter_mut()) {
-        let below = p.cmp_lt(lo_v);
-        let above = p.cmp_gt(hi_v);
-        *p = below.blend(lo_v, *p);
-        *p = above.blend(hi_v, *p);
-        *v = (below | above).blend(flip_sign(*v), *v);
+        clamp_negate_x8(p, v, lo, hi);
     }
     Ok(())
 }
@@ -93,13 +155,7 @@ pub fn clamp_negate_scalar(
     check_len("clamp_negate_scalar", pos.len(), vel.len())?;
     check_bounds("clamp_negate_scalar", lo, hi)?;
     for (p, v) in pos.iter_mut().zip(vel.iter_mut()) {
-        if *p < lo {
-            *p = lo;
-            *v = -*v;
-        } else if *p > hi {
-            *p = hi;
-            *v = -*v;
-        }
+        clamp_negate_one(p, v, lo, hi);
     }
     Ok(())
 }
@@ -114,20 +170,8 @@ pub fn reflect_scalar(
 ) -> Result<(), ReflectError> {
     check_len("reflect_scalar", pos.len(), vel.len())?;
     check_bounds("reflect_scalar", lo, hi)?;
-    let (lo2, hi2) = (lo + lo, hi + hi);
-    let (up, down) = (restitution, -restitution);
     for (p, v) in pos.iter_mut().zip(vel.iter_mut()) {
-        let below = *p < lo;
-        let above = *p > hi;
-        let speed = v.abs();
-        if below {
-            *p = lo2 - *p;
-            *v = speed * up;
-        }
-        if above {
-            *p = hi2 - *p;
-            *v = speed * down;
-        }
+        reflect_one(p, v, lo, hi, restitution);
     }
     Ok(())
 }

@@ -11,9 +11,10 @@
 //! columns about three times; past the last-level cache the step is memory-bound and the
 //! fused pass moves a third of the bytes.
 
-use super::{check_len, flip_sign};
+use super::bounds::{check_bounds, clamp_negate_one, clamp_negate_x8, reflect_one, ReflectX8};
+use super::check_len;
 use crate::error::{InvalidBounds, LengthMismatch};
-use wide::{f32x8, CmpGt, CmpLt};
+use wide::f32x8;
 
 /// The wall rule a fused step applies on every axis after integrating.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -68,9 +69,7 @@ impl ParticleStep {
             check_len(kernel, lens[0], l)?;
         }
         if let Walls::ClampNegate { lo, hi } | Walls::Reflect { lo, hi, .. } = self.walls {
-            if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
-                return Err(InvalidBounds { kernel, lo, hi }.into());
-            }
+            check_bounds(kernel, lo, hi)?;
         }
         Ok(())
     }
@@ -125,31 +124,15 @@ pub fn particle_step(
         Walls::None => sweep!(|_: &mut f32x8, _: &mut f32x8| {}),
         Walls::ClampNegate { lo, hi } => {
             let (lo, hi) = (f32x8::splat(lo), f32x8::splat(hi));
-            sweep!(|p: &mut f32x8, v: &mut f32x8| {
-                let below = p.cmp_lt(lo);
-                let above = p.cmp_gt(hi);
-                *p = below.blend(lo, *p);
-                *p = above.blend(hi, *p);
-                *v = (below | above).blend(flip_sign(*v), *v);
-            })
+            sweep!(|p: &mut f32x8, v: &mut f32x8| clamp_negate_x8(p, v, lo, hi))
         }
         Walls::Reflect {
             lo,
             hi,
             restitution,
         } => {
-            let (lo2, hi2) = (f32x8::splat(lo + lo), f32x8::splat(hi + hi));
-            let (lo, hi) = (f32x8::splat(lo), f32x8::splat(hi));
-            let (up, down) = (f32x8::splat(restitution), f32x8::splat(-restitution));
-            sweep!(|p: &mut f32x8, v: &mut f32x8| {
-                let below = p.cmp_lt(lo);
-                let above = p.cmp_gt(hi);
-                let speed = v.abs();
-                *p = below.blend(lo2 - *p, *p);
-                *p = above.blend(hi2 - *p, *p);
-                *v = below.blend(speed * up, *v);
-                *v = above.blend(speed * down, *v);
-            })
+            let wall = ReflectX8::new(lo, hi, restitution);
+            sweep!(|p: &mut f32x8, v: &mut f32x8| wall.apply(p, v))
         }
     }
     Ok(())
@@ -175,31 +158,12 @@ pub fn particle_step_scalar(
     let walls = step.walls;
     let wall = |p: &mut f32, v: &mut f32| match walls {
         Walls::None => {}
-        Walls::ClampNegate { lo, hi } => {
-            if *p < lo {
-                *p = lo;
-                *v = -*v;
-            } else if *p > hi {
-                *p = hi;
-                *v = -*v;
-            }
-        }
+        Walls::ClampNegate { lo, hi } => clamp_negate_one(p, v, lo, hi),
         Walls::Reflect {
             lo,
             hi,
             restitution,
-        } => {
-            let (below, above) = (*p < lo, *p > hi);
-            let speed = v.abs();
-            if below {
-                *p = (lo + lo) - *p;
-                *v = speed * restitution;
-            }
-            if above {
-                *p = (hi + hi) - *p;
-                *v = speed * -restitution;
-            }
-        }
+        } => reflect_one(p, v, lo, hi, restitution),
     };
     let [px, py, pz] = pos;
     let [vx, vy, vz] = vel;
