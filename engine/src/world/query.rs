@@ -303,16 +303,7 @@ impl World {
         let (Some(ca), Some(cb)) = (ca, cb) else {
             unreachable!("both indices come from by_type");
         };
-        let a = ca
-            .as_any_mut()
-            .downcast_mut::<AosColumn<A>>()
-            .expect("layout checked above");
-        let b = cb
-            .as_any_mut()
-            .downcast_mut::<AosColumn<B>>()
-            .expect("layout checked above");
-        a.access_counters().record(a.values.len());
-        b.access_counters().record(a.values.len());
+        let (a, b) = downcast_pair::<A, B>(ca, cb);
         let filtered = with.iter().chain(&without).any(Option::is_some);
         let passes = |e: Entity| {
             with.iter().flatten().all(|c| c.contains(e))
@@ -378,8 +369,7 @@ impl World {
 }
 
 /// The AoS columns at two distinct indices `ia != ib`, both mutably (the column list is split
-/// so the borrows are disjoint), each recording one query of `A`'s row count. The caller has
-/// checked both layouts and the types (`World::aos`).
+/// so the borrows are disjoint).
 fn two_aos_mut<A: Component, B: Component>(
     columns: &mut [Box<dyn ErasedColumn>],
     ia: usize,
@@ -392,6 +382,15 @@ fn two_aos_mut<A: Component, B: Component>(
         let (lo, hi) = columns.split_at_mut(ia);
         (&mut hi[0], &mut lo[ib])
     };
+    downcast_pair(ca, cb)
+}
+
+/// Two erased columns as `A`'s and `B`'s AoS columns, each recording one query of `A`'s row
+/// count. The caller has checked both layouts and the types (`World::aos`).
+fn downcast_pair<'c, A: Component, B: Component>(
+    ca: &'c mut Box<dyn ErasedColumn>,
+    cb: &'c mut Box<dyn ErasedColumn>,
+) -> (&'c mut AosColumn<A>, &'c mut AosColumn<B>) {
     let a = ca
         .as_any_mut()
         .downcast_mut::<AosColumn<A>>()
