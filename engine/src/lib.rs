@@ -30,8 +30,19 @@ pub mod systems;
 pub mod telemetry;
 pub mod world;
 
+// The derives name the runtime as `::lanegraph`, which this crate's own tests must resolve too.
+extern crate self as lanegraph;
+
 pub use lanegraph_jobs as jobs;
-pub use lanegraph_simd as simd;
+
+/// Aligned field-SoA columns and `f32x8` kernels (`lanegraph-simd`), plus
+/// `#[derive(SoaComponent)]`.
+pub mod simd {
+    /// `#[derive(SoaComponent)]`: one column per named `f32` field, in declaration order.
+    pub use lanegraph_derive::SoaComponent;
+    #[doc(inline)]
+    pub use lanegraph_simd::*;
+}
 #[cfg(feature = "vulkan")]
 pub use lanegraph_vk as vk;
 

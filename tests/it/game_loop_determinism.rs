@@ -2,41 +2,22 @@
 //! (and with either component layout) pass through exactly the same states, tick by tick.
 
 use lanegraph::game_loop::{GameLoop, LoopOptions, ManualClock};
-use lanegraph::simd::soa_component;
+use lanegraph::simd::SoaComponent;
 use lanegraph::systems::SystemDef;
-use lanegraph::world::{Component, Domain, DomainSet, StateHash, StateHasher, World};
+use lanegraph::world::{Component, StateHash, World};
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Component, StateHash, SoaComponent)]
+#[component(domains(TRANSFORM))]
 struct Pos {
     x: f32,
     y: f32,
 }
-soa_component!(Pos { x, y });
-impl StateHash for Pos {
-    fn hash_state(&self, h: &mut StateHasher) {
-        self.x.hash_state(h);
-        self.y.hash_state(h);
-    }
-}
-impl Component for Pos {
-    const NAME: &'static str = "Pos";
-    const DOMAINS: DomainSet = DomainSet::of(Domain::TRANSFORM);
-}
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
+#[component(domains(PHYSICS))]
 struct Vel {
     x: f32,
     y: f32,
-}
-impl StateHash for Vel {
-    fn hash_state(&self, h: &mut StateHasher) {
-        self.x.hash_state(h);
-        self.y.hash_state(h);
-    }
-}
-impl Component for Vel {
-    const NAME: &'static str = "Vel";
-    const DOMAINS: DomainSet = DomainSet::of(Domain::PHYSICS);
 }
 
 /// A world whose systems spawn, move and despawn entities every tick.

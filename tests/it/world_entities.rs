@@ -2,34 +2,17 @@
 
 use lanegraph::systems::SystemDef;
 use lanegraph::world::{
-    ColumnLayout, Component, ComponentError, Domain, DomainSet, PairQueryError, StateHash,
-    StateHasher, World,
+    ColumnLayout, Component, ComponentError, Domain, DomainSet, PairQueryError, StateHash, World,
 };
 use proptest::prelude::*;
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
+#[component(domains(TRANSFORM, RENDER))]
 struct Position([f32; 3]);
-impl StateHash for Position {
-    fn hash_state(&self, h: &mut StateHasher) {
-        self.0.hash_state(h);
-    }
-}
-impl Component for Position {
-    const NAME: &'static str = "Position";
-    const DOMAINS: DomainSet = DomainSet::of(Domain::TRANSFORM).with(Domain::RENDER);
-}
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
+#[component(domains(GAMEPLAY))]
 struct Health(u32);
-impl StateHash for Health {
-    fn hash_state(&self, h: &mut StateHasher) {
-        self.0.hash_state(h);
-    }
-}
-impl Component for Health {
-    const NAME: &'static str = "Health";
-    const DOMAINS: DomainSet = DomainSet::of(Domain::GAMEPLAY);
-}
 
 #[test]
 fn stale_handles_are_errors_never_another_entity() {
@@ -342,17 +325,9 @@ proptest! {
 /// exactly as the per-entity `get_mut` path does; it bumps both components' domains.
 #[test]
 fn for_each_mut2_writes_both_components_whatever_the_row_order() {
-    #[derive(Debug, Clone, Copy, PartialEq)]
+    #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
+    #[component(domains(PHYSICS))]
     struct Velocity([f32; 3]);
-    impl StateHash for Velocity {
-        fn hash_state(&self, h: &mut StateHasher) {
-            self.0.hash_state(h);
-        }
-    }
-    impl Component for Velocity {
-        const NAME: &'static str = "Velocity";
-        const DOMAINS: DomainSet = DomainSet::of(Domain::PHYSICS);
-    }
     let step = |p: &mut Position, v: &mut Velocity| {
         for a in 0..3 {
             v.0[a] = (v.0[a] - 1.5) * 0.99;
@@ -459,39 +434,15 @@ fn for_each_mut2_writes_both_components_whatever_the_row_order() {
 #[test]
 fn resources_are_state_systems_write_them_and_errors_say_how_to_fix() {
     use lanegraph::world::{MissingResource, Resource, ResourceNameClash};
-    #[derive(Debug, Clone, Copy, PartialEq)]
+    #[derive(Debug, Clone, Copy, PartialEq, Resource, StateHash)]
+    #[resource(domains(GAMEPLAY))]
     struct Score(u64);
-    impl StateHash for Score {
-        fn hash_state(&self, h: &mut StateHasher) {
-            self.0.hash_state(h);
-        }
-    }
-    impl Resource for Score {
-        const NAME: &'static str = "Score";
-        const DOMAINS: DomainSet = DomainSet::of(Domain::GAMEPLAY);
-    }
-    #[derive(Debug, Clone, Copy, PartialEq)]
+    #[derive(Debug, Clone, Copy, PartialEq, Resource, StateHash)]
+    #[resource(domains(PHYSICS))]
     struct Wind(f32);
-    impl StateHash for Wind {
-        fn hash_state(&self, h: &mut StateHasher) {
-            self.0.hash_state(h);
-        }
-    }
-    impl Resource for Wind {
-        const NAME: &'static str = "Wind";
-        const DOMAINS: DomainSet = DomainSet::of(Domain::PHYSICS);
-    }
-    #[derive(Debug)]
+    #[derive(Debug, Resource, StateHash)]
+    #[resource(name = "Score", domains(GAMEPLAY))]
     struct FakeScore(u64);
-    impl StateHash for FakeScore {
-        fn hash_state(&self, h: &mut StateHasher) {
-            self.0.hash_state(h);
-        }
-    }
-    impl Resource for FakeScore {
-        const NAME: &'static str = "Score";
-        const DOMAINS: DomainSet = DomainSet::of(Domain::GAMEPLAY);
-    }
 
     let mut w = World::new();
     let e = w.spawn();
@@ -556,26 +507,12 @@ fn resources_are_state_systems_write_them_and_errors_say_how_to_fix() {
 #[test]
 fn for_each_mut2_filtered_visits_exactly_the_entities_that_pass() {
     use lanegraph::world::Filter;
-    #[derive(Debug, Clone, Copy, PartialEq)]
+    #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
+    #[component(domains(GAMEPLAY))]
     struct Frozen;
-    impl StateHash for Frozen {
-        fn hash_state(&self, _: &mut StateHasher) {}
-    }
-    impl Component for Frozen {
-        const NAME: &'static str = "Frozen";
-        const DOMAINS: DomainSet = DomainSet::of(Domain::GAMEPLAY);
-    }
-    #[derive(Debug, Clone, Copy, PartialEq)]
+    #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
+    #[component(domains(GAMEPLAY))]
     struct Tag(u8);
-    impl StateHash for Tag {
-        fn hash_state(&self, h: &mut StateHasher) {
-            self.0.hash_state(h);
-        }
-    }
-    impl Component for Tag {
-        const NAME: &'static str = "Tag";
-        const DOMAINS: DomainSet = DomainSet::of(Domain::GAMEPLAY);
-    }
     let mut w = World::new();
     let mut es = Vec::new();
     for i in 0..300u32 {
@@ -625,15 +562,9 @@ fn for_each_mut2_filtered_visits_exactly_the_entities_that_pass() {
         assert_eq!(w.get::<Health>(e).unwrap().0 >= 1000, hit, "entity {i}");
     }
     // A `with` component never stored matches nothing; a `without` one excludes nothing.
-    #[derive(Debug)]
+    #[derive(Debug, Component, StateHash)]
+    #[component(domains(GAMEPLAY))]
     struct Never;
-    impl StateHash for Never {
-        fn hash_state(&self, _: &mut StateHasher) {}
-    }
-    impl Component for Never {
-        const NAME: &'static str = "Never";
-        const DOMAINS: DomainSet = DomainSet::of(Domain::GAMEPLAY);
-    }
     let f = Filter::new().with::<Never>();
     assert_eq!(
         w.for_each_mut2_filtered::<Position, Health>(&f, |_, _, _| {}),

@@ -2,42 +2,22 @@
 //! field-SoA + SIMD, which it leaves alone, and how a window of telemetry is taken.
 
 use lanegraph::simd::advisor::{LayoutRecommendation, MIN_QUERIES, SIMD_MIN_ROWS_PER_QUERY};
-use lanegraph::world::{
-    Component, ComponentAccess, Domain, DomainSet, StateHash, StateHasher, World,
-};
+use lanegraph::world::{Component, ComponentAccess, StateHash, World};
 
 /// All-`f32`, stored AoS: a field-SoA candidate once it is swept in big batches.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
+#[component(domains(PHYSICS))]
 struct Heat {
     value: f32,
     rate: f32,
 }
-impl StateHash for Heat {
-    fn hash_state(&self, h: &mut StateHasher) {
-        [self.value, self.rate].hash_state(h);
-    }
-}
-impl Component for Heat {
-    const NAME: &'static str = "Heat";
-    const DOMAINS: DomainSet = DomainSet::of(Domain::PHYSICS);
-    const ALL_F32: bool = true;
-}
 
 /// Not all-`f32` (the default): never advised field-SoA, however it is swept.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
+#[component(domains(GAMEPLAY))]
 struct Team {
     id: u32,
     weight: f32,
-}
-impl StateHash for Team {
-    fn hash_state(&self, h: &mut StateHasher) {
-        self.id.hash_state(h);
-        self.weight.hash_state(h);
-    }
-}
-impl Component for Team {
-    const NAME: &'static str = "Team";
-    const DOMAINS: DomainSet = DomainSet::of(Domain::GAMEPLAY);
 }
 
 fn world_with(rows: usize) -> World {

@@ -1,43 +1,25 @@
 //! Field-SoA components in the World: opt-in, resident columns, and the one-step loan of
 //! disjoint `Send` chunks to other threads (the physics lane's pattern).
 
-use lanegraph::simd::{soa_component, SoaTable};
+use lanegraph::simd::{SoaComponent, SoaTable};
 use lanegraph::world::{
-    ColumnLayout, Component, Domain, DomainSet, SoaPairError, StateHash, StateHasher, World,
+    ColumnLayout, Component, Domain, DomainSet, SoaPairError, StateHash, World,
 };
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Component, StateHash, SoaComponent)]
+#[component(domains(TRANSFORM))]
 struct Pos {
     x: f32,
     y: f32,
     z: f32,
 }
-soa_component!(Pos { x, y, z });
-impl StateHash for Pos {
-    fn hash_state(&self, h: &mut StateHasher) {
-        [self.x, self.y, self.z].hash_state(h);
-    }
-}
-impl Component for Pos {
-    const NAME: &'static str = "Pos";
-    const DOMAINS: DomainSet = DomainSet::of(Domain::TRANSFORM);
-}
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Component, StateHash, SoaComponent)]
+#[component(domains(PHYSICS))]
 struct Vel {
     x: f32,
     y: f32,
     z: f32,
-}
-soa_component!(Vel { x, y, z });
-impl StateHash for Vel {
-    fn hash_state(&self, h: &mut StateHasher) {
-        [self.x, self.y, self.z].hash_state(h);
-    }
-}
-impl Component for Vel {
-    const NAME: &'static str = "Vel";
-    const DOMAINS: DomainSet = DomainSet::of(Domain::PHYSICS);
 }
 
 fn world(n: usize) -> World {

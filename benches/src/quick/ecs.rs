@@ -31,7 +31,7 @@
 
 use std::hint::black_box;
 
-use lanegraph::world::{Component, Domain, DomainSet, Entity, StateHash, StateHasher, World};
+use lanegraph::world::{Component, Entity, StateHash, World};
 use lanegraph_jobs::clock;
 use lanegraph_simd::kernels::fused::{particle_step, ParticleStep, Walls};
 use lanegraph_simd::kernels::{bounds, forces, integrate};
@@ -55,46 +55,21 @@ const STEP: ParticleStep = ParticleStep {
 /// Six fields, position then velocity.
 const FIELDS: [&str; 6] = ["px", "py", "pz", "vx", "vy", "vz"];
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, StateHash)]
 struct Vec3 {
     x: f32,
     y: f32,
     z: f32,
 }
 
-impl StateHash for Vec3 {
-    fn hash_state(&self, h: &mut StateHasher) {
-        [self.x, self.y, self.z].hash_state(h);
-    }
-}
-
 /// The World's position component.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Component, StateHash)]
+#[component(domains(TRANSFORM), all_f32)]
 struct Position(Vec3);
 /// The World's velocity component.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Component, StateHash)]
+#[component(domains(PHYSICS), all_f32)]
 struct Velocity(Vec3);
-
-impl StateHash for Position {
-    fn hash_state(&self, h: &mut StateHasher) {
-        self.0.hash_state(h);
-    }
-}
-impl StateHash for Velocity {
-    fn hash_state(&self, h: &mut StateHasher) {
-        self.0.hash_state(h);
-    }
-}
-impl Component for Position {
-    const NAME: &'static str = "Position";
-    const DOMAINS: DomainSet = DomainSet::of(Domain::TRANSFORM);
-    const ALL_F32: bool = true;
-}
-impl Component for Velocity {
-    const NAME: &'static str = "Velocity";
-    const DOMAINS: DomainSet = DomainSet::of(Domain::PHYSICS);
-    const ALL_F32: bool = true;
-}
 
 /// The plain loop a game writes without an engine.
 fn plain_step(pos: &mut [Vec3], vel: &mut [Vec3]) {

@@ -4,12 +4,10 @@
 //! Owns: the demo's components, its score resource and its seeded setup. Must never: read a clock or anything
 //! else that differs between runs (same seed, same world, whatever the lanes).
 
-use lanegraph::simd::soa_component;
+use lanegraph::simd::SoaComponent;
 
 use lanegraph::systems::{RegisterError as RegisterSystemError, SystemDef};
-use lanegraph::world::{
-    Component, Domain, DomainSet, Entity, Resource, StateHash, StateHasher, World,
-};
+use lanegraph::world::{Component, Domain, Entity, Resource, StateHash, World};
 
 /// Half the side of the square arena, world units.
 pub const ARENA: f32 = 500.0;
@@ -24,49 +22,28 @@ pub const SINK_RADIUS: f32 = 12.0;
 pub const SINK_PER_STEP: usize = 64;
 
 /// A particle's position.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Component, StateHash, SoaComponent)]
+#[component(domains(TRANSFORM))]
 pub struct Position {
     /// X, world units.
     pub x: f32,
     /// Y, world units.
     pub y: f32,
 }
-soa_component!(Position { x, y });
-
-impl StateHash for Position {
-    fn hash_state(&self, h: &mut StateHasher) {
-        self.x.hash_state(h);
-        self.y.hash_state(h);
-    }
-}
-impl Component for Position {
-    const NAME: &'static str = "Position";
-    const DOMAINS: DomainSet = DomainSet::of(Domain::TRANSFORM);
-}
 
 /// A particle's velocity.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Component, StateHash, SoaComponent)]
+#[component(domains(PHYSICS))]
 pub struct Velocity {
     /// X, world units per second.
     pub x: f32,
     /// Y, world units per second.
     pub y: f32,
 }
-soa_component!(Velocity { x, y });
-
-impl StateHash for Velocity {
-    fn hash_state(&self, h: &mut StateHasher) {
-        self.x.hash_state(h);
-        self.y.hash_state(h);
-    }
-}
-impl Component for Velocity {
-    const NAME: &'static str = "Velocity";
-    const DOMAINS: DomainSet = DomainSet::of(Domain::PHYSICS);
-}
 
 /// The game's score: a world resource.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, Resource, StateHash)]
+#[resource(domains(GAMEPLAY))]
 pub struct Score {
     /// Particles spawned by waves.
     pub spawned: u64,
@@ -74,18 +51,6 @@ pub struct Score {
     pub swallowed: u64,
     /// Waves spawned.
     pub waves: u64,
-}
-
-impl StateHash for Score {
-    fn hash_state(&self, h: &mut StateHasher) {
-        self.spawned.hash_state(h);
-        self.swallowed.hash_state(h);
-        self.waves.hash_state(h);
-    }
-}
-impl Resource for Score {
-    const NAME: &'static str = "Score";
-    const DOMAINS: DomainSet = DomainSet::of(Domain::GAMEPLAY);
 }
 
 /// A small deterministic generator (xorshift64*, Vigna 2016): the demo's only randomness.

@@ -29,18 +29,12 @@
 //! use lanegraph::runtime::{AgentCost, Engine};
 //! use lanegraph::jobs::LanePlan;
 //! use lanegraph::systems::SystemDef;
-//! use lanegraph::world::{Domain, DomainSet, Resource, StateHash, StateHasher, World};
+//! use lanegraph::world::{Domain, Resource, StateHash, World};
 //!
 //! // Game state every system can reach: a resource (hashed, replayed, epoch-tracked).
-//! #[derive(Debug, PartialEq)]
+//! #[derive(Debug, PartialEq, Resource, StateHash)]
+//! #[resource(domains(GAMEPLAY))]
 //! struct Thoughts(u64);
-//! impl StateHash for Thoughts {
-//!     fn hash_state(&self, h: &mut StateHasher) { self.0.hash_state(h) }
-//! }
-//! impl Resource for Thoughts {
-//!     const NAME: &'static str = "Thoughts";
-//!     const DOMAINS: DomainSet = DomainSet::of(Domain::GAMEPLAY);
-//! }
 //!
 //! // A custom agent: how many AI agents think each step.
 //! struct Thinkers;

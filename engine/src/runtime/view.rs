@@ -130,19 +130,11 @@ impl<V: Default + Send + Sync + 'static> ViewSource for ViewCache<V> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::world::{Domain, StateHash, StateHasher};
+    use crate::world::Domain;
 
-    #[derive(Debug, Clone, Copy)]
+    #[derive(Debug, Clone, Copy, crate::world::Component, crate::world::StateHash)]
+    #[component(domains(GAMEPLAY))]
     struct Score(u32);
-    impl StateHash for Score {
-        fn hash_state(&self, h: &mut StateHasher) {
-            self.0.hash_state(h)
-        }
-    }
-    impl crate::world::Component for Score {
-        const NAME: &'static str = "Score";
-        const DOMAINS: DomainSet = DomainSet::of(Domain::GAMEPLAY);
-    }
 
     #[test]
     fn derives_again_only_when_its_domains_moved() {

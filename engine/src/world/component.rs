@@ -14,6 +14,39 @@ use super::hash::StateHash;
 /// in telemetry, so it must be unique within a world and stable across builds (a replay made by
 /// one build is checked by another). `DOMAINS` says which change epochs a mutation of this
 /// component bumps (see [`Domain`](super::Domain)).
+///
+/// Derive it (the derive has the trait's name and lives beside it):
+///
+/// ```
+/// use lanegraph::simd::SoaComponent;
+/// use lanegraph::world::{Component, Domain, DomainSet, StateHash};
+///
+/// #[derive(Clone, Copy, Component, StateHash, SoaComponent)]
+/// #[component(domains(TRANSFORM))] // name defaults to "Position"
+/// struct Position { x: f32, y: f32, z: f32 }
+///
+/// assert_eq!(Position::NAME, "Position");
+/// assert_eq!(Position::DOMAINS, DomainSet::of(Domain::TRANSFORM));
+/// assert!(Position::ALL_F32);
+/// assert_eq!(Position::FIELDS, &["x", "y", "z"]);
+/// ```
+///
+/// Without `domains(...)` a component bumps every domain: always correct, at the cost of
+/// invalidating caches that did not need it. A field-SoA layout of a non-`f32` field does not
+/// compile:
+///
+/// ```compile_fail
+/// #[derive(Clone, Copy, lanegraph::simd::SoaComponent)]
+/// struct Tagged { x: f32, id: u32 }
+/// ```
+///
+/// and neither does an option the derive does not know:
+///
+/// ```compile_fail
+/// #[derive(lanegraph::world::Component, lanegraph::world::StateHash)]
+/// #[component(nmae = "Typo")]
+/// struct Typo(u32);
+/// ```
 pub trait Component: StateHash + Send + Sync + 'static {
     /// Stable, unique name (e.g. `"Position"`).
     const NAME: &'static str;

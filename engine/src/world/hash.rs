@@ -66,7 +66,22 @@ impl StateHasher {
 /// Data that can be fed to the state hash in a fixed order.
 ///
 /// Implement it for a component by hashing every field that is simulation state, in declaration
-/// order. Leave out caches and diagnostics: they are not state.
+/// order. Leave out caches and diagnostics: they are not state. `#[derive(StateHash)]` does
+/// exactly that for structs and enums (an enum feeds its variant's index as a `u32`, then the
+/// variant's fields); `#[state_hash(skip)]` leaves a field out:
+///
+/// ```
+/// use lanegraph::world::{StateHash, StateHasher};
+///
+/// #[derive(StateHash)]
+/// struct Health { hp: u32, #[state_hash(skip)] last_hit_frame: u64 }
+///
+/// let mut a = StateHasher::new();
+/// Health { hp: 3, last_hit_frame: 10 }.hash_state(&mut a);
+/// let mut b = StateHasher::new();
+/// 3u32.hash_state(&mut b);
+/// assert_eq!(a.finish(), b.finish());
+/// ```
 pub trait StateHash {
     /// Feeds `self` to `h`.
     fn hash_state(&self, h: &mut StateHasher);

@@ -35,6 +35,8 @@ pub use component::{
 pub use entity::{Entity, StaleEntity};
 pub use epoch::{Domain, DomainSet, Epochs, WorldId, MAX_DOMAINS};
 pub use hash::{StateHash, StateHasher};
+/// The derives, each named as its trait: `#[derive(Component, StateHash)]`, `#[derive(Resource)]`.
+pub use lanegraph_derive::{Component, Resource, StateHash};
 pub use query::{ColumnMut, ColumnRef, Filter, PairQueryError};
 pub use resource::{MissingResource, Resource, ResourceNameClash};
 pub use soa::{SoaMut, SoaOptInError, SoaPairError, SoaRef};

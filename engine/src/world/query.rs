@@ -207,13 +207,15 @@ impl World {
     /// holds the same entity, else `B`'s sparse index (one indexed load).
     ///
     /// ```
-    /// # use lanegraph::world::{Component, Domain, DomainSet, StateHash, StateHasher, World};
-    /// # #[derive(Debug, Clone, Copy, PartialEq)] struct Pos(f32);
-    /// # #[derive(Debug, Clone, Copy, PartialEq)] struct Vel(f32);
-    /// # impl StateHash for Pos { fn hash_state(&self, h: &mut StateHasher) { self.0.hash_state(h) } }
-    /// # impl StateHash for Vel { fn hash_state(&self, h: &mut StateHasher) { self.0.hash_state(h) } }
-    /// # impl Component for Pos { const NAME: &'static str = "Pos"; const DOMAINS: DomainSet = DomainSet::of(Domain::TRANSFORM); }
-    /// # impl Component for Vel { const NAME: &'static str = "Vel"; const DOMAINS: DomainSet = DomainSet::of(Domain::TRANSFORM); }
+    /// use lanegraph::world::{Component, StateHash, World};
+    ///
+    /// #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
+    /// #[component(domains(TRANSFORM))]
+    /// struct Pos(f32);
+    /// #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
+    /// #[component(domains(PHYSICS))]
+    /// struct Vel(f32);
+    ///
     /// let mut world = World::new();
     /// let e = world.spawn();
     /// world.insert(e, Pos(120.0)).unwrap();

@@ -2,46 +2,20 @@
 
 use super::*;
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Component, StateHash, crate::simd::SoaComponent)]
+#[component(domains(TRANSFORM))]
 struct Pos {
     x: f32,
     y: f32,
 }
-impl StateHash for Pos {
-    fn hash_state(&self, h: &mut StateHasher) {
-        self.x.hash_state(h);
-        self.y.hash_state(h);
-    }
-}
-impl Component for Pos {
-    const NAME: &'static str = "Pos";
-    const DOMAINS: DomainSet = DomainSet::of(Domain::TRANSFORM);
-}
-lanegraph_simd::soa_component!(Pos { x, y });
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Component, StateHash)]
+#[component(domains(GAMEPLAY))]
 struct Name(String);
-impl StateHash for Name {
-    fn hash_state(&self, h: &mut StateHasher) {
-        self.0.hash_state(h);
-    }
-}
-impl Component for Name {
-    const NAME: &'static str = "Name";
-    const DOMAINS: DomainSet = DomainSet::of(Domain::GAMEPLAY);
-}
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Component, StateHash)]
+#[component(name = "Pos", domains())]
 struct FakePos(u8);
-impl StateHash for FakePos {
-    fn hash_state(&self, h: &mut StateHasher) {
-        self.0.hash_state(h);
-    }
-}
-impl Component for FakePos {
-    const NAME: &'static str = "Pos";
-    const DOMAINS: DomainSet = DomainSet::EMPTY;
-}
 
 #[test]
 fn name_clash_is_a_typed_error() {
@@ -133,4 +107,130 @@ fn world_and_lent_chunks_can_move_to_other_threads() {
     assert_send::<World>();
     assert_send::<lanegraph_simd::SoaChunkMut<'static, 3>>();
     assert_send::<crate::systems::SystemDef>();
+}
+
+mod derives {
+    use super::*;
+
+    #[derive(Component, StateHash)]
+    struct Defaulted {
+        a: f32,
+        b: f32,
+    }
+
+    #[derive(StateHash)]
+    struct WithCache {
+        value: u64,
+        #[state_hash(skip)]
+        _cache: u64,
+    }
+
+    #[derive(StateHash)]
+    enum Mode {
+        Idle,
+        Walking(f32),
+        Jumping { height: f32, airborne: bool },
+    }
+
+    #[derive(Component, StateHash)]
+    #[component(name = "Custom", domains(PHYSICS, crate::world::Domain::RENDER))]
+    struct Named(u32);
+
+    fn hash_of(x: &impl StateHash) -> u64 {
+        let mut h = StateHasher::new();
+        x.hash_state(&mut h);
+        h.finish()
+    }
+
+    fn hash_by_hand(feed: impl FnOnce(&mut StateHasher)) -> u64 {
+        let mut h = StateHasher::new();
+        feed(&mut h);
+        h.finish()
+    }
+
+    #[test]
+    fn component_defaults_are_the_type_name_every_domain_and_the_field_types() {
+        assert_eq!(Defaulted::NAME, "Defaulted");
+        assert_eq!(Defaulted::DOMAINS, DomainSet::ALL);
+        let all_f32 = [Defaulted::ALL_F32, Name::ALL_F32];
+        assert_eq!(all_f32, [true, false]);
+        assert_eq!(Named::NAME, "Custom");
+        assert_eq!(
+            Named::DOMAINS,
+            DomainSet::of(Domain::PHYSICS).with(Domain::RENDER)
+        );
+        assert_eq!(FakePos::DOMAINS, DomainSet::EMPTY);
+    }
+
+    #[test]
+    fn derived_hash_feeds_fields_in_declaration_order_like_a_hand_written_one() {
+        let d = Defaulted { a: 1.5, b: -2.0 };
+        let by_hand = hash_by_hand(|h| {
+            1.5f32.hash_state(h);
+            (-2.0f32).hash_state(h);
+        });
+        assert_eq!(hash_of(&d), by_hand);
+        let swapped = hash_by_hand(|h| {
+            (-2.0f32).hash_state(h);
+            1.5f32.hash_state(h);
+        });
+        assert_ne!(hash_of(&d), swapped, "order must matter");
+        assert_eq!(
+            hash_of(&Name("ab".into())),
+            hash_by_hand(|h| "ab".hash_state(h))
+        );
+    }
+
+    #[test]
+    fn skipped_fields_do_not_reach_the_hash() {
+        let a = WithCache {
+            value: 7,
+            _cache: 1,
+        };
+        let b = WithCache {
+            value: 7,
+            _cache: 2,
+        };
+        assert_eq!(hash_of(&a), hash_of(&b));
+        assert_eq!(hash_of(&a), hash_by_hand(|h| 7u64.hash_state(h)));
+    }
+
+    #[test]
+    fn enums_hash_the_variant_index_then_its_fields() {
+        assert_eq!(hash_of(&Mode::Idle), hash_by_hand(|h| h.write_u32(0)));
+        assert_eq!(
+            hash_of(&Mode::Walking(3.0)),
+            hash_by_hand(|h| {
+                h.write_u32(1);
+                3.0f32.hash_state(h);
+            })
+        );
+        assert_eq!(
+            hash_of(&Mode::Jumping {
+                height: 2.0,
+                airborne: true
+            }),
+            hash_by_hand(|h| {
+                h.write_u32(2);
+                2.0f32.hash_state(h);
+                true.hash_state(h);
+            })
+        );
+        assert_ne!(hash_of(&Mode::Walking(0.0)), hash_of(&Mode::Idle));
+    }
+
+    #[test]
+    fn derived_soa_layout_round_trips_bit_for_bit() {
+        use crate::simd::SoaComponent;
+        assert_eq!(Pos::FIELDS, &["x", "y"]);
+        let p = Pos {
+            x: -0.0,
+            y: f32::from_bits(0x7fc0_0001),
+        };
+        let mut out = [0.0; 2];
+        p.write(&mut out);
+        let back = Pos::read(&out);
+        assert_eq!(back.x.to_bits(), p.x.to_bits());
+        assert_eq!(back.y.to_bits(), p.y.to_bits());
+    }
 }
