@@ -1,9 +1,10 @@
 //! Build levels: which x86-64 level this binary's kernels were compiled for, and the start-up
 //! check that the CPU can run them.
 //!
-//! Owns: [`check_cpu`] and [`BuildLevel`]. Must never: dispatch at run time. `wide` chooses its
-//! instructions at compile time from the enabled target features, so one binary holds one code
-//! path; a game picks its level when it builds (see docs/simd.md).
+//! Owns: [`check_cpu`] and [`BuildLevel`]. Must never: dispatch at run time (that is
+//! [`crate::dispatch`]'s, for the elementwise kernels). `wide` chooses its instructions at
+//! compile time from the enabled target features; a game picks its build level when it builds
+//! (see docs/simd.md).
 
 use crate::error::CpuMismatch;
 

@@ -2,7 +2,8 @@
 //!
 //! Owns: aligned, padded `f32` columns ([`Column`]), tables of them for one component type
 //! ([`SoaTable`], [`SoaComponent`]), mutable and chunked access for jobs ([`LanesMut`],
-//! [`SoaChunkMut`]), the build-level check ([`check_cpu`]), the kernels ([`kernels`]) and the
+//! [`SoaChunkMut`]), the build-level check ([`check_cpu`]), the run-time AVX2 path of the
+//! elementwise kernels ([`dispatch`]), the kernels ([`kernels`]) and the
 //! layout advisor ([`advise`]). Must never: know about the World,
 //! lanes or jobs (this crate is a leaf), or transpose data per frame: SIMD wins only while the
 //! data stays field-SoA resident (docs/simd.md).
@@ -16,13 +17,14 @@
 //!   (see docs/simd.md for why).
 //! - Bad input is a typed error (what, why, fix), never a panic.
 
-// `unsafe` stays denied (workspace lint) except for two marker impls in column.rs, each with
-// its own `#[allow(unsafe_code)]` and SAFETY checklist.
+// `unsafe` stays denied (workspace lint) except for two marker impls in column.rs and the AVX2
+// trampoline call in dispatch.rs, each with its own `#[allow(unsafe_code)]` and SAFETY checklist.
 
 pub mod advisor;
 pub mod cache;
 pub mod column;
 pub mod component;
+pub mod dispatch;
 pub mod error;
 pub mod kernels;
 pub mod lanes;
@@ -33,6 +35,7 @@ pub use advisor::{advise, ComponentAccess, LayoutAdvice, LayoutRecommendation};
 pub use cache::{working_sets, CacheSizes, WorkingSet};
 pub use column::{padded_len, Column, ColumnLanesMut, LANES, PAD};
 pub use component::SoaComponent;
+pub use dispatch::{force_kernel_path, kernel_path, KernelPath};
 pub use error::{
     ComponentMismatch, CpuMismatch, FieldCountMismatch, InvalidBounds, InvalidFields,
     LengthMismatch, RowCountTooLarge, RowOutOfBounds, RowWidthMismatch, UnknownField,

@@ -10,7 +10,10 @@
 //!   half of L2, half of the LLC, 4x the LLC). Metric `throughput`: the `f32x8` kernel on
 //!   field-SoA columns (a `SoaTable`), baseline the scalar array-of-structs loop. Metric
 //!   `scalar_soa_throughput`: the scalar loop on the same columns, same baseline (layout alone,
-//!   without SIMD).
+//!   without SIMD). Metric `portable_throughput`: the same kernel forced onto the portable
+//!   `f32x8` path (`force_kernel_path`), same baseline; metric `path_speedup`: the path chosen
+//!   at run time (AVX2 where the CPU has it, see `lanegraph_simd::dispatch`) against the forced
+//!   portable one.
 //! - `bandwidth_fraction`: at the `mem` size, the field-SoA kernel's bandwidth (36 B moved per
 //!   entity: 24 read, 12 written back; no write-allocate, see `kernels::stream`) against the
 //!   matched streaming read-modify-write reference over the same bytes on two flat arrays; at
@@ -32,7 +35,10 @@ use lanegraph_jobs::clock;
 use lanegraph_simd::kernels::aos::{self, Body, BODY_BYTES};
 use lanegraph_simd::kernels::integrate;
 use lanegraph_simd::kernels::stream::{stream_rmw, INTEGRATE_BYTES_PER_ENTITY};
-use lanegraph_simd::{f32x8, working_sets, BuildLevel, CacheSizes, SoaTable, WorkingSet};
+use lanegraph_simd::{
+    f32x8, force_kernel_path, kernel_path, working_sets, BuildLevel, CacheSizes, KernelPath,
+    SoaTable, WorkingSet,
+};
 
 use super::stats::median;
 use super::{BenchError, BenchOptions, Figure};
@@ -89,9 +95,10 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     let sets = working_sets(&caches, BODY_BYTES, cap);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     eprintln!(
-        "# simd: build level {} ({}); caches from {}: L1d {} KiB, L2 {} KiB, LLC {} MiB",
+        "# simd: build level {} ({}), kernel path {}; caches from {}: L1d {} KiB, L2 {} KiB, LLC {} MiB",
         level.name(),
         level_note(level),
+        kernel_path().name(),
         caches.source,
         caches.l1d >> 10,
         caches.l2 >> 10,
@@ -109,12 +116,29 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
         let mut bench = Bodies::new(set.entities)?;
         let case = format!("integrate_{}", set.level);
         // [f32x8 SoA, scalar SoA, scalar AoS, trap]: ns per pass; the trap runs at l2 only.
-        let [simd, scalar_soa, aos_ns, trap] = bench.integrate_variants(&plan, set.level == "l2");
-        let [simd, scalar_soa, aos_ns] = [simd, scalar_soa, aos_ns].map(|v| v.unwrap_or(f64::NAN));
+        let [simd, scalar_soa, aos_ns, trap, portable] =
+            bench.integrate_variants(&plan, set.level == "l2");
+        let [simd, scalar_soa, aos_ns, portable] =
+            [simd, scalar_soa, aos_ns, portable].map(|v| v.unwrap_or(f64::NAN));
         let tput = |ns: f64| set.entities as f64 / ns; // entities per ns = Gentity/s
         figures.push(
             Figure::new(SUITE, &case, 1, "throughput", "Gentity/s", tput(simd))
                 .with_baseline("scalar AoS", tput(aos_ns)),
+        );
+        figures.push(
+            Figure::new(
+                SUITE,
+                &case,
+                1,
+                "portable_throughput",
+                "Gentity/s",
+                tput(portable),
+            )
+            .with_baseline("scalar AoS", tput(aos_ns)),
+        );
+        figures.push(
+            Figure::new(SUITE, &case, 1, "path_speedup", "Gentity/s", tput(simd))
+                .with_baseline("f32x8 forced portable", tput(portable)),
         );
         figures.push(
             Figure::new(
@@ -205,13 +229,16 @@ impl Bodies {
         })
     }
 
-    /// Median ns per pass of: f32x8 SoA, scalar SoA, scalar AoS, and (if asked) the trap.
-    fn integrate_variants(&mut self, plan: &Plan, with_trap: bool) -> [Option<f64>; 4] {
+    /// Median ns per pass of: the dispatched kernel on SoA, scalar SoA, scalar AoS, (if asked)
+    /// the trap, and the kernel forced onto the portable path.
+    fn integrate_variants(&mut self, plan: &Plan, with_trap: bool) -> [Option<f64>; 5] {
         let passes = plan.passes(self.entities);
-        let mut samples: [Vec<f64>; 4] = Default::default();
-        let variants = if with_trap { 4 } else { 3 };
+        let mut samples: [Vec<f64>; 5] = Default::default();
         for s in 0..=plan.samples {
-            for (v, out) in samples.iter_mut().enumerate().take(variants) {
+            for (v, out) in samples.iter_mut().enumerate() {
+                if v == 3 && !with_trap {
+                    continue;
+                }
                 let t0 = clock::now();
                 for _ in 0..passes {
                     self.pass(v);
@@ -239,7 +266,14 @@ impl Bodies {
                     .expect("equal columns");
             }
             2 => aos::integrate_aos(&mut self.aos, DT),
-            _ => aos::integrate_transposed(&mut self.aos, DT),
+            3 => aos::integrate_transposed(&mut self.aos, DT),
+            _ => {
+                force_kernel_path(Some(KernelPath::Portable));
+                let mut lanes = self.table.lanes_mut();
+                let [px, py, pz, vx, vy, vz] = lanes.fields::<6>().expect("6 fields");
+                integrate::integrate3([px, py, pz], [vx, vy, vz], DT).expect("equal columns");
+                force_kernel_path(None);
+            }
         }
         black_box(&mut self.table);
         black_box(&mut self.aos);

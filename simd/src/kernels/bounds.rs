@@ -10,6 +10,7 @@
 //! `abs` and a pre-signed factor.
 
 use super::{check_len, flip_sign};
+use crate::dispatch::{floats_mut, run};
 use crate::error::{InvalidBounds, LengthMismatch};
 use wide::{f32x8, CmpGt, CmpLt};
 
@@ -45,10 +46,22 @@ pub fn reflect(
 ) -> Result<(), ReflectError> {
     check_len("reflect", pos.len(), vel.len())?;
     check_bounds("reflect", lo, hi)?;
-    let wall = ReflectX8::new(lo, hi, restitution);
-    for (p, v) in pos.iter_mut().zip(vel.iter_mut()) {
-        wall.apply(p, v);
-    }
+    run(
+        (pos, vel),
+        #[inline(always)]
+        |(pos, vel)| {
+            let wall = ReflectX8::new(lo, hi, restitution);
+            for (p, v) in pos.iter_mut().zip(vel.iter_mut()) {
+                wall.apply(p, v);
+            }
+        },
+        #[inline(always)]
+        |(pos, vel)| {
+            for (p, v) in floats_mut(pos).iter_mut().zip(floats_mut(vel)) {
+                reflect_one(p, v, lo, hi, restitution);
+            }
+        },
+    );
     Ok(())
 }
 
@@ -91,17 +104,26 @@ impl ReflectX8 {
 /// One float of [`reflect_scalar`].
 #[inline(always)]
 pub(crate) fn reflect_one(p: &mut f32, v: &mut f32, lo: f32, hi: f32, restitution: f32) {
+    // Selects rather than stores under branches, so the compiler can vectorise the twin (it
+    // is also the AVX2 path, see `crate::dispatch`); `below` and `above` never both hold.
     let below = *p < lo;
     let above = *p > hi;
     let speed = v.abs();
-    if below {
-        *p = (lo + lo) - *p;
-        *v = speed * restitution;
-    }
-    if above {
-        *p = (hi + hi) - *p;
-        *v = speed * -restitution;
-    }
+    let (p0, v0) = (*p, *v);
+    *p = if below {
+        (lo + lo) - p0
+    } else if above {
+        (hi + hi) - p0
+    } else {
+        p0
+    };
+    *v = if below {
+        speed * restitution
+    } else if above {
+        speed * -restitution
+    } else {
+        v0
+    };
 }
 
 /// One vector of [`clamp_negate`] (`lo`, `hi` splatted).
@@ -117,13 +139,18 @@ pub(crate) fn clamp_negate_x8(p: &mut f32x8, v: &mut f32x8, lo: f32x8, hi: f32x8
 /// One float of [`clamp_negate_scalar`].
 #[inline(always)]
 pub(crate) fn clamp_negate_one(p: &mut f32, v: &mut f32, lo: f32, hi: f32) {
-    if *p < lo {
-        *p = lo;
-        *v = -*v;
-    } else if *p > hi {
-        *p = hi;
-        *v = -*v;
-    }
+    // Selects, as in `reflect_one`: same results as `if p < lo { p = lo; v = -v } else if ..`.
+    let below = *p < lo;
+    let above = *p > hi;
+    let (p0, v0) = (*p, *v);
+    *p = if below {
+        lo
+    } else if above {
+        hi
+    } else {
+        p0
+    };
+    *v = if below || above { -v0 } else { v0 };
 }
 
 /// For every lane: if `p < lo`, `p = lo` and `v = -v`; if `p > hi`, `p = hi` and `v = -v`
@@ -138,10 +165,22 @@ pub fn clamp_negate(
 ) -> Result<(), ReflectError> {
     check_len("clamp_negate", pos.len(), vel.len())?;
     check_bounds("clamp_negate", lo, hi)?;
-    let (lo, hi) = (f32x8::splat(lo), f32x8::splat(hi));
-    for (p, v) in pos.iter_mut().zip(vel.iter_mut()) {
-        clamp_negate_x8(p, v, lo, hi);
-    }
+    run(
+        (pos, vel),
+        #[inline(always)]
+        |(pos, vel)| {
+            let (lo, hi) = (f32x8::splat(lo), f32x8::splat(hi));
+            for (p, v) in pos.iter_mut().zip(vel.iter_mut()) {
+                clamp_negate_x8(p, v, lo, hi);
+            }
+        },
+        #[inline(always)]
+        |(pos, vel)| {
+            for (p, v) in floats_mut(pos).iter_mut().zip(floats_mut(vel)) {
+                clamp_negate_one(p, v, lo, hi);
+            }
+        },
+    );
     Ok(())
 }
 

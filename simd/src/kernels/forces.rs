@@ -4,6 +4,7 @@
 //! scalar pre-products (both twins compute them the same way, once).
 
 use super::check_len;
+use crate::dispatch::{floats_mut, run};
 use crate::error::LengthMismatch;
 use wide::f32x8;
 
@@ -19,7 +20,23 @@ fn coefficients(accel: f32, drag: f32, dt: f32) -> (f32, f32) {
 /// rate in 1/s; `drag * dt > 1` reverses velocities, which is the caller's choice to make.
 pub fn gravity_drag(vel: &mut [f32x8], accel: f32, drag: f32, dt: f32) {
     let (adt, keep) = coefficients(accel, drag, dt);
-    let (adt, keep) = (f32x8::splat(adt), f32x8::splat(keep));
+    run(
+        vel,
+        #[inline(always)]
+        |vel| {
+            let (adt, keep) = (f32x8::splat(adt), f32x8::splat(keep));
+            for v in vel.iter_mut() {
+                *v = (*v + adt) * keep;
+            }
+        },
+        #[inline(always)]
+        |vel| gravity_drag_body(floats_mut(vel), adt, keep),
+    );
+}
+
+/// The twin's loop (also the AVX2 path of [`gravity_drag`]).
+#[inline(always)]
+fn gravity_drag_body(vel: &mut [f32], adt: f32, keep: f32) {
     for v in vel.iter_mut() {
         *v = (*v + adt) * keep;
     }
@@ -28,9 +45,7 @@ pub fn gravity_drag(vel: &mut [f32x8], accel: f32, drag: f32, dt: f32) {
 /// Scalar twin of [`gravity_drag`].
 pub fn gravity_drag_scalar(vel: &mut [f32], accel: f32, drag: f32, dt: f32) {
     let (adt, keep) = coefficients(accel, drag, dt);
-    for v in vel.iter_mut() {
-        *v = (*v + adt) * keep;
-    }
+    gravity_drag_body(vel, adt, keep);
 }
 
 /// [`gravity_drag`] on three axes with one acceleration vector; checks the lengths agree.

@@ -13,6 +13,7 @@
 
 use super::bounds::{check_bounds, clamp_negate_one, clamp_negate_x8, reflect_one, ReflectX8};
 use super::check_len;
+use crate::dispatch::{floats_mut, run};
 use crate::error::{InvalidBounds, LengthMismatch};
 use wide::f32x8;
 
@@ -97,45 +98,120 @@ pub fn particle_step(
     ];
     step.check("particle_step", lens)?;
     let (adt, keep) = step.coefficients();
-    let adt = adt.map(f32x8::splat);
-    let (keep, dt) = (f32x8::splat(keep), f32x8::splat(step.dt));
     let [px, py, pz] = pos;
     let [vx, vy, vz] = vel;
-    // One loop per wall rule, so the rule is chosen once and the loop body stays branch-free.
-    macro_rules! sweep {
-        ($wall:expr) => {{
-            let wall = $wall;
-            for i in 0..lens[0] {
-                let mut x = (vx[i] + adt[0]) * keep;
-                let mut y = (vy[i] + adt[1]) * keep;
-                let mut z = (vz[i] + adt[2]) * keep;
-                let mut a = px[i] + x * dt;
-                let mut b = py[i] + y * dt;
-                let mut c = pz[i] + z * dt;
-                wall(&mut a, &mut x);
-                wall(&mut b, &mut y);
-                wall(&mut c, &mut z);
-                (px[i], py[i], pz[i]) = (a, b, c);
-                (vx[i], vy[i], vz[i]) = (x, y, z);
+    run(
+        (px, py, pz, vx, vy, vz),
+        #[inline(always)]
+        |(px, py, pz, vx, vy, vz)| {
+            let adt = adt.map(f32x8::splat);
+            let (keep, dt) = (f32x8::splat(keep), f32x8::splat(step.dt));
+            // One loop per wall rule, so the rule is chosen once and the loop body stays
+            // branch-free.
+            macro_rules! sweep {
+                ($wall:expr) => {{
+                    let wall = $wall;
+                    for i in 0..lens[0] {
+                        let mut x = (vx[i] + adt[0]) * keep;
+                        let mut y = (vy[i] + adt[1]) * keep;
+                        let mut z = (vz[i] + adt[2]) * keep;
+                        let mut a = px[i] + x * dt;
+                        let mut b = py[i] + y * dt;
+                        let mut c = pz[i] + z * dt;
+                        wall(&mut a, &mut x);
+                        wall(&mut b, &mut y);
+                        wall(&mut c, &mut z);
+                        (px[i], py[i], pz[i]) = (a, b, c);
+                        (vx[i], vy[i], vz[i]) = (x, y, z);
+                    }
+                }};
             }
-        }};
-    }
-    match step.walls {
-        Walls::None => sweep!(|_: &mut f32x8, _: &mut f32x8| {}),
-        Walls::ClampNegate { lo, hi } => {
-            let (lo, hi) = (f32x8::splat(lo), f32x8::splat(hi));
-            sweep!(|p: &mut f32x8, v: &mut f32x8| clamp_negate_x8(p, v, lo, hi))
-        }
+            match step.walls {
+                Walls::None => sweep!(|_: &mut f32x8, _: &mut f32x8| {}),
+                Walls::ClampNegate { lo, hi } => {
+                    let (lo, hi) = (f32x8::splat(lo), f32x8::splat(hi));
+                    sweep!(|p: &mut f32x8, v: &mut f32x8| clamp_negate_x8(p, v, lo, hi))
+                }
+                Walls::Reflect {
+                    lo,
+                    hi,
+                    restitution,
+                } => {
+                    let wall = ReflectX8::new(lo, hi, restitution);
+                    sweep!(|p: &mut f32x8, v: &mut f32x8| wall.apply(p, v))
+                }
+            }
+        },
+        #[inline(always)]
+        |(px, py, pz, vx, vy, vz)| {
+            step_body(
+                [floats_mut(px), floats_mut(py), floats_mut(pz)],
+                [floats_mut(vx), floats_mut(vy), floats_mut(vz)],
+                adt,
+                keep,
+                step.dt,
+                step.walls,
+            )
+        },
+    );
+    Ok(())
+}
+
+/// The twin's pass (also the AVX2 path of [`particle_step`], see [`crate::dispatch`]): the
+/// wall rule chosen once, outside the loop, so the compiler can vectorise it. Lengths are
+/// already checked equal.
+#[inline(always)]
+fn step_body(
+    pos: [&mut [f32]; 3],
+    vel: [&mut [f32]; 3],
+    adt: [f32; 3],
+    keep: f32,
+    dt: f32,
+    walls: Walls,
+) {
+    match walls {
+        Walls::None => sweep_floats(pos, vel, adt, keep, dt, |_, _| {}),
+        Walls::ClampNegate { lo, hi } => sweep_floats(pos, vel, adt, keep, dt, |p, v| {
+            clamp_negate_one(p, v, lo, hi)
+        }),
         Walls::Reflect {
             lo,
             hi,
             restitution,
-        } => {
-            let wall = ReflectX8::new(lo, hi, restitution);
-            sweep!(|p: &mut f32x8, v: &mut f32x8| wall.apply(p, v))
-        }
+        } => sweep_floats(pos, vel, adt, keep, dt, |p, v| {
+            reflect_one(p, v, lo, hi, restitution)
+        }),
     }
-    Ok(())
+}
+
+/// One pass of forces, integrate and `wall` per axis, per float.
+#[inline(always)]
+fn sweep_floats(
+    pos: [&mut [f32]; 3],
+    vel: [&mut [f32]; 3],
+    adt: [f32; 3],
+    keep: f32,
+    dt: f32,
+    wall: impl Fn(&mut f32, &mut f32),
+) {
+    let [px, py, pz] = pos;
+    let [vx, vy, vz] = vel;
+    let n = px.len();
+    let (py, pz) = (&mut py[..n], &mut pz[..n]);
+    let (vx, vy, vz) = (&mut vx[..n], &mut vy[..n], &mut vz[..n]);
+    for i in 0..n {
+        let mut x = (vx[i] + adt[0]) * keep;
+        let mut y = (vy[i] + adt[1]) * keep;
+        let mut z = (vz[i] + adt[2]) * keep;
+        let mut a = px[i] + x * dt;
+        let mut b = py[i] + y * dt;
+        let mut c = pz[i] + z * dt;
+        wall(&mut a, &mut x);
+        wall(&mut b, &mut y);
+        wall(&mut c, &mut z);
+        (px[i], py[i], pz[i]) = (a, b, c);
+        (vx[i], vy[i], vz[i]) = (x, y, z);
+    }
 }
 
 /// Scalar twin of [`particle_step`], over padded or plain `f32` columns.
@@ -154,29 +230,6 @@ pub fn particle_step_scalar(
     ];
     step.check("particle_step_scalar", lens)?;
     let (adt, keep) = step.coefficients();
-    let dt = step.dt;
-    let walls = step.walls;
-    let wall = |p: &mut f32, v: &mut f32| match walls {
-        Walls::None => {}
-        Walls::ClampNegate { lo, hi } => clamp_negate_one(p, v, lo, hi),
-        Walls::Reflect {
-            lo,
-            hi,
-            restitution,
-        } => reflect_one(p, v, lo, hi, restitution),
-    };
-    let [px, py, pz] = pos;
-    let [vx, vy, vz] = vel;
-    for i in 0..lens[0] {
-        for (p, v, a) in [
-            (&mut px[i], &mut vx[i], adt[0]),
-            (&mut py[i], &mut vy[i], adt[1]),
-            (&mut pz[i], &mut vz[i], adt[2]),
-        ] {
-            *v = (*v + a) * keep;
-            *p = *p + *v * dt;
-            wall(p, v);
-        }
-    }
+    step_body(pos, vel, adt, keep, step.dt, step.walls);
     Ok(())
 }

@@ -4,25 +4,40 @@
 //! kernel contract in [`crate::kernels`]).
 
 use super::check_len;
+use crate::dispatch::{floats, floats_mut, run};
 use crate::error::LengthMismatch;
 use wide::f32x8;
 
 /// `pos[i] = pos[i] + vel[i] * dt` for every lane (padding included).
 pub fn integrate(pos: &mut [f32x8], vel: &[f32x8], dt: f32) -> Result<(), LengthMismatch> {
     check_len("integrate", pos.len(), vel.len())?;
-    let dt = f32x8::splat(dt);
+    run(
+        (pos, vel),
+        #[inline(always)]
+        |(pos, vel)| {
+            let dt = f32x8::splat(dt);
+            for (p, v) in pos.iter_mut().zip(vel) {
+                *p = *p + *v * dt;
+            }
+        },
+        #[inline(always)]
+        |(pos, vel)| integrate_body(floats_mut(pos), floats(vel), dt),
+    );
+    Ok(())
+}
+
+/// The twin's loop (also the AVX2 path of [`integrate`], see [`crate::dispatch`]).
+#[inline(always)]
+fn integrate_body(pos: &mut [f32], vel: &[f32], dt: f32) {
     for (p, v) in pos.iter_mut().zip(vel) {
         *p = *p + *v * dt;
     }
-    Ok(())
 }
 
 /// Scalar twin of [`integrate`].
 pub fn integrate_scalar(pos: &mut [f32], vel: &[f32], dt: f32) -> Result<(), LengthMismatch> {
     check_len("integrate_scalar", pos.len(), vel.len())?;
-    for (p, v) in pos.iter_mut().zip(vel) {
-        *p = *p + *v * dt;
-    }
+    integrate_body(pos, vel, dt);
     Ok(())
 }
 
@@ -39,15 +54,43 @@ pub fn integrate3(
     for s in vel {
         check_len("integrate3", n, s.len())?;
     }
-    let dt = f32x8::splat(dt);
     let [px, py, pz] = pos;
     let [vx, vy, vz] = vel;
+    run(
+        (px, py, pz, vx, vy, vz),
+        #[inline(always)]
+        |(px, py, pz, vx, vy, vz)| {
+            let dt = f32x8::splat(dt);
+            for i in 0..n {
+                px[i] = px[i] + vx[i] * dt;
+                py[i] = py[i] + vy[i] * dt;
+                pz[i] = pz[i] + vz[i] * dt;
+            }
+        },
+        #[inline(always)]
+        |(px, py, pz, vx, vy, vz)| {
+            integrate3_body(
+                [floats_mut(px), floats_mut(py), floats_mut(pz)],
+                [floats(vx), floats(vy), floats(vz)],
+                dt,
+            )
+        },
+    );
+    Ok(())
+}
+
+/// The twin's loop (also the AVX2 path of [`integrate3`]); lengths already checked equal.
+#[inline(always)]
+fn integrate3_body(pos: [&mut [f32]; 3], vel: [&[f32]; 3], dt: f32) {
+    let [px, py, pz] = pos;
+    let [vx, vy, vz] = vel;
+    let n = px.len();
+    let (py, pz, vx, vy, vz) = (&mut py[..n], &mut pz[..n], &vx[..n], &vy[..n], &vz[..n]);
     for i in 0..n {
         px[i] = px[i] + vx[i] * dt;
         py[i] = py[i] + vy[i] * dt;
         pz[i] = pz[i] + vz[i] * dt;
     }
-    Ok(())
 }
 
 /// Scalar twin of [`integrate3`].
@@ -63,12 +106,6 @@ pub fn integrate3_scalar(
     for s in vel {
         check_len("integrate3_scalar", n, s.len())?;
     }
-    let [px, py, pz] = pos;
-    let [vx, vy, vz] = vel;
-    for i in 0..n {
-        px[i] = px[i] + vx[i] * dt;
-        py[i] = py[i] + vy[i] * dt;
-        pz[i] = pz[i] + vz[i] * dt;
-    }
+    integrate3_body(pos, vel, dt);
     Ok(())
 }

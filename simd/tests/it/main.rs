@@ -4,6 +4,7 @@
 mod common;
 
 mod aos;
+mod dispatch;
 mod elementwise;
 mod grid;
 mod proptests;
