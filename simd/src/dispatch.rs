@@ -2,7 +2,7 @@
 //! CPUs that have it.
 //!
 //! Owns: [`KernelPath`], the detection ([`kernel_path`]), the override for tests and benches
-//! ([`force_kernel_path`]) and [`run`], which calls a kernel's AVX2 form inside a function
+//! ([`force_kernel_path`]) and `run`, which calls a kernel's AVX2 form inside a function
 //! compiled with AVX2 enabled. Must never: give a different result on one path than on the
 //! other (the world hash and replays depend on it), or run an AVX2 instruction on a CPU that
 //! did not report AVX2.
@@ -17,7 +17,7 @@
 //! tested bit for bit), and neither uses fused multiply-add (`AVX2` here does not enable
 //! `FMA`, and Rust never contracts `a * b + c` by itself), so the two paths agree bit for bit
 //! by construction. In a build that already targets AVX2 (`-C target-cpu=x86-64-v3`) `wide` is
-//! 256 bits wide itself and [`run`] takes the `f32x8` form.
+//! 256 bits wide itself and the dispatch takes the `f32x8` form.
 //!
 //! Reductions, culls and the grid keep their `f32x8` forms on both paths (their lane-order
 //! folds do not map onto a scalar loop the compiler widens).
