@@ -33,4 +33,5 @@ mod telemetry_openmetrics;
 mod telemetry_trace;
 mod world_entities;
 mod world_layout_advice;
+mod world_par_query;
 mod world_soa;

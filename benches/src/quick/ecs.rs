@@ -23,6 +23,10 @@
 //!   that the owner thread serves too (the engine's plan on 2 cores); baseline the same fused
 //!   step on the calling thread alone, interleaved.
 //!
+//! - `parallel_query_step_1Mi` (2 threads): `World::par_for_each_mut2` with the query loop's
+//!   body, on the same physics lane (the World picks the chunks); baseline `for_each_mut2` on
+//!   the calling thread alone, interleaved; the two worlds' state hashes must match.
+//!
 //! The plain loop is what a game writes without an engine: two `Vec`s of `{x, y, z}` structs
 //! (positions, velocities), one `for` over both.
 //!
@@ -271,7 +275,48 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
         ));
     }
     figures.push(parallel(if opts.quick { 40 } else { 200 })?);
+    figures.push(parallel_query(if opts.quick { 40 } else { 200 })?);
     Ok(figures)
+}
+
+/// The query loop at 1 Mi on two threads (`World::par_for_each_mut2` on a physics lane of one
+/// worker the calling thread serves too, as in the engine) against `for_each_mut2` on one,
+/// interleaved; both worlds end in the same state (checked).
+fn parallel_query(samples: usize) -> Result<Figure, BenchError> {
+    let entities = 1 << 20;
+    let err = |e: String| BenchError::failed(SUITE, e);
+    let lanes = std::sync::Arc::new(super::dispatch::physics_lanes_owner_helps(1));
+    let physics = lanes
+        .lane("physics")
+        .ok_or_else(|| err("no physics lane".into()))?;
+    let (mut w_par, _) = world(entities)?;
+    let (mut w_one, _) = world(entities)?;
+    w_par.set_parallel_lane(&lanes, physics);
+    let (mut par, mut one) = (Vec::new(), Vec::new());
+    for _ in 0..samples {
+        let t0 = clock::now();
+        black_box(&mut w_par)
+            .par_for_each_mut2::<Position, Velocity>(|_, p, v| body(&mut p.0, &mut v.0))
+            .map_err(|e| err(e.to_string()))?;
+        par.push(clock::now().ns_since(t0) as f64 / entities as f64);
+        let t0 = clock::now();
+        query_step(black_box(&mut w_one))?;
+        one.push(clock::now().ns_since(t0) as f64 / entities as f64);
+    }
+    if w_par.state_hash() != w_one.state_hash() {
+        return Err(err(
+            "the parallel query ended in another state than the one-thread query".into(),
+        ));
+    }
+    Ok(Figure::new(
+        SUITE,
+        "parallel_query_step_1Mi",
+        2,
+        "ns_per_entity",
+        "ns",
+        median(&mut par),
+    )
+    .with_baseline("query loop, 1 thread", median(&mut one)))
 }
 
 /// The fused step at 1 Mi on two threads (the physics lane's worker and the owner serving it)

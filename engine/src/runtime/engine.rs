@@ -377,7 +377,7 @@ impl Engine {
             .map(|l| l.worker_cores.len().max(1) as f64)
             .collect();
         let physics_lane = lanes.lane(lanegraph_jobs::plan::names::PHYSICS);
-        Ok(Engine {
+        let mut engine = Engine {
             history: TraceHistory::new(config.trace_frames),
             config,
             game,
@@ -411,7 +411,13 @@ impl Engine {
             frame: 0,
             physics_lane,
             lanes: Arc::new(lanes),
-        })
+        };
+        // The world's parallel queries run where physics does.
+        if let Some(lane) = engine.physics_lane {
+            let lanes = Arc::clone(&engine.lanes);
+            engine.game.world_mut().set_parallel_lane(&lanes, lane);
+        }
+        Ok(engine)
     }
 
     // ---- setup ----------------------------------------------------------------------------

@@ -11,7 +11,7 @@
 //! - `column`: the sparse-set column per component (AoS), behind a type-erased interface.
 //! - `soa`: field-SoA columns from `lanegraph-simd` for hot numeric components, and lending
 //!   them to the physics lane for one step.
-//! - `query`: borrowing columns alone or joined.
+//! - `query`: borrowing columns alone or joined; `par_query`: the same, in chunks on a lane.
 //! - `resource`: typed singletons (the score, the wind), hashed and epoch-bumped like components.
 //! - `epoch`, `hash`, `access`: change epochs, the state hash, access telemetry.
 
@@ -21,6 +21,7 @@ pub(crate) mod component;
 pub(crate) mod entity;
 pub(crate) mod epoch;
 pub(crate) mod hash;
+pub(crate) mod par_query;
 pub(crate) mod query;
 pub(crate) mod resource;
 pub(crate) mod soa;
@@ -37,6 +38,7 @@ pub use epoch::{Domain, DomainSet, Epochs, WorldId, MAX_DOMAINS};
 pub use hash::{StateHash, StateHasher};
 /// The derives, each named as its trait: `#[derive(Component, StateHash)]`, `#[derive(Resource)]`.
 pub use lanegraph_derive::{Component, Resource, StateHash};
+pub use par_query::{ParQueryError, MAX_CHUNKS, MIN_CHUNK_ROWS};
 pub use query::{ColumnMut, ColumnRef, Filter, PairQueryError};
 pub use resource::{MissingResource, Resource, ResourceNameClash};
 pub use soa::{SoaMut, SoaOptInError, SoaPairError, SoaRef};
@@ -77,6 +79,8 @@ pub struct World {
     pub(crate) pair_rows: HashMap<(usize, usize), (u64, u64, usize)>,
     /// Typed singletons ([`Resource`]).
     resources: resource::Resources,
+    /// Where parallel queries run ([`World::set_parallel_lane`]); `None`: on the caller.
+    parallel: Option<par_query::ParallelLane>,
 }
 
 impl Default for World {
@@ -115,6 +119,7 @@ impl World {
             fixed_step: FixedStep::DEFAULT,
             pair_rows: HashMap::new(),
             resources: resource::Resources::default(),
+            parallel: None,
         }
     }
 

@@ -9,7 +9,7 @@
 
 use std::any::TypeId;
 
-use super::column::{AosColumn, ErasedColumn};
+use super::column::{AosColumn, ErasedColumn, SparseIndex};
 use super::component::{AliasedQuery, Component, WrongLayout};
 use super::entity::Entity;
 use super::World;
@@ -253,6 +253,40 @@ impl World {
         filter: &Filter,
         mut f: impl FnMut(Entity, &mut A, &mut B),
     ) -> Result<usize, PairQueryError> {
+        let Some(parts) = self.pair_parts::<A, B>(filter)? else {
+            return Ok(0);
+        };
+        let (aligned, conditions) = (parts.aligned, parts.filter);
+        // The aligned rows: two linear sweeps, no per-row lookup (and, unfiltered, no per-row
+        // test at all: the loop the plain two-`Vec` loop compiles to).
+        let head = parts.a_entities[..aligned]
+            .iter()
+            .zip(&mut parts.a_values[..aligned])
+            .zip(&mut parts.b_values[..aligned]);
+        let mut visited = 0;
+        if conditions.is_some() {
+            for ((&e, va), vb) in head {
+                if conditions.passes(e) {
+                    f(e, va, vb);
+                    visited += 1;
+                }
+            }
+        } else {
+            for ((&e, va), vb) in head {
+                f(e, va, vb);
+            }
+            visited = aligned;
+        }
+        Ok(visited + tail_rows(parts, &mut f))
+    }
+
+    /// The checked, borrowed pieces of a mutable pair query: `A`'s and `B`'s AoS columns, the
+    /// filter's columns, and how many leading rows are aligned. Bumps both components'
+    /// domains. `None` when either component (or a `with` filter component) was never stored.
+    pub(crate) fn pair_parts<A: Component, B: Component>(
+        &mut self,
+        filter: &Filter,
+    ) -> Result<Option<PairParts<'_, A, B>>, PairQueryError> {
         if TypeId::of::<A>() == TypeId::of::<B>() {
             return Err(AliasedQuery { component: A::NAME }.into());
         }
@@ -269,14 +303,14 @@ impl World {
         let ia = self.by_type.get(&TypeId::of::<A>()).copied();
         let ib = self.by_type.get(&TypeId::of::<B>()).copied();
         let (Some(ia), Some(ib)) = (ia, ib) else {
-            return Ok(0);
+            return Ok(None);
         };
         let index_of =
             |t: &Option<(TypeId, &'static str)>| t.map(|t| self.by_type.get(&t.0).copied());
         let with_idx = filter.with.each_ref().map(index_of);
         let without_idx = filter.without.each_ref().map(index_of);
         if with_idx.iter().any(|w| matches!(w, Some(None))) {
-            return Ok(0);
+            return Ok(None);
         }
         self.epochs.bump(A::DOMAINS.union(B::DOMAINS));
         // Borrow A and B mutably and the filter columns shared, in one pass over the list.
@@ -306,11 +340,6 @@ impl World {
             unreachable!("both indices come from by_type");
         };
         let (a, b) = downcast_pair::<A, B>(ca, cb);
-        let filtered = with.iter().chain(&without).any(Option::is_some);
-        let passes = |e: Entity| {
-            with.iter().flatten().all(|c| c.contains(e))
-                && !without.iter().flatten().any(|c| c.contains(e))
-        };
         // How many leading rows hold the same entity in both: cached per column pair, and
         // recounted only when either column's row order changed since.
         let gens = (a.order_gen, b.order_gen);
@@ -327,47 +356,86 @@ impl World {
                 n
             }
         };
-        let AosColumn {
-            entities: b_entities,
-            values: b_values,
-            index: b_index,
-            ..
-        } = b;
-        // The aligned rows: two linear sweeps, no per-row lookup (and, unfiltered, no per-row
-        // test at all: the loop the plain two-`Vec` loop compiles to).
-        let (a_head, a_tail) = a.values.split_at_mut(aligned);
-        let head = a.entities.iter().zip(a_head).zip(b_values.iter_mut());
-        let mut visited = 0;
-        if filtered {
-            for ((&e, va), vb) in head {
-                if passes(e) {
-                    f(e, va, vb);
-                    visited += 1;
-                }
-            }
-        } else {
-            for ((&e, va), vb) in head {
-                f(e, va, vb);
-            }
-            visited = aligned;
-        }
-        for (i, (&e, va)) in a.entities[aligned..].iter().zip(a_tail).enumerate() {
-            let i = i + aligned;
-            let row = if b_entities.get(i) == Some(&e) {
-                i
-            } else if let Some(r) = b_index.row(e) {
-                r
-            } else {
-                continue;
-            };
-            if filtered && !passes(e) {
-                continue;
-            }
-            f(e, va, &mut b_values[row]);
-            visited += 1;
-        }
-        Ok(visited)
+        Ok(Some(PairParts {
+            a_entities: &a.entities,
+            a_values: &mut a.values,
+            b_entities: &b.entities,
+            b_values: &mut b.values,
+            b_index: &b.index,
+            aligned,
+            filter: FilterColumns { with, without },
+        }))
     }
+}
+
+/// The borrowed pieces of a mutable pair query (see [`World::pair_parts`]). Rows `..aligned`
+/// of `A` and `B` hold the same entities.
+pub(crate) struct PairParts<'w, A, B> {
+    pub(crate) a_entities: &'w [Entity],
+    pub(crate) a_values: &'w mut [A],
+    pub(crate) b_entities: &'w [Entity],
+    pub(crate) b_values: &'w mut [B],
+    pub(crate) b_index: &'w SparseIndex,
+    pub(crate) aligned: usize,
+    pub(crate) filter: FilterColumns<'w>,
+}
+
+/// A filter's columns, resolved (a `without` component never stored is `None`: it excludes
+/// nothing).
+#[derive(Clone, Copy)]
+pub(crate) struct FilterColumns<'w> {
+    with: [Option<&'w dyn ErasedColumn>; Filter::MAX],
+    without: [Option<&'w dyn ErasedColumn>; Filter::MAX],
+}
+
+impl FilterColumns<'_> {
+    /// Whether any condition is set.
+    pub(crate) fn is_some(&self) -> bool {
+        self.with.iter().chain(&self.without).any(Option::is_some)
+    }
+
+    /// Whether `e` has every `with` component and no `without` one.
+    #[inline]
+    pub(crate) fn passes(&self, e: Entity) -> bool {
+        self.with.iter().flatten().all(|c| c.contains(e))
+            && !self.without.iter().flatten().any(|c| c.contains(e))
+    }
+}
+
+/// The rows of `A` past the aligned ones: each uses `B`'s row at the same index when it holds
+/// the same entity, else `B`'s sparse index; returns how many it visited.
+pub(crate) fn tail_rows<A, B>(
+    parts: PairParts<'_, A, B>,
+    mut f: impl FnMut(Entity, &mut A, &mut B),
+) -> usize {
+    let PairParts {
+        a_entities,
+        a_values,
+        b_entities,
+        b_values,
+        b_index,
+        aligned,
+        filter,
+    } = parts;
+    let filtered = filter.is_some();
+    let mut visited = 0;
+    let rows = a_entities[aligned..].iter().zip(&mut a_values[aligned..]);
+    for (i, (&e, va)) in rows.enumerate() {
+        let i = i + aligned;
+        let row = if b_entities.get(i) == Some(&e) {
+            i
+        } else if let Some(r) = b_index.row(e) {
+            r
+        } else {
+            continue;
+        };
+        if filtered && !filter.passes(e) {
+            continue;
+        }
+        f(e, va, &mut b_values[row]);
+        visited += 1;
+    }
+    visited
 }
 
 /// The AoS columns at two distinct indices `ia != ib`, both mutably (the column list is split

@@ -1,0 +1,218 @@
+//! Parallel queries: a mutable pair query whose rows run as chunks on the physics lane.
+//!
+//! Owns: the lane a world's parallel queries run on ([`World::set_parallel_lane`]; the engine
+//! sets its physics lane), and [`World::par_for_each_mut2`] /
+//! [`World::par_for_each_mut2_filtered`]. Must never: hand one row to two threads, return
+//! before every chunk is done, allocate per call, or keep the lanes alive (the world holds a
+//! weak handle: once the engine's lanes are gone, queries run on the calling thread).
+//!
+//! The chunk size is chosen here, not by the caller: about four chunks per thread serving the
+//! lane (so a slow chunk can be balanced), never under [`MIN_CHUNK_ROWS`] rows (a chunk costs
+//! a claim and a wake-up), at most [`MAX_CHUNKS`] (a stack array: no allocation).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
+
+use lanegraph_jobs::{JobPanicked, LaneId, Lanes, ParallelError};
+
+use super::component::Component;
+use super::entity::Entity;
+use super::query::{tail_rows, Filter, PairQueryError};
+use super::World;
+
+/// Fewest rows a chunk holds (below it the hand-off costs more than the rows).
+pub const MIN_CHUNK_ROWS: usize = 4096;
+/// Most chunks one query splits into.
+pub const MAX_CHUNKS: usize = 64;
+
+/// The lane a world's parallel queries run on.
+#[derive(Debug, Clone)]
+pub(crate) struct ParallelLane {
+    lanes: Weak<Lanes>,
+    lane: LaneId,
+}
+
+/// Why a parallel query failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParQueryError {
+    /// The query itself is invalid (as for the serial form).
+    #[error(transparent)]
+    Query(#[from] PairQueryError),
+    /// The closure panicked on a chunk: the chunks already claimed finished, later ones were
+    /// not started, and rows past the aligned ones were not visited.
+    #[error(transparent)]
+    Panicked(#[from] JobPanicked),
+}
+
+impl World {
+    /// Runs this world's parallel queries on `lane` of `lanes` (the engine sets its physics
+    /// lane). The world keeps a weak handle: it never keeps the lanes running.
+    pub fn set_parallel_lane(&mut self, lanes: &Arc<Lanes>, lane: LaneId) {
+        self.parallel = Some(ParallelLane {
+            lanes: Arc::downgrade(lanes),
+            lane,
+        });
+    }
+
+    /// The lane parallel queries run on: `None` when none was set or its lanes are gone.
+    pub fn parallel_lane(&self) -> Option<LaneId> {
+        self.parallel
+            .as_ref()
+            .filter(|t| t.lanes.strong_count() > 0)
+            .map(|t| t.lane)
+    }
+
+    /// Parallel queries run on the calling thread from now on.
+    pub fn clear_parallel_lane(&mut self) {
+        self.parallel = None;
+    }
+
+    /// [`World::for_each_mut2`] with the rows split into chunks that run in parallel on the
+    /// world's parallel lane (the physics lane inside an engine); returns how many entities it
+    /// visited. `f` runs once per entity that has both components, on some thread of that
+    /// lane, so it is `Fn + Sync`: it may read shared data, and must write only through its
+    /// arguments for the result to be the same whatever the chunking (it then is, bit for
+    /// bit: each row is computed alone).
+    ///
+    /// The rows where `A` and `B` are aligned (inserted together) run in parallel; any others
+    /// run after them, on the calling thread. Without a parallel lane (a bare `World`, or the
+    /// engine gone) everything runs on the calling thread. Allocation-free.
+    ///
+    /// ```
+    /// use lanegraph::world::{Component, StateHash, World};
+    ///
+    /// #[derive(Clone, Copy, Component, StateHash)]
+    /// struct Pos(f32);
+    /// #[derive(Clone, Copy, Component, StateHash)]
+    /// struct Vel(f32);
+    ///
+    /// let mut world = World::new();
+    /// for i in 0..10_000 {
+    ///     let e = world.spawn();
+    ///     world.insert(e, Pos(i as f32)).unwrap();
+    ///     world.insert(e, Vel(1.0)).unwrap();
+    /// }
+    /// let dt = 0.5;
+    /// let n = world
+    ///     .par_for_each_mut2::<Pos, Vel>(|_, p, v| {
+    ///         v.0 = v.0 * 0.9;
+    ///         p.0 = p.0 + v.0 * dt;
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(n, 10_000);
+    /// ```
+    pub fn par_for_each_mut2<A: Component, B: Component>(
+        &mut self,
+        f: impl Fn(Entity, &mut A, &mut B) + Sync,
+    ) -> Result<usize, ParQueryError> {
+        self.par_for_each_mut2_filtered(&Filter::new(), f)
+    }
+
+    /// [`World::par_for_each_mut2`] over the entities that also pass `filter` (see
+    /// [`World::for_each_mut2_filtered`]).
+    pub fn par_for_each_mut2_filtered<A: Component, B: Component>(
+        &mut self,
+        filter: &Filter,
+        f: impl Fn(Entity, &mut A, &mut B) + Sync,
+    ) -> Result<usize, ParQueryError> {
+        let target = self.parallel.clone();
+        let Some(parts) = self.pair_parts::<A, B>(filter)? else {
+            return Ok(0);
+        };
+        let lanes = target.as_ref().and_then(|t| t.lanes.upgrade());
+        let threads = match (&lanes, &target) {
+            (Some(l), Some(t)) => l.plan().lane(t.lane).map_or(0, |spec| {
+                spec.worker_cores.len() + usize::from(l.plan().owner_lane() == Some(t.lane))
+            }),
+            _ => 0,
+        };
+        let aligned = parts.aligned;
+        let conditions = parts.filter;
+        let grain = chunk_rows(aligned, threads);
+        let visited = AtomicUsize::new(0);
+        let run_chunk = |(entities, a, b): (&[Entity], &mut [A], &mut [B])| {
+            let mut n = 0;
+            if conditions.is_some() {
+                for ((&e, va), vb) in entities.iter().zip(a).zip(b) {
+                    if conditions.passes(e) {
+                        f(e, va, vb);
+                        n += 1;
+                    }
+                }
+            } else {
+                for ((&e, va), vb) in entities.iter().zip(a).zip(b) {
+                    f(e, va, vb);
+                }
+                n = entities.len();
+            }
+            visited.fetch_add(n, Ordering::Relaxed);
+        };
+        let head = (
+            &parts.a_entities[..aligned],
+            &mut parts.a_values[..aligned],
+            &mut parts.b_values[..aligned],
+        );
+        match (lanes, target) {
+            (Some(lanes), Some(t)) if grain < aligned => {
+                let mut chunks: [RowChunk<'_, A, B>; MAX_CHUNKS] = std::array::from_fn(|_| None);
+                let (mut ents, mut av, mut bv) = head;
+                let mut k = 0;
+                while !ents.is_empty() {
+                    let n = grain.min(ents.len());
+                    let (e0, e1) = ents.split_at(n);
+                    let (a0, a1) = av.split_at_mut(n);
+                    let (b0, b1) = bv.split_at_mut(n);
+                    chunks[k] = Some((e0, a0, b0));
+                    (ents, av, bv) = (e1, a1, b1);
+                    k += 1;
+                }
+                lanes
+                    .parallel_chunks_mut(t.lane, &mut chunks[..k], 1, |_, c| {
+                        for chunk in c.iter_mut().filter_map(Option::take) {
+                            run_chunk(chunk);
+                        }
+                    })
+                    .map_err(|e| match e {
+                        ParallelError::Panicked(p) => ParQueryError::Panicked(p),
+                        // The lane was checked in the plan and the chunk length is 1.
+                        other => ParQueryError::Panicked(JobPanicked {
+                            job: "par_for_each_mut2".into(),
+                            message: other.to_string(),
+                            skipped: 0,
+                        }),
+                    })?;
+            }
+            _ => run_chunk(head),
+        }
+        let tail = tail_rows(parts, |e, a, b| f(e, a, b));
+        Ok(visited.into_inner() + tail)
+    }
+}
+
+/// One chunk of aligned rows (taken by the thread that claims it).
+type RowChunk<'a, A, B> = Option<(&'a [Entity], &'a mut [A], &'a mut [B])>;
+
+/// Rows per chunk for `rows` rows on `threads` threads (0: no lane, one chunk).
+fn chunk_rows(rows: usize, threads: usize) -> usize {
+    if threads == 0 {
+        return rows.max(1);
+    }
+    rows.div_ceil(threads * 4)
+        .max(MIN_CHUNK_ROWS)
+        .max(rows.div_ceil(MAX_CHUNKS))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_are_never_too_small_nor_too_many() {
+        assert_eq!(chunk_rows(1000, 0), 1000);
+        assert_eq!(chunk_rows(0, 0), 1);
+        assert_eq!(chunk_rows(1000, 2), MIN_CHUNK_ROWS);
+        assert_eq!(chunk_rows(1 << 20, 2), (1 << 20) / 8);
+        let many = chunk_rows(1 << 30, 64);
+        assert!((1usize << 30).div_ceil(many) <= MAX_CHUNKS);
+    }
+}

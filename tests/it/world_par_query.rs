@@ -1,0 +1,191 @@
+//! Parallel pair queries: the same bits as the serial query whatever the chunking, rows handed
+//! to the lane's workers (not run on the caller), filters honoured, a panicking closure a typed
+//! error, and a world without lanes (or whose lanes are gone) running them on the caller.
+
+use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
+
+use lanegraph::jobs::plan::{machine_cores, LaneKind};
+use lanegraph::jobs::{LanePlan, Lanes};
+use lanegraph::world::{Component, Entity, Filter, ParQueryError, StateHash, World};
+
+#[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
+#[component(domains(TRANSFORM))]
+struct Pos([f32; 3]);
+
+#[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
+#[component(domains(PHYSICS))]
+struct Vel([f32; 3]);
+
+#[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
+#[component(domains(GAMEPLAY))]
+struct Frozen;
+
+/// `n` entities with both components (aligned), then 300 with `Vel` inserted in reverse order
+/// (misaligned rows), every 5th frozen.
+fn world(n: usize) -> (World, Vec<Entity>) {
+    let mut w = World::new();
+    let mut es = Vec::new();
+    for i in 0..n {
+        let e = w.spawn();
+        let f = i as f32;
+        w.insert(e, Pos([f, -f, f * 0.5])).unwrap();
+        w.insert(e, Vel([1.0 + f * 1e-3, -2.0, 0.25])).unwrap();
+        es.push(e);
+    }
+    let late: Vec<Entity> = (0..300)
+        .map(|i| {
+            let e = w.spawn();
+            w.insert(e, Pos([i as f32; 3])).unwrap();
+            e
+        })
+        .collect();
+    for &e in late.iter().rev() {
+        w.insert(e, Vel([3.0, 2.0, 1.0])).unwrap();
+    }
+    es.extend(late);
+    for &e in es.iter().step_by(5) {
+        w.insert(e, Frozen).unwrap();
+    }
+    (w, es)
+}
+
+fn step(_: Entity, p: &mut Pos, v: &mut Vel) {
+    for a in 0..3 {
+        v.0[a] = (v.0[a] + -9.81 * 0.016) * (1.0 - 0.1 * 0.016);
+        p.0[a] += v.0[a] * 0.016;
+        if p.0[a] < -100.0 {
+            p.0[a] = -100.0;
+            v.0[a] = -v.0[a];
+        } else if p.0[a] > 100.0 {
+            p.0[a] = 100.0;
+            v.0[a] = -v.0[a];
+        }
+    }
+}
+
+/// A physics lane of one worker that the calling thread does not serve: every parallel chunk
+/// runs on that worker.
+fn physics_lanes() -> Arc<Lanes> {
+    let cores = machine_cores();
+    let plan = LanePlan::empty(&cores)
+        .with_lane("physics", LaneKind::FrameCritical, vec![None])
+        .unwrap();
+    Arc::new(Lanes::start(plan).unwrap())
+}
+
+#[test]
+fn parallel_query_matches_the_serial_one_bit_for_bit_and_runs_on_the_lane() {
+    let lanes = physics_lanes();
+    let physics = lanes.lane("physics").unwrap();
+    let (mut serial, _) = world(50_000);
+    let (mut par, es) = world(50_000);
+    par.set_parallel_lane(&lanes, physics);
+    let caller = std::thread::current().id();
+    let on_caller = Mutex::new(Vec::<Entity>::new());
+    for _ in 0..5 {
+        assert_eq!(serial.for_each_mut2::<Pos, Vel>(step).unwrap(), 50_300);
+        let n = par
+            .par_for_each_mut2::<Pos, Vel>(|e, p, v| {
+                if std::thread::current().id() == caller {
+                    on_caller.lock().unwrap().push(e);
+                }
+                step(e, p, v)
+            })
+            .unwrap();
+        assert_eq!(n, 50_300);
+    }
+    assert_eq!(par.state_hash(), serial.state_hash());
+    // The 50,000 aligned rows ran on the lane's worker; only the 300 misaligned ones (run
+    // after the chunks) ran on the caller.
+    let mut ran_here = on_caller.into_inner().unwrap();
+    ran_here.sort_by_key(|e| e.index());
+    ran_here.dedup();
+    assert_eq!(ran_here, es[50_000..].to_vec());
+}
+
+#[test]
+fn filtered_parallel_query_visits_exactly_the_serial_set() {
+    let lanes = physics_lanes();
+    let (mut serial, _) = world(20_000);
+    let (mut par, _) = world(20_000);
+    par.set_parallel_lane(&lanes, lanes.lane("physics").unwrap());
+    let filter = Filter::new().without::<Frozen>();
+    let a = serial
+        .for_each_mut2_filtered::<Pos, Vel>(&filter, step)
+        .unwrap();
+    let b = par
+        .par_for_each_mut2_filtered::<Pos, Vel>(&filter, step)
+        .unwrap();
+    assert_eq!((a, b), (16_240, 16_240));
+    assert_eq!(par.state_hash(), serial.state_hash());
+}
+
+#[test]
+fn a_panicking_closure_is_a_typed_error_and_the_world_lives_on() {
+    let lanes = physics_lanes();
+    let (mut w, es) = world(30_000);
+    w.set_parallel_lane(&lanes, lanes.lane("physics").unwrap());
+    let bad = es[12_345];
+    let err = w
+        .par_for_each_mut2::<Pos, Vel>(|e, _, _| {
+            if e == bad {
+                panic!("bad particle");
+            }
+        })
+        .unwrap_err();
+    match err {
+        ParQueryError::Panicked(p) => assert!(p.message.contains("bad particle"), "{p}"),
+        other => panic!("expected Panicked, got {other:?}"),
+    }
+    assert_eq!(w.par_for_each_mut2::<Pos, Vel>(step).unwrap(), 30_300);
+}
+
+#[test]
+fn without_lanes_or_after_they_are_gone_the_caller_runs_the_query() {
+    let (mut serial, _) = world(10_000);
+    let (mut bare, _) = world(10_000);
+    let (mut orphan, _) = world(10_000);
+    {
+        let lanes = physics_lanes();
+        orphan.set_parallel_lane(&lanes, lanes.lane("physics").unwrap());
+        assert_eq!(orphan.parallel_lane(), lanes.lane("physics"));
+    } // the lanes are dropped (joined) here; the world held only a weak handle
+    assert_eq!(orphan.parallel_lane(), None);
+    let caller = std::thread::current().id();
+    let threads = Mutex::new(Vec::<ThreadId>::new());
+    serial.for_each_mut2::<Pos, Vel>(step).unwrap();
+    for w in [&mut bare, &mut orphan] {
+        w.par_for_each_mut2::<Pos, Vel>(|e, p, v| {
+            let id = std::thread::current().id();
+            if id != caller {
+                threads.lock().unwrap().push(id);
+            }
+            step(e, p, v)
+        })
+        .unwrap();
+        assert_eq!(w.state_hash(), serial.state_hash());
+    }
+    assert!(threads.into_inner().unwrap().is_empty());
+}
+
+#[test]
+fn parallel_query_errors_are_the_serial_ones() {
+    let mut w = World::new();
+    let e = w.spawn();
+    w.insert(e, Pos([0.0; 3])).unwrap();
+    assert!(matches!(
+        w.par_for_each_mut2::<Pos, Pos>(|_, _, _| {}),
+        Err(ParQueryError::Query(_))
+    ));
+    // Nothing has Vel yet: nothing visited.
+    assert_eq!(w.par_for_each_mut2::<Pos, Vel>(|_, _, _| {}), Ok(0));
+}
+
+#[test]
+fn an_engine_runs_its_worlds_parallel_queries_on_the_physics_lane() {
+    let engine = lanegraph::Engine::builder().build().unwrap();
+    let physics = engine.lanes().lane("physics");
+    assert!(physics.is_some(), "the default plan has a physics lane");
+    assert_eq!(engine.world().parallel_lane(), physics);
+}
