@@ -11,7 +11,8 @@
 //! - `column`: the sparse-set column per component (AoS), behind a type-erased interface.
 //! - `soa`: field-SoA columns from `lanegraph-simd` for hot numeric components, and lending
 //!   them to the physics lane for one step.
-//! - `query`: borrowing columns alone or joined; `par_query`: the same, in chunks on a lane.
+//! - `query`: borrowing columns alone or joined; `par_query`: the same, in chunks on a lane;
+//!   `mixed_query`: the pair query over field-SoA components.
 //! - `resource`: typed singletons (the score, the wind), hashed and epoch-bumped like components.
 //! - `epoch`, `hash`, `access`: change epochs, the state hash, access telemetry.
 
@@ -21,6 +22,7 @@ pub(crate) mod component;
 pub(crate) mod entity;
 pub(crate) mod epoch;
 pub(crate) mod hash;
+pub(crate) mod mixed_query;
 pub(crate) mod par_query;
 pub(crate) mod query;
 pub(crate) mod resource;

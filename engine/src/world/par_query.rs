@@ -75,7 +75,8 @@ impl World {
     /// bit: each row is computed alone).
     ///
     /// The rows where `A` and `B` are aligned (inserted together) run in parallel; any others
-    /// run after them, on the calling thread. Without a parallel lane (a bare `World`, or the
+    /// run after them, on the calling thread, and so does the whole query when either
+    /// component is field-SoA (its parallel form is the kernels over `lend_soa_pair` chunks). Without a parallel lane (a bare `World`, or the
     /// engine gone) everything runs on the calling thread. Allocation-free.
     ///
     /// ```
@@ -115,6 +116,11 @@ impl World {
         filter: &Filter,
         f: impl Fn(Entity, &mut A, &mut B) + Sync,
     ) -> Result<usize, ParQueryError> {
+        if self.is_field_soa::<A>() || self.is_field_soa::<B>() {
+            // Field-SoA rows are gathered and scattered one at a time; their parallel form is
+            // the kernels over `lend_soa_pair` chunks. Same result, on the caller.
+            return Ok(self.for_each_mut2_mixed(filter, f)?);
+        }
         let target = self.parallel.clone();
         let Some(parts) = self.pair_parts::<A, B>(filter)? else {
             return Ok(0);

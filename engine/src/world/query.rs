@@ -8,6 +8,7 @@
 //! length), and a mutable query bumps the component's domain epochs when it is handed out.
 
 use std::any::TypeId;
+use std::collections::HashMap;
 
 use super::column::{AosColumn, ErasedColumn, SparseIndex};
 use super::component::{AliasedQuery, Component, WrongLayout};
@@ -196,8 +197,9 @@ impl World {
 impl World {
     /// Calls `f(entity, &mut a, &mut b)` for every entity that has both `A` and `B`, writing
     /// both in one loop; returns how many it visited. Bumps `A::DOMAINS` and `B::DOMAINS`.
-    /// `A` and `B` must differ ([`AliasedQuery`] otherwise) and be stored AoS
-    /// ([`WrongLayout`] otherwise: a field-SoA component is swept by the kernels).
+    /// `A` and `B` must differ ([`AliasedQuery`] otherwise). Either may be stored field-SoA:
+    /// its rows are then read whole, handed over and written back (convenient, not fast: the
+    /// `f32x8` kernels are the fast path for field-SoA data).
     ///
     /// Walks `A`'s dense rows (put the rarer component first). The leading rows where `B`'s row
     /// at the same index holds the same entity (all of them when the components were inserted
@@ -253,6 +255,9 @@ impl World {
         filter: &Filter,
         mut f: impl FnMut(Entity, &mut A, &mut B),
     ) -> Result<usize, PairQueryError> {
+        if self.is_field_soa::<A>() || self.is_field_soa::<B>() {
+            return self.for_each_mut2_mixed(filter, f);
+        }
         let Some(parts) = self.pair_parts::<A, B>(filter)? else {
             return Ok(0);
         };
@@ -287,6 +292,55 @@ impl World {
         &mut self,
         filter: &Filter,
     ) -> Result<Option<PairParts<'_, A, B>>, PairQueryError> {
+        self.aos::<A>()?;
+        self.aos::<B>()?;
+        let Some(split) = self.split_pair::<A, B>(filter)? else {
+            return Ok(None);
+        };
+        let SplitPair {
+            a: ca,
+            b: cb,
+            ia,
+            ib,
+            filter,
+            pair_rows,
+        } = split;
+        let (a, b) = downcast_pair::<A, B>(ca, cb);
+        // How many leading rows hold the same entity in both: cached per column pair, and
+        // recounted only when either column's row order changed since.
+        let gens = (a.order_gen, b.order_gen);
+        let aligned = match pair_rows.get(&(ia, ib)) {
+            Some(&(ga, gb, n)) if (ga, gb) == gens => n,
+            _ => {
+                let n = a
+                    .entities
+                    .iter()
+                    .zip(&b.entities)
+                    .take_while(|(x, y)| x == y)
+                    .count();
+                pair_rows.insert((ia, ib), (gens.0, gens.1, n));
+                n
+            }
+        };
+        Ok(Some(PairParts {
+            a_entities: &a.entities,
+            a_values: &mut a.values,
+            b_entities: &b.entities,
+            b_values: &mut b.values,
+            b_index: &b.index,
+            aligned,
+            filter,
+        }))
+    }
+
+    /// The layout-independent part of a mutable pair query: checks `A != B` and the filter,
+    /// borrows `A`'s and `B`'s columns mutably and the filter's shared, and bumps both
+    /// components' domains. `None` when either component (or a `with` filter component) was
+    /// never stored.
+    pub(crate) fn split_pair<A: Component, B: Component>(
+        &mut self,
+        filter: &Filter,
+    ) -> Result<Option<SplitPair<'_>>, PairQueryError> {
         if TypeId::of::<A>() == TypeId::of::<B>() {
             return Err(AliasedQuery { component: A::NAME }.into());
         }
@@ -298,26 +352,30 @@ impl World {
                 return Err(AliasedQuery { component: t.1 }.into());
             }
         }
-        self.aos::<A>()?;
-        self.aos::<B>()?;
-        let ia = self.by_type.get(&TypeId::of::<A>()).copied();
-        let ib = self.by_type.get(&TypeId::of::<B>()).copied();
+        let World {
+            columns,
+            by_type,
+            epochs,
+            pair_rows,
+            ..
+        } = self;
+        let ia = by_type.get(&TypeId::of::<A>()).copied();
+        let ib = by_type.get(&TypeId::of::<B>()).copied();
         let (Some(ia), Some(ib)) = (ia, ib) else {
             return Ok(None);
         };
-        let index_of =
-            |t: &Option<(TypeId, &'static str)>| t.map(|t| self.by_type.get(&t.0).copied());
+        let index_of = |t: &Option<(TypeId, &'static str)>| t.map(|t| by_type.get(&t.0).copied());
         let with_idx = filter.with.each_ref().map(index_of);
         let without_idx = filter.without.each_ref().map(index_of);
         if with_idx.iter().any(|w| matches!(w, Some(None))) {
             return Ok(None);
         }
-        self.epochs.bump(A::DOMAINS.union(B::DOMAINS));
+        epochs.bump(A::DOMAINS.union(B::DOMAINS));
         // Borrow A and B mutably and the filter columns shared, in one pass over the list.
         let (mut ca, mut cb) = (None, None);
         let mut with: [Option<&dyn ErasedColumn>; Filter::MAX] = [None; Filter::MAX];
         let mut without: [Option<&dyn ErasedColumn>; Filter::MAX] = [None; Filter::MAX];
-        for (i, c) in self.columns.iter_mut().enumerate() {
+        for (i, c) in columns.iter_mut().enumerate() {
             if i == ia {
                 ca = Some(c);
             } else if i == ib {
@@ -336,36 +394,28 @@ impl World {
                 }
             }
         }
-        let (Some(ca), Some(cb)) = (ca, cb) else {
+        let (Some(a), Some(b)) = (ca, cb) else {
             unreachable!("both indices come from by_type");
         };
-        let (a, b) = downcast_pair::<A, B>(ca, cb);
-        // How many leading rows hold the same entity in both: cached per column pair, and
-        // recounted only when either column's row order changed since.
-        let gens = (a.order_gen, b.order_gen);
-        let aligned = match self.pair_rows.get(&(ia, ib)) {
-            Some(&(ga, gb, n)) if (ga, gb) == gens => n,
-            _ => {
-                let n = a
-                    .entities
-                    .iter()
-                    .zip(&b.entities)
-                    .take_while(|(x, y)| x == y)
-                    .count();
-                self.pair_rows.insert((ia, ib), (gens.0, gens.1, n));
-                n
-            }
-        };
-        Ok(Some(PairParts {
-            a_entities: &a.entities,
-            a_values: &mut a.values,
-            b_entities: &b.entities,
-            b_values: &mut b.values,
-            b_index: &b.index,
-            aligned,
+        Ok(Some(SplitPair {
+            a,
+            b,
+            ia,
+            ib,
             filter: FilterColumns { with, without },
+            pair_rows,
         }))
     }
+}
+
+/// `A`'s and `B`'s columns borrowed for a pair query (see [`World::split_pair`]).
+pub(crate) struct SplitPair<'w> {
+    pub(crate) a: &'w mut Box<dyn ErasedColumn>,
+    pub(crate) b: &'w mut Box<dyn ErasedColumn>,
+    pub(crate) ia: usize,
+    pub(crate) ib: usize,
+    pub(crate) filter: FilterColumns<'w>,
+    pub(crate) pair_rows: &'w mut HashMap<(usize, usize), (u64, u64, usize)>,
 }
 
 /// The borrowed pieces of a mutable pair query (see [`World::pair_parts`]). Rows `..aligned`

@@ -41,7 +41,58 @@ pub(crate) struct SoaColumn<T> {
     aligned_with: Option<(usize, u64, u64)>,
     index: SparseIndex,
     access: AccessCounters,
-    _type: PhantomData<fn() -> T>,
+    /// Reads and writes one row as a `T` without naming `T: SoaComponent` (for pair queries
+    /// whose bounds are only `Component`).
+    io: SoaRowIo<T>,
+}
+
+/// Whole-row access to a field-SoA column of `T`, as plain function pointers captured where
+/// `T: SoaComponent` is known (at opt-in).
+pub(crate) struct SoaRowIo<T> {
+    /// Row -> value.
+    pub(crate) read: fn(&SoaTable, usize) -> T,
+    /// Value -> row.
+    pub(crate) write: fn(&mut SoaTable, usize, &T),
+}
+
+impl<T> Clone for SoaRowIo<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for SoaRowIo<T> {}
+
+fn read_row<T: SoaComponent>(table: &SoaTable, row: usize) -> T {
+    table
+        .get::<T>(row)
+        .expect("SoaColumn: table built for T, row in range (broken invariant)")
+}
+
+fn write_row<T: SoaComponent>(table: &mut SoaTable, row: usize, value: &T) {
+    table
+        .set(row, value)
+        .expect("SoaColumn: table built for T, row in range (broken invariant)");
+}
+
+/// One field-SoA column's rows, borrowed for a pair query.
+pub(crate) struct SoaRowsMut<'w, T> {
+    pub(crate) entities: &'w [Entity],
+    pub(crate) table: &'w mut SoaTable,
+    pub(crate) index: &'w SparseIndex,
+    pub(crate) io: SoaRowIo<T>,
+}
+
+impl<T> SoaColumn<T> {
+    /// The rows, for a pair query (records one query of `rows` rows).
+    pub(crate) fn rows_mut(&mut self, rows: usize) -> SoaRowsMut<'_, T> {
+        self.access.record(rows);
+        SoaRowsMut {
+            entities: &self.entities,
+            table: &mut self.table,
+            index: &self.index,
+            io: self.io,
+        }
+    }
 }
 
 impl<T: Component + SoaComponent> SoaColumn<T> {
@@ -55,7 +106,10 @@ impl<T: Component + SoaComponent> SoaColumn<T> {
             aligned_with: None,
             index: SparseIndex::default(),
             access: AccessCounters::default(),
-            _type: PhantomData,
+            io: SoaRowIo {
+                read: read_row::<T>,
+                write: write_row::<T>,
+            },
         })
     }
 
