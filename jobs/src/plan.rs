@@ -12,7 +12,7 @@
 //! | cores | physics (frame-critical) | render (frame-critical) | asset (background) |
 //! |------:|--------------------------|-------------------------|--------------------|
 //! | 1     | 1 on c0 (shared)         | 1 on c0 (shared)        | 1 on c0 (shared)   |
-//! | 2     | 1 on c1                  | 1 on c1 (shared)        | 1 on c0 (shared)   |
+//! | 2     | 1 on c1 (alone)          | 1 on c0 (shared)        | 1 on c0 (shared)   |
 //! | 3     | 1 on c1                  | 1 on c2                 | 1 on c2 (shared)   |
 //! | 4..7  | n-2 on c1..             | 1 on the last core      | 1 on the last core (shared) |
 //! | >= 8  | the rest                 | n/8                     | n/8                |
@@ -178,7 +178,10 @@ impl LanePlan {
         let c = |i: usize| Some(cores[i]);
         let (physics, render, asset): (Vec<_>, Vec<_>, Vec<_>) = match n {
             1 => (vec![c(0)], vec![c(0)], vec![c(0)]),
-            2 => (vec![c(1)], vec![c(1)], vec![c(0)]),
+            // Physics alone on the second core, so its worker may spin between the fork-joins
+            // of a step instead of being woken for each; render (one job per frame) and asset
+            // (background, lower OS priority) share the owner's core.
+            2 => (vec![c(1)], vec![c(0)], vec![c(0)]),
             3 => (vec![c(1)], vec![c(2)], vec![c(2)]),
             4..=7 => ((1..n - 1).map(c).collect(), vec![c(n - 1)], vec![c(n - 1)]),
             _ => {

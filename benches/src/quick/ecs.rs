@@ -18,10 +18,16 @@
 //!   the World's components all equal the plain loop's bit for bit after every timed pass (the
 //!   same operations in the same order), else 0.
 //!
-//! - `parallel_fused_step_1Mi` (2 threads): the fused step split into chunks of 512 vectors
-//!   (the demo's physics chunk), one scoped job per chunk on a physics lane of one pinned worker
-//!   that the owner thread serves too (the engine's plan on 2 cores); baseline the same fused
-//!   step on the calling thread alone, interleaved.
+//! - `parallel_fused_step_1Mi` (2 threads): the fused step through the World on field-SoA
+//!   components, `World::par_soa_chunks2` splitting the columns (the World picks the chunk
+//!   size) on a physics lane of one worker that the calling thread serves too (the engine's
+//!   plan on 2 cores); baseline the same call on a world without a lane (one chunk, the
+//!   calling thread), interleaved; the state hashes must match.
+//! - `allocs_per_step` (metrics `query_loop`, `fused_table`, `parallel_query`,
+//!   `parallel_fused`): heap allocations per step on every thread at 100 Ki after a warm-up,
+//!   when the binary has the tracking allocator; the goal is 0.
+//! - `plan_physics_step_10k` (2-core machines only): the fused step at 10 Ki through the World
+//!   on the automatic plan against the earlier plan that put physics on render's core.
 //!
 //! - `parallel_query_step_1Mi` (2 threads): `World::par_for_each_mut2` with the query loop's
 //!   body, on the same physics lane (the World picks the chunks); baseline `for_each_mut2` on
@@ -35,6 +41,7 @@
 
 use std::hint::black_box;
 
+use lanegraph::simd::SoaComponent;
 use lanegraph::world::{Component, Entity, StateHash, World};
 use lanegraph_jobs::clock;
 use lanegraph_simd::kernels::fused::{particle_step, ParticleStep, Walls};
@@ -276,6 +283,10 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     }
     figures.push(parallel(if opts.quick { 40 } else { 200 })?);
     figures.push(parallel_query(if opts.quick { 40 } else { 200 })?);
+    figures.extend(allocations()?);
+    if let Some(f) = plan_placement(if opts.quick { 5 } else { 20 })? {
+        figures.push(f);
+    }
     Ok(figures)
 }
 
@@ -319,42 +330,29 @@ fn parallel_query(samples: usize) -> Result<Figure, BenchError> {
     .with_baseline("query loop, 1 thread", median(&mut one)))
 }
 
-/// The fused step at 1 Mi on two threads (the physics lane's worker and the owner serving it)
-/// against one thread, interleaved; both tables end in the same state (checked).
+/// The fused step at 1 Mi on two threads through the World (`par_soa_chunks2` on a physics
+/// lane of one worker the calling thread serves too) against the same call on a world without
+/// a lane (one chunk, the calling thread), interleaved; both worlds end in the same state
+/// (checked).
 fn parallel(samples: usize) -> Result<Figure, BenchError> {
     let entities = 1 << 20;
     let err = |e: String| BenchError::failed(SUITE, e);
-    let lanes = super::dispatch::physics_lanes_owner_helps(1);
+    let lanes = std::sync::Arc::new(super::dispatch::physics_lanes_owner_helps(1));
     let physics = lanes
         .lane("physics")
         .ok_or_else(|| err("no physics lane".into()))?;
-    let (mut t_par, mut t_one) = (table(entities)?, table(entities)?);
-    let par_step = |t: &mut SoaTable| -> Result<(), BenchError> {
-        let mut l = t.lanes_mut();
-        let chunks = l
-            .chunks::<6>(lanegraph_demo::physics::LANES_PER_CHUNK)
-            .map_err(|e| err(e.to_string()))?;
-        lanes
-            .scope(|s| {
-                for chunk in chunks {
-                    let _ = s.spawn(physics, move || {
-                        let [px, py, pz, vx, vy, vz] = chunk.fields;
-                        let _ = particle_step([px, py, pz], [vx, vy, vz], &STEP);
-                    });
-                }
-            })
-            .map_err(|e| err(e.to_string()))
-    };
+    let (mut w_par, mut w_one) = (soa_world(entities)?, soa_world(entities)?);
+    w_par.set_parallel_lane(&lanes, physics);
     let (mut par, mut one) = (Vec::new(), Vec::new());
     for _ in 0..samples {
         let t0 = clock::now();
-        par_step(black_box(&mut t_par))?;
+        fused_world_step(black_box(&mut w_par))?;
         par.push(clock::now().ns_since(t0) as f64 / entities as f64);
         let t0 = clock::now();
-        fused(black_box(&mut t_one))?;
+        fused_world_step(black_box(&mut w_one))?;
         one.push(clock::now().ns_since(t0) as f64 / entities as f64);
     }
-    if !same_tables(&t_par, &t_one)? {
+    if w_par.state_hash() != w_one.state_hash() {
         return Err(err(
             "the parallel step ended in other bits than the one-thread step".into(),
         ));
@@ -368,6 +366,194 @@ fn parallel(samples: usize) -> Result<Figure, BenchError> {
         median(&mut par),
     )
     .with_baseline("fused step, 1 thread", median(&mut one)))
+}
+
+/// The particle's position, stored field-SoA (the fused kernels' input).
+#[derive(Clone, Copy, Component, StateHash, SoaComponent)]
+#[component(domains(TRANSFORM))]
+struct SoaPos {
+    x: f32,
+    y: f32,
+    z: f32,
+}
+
+/// The particle's velocity, stored field-SoA.
+#[derive(Clone, Copy, Component, StateHash, SoaComponent)]
+#[component(domains(PHYSICS))]
+struct SoaVel {
+    x: f32,
+    y: f32,
+    z: f32,
+}
+
+/// A world of `entities` particles stored field-SoA, from [`start`].
+fn soa_world(entities: usize) -> Result<World, BenchError> {
+    let err = |e: String| BenchError::failed(SUITE, e);
+    let mut w = World::new();
+    w.use_field_soa::<SoaPos>()
+        .map_err(|e| err(e.to_string()))?;
+    w.use_field_soa::<SoaVel>()
+        .map_err(|e| err(e.to_string()))?;
+    for i in 0..entities {
+        let (p, v) = start(i);
+        let e = w.spawn();
+        w.insert(
+            e,
+            SoaPos {
+                x: p.x,
+                y: p.y,
+                z: p.z,
+            },
+        )
+        .and_then(|_| {
+            w.insert(
+                e,
+                SoaVel {
+                    x: v.x,
+                    y: v.y,
+                    z: v.z,
+                },
+            )
+        })
+        .map_err(|e| err(e.to_string()))?;
+    }
+    Ok(w)
+}
+
+/// The fused step through the World: chunks chosen by the World, on its parallel lane if any.
+fn fused_world_step(w: &mut World) -> Result<(), BenchError> {
+    w.par_soa_chunks2::<SoaPos, SoaVel, _, _>(|p, v| {
+        let [px, py, pz] = p.fields;
+        let [vx, vy, vz] = v.fields;
+        let _ = particle_step([px, py, pz], [vx, vy, vz], &STEP);
+    })
+    .map(drop)
+    .map_err(|e| BenchError::failed(SUITE, e.to_string()))
+}
+
+/// `plan_physics_step_10k`: the fused step at 10 Ki through `par_soa_chunks2` on the
+/// automatic plan of a 2-core machine (physics alone on core 1, render and asset on core 0,
+/// the owner serving physics) against the earlier plan (physics sharing render's core 1, so
+/// its worker never spins and each fork-join wakes it). Blocks of 200 steps alternate, so one
+/// plan's spinning worker never runs beside the other's steps. `None` unless this machine has
+/// exactly 2 cores (the plans differ only there).
+fn plan_placement(rounds: usize) -> Result<Option<Figure>, BenchError> {
+    use lanegraph::jobs::plan::{machine_cores, names, LaneKind};
+    use lanegraph::jobs::LanePlan;
+    let cores = machine_cores();
+    if cores.len() != 2 {
+        eprintln!("# ecs: plan_physics_step_10k skipped: the plans differ on 2 cores only");
+        return Ok(None);
+    }
+    let err = |e: String| BenchError::failed(SUITE, e);
+    let serve = |p: LanePlan| {
+        p.with_owner_lane(names::PHYSICS)
+            .ok_or_else(|| err("no physics lane".into()))
+    };
+    let shared = LanePlan::empty(&cores)
+        .with_lane(
+            names::PHYSICS,
+            LaneKind::FrameCritical,
+            vec![Some(cores[1])],
+        )
+        .and_then(|p| p.with_lane(names::RENDER, LaneKind::FrameCritical, vec![Some(cores[1])]))
+        .and_then(|p| p.with_lane(names::ASSET, LaneKind::Background, vec![Some(cores[0])]))
+        .map_err(|e| err(e.to_string()))?;
+    let mut runs = Vec::new();
+    for plan in [serve(LanePlan::auto())?, serve(shared)?] {
+        let lanes = std::sync::Arc::new(
+            lanegraph::jobs::Lanes::start(plan).map_err(|e| err(e.to_string()))?,
+        );
+        let physics = lanes
+            .lane(names::PHYSICS)
+            .ok_or_else(|| err("no physics lane".into()))?;
+        let mut w = soa_world(10_000)?;
+        w.set_parallel_lane(&lanes, physics);
+        runs.push((lanes, w, Vec::new()));
+    }
+    for _ in 0..rounds {
+        for (_, w, samples) in runs.iter_mut() {
+            for _ in 0..200 {
+                let t0 = clock::now();
+                fused_world_step(black_box(w))?;
+                samples.push(clock::now().ns_since(t0) as f64 / 10_000.0);
+            }
+        }
+    }
+    let [auto, old] = &mut runs[..] else {
+        return Err(err("two plans".into()));
+    };
+    Ok(Some(
+        Figure::new(
+            SUITE,
+            "plan_physics_step_10k",
+            2,
+            "ns_per_entity",
+            "ns",
+            median(&mut auto.2),
+        )
+        .with_baseline("physics sharing render's core", median(&mut old.2)),
+    ))
+}
+
+/// One path's step, for [`allocations`].
+type StepFn<'a> = dyn FnMut() -> Result<(), BenchError> + 'a;
+
+/// `allocs_per_step`: heap allocations per step (every thread) of each path at 100 Ki, after a
+/// warm-up, when the binary has the tracking allocator (the `lanegraph` binary does).
+fn allocations() -> Result<Vec<Figure>, BenchError> {
+    if !lanegraph::telemetry::alloc::is_installed() {
+        eprintln!("# ecs: allocs_per_step skipped: no tracking allocator installed");
+        return Ok(Vec::new());
+    }
+    let err = |e: String| BenchError::failed(SUITE, e);
+    let entities = 100_000;
+    let lanes = std::sync::Arc::new(super::dispatch::physics_lanes_owner_helps(1));
+    let physics = lanes
+        .lane("physics")
+        .ok_or_else(|| err("no physics lane".into()))?;
+    let (mut aos, _) = world(entities)?;
+    let mut soa = soa_world(entities)?;
+    let mut t = table(entities)?;
+    let (mut aos_par, _) = world(entities)?;
+    aos_par.set_parallel_lane(&lanes, physics);
+    soa.set_parallel_lane(&lanes, physics);
+    let mut paths: Vec<(&str, usize, Box<StepFn<'_>>)> = vec![
+        ("query_loop", 1, Box::new(|| query_step(&mut aos))),
+        ("fused_table", 1, Box::new(|| fused(&mut t))),
+    ];
+    paths.push((
+        "parallel_query",
+        2,
+        Box::new(|| {
+            aos_par
+                .par_for_each_mut2::<Position, Velocity>(|_, p, v| body(&mut p.0, &mut v.0))
+                .map(drop)
+                .map_err(|e| BenchError::failed(SUITE, e.to_string()))
+        }),
+    ));
+    paths.push(("parallel_fused", 2, Box::new(|| fused_world_step(&mut soa))));
+    let mut figures = Vec::new();
+    for (name, threads, step) in &mut paths {
+        for _ in 0..20 {
+            step()?;
+        }
+        let steps = 200;
+        let before = lanegraph::telemetry::memory_stats().allocations;
+        for _ in 0..steps {
+            step()?;
+        }
+        let n = lanegraph::telemetry::memory_stats().allocations - before;
+        figures.push(Figure::new(
+            SUITE,
+            "allocs_per_step",
+            *threads,
+            *name,
+            "allocs",
+            n as f64 / f64::from(steps),
+        ));
+    }
+    Ok(figures)
 }
 
 /// Whether two tables hold the same bits in every field.

@@ -1,5 +1,5 @@
 //! The `simd` suite's `engine_path` case: the integrate kernel run the way the engine runs it
-//! (field-SoA columns borrowed from the World, split into chunks, one scoped job per chunk on the
+//! (`World::par_soa_chunks2`: field-SoA columns split by the World into chunks that run on the
 //! physics lane) against the bare kernel on plain slices, in one run, interleaved.
 //!
 //! Two designs of the hand-off, both measured every run (metric suffixes):
@@ -17,9 +17,7 @@ use lanegraph_simd::kernels::integrate;
 
 use super::stats::percentile;
 use super::{BenchError, Figure};
-// Vectors per chunk job: the same as the demo's physics step.
 use lanegraph::world::World;
-use lanegraph_demo::physics::LANES_PER_CHUNK;
 use lanegraph_demo::world::{Position, Velocity};
 
 fn fail(why: impl Into<String>) -> BenchError {
@@ -67,30 +65,19 @@ fn one_design(entities: usize, samples: usize, owner_helps: bool) -> Result<Figu
         .lane("physics")
         .ok_or_else(|| fail("no physics lane"))?;
     let dt = 1.0 / 60.0;
+    let lanes = std::sync::Arc::new(lanes);
+    world.set_parallel_lane(&lanes, physics);
+    // The path a game takes: the World splits the columns and runs the chunks on its parallel
+    // lane (allocation-free).
     let engine_step = |world: &mut World| -> Result<(), BenchError> {
-        let (mut pos, mut vel) = world
-            .lend_soa_pair::<Position, Velocity>()
-            .map_err(|e| fail(e.to_string()))?
-            .ok_or_else(|| fail("columns not field-SoA"))?;
-        let mut pl = pos.lanes_mut();
-        let mut vl = vel.lanes_mut();
-        let pc = pl
-            .chunks::<2>(LANES_PER_CHUNK)
-            .map_err(|e| fail(e.to_string()))?;
-        let vc = vl
-            .chunks::<2>(LANES_PER_CHUNK)
-            .map_err(|e| fail(e.to_string()))?;
-        lanes
-            .scope(|s| {
-                for (p, v) in pc.zip(vc) {
-                    let _ = s.spawn(physics, move || {
-                        let [px, py] = p.fields;
-                        let [vx, vy] = v.fields;
-                        let _ = integrate::integrate(px, vx, dt);
-                        let _ = integrate::integrate(py, vy, dt);
-                    });
-                }
+        world
+            .par_soa_chunks2::<Position, Velocity, _, _>(|p, v| {
+                let [px, py] = p.fields;
+                let [vx, vy] = v.fields;
+                let _ = integrate::integrate(px, vx, dt);
+                let _ = integrate::integrate(py, vy, dt);
             })
+            .map(drop)
             .map_err(|e| fail(e.to_string()))
     };
     // The bare kernel on plain slices, on the calling thread.

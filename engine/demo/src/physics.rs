@@ -7,12 +7,15 @@
 //!
 //! # One step
 //! 1. Neighbour pass (when the physics strategy asks for it this step), three fork-joins on the
-//!    physics lane: one job rebuilds the grid from the positions; then one job per
-//!    [`NEIGHBOUR_CHUNK`] grid slots sums those particles' neighbours into slot order; then one
-//!    job per [`NEIGHBOUR_CHUNK`] rows gathers the sums into row order.
-//! 2. The owner lends the position and velocity columns; they are split into chunks of
-//!    [`LANES_PER_CHUNK`] vectors, one scoped job per chunk on the physics lane: steering from
-//!    the sums, `gravity_drag`, `integrate`, `reflect`, all `f32x8` kernels on resident columns.
+//!    physics lane: one job rebuilds the grid from the positions; then chunks of at least
+//!    [`NEIGHBOUR_CHUNK`] grid slots sum those particles' neighbours into slot order; then
+//!    chunks of as many rows gather the sums into row order.
+//! 2. `World::par_soa_chunks2` splits the position and velocity columns into chunks (the World
+//!    picks their size) that run on the physics lane: steering from the sums, `gravity_drag`,
+//!    `integrate`, `reflect`, all `f32x8` kernels on resident columns.
+//!
+//! Every fork-join goes through `Lanes::parallel_chunks_mut` over stack arrays: no step
+//! allocates once the grid and sums are warm.
 
 use lanegraph::simd::kernels::{bounds, forces, grid, integrate};
 use lanegraph::simd::{f32x8, SoaChunkMut};
@@ -23,8 +26,6 @@ use lanegraph::telemetry;
 use lanegraph::telemetry::name_lane_thread;
 use lanegraph::world::World;
 
-/// Vectors per physics job (4,096 particles: ~30 us of work, well above the ~1 us dispatch).
-pub const LANES_PER_CHUNK: usize = 512;
 /// Particles per neighbour-sum job (~1 ms of work at the demo's density: enough jobs for every
 /// physics thread at 100,000 particles, few enough that dispatch is noise).
 pub const NEIGHBOUR_CHUNK: usize = 4096;
@@ -49,7 +50,7 @@ const ALIGNMENT: f32 = 0.8;
 const MAX_SPEED: f32 = 40.0;
 
 /// The physics state the demo keeps between steps (grid and sums are reused: no allocation
-/// once warm, except the per-step chunk list).
+/// once warm).
 #[derive(Debug, Default)]
 pub struct DemoPhysics {
     grid: grid::UniformGrid,
@@ -74,26 +75,13 @@ impl DemoPhysics {
         if neighbours {
             self.neighbour_pass(world, step, lane);
         }
-        let Ok(Some((mut pos, mut vel))) = world.lend_soa_pair::<Position, Velocity>() else {
-            return;
-        };
-        let mut pl = pos.lanes_mut();
-        let mut vl = vel.lanes_mut();
-        let (Ok(pc), Ok(vc)) = (
-            pl.chunks::<2>(LANES_PER_CHUNK),
-            vl.chunks::<2>(LANES_PER_CHUNK),
-        ) else {
-            return;
-        };
+        // The world's parallel lane is the engine's physics lane; the World picks the chunks.
         let sums = self.have_sums.then_some(&self.sums);
         let dt = step.dt;
-        let result = step.lanes.scope(|s| {
-            for (p, v) in pc.zip(vc) {
-                let _ = s.spawn(lane, move || move_chunk(p, v, sums, dt));
-            }
-        });
-        if let Err(e) = result {
-            tracing::error!(target: "lanegraph", error = %e, "demo physics job panicked; the step's remaining chunks ran");
+        let moved =
+            world.par_soa_chunks2::<Position, Velocity, _, _>(|p, v| move_chunk(p, v, sums, dt));
+        if let Err(e) = moved {
+            tracing::error!(target: "lanegraph", error = %e, "demo physics step failed; the chunks already claimed ran");
         }
     }
 
@@ -120,19 +108,24 @@ impl DemoPhysics {
         let n = px.len();
         self.zeros.resize(n, 0.0);
         let zeros = &self.zeros;
-        let grid = &mut self.grid;
         let _span = telemetry::span_n("physics.neighbours", n as u64);
-        let mut built = false;
-        let rebuilt = step.lanes.scope(|s| {
-            let built = &mut built;
-            let _ = s.spawn(lane, move || {
+        // One job on the lane (the grid lives in a one-element slice, so the job borrows it
+        // without a boxed closure: allocation-free).
+        let built = std::sync::atomic::AtomicBool::new(false);
+        let rebuilt = step.lanes.parallel_chunks_mut(
+            lane,
+            std::slice::from_mut(&mut self.grid),
+            1,
+            |_, g| {
                 name_lane_thread();
                 let _s = telemetry::span("physics.grid_rebuild");
-                *built = grid
+                let ok = g[0]
                     .rebuild([px, py, zeros], [vx, vy, zeros], NEIGHBOUR_RADIUS)
                     .is_ok();
-            });
-        });
+                built.store(ok, std::sync::atomic::Ordering::Relaxed);
+            },
+        );
+        let built = built.into_inner();
         if rebuilt.is_err() || !built {
             self.sums.count.clear();
             return;
@@ -158,8 +151,16 @@ impl DemoPhysics {
     }
 }
 
-/// One scoped job per [`NEIGHBOUR_CHUNK`] rows of `out`'s seven columns on `lane`; `job` gets
-/// the first row and the chunk of every column. True when every job ran and returned true.
+/// Most neighbour-sum chunks per pass (a stack array: no allocation).
+const MAX_NEIGHBOUR_CHUNKS: usize = 64;
+
+/// One chunk of the seven sum columns and its first row.
+type SumChunk<'a> = Option<(usize, [&'a mut [f32]; 7])>;
+
+/// `job` on chunks of at least [`NEIGHBOUR_CHUNK`] rows of `out`'s seven columns, in parallel
+/// on `lane` (allocation-free: the chunks sit in a stack array handed to
+/// `Lanes::parallel_chunks_mut`); `job` gets the first row and the chunk of every column. True
+/// when every chunk ran and returned true.
 fn per_chunk(
     step: &PhysicsStep<'_>,
     lane: lanegraph::jobs::LaneId,
@@ -167,21 +168,22 @@ fn per_chunk(
     job: impl Fn(usize, [&mut [f32]; 7]) -> bool + Sync,
 ) -> bool {
     let n = out.count.len();
+    let rows = NEIGHBOUR_CHUNK.max(n.div_ceil(MAX_NEIGHBOUR_CHUNKS));
+    let mut slots: [SumChunk<'_>; MAX_NEIGHBOUR_CHUNKS] = std::array::from_fn(|_| None);
+    let mut cols = out.columns_mut().map(|c| c.chunks_mut(rows));
+    for (k, slot) in slots.iter_mut().enumerate() {
+        let chunk = cols.each_mut().map(|c| c.next());
+        if chunk.iter().any(Option::is_none) {
+            break;
+        }
+        *slot = Some((k * rows, chunk.map(Option::unwrap_or_default)));
+    }
     let failed = std::sync::atomic::AtomicBool::new(false);
-    let ran = step.lanes.scope(|s| {
-        let mut cols = out.columns_mut().map(|c| c.chunks_mut(NEIGHBOUR_CHUNK));
-        let (job, failed) = (&job, &failed);
-        for first in (0..n).step_by(NEIGHBOUR_CHUNK) {
-            let chunk = cols.each_mut().map(|c| c.next());
-            if chunk.iter().any(Option::is_none) {
-                break;
+    let ran = step.lanes.parallel_chunks_mut(lane, &mut slots, 1, |_, c| {
+        for (first, chunk) in c.iter_mut().filter_map(Option::take) {
+            if !job(first, chunk) {
+                failed.store(true, std::sync::atomic::Ordering::Relaxed);
             }
-            let chunk = chunk.map(Option::unwrap_or_default);
-            let _ = s.spawn(lane, move || {
-                if !job(first, chunk) {
-                    failed.store(true, std::sync::atomic::Ordering::Relaxed);
-                }
-            });
         }
     });
     ran.is_ok() && !failed.into_inner()

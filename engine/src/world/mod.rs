@@ -40,7 +40,7 @@ pub use epoch::{Domain, DomainSet, Epochs, WorldId, MAX_DOMAINS};
 pub use hash::{StateHash, StateHasher};
 /// The derives, each named as its trait: `#[derive(Component, StateHash)]`, `#[derive(Resource)]`.
 pub use lanegraph_derive::{Component, Resource, StateHash};
-pub use par_query::{ParQueryError, MAX_CHUNKS, MIN_CHUNK_ROWS};
+pub use par_query::{ParQueryError, ParSoaError, MAX_CHUNKS, MIN_CHUNK_ROWS};
 pub use query::{ColumnMut, ColumnRef, Filter, PairQueryError};
 pub use resource::{MissingResource, Resource, ResourceNameClash};
 pub use soa::{SoaMut, SoaOptInError, SoaPairError, SoaRef};

@@ -14,10 +14,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 
 use lanegraph_jobs::{JobPanicked, LaneId, Lanes, ParallelError};
+use lanegraph_simd::{SoaChunkMut, SoaComponent};
 
 use super::component::Component;
 use super::entity::Entity;
 use super::query::{tail_rows, Filter, PairQueryError};
+use super::soa::SoaPairError;
 use super::World;
 
 /// Fewest rows a chunk holds (below it the hand-off costs more than the rows).
@@ -40,6 +42,18 @@ pub enum ParQueryError {
     Query(#[from] PairQueryError),
     /// The closure panicked on a chunk: the chunks already claimed finished, later ones were
     /// not started, and rows past the aligned ones were not visited.
+    #[error(transparent)]
+    Panicked(#[from] JobPanicked),
+}
+
+/// Why a parallel field-SoA sweep failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParSoaError {
+    /// The two components cannot be lent together (the same one twice, not field-SoA, or
+    /// holding different entities so their rows cannot be aligned).
+    #[error(transparent)]
+    Pair(#[from] SoaPairError),
+    /// The closure panicked on a chunk (claimed chunks finished, later ones did not start).
     #[error(transparent)]
     Panicked(#[from] JobPanicked),
 }
@@ -127,9 +141,7 @@ impl World {
         };
         let lanes = target.as_ref().and_then(|t| t.lanes.upgrade());
         let threads = match (&lanes, &target) {
-            (Some(l), Some(t)) => l.plan().lane(t.lane).map_or(0, |spec| {
-                spec.worker_cores.len() + usize::from(l.plan().owner_lane() == Some(t.lane))
-            }),
+            (Some(l), Some(t)) => lane_threads(l, t.lane),
             _ => 0,
         };
         let aligned = parts.aligned;
@@ -178,20 +190,160 @@ impl World {
                             run_chunk(chunk);
                         }
                     })
-                    .map_err(|e| match e {
-                        ParallelError::Panicked(p) => ParQueryError::Panicked(p),
-                        // The lane was checked in the plan and the chunk length is 1.
-                        other => ParQueryError::Panicked(JobPanicked {
-                            job: "par_for_each_mut2".into(),
-                            message: other.to_string(),
-                            skipped: 0,
-                        }),
-                    })?;
+                    .map_err(|e| ParQueryError::Panicked(into_panicked(e, "par_for_each_mut2")))?;
             }
             _ => run_chunk(head),
         }
         let tail = tail_rows(parts, |e, a, b| f(e, a, b));
         Ok(visited.into_inner() + tail)
+    }
+}
+
+impl World {
+    /// Runs `f` on disjoint chunks of two field-SoA components' columns (position and
+    /// velocity for an integrator), in parallel on the world's parallel lane (the physics lane
+    /// inside an engine), the chunk size chosen by the World as for
+    /// [`World::par_for_each_mut2`]; returns the rows swept. Each chunk holds the same rows of
+    /// both (`first_row`, `rows`), as `f32x8` vectors per field, for the kernels. Bumps both
+    /// components' domains; allocation-free once the rows are aligned.
+    ///
+    /// `NA` and `NB` are the components' field counts, inferred from how `f` destructures its
+    /// chunks and checked **at compile time** against `A::FIELDS` and `B::FIELDS`. Rows that
+    /// are not aligned (the components were inserted in different orders) are aligned first
+    /// ([`World::align_soa_rows`], a one-off reorder); components holding different entities
+    /// are [`SoaPairError::NotAligned`]. Without a parallel lane the chunks run on the caller.
+    ///
+    /// ```
+    /// use lanegraph::simd::kernels::integrate;
+    /// use lanegraph::simd::SoaComponent;
+    /// use lanegraph::world::{Component, StateHash, World};
+    ///
+    /// #[derive(Clone, Copy, Component, StateHash, SoaComponent)]
+    /// struct Pos { x: f32, y: f32 }
+    /// #[derive(Clone, Copy, Component, StateHash, SoaComponent)]
+    /// struct Vel { x: f32, y: f32 }
+    ///
+    /// let mut world = World::new();
+    /// world.use_field_soa::<Pos>().unwrap();
+    /// world.use_field_soa::<Vel>().unwrap();
+    /// for i in 0..1000 {
+    ///     let e = world.spawn();
+    ///     world.insert(e, Pos { x: i as f32, y: 0.0 }).unwrap();
+    ///     world.insert(e, Vel { x: 1.0, y: -1.0 }).unwrap();
+    /// }
+    /// let rows = world
+    ///     .par_soa_chunks2::<Pos, Vel, _, _>(|p, v| {
+    ///         let ([px, py], [vx, vy]) = (p.fields, v.fields);
+    ///         integrate::integrate(px, vx, 0.5).unwrap();
+    ///         integrate::integrate(py, vy, 0.5).unwrap();
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(rows, 1000);
+    /// ```
+    ///
+    /// A closure that takes the wrong number of fields does not compile:
+    ///
+    /// ```compile_fail
+    /// # use lanegraph::simd::SoaComponent;
+    /// # use lanegraph::world::{Component, StateHash, World};
+    /// # #[derive(Clone, Copy, Component, StateHash, SoaComponent)]
+    /// # struct Pos { x: f32, y: f32 }
+    /// # #[derive(Clone, Copy, Component, StateHash, SoaComponent)]
+    /// # struct Vel { x: f32, y: f32 }
+    /// let mut world = World::new();
+    /// world.par_soa_chunks2::<Pos, Vel, _, _>(|p, v| {
+    ///     let ([px, py, pz], [vx, vy]) = (p.fields, v.fields); // Pos has 2 fields, not 3
+    /// });
+    /// ```
+    pub fn par_soa_chunks2<A, B, const NA: usize, const NB: usize>(
+        &mut self,
+        f: impl Fn(SoaChunkMut<'_, NA>, SoaChunkMut<'_, NB>) + Sync,
+    ) -> Result<usize, ParSoaError>
+    where
+        A: Component + SoaComponent,
+        B: Component + SoaComponent,
+    {
+        const {
+            assert!(
+                NA == A::FIELDS.len() && NB == B::FIELDS.len(),
+                "par_soa_chunks2: the closure's chunks must have as many fields as the components"
+            )
+        };
+        let target = self.parallel.clone();
+        if let Err(SoaPairError::NotAligned { .. }) = self.lend_soa_pair::<A, B>().map(drop) {
+            self.align_soa_rows::<A, B>()?;
+        }
+        let Some((mut a, mut b)) = self.lend_soa_pair::<A, B>()? else {
+            return Ok(0);
+        };
+        let rows = a.len();
+        let lanes = target.as_ref().and_then(|t| t.lanes.upgrade());
+        let threads = match (&lanes, &target) {
+            (Some(l), Some(t)) => lane_threads(l, t.lane),
+            _ => 0,
+        };
+        let lanes_per_chunk = chunk_rows(rows, threads).div_ceil(lanegraph_simd::LANES);
+        let (mut la, mut lb) = (a.lanes_mut(), b.lanes_mut());
+        let chunks_a = la
+            .chunks::<NA>(lanes_per_chunk)
+            .expect("field counts checked at compile time, chunk size >= 1");
+        let chunks_b = lb
+            .chunks::<NB>(lanes_per_chunk)
+            .expect("field counts checked at compile time, chunk size >= 1");
+        match (lanes, target) {
+            (Some(lanes), Some(t)) if lanes_per_chunk * lanegraph_simd::LANES < rows => {
+                let mut slots: [SoaChunkPair<'_, NA, NB>; MAX_CHUNKS] =
+                    std::array::from_fn(|_| None);
+                let mut k = 0;
+                for pair in chunks_a.zip(chunks_b) {
+                    if k < MAX_CHUNKS {
+                        slots[k] = Some(pair);
+                        k += 1;
+                    } else {
+                        // `chunk_rows` keeps the count within MAX_CHUNKS; were it not, the
+                        // rest would still run, here.
+                        f(pair.0, pair.1);
+                    }
+                }
+                lanes
+                    .parallel_chunks_mut(t.lane, &mut slots[..k], 1, |_, c| {
+                        for (ca, cb) in c.iter_mut().filter_map(Option::take) {
+                            f(ca, cb);
+                        }
+                    })
+                    .map_err(|e| ParSoaError::Panicked(into_panicked(e, "par_soa_chunks2")))?;
+            }
+            _ => {
+                for (ca, cb) in chunks_a.zip(chunks_b) {
+                    f(ca, cb);
+                }
+            }
+        }
+        Ok(rows)
+    }
+}
+
+/// One chunk of both components' columns (taken by the thread that claims it).
+type SoaChunkPair<'a, const NA: usize, const NB: usize> =
+    Option<(SoaChunkMut<'a, NA>, SoaChunkMut<'a, NB>)>;
+
+/// Threads serving `lane`: its workers, plus the owner thread when the plan lets it help.
+fn lane_threads(lanes: &Lanes, lane: LaneId) -> usize {
+    lanes.plan().lane(lane).map_or(0, |spec| {
+        spec.worker_cores.len() + usize::from(lanes.plan().owner_lane() == Some(lane))
+    })
+}
+
+/// A parallel helper's error as a panic report (the only failure left once the lane and
+/// chunk size are valid).
+fn into_panicked(e: ParallelError, job: &str) -> JobPanicked {
+    match e {
+        ParallelError::Panicked(p) => p,
+        other => JobPanicked {
+            job: job.into(),
+            message: other.to_string(),
+            skipped: 0,
+        },
     }
 }
 
