@@ -189,3 +189,163 @@ fn an_engine_runs_its_worlds_parallel_queries_on_the_physics_lane() {
     assert!(physics.is_some(), "the default plan has a physics lane");
     assert_eq!(engine.world().parallel_lane(), physics);
 }
+
+mod soa_chunks {
+    use super::*;
+    use lanegraph::simd::kernels::integrate;
+    use lanegraph::simd::SoaComponent;
+    use lanegraph::world::{ParSoaError, SoaPairError};
+
+    #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash, SoaComponent)]
+    #[component(domains(TRANSFORM))]
+    struct P {
+        x: f32,
+        y: f32,
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash, SoaComponent)]
+    #[component(domains(PHYSICS))]
+    struct V {
+        x: f32,
+        y: f32,
+    }
+
+    /// `n` particles; `V` inserted in reverse order when `misaligned`.
+    fn soa_world(n: usize, misaligned: bool) -> World {
+        let mut w = World::new();
+        w.use_field_soa::<P>().unwrap();
+        w.use_field_soa::<V>().unwrap();
+        let es: Vec<Entity> = (0..n)
+            .map(|i| {
+                let e = w.spawn();
+                w.insert(
+                    e,
+                    P {
+                        x: i as f32,
+                        y: -(i as f32),
+                    },
+                )
+                .unwrap();
+                e
+            })
+            .collect();
+        let order: Vec<Entity> = if misaligned {
+            es.iter().rev().copied().collect()
+        } else {
+            es
+        };
+        for (k, &e) in order.iter().enumerate() {
+            w.insert(
+                e,
+                V {
+                    x: 1.0 + k as f32 * 1e-3,
+                    y: 0.5,
+                },
+            )
+            .unwrap();
+        }
+        w
+    }
+
+    fn kernel_step(w: &mut World) -> Result<usize, ParSoaError> {
+        w.par_soa_chunks2::<P, V, _, _>(|p, v| {
+            let ([px, py], [vx, vy]) = (p.fields, v.fields);
+            integrate::integrate(px, vx, 0.25).unwrap();
+            integrate::integrate(py, vy, 0.25).unwrap();
+        })
+    }
+
+    /// The same step by the per-entity query (the reference).
+    fn query_step(w: &mut World) {
+        w.for_each_mut2::<P, V>(|_, p, v| {
+            p.x += v.x * 0.25;
+            p.y += v.y * 0.25;
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn chunks_on_the_lane_match_the_per_entity_query_aligned_or_not() {
+        let lanes = physics_lanes();
+        let physics = lanes.lane("physics").unwrap();
+        for misaligned in [false, true] {
+            let mut reference = soa_world(70_001, misaligned);
+            let mut par = soa_world(70_001, misaligned);
+            par.set_parallel_lane(&lanes, physics);
+            let mut bare = soa_world(70_001, misaligned);
+            for _ in 0..4 {
+                query_step(&mut reference);
+                assert_eq!(kernel_step(&mut par), Ok(70_001));
+                assert_eq!(kernel_step(&mut bare), Ok(70_001));
+            }
+            assert_eq!(
+                par.state_hash(),
+                reference.state_hash(),
+                "misaligned {misaligned}"
+            );
+            assert_eq!(
+                bare.state_hash(),
+                reference.state_hash(),
+                "misaligned {misaligned}"
+            );
+        }
+    }
+
+    #[test]
+    fn warm_chunked_steps_allocate_nothing_on_the_caller() {
+        let lanes = physics_lanes();
+        let mut w = soa_world(50_000, false);
+        w.set_parallel_lane(&lanes, lanes.lane("physics").unwrap());
+        for _ in 0..5 {
+            kernel_step(&mut w).unwrap();
+        }
+        let (r, allocs) = lanegraph_tests::count_allocs(|| {
+            for _ in 0..50 {
+                kernel_step(&mut w).unwrap();
+            }
+        });
+        let _: () = r;
+        assert_eq!(allocs, 0);
+        // The counter is live.
+        let ((), control) = lanegraph_tests::count_allocs(|| drop(std::hint::black_box(vec![1u8])));
+        assert!(control >= 1);
+    }
+
+    #[test]
+    fn errors_are_typed_and_a_panic_is_reported() {
+        let lanes = physics_lanes();
+        // Different entity sets cannot be aligned.
+        let mut w = soa_world(100, false);
+        let extra = w.spawn();
+        w.insert(extra, P { x: 0.0, y: 0.0 }).unwrap();
+        assert!(matches!(
+            kernel_step(&mut w),
+            Err(ParSoaError::Pair(SoaPairError::NotAligned { .. }))
+        ));
+        // A component stored AoS is the wrong layout.
+        let mut aos = World::new();
+        let e = aos.spawn();
+        aos.insert(e, P { x: 0.0, y: 0.0 }).unwrap();
+        aos.insert(e, V { x: 0.0, y: 0.0 }).unwrap();
+        assert!(matches!(
+            kernel_step(&mut aos),
+            Err(ParSoaError::Pair(SoaPairError::WrongLayout(_)))
+        ));
+        // A panicking chunk.
+        let mut w = soa_world(60_000, false);
+        w.set_parallel_lane(&lanes, lanes.lane("physics").unwrap());
+        let err = w
+            .par_soa_chunks2::<P, V, 2, 2>(|p, _| {
+                if p.first_row > 0 {
+                    panic!("chunk at row {}", p.first_row);
+                }
+            })
+            .unwrap_err();
+        assert!(
+            matches!(&err, ParSoaError::Panicked(p) if p.message.contains("chunk at row")),
+            "{err:?}"
+        );
+        // Never opted in: nothing to sweep.
+        assert_eq!(kernel_step(&mut World::new()), Ok(0));
+    }
+}

@@ -257,6 +257,12 @@ impl SystemContext {
         self.step.as_secs_f64()
     }
 
+    /// The fixed step in seconds as an `f32`, the type components and the `f32x8` kernels
+    /// integrate with: `dt_seconds()` rounded once, so it is the same value every step.
+    pub fn dt(&self) -> f32 {
+        self.step.as_secs_f64() as f32
+    }
+
     /// Reports how much work this run did (the `n` of the cost model). Kept as the system's
     /// current workload until reported again.
     pub fn report_workload(&mut self, n: u64) {
@@ -267,6 +273,18 @@ impl SystemContext {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dt_is_the_step_in_f32_seconds() {
+        let ctx = SystemContext {
+            id: SystemId::new(crate::world::WorldId::fresh(), 0),
+            tick: 0,
+            step: FixedStep::from_hz(60).unwrap(),
+            workload: None,
+        };
+        assert_eq!(ctx.dt(), (1.0f64 / 60.0) as f32);
+        assert_eq!(ctx.dt(), ctx.dt_seconds() as f32);
+    }
 
     #[test]
     fn budgets_validate_and_round_to_the_nanosecond() {
