@@ -1,7 +1,8 @@
 //! Pair queries where either component is stored field-SoA: the same `for_each_mut2` a game
 //! writes for AoS components, over any mix of layouts.
 //!
-//! Owns: [`PairSide`], one component's rows in either layout, and the mixed-layout loop.
+//! Owns: [`QuerySide`], one component's rows in either layout (also the three-component
+//! query's), and the mixed-layout pair loop.
 //! Must never: visit an entity that lacks either component, or leave a field-SoA row
 //! half-written (each row is read whole into a `T`, handed to the closure, and written back
 //! whole).
@@ -21,61 +22,64 @@ use super::World;
 use crate::world::ColumnLayout;
 
 /// One component's rows in either layout.
-pub(crate) enum PairSide<'w, T> {
+pub(crate) enum QuerySide<'w, T> {
     /// Dense values.
     Aos {
         entities: &'w [Entity],
         values: &'w mut [T],
         index: &'w SparseIndex,
+        /// The column's row-order generation (for the aligned-rows cache).
+        order_gen: u64,
     },
     /// Field columns.
     Soa(SoaRowsMut<'w, T>),
 }
 
-impl<'w, T: Component> PairSide<'w, T> {
+impl<'w, T: Component> QuerySide<'w, T> {
     /// `T`'s column as a side (records one query of `rows` rows on it).
-    fn of(column: &'w mut Box<dyn ErasedColumn>, rows: usize) -> Self {
+    pub(crate) fn of(column: &'w mut Box<dyn ErasedColumn>, rows: usize) -> Self {
         if column.as_any().is::<AosColumn<T>>() {
             let c = column
                 .as_any_mut()
                 .downcast_mut::<AosColumn<T>>()
                 .expect("type checked above");
             c.access_counters().record(rows);
-            PairSide::Aos {
+            QuerySide::Aos {
                 entities: &c.entities,
                 values: &mut c.values,
                 index: &c.index,
+                order_gen: c.order_gen,
             }
         } else {
             let c = column
                 .as_any_mut()
                 .downcast_mut::<SoaColumn<T>>()
                 .expect("a column of T is AoS or field-SoA (broken invariant)");
-            PairSide::Soa(c.rows_mut(rows))
+            QuerySide::Soa(c.rows_mut(rows))
         }
     }
 
-    fn entities(&self) -> &[Entity] {
+    pub(crate) fn entities(&self) -> &[Entity] {
         match self {
-            PairSide::Aos { entities, .. } => entities,
-            PairSide::Soa(s) => s.entities,
+            QuerySide::Aos { entities, .. } => entities,
+            QuerySide::Soa(s) => s.entities,
         }
     }
 
-    fn index(&self) -> &SparseIndex {
+    pub(crate) fn index(&self) -> &SparseIndex {
         match self {
-            PairSide::Aos { index, .. } => index,
-            PairSide::Soa(s) => s.index,
+            QuerySide::Aos { index, .. } => index,
+            QuerySide::Soa(s) => s.index,
         }
     }
 
     /// Calls `g` with row `row` as a `&mut T` (a field-SoA row is read whole and written
     /// back whole afterwards).
     #[inline]
-    fn with_row<R>(&mut self, row: usize, g: impl FnOnce(&mut T) -> R) -> R {
+    pub(crate) fn with_row<R>(&mut self, row: usize, g: impl FnOnce(&mut T) -> R) -> R {
         match self {
-            PairSide::Aos { values, .. } => g(&mut values[row]),
-            PairSide::Soa(s) => {
+            QuerySide::Aos { values, .. } => g(&mut values[row]),
+            QuerySide::Soa(s) => {
                 let mut v = (s.io.read)(s.table, row);
                 let r = g(&mut v);
                 (s.io.write)(s.table, row, &v);
@@ -102,18 +106,14 @@ impl World {
             return Ok(0);
         };
         let rows = split.a.len();
-        let mut a = PairSide::<A>::of(split.a, rows);
-        let mut b = PairSide::<B>::of(split.b, rows);
+        let mut a = QuerySide::<A>::of(split.a, rows);
+        let mut b = QuerySide::<B>::of(split.b, rows);
         let conditions = split.filter;
         let filtered = conditions.is_some();
         let mut visited = 0;
         for i in 0..rows {
             let e = a.entities()[i];
-            let j = if b.entities().get(i) == Some(&e) {
-                i
-            } else if let Some(r) = b.index().row(e) {
-                r
-            } else {
+            let Some(j) = row_of(&b, i, e) else {
                 continue;
             };
             if filtered && !conditions.passes(e) {
@@ -123,5 +123,15 @@ impl World {
             visited += 1;
         }
         Ok(visited)
+    }
+}
+
+/// `e`'s row in `side`: row `i` when it holds `e` (aligned), else the sparse index's.
+#[inline]
+pub(crate) fn row_of<T: Component>(side: &QuerySide<'_, T>, i: usize, e: Entity) -> Option<usize> {
+    if side.entities().get(i) == Some(&e) {
+        Some(i)
+    } else {
+        side.index().row(e)
     }
 }

@@ -12,7 +12,7 @@
 //! - `soa`: field-SoA columns from `lanegraph-simd` for hot numeric components, and lending
 //!   them to the physics lane for one step.
 //! - `query`: borrowing columns alone or joined; `par_query`: the same, in chunks on a lane;
-//!   `mixed_query`: the pair query over field-SoA components.
+//!   `mixed_query`: the pair query over field-SoA components; `triple_query`: three components.
 //! - `resource`: typed singletons (the score, the wind), hashed and epoch-bumped like components.
 //! - `epoch`, `hash`, `access`: change epochs, the state hash, access telemetry.
 
@@ -27,6 +27,7 @@ pub(crate) mod par_query;
 pub(crate) mod query;
 pub(crate) mod resource;
 pub(crate) mod soa;
+pub(crate) mod triple_query;
 
 use std::any::TypeId;
 use std::collections::HashMap;

@@ -306,22 +306,11 @@ impl World {
             pair_rows,
         } = split;
         let (a, b) = downcast_pair::<A, B>(ca, cb);
-        // How many leading rows hold the same entity in both: cached per column pair, and
-        // recounted only when either column's row order changed since.
-        let gens = (a.order_gen, b.order_gen);
-        let aligned = match pair_rows.get(&(ia, ib)) {
-            Some(&(ga, gb, n)) if (ga, gb) == gens => n,
-            _ => {
-                let n = a
-                    .entities
-                    .iter()
-                    .zip(&b.entities)
-                    .take_while(|(x, y)| x == y)
-                    .count();
-                pair_rows.insert((ia, ib), (gens.0, gens.1, n));
-                n
-            }
-        };
+        let aligned = aligned_rows(
+            pair_rows,
+            (ia, a.order_gen, &a.entities),
+            (ib, b.order_gen, &b.entities),
+        );
         Ok(Some(PairParts {
             a_entities: &a.entities,
             a_values: &mut a.values,
@@ -341,14 +330,40 @@ impl World {
         &mut self,
         filter: &Filter,
     ) -> Result<Option<SplitPair<'_>>, PairQueryError> {
-        if TypeId::of::<A>() == TypeId::of::<B>() {
-            return Err(AliasedQuery { component: A::NAME }.into());
+        let Some(split) = self.split_columns([query_type::<A>(), query_type::<B>()], filter)?
+        else {
+            return Ok(None);
+        };
+        let [(a, ia), (b, ib)] = split.columns;
+        Ok(Some(SplitPair {
+            a,
+            b,
+            ia,
+            ib,
+            filter: split.filter,
+            pair_rows: split.pair_rows,
+        }))
+    }
+
+    /// [`World::split_pair`] for `N` components: checks they are distinct and not named by the
+    /// filter, borrows their columns mutably (in the order given, with their indices) and the
+    /// filter's shared, and bumps every component's domains. `None` when any component (or a
+    /// `with` filter component) was never stored.
+    pub(crate) fn split_columns<const N: usize>(
+        &mut self,
+        types: [QueryType; N],
+        filter: &Filter,
+    ) -> Result<Option<SplitColumns<'_, N>>, PairQueryError> {
+        for (k, t) in types.iter().enumerate() {
+            if types[..k].iter().any(|u| u.id == t.id) {
+                return Err(AliasedQuery { component: t.name }.into());
+            }
         }
         if filter.overflow {
             return Err(PairQueryError::TooManyFilters { max: Filter::MAX });
         }
         for t in filter.with.iter().chain(&filter.without).flatten() {
-            if t.0 == TypeId::of::<A>() || t.0 == TypeId::of::<B>() {
+            if types.iter().any(|u| u.id == t.0) {
                 return Err(AliasedQuery { component: t.1 }.into());
             }
         }
@@ -359,53 +374,98 @@ impl World {
             pair_rows,
             ..
         } = self;
-        let ia = by_type.get(&TypeId::of::<A>()).copied();
-        let ib = by_type.get(&TypeId::of::<B>()).copied();
-        let (Some(ia), Some(ib)) = (ia, ib) else {
+        let idx = types.map(|t| by_type.get(&t.id).copied());
+        if idx.iter().any(Option::is_none) {
             return Ok(None);
-        };
+        }
+        let idx = idx.map(|i| i.unwrap_or(usize::MAX));
         let index_of = |t: &Option<(TypeId, &'static str)>| t.map(|t| by_type.get(&t.0).copied());
         let with_idx = filter.with.each_ref().map(index_of);
         let without_idx = filter.without.each_ref().map(index_of);
         if with_idx.iter().any(|w| matches!(w, Some(None))) {
             return Ok(None);
         }
-        epochs.bump(A::DOMAINS.union(B::DOMAINS));
-        // Borrow A and B mutably and the filter columns shared, in one pass over the list.
-        let (mut ca, mut cb) = (None, None);
+        epochs.bump(
+            types
+                .iter()
+                .fold(crate::world::DomainSet::EMPTY, |d, t| d.union(t.domains)),
+        );
+        // Borrow the queried columns mutably and the filter columns shared, in one pass.
+        let mut mine: [Option<&mut Box<dyn ErasedColumn>>; N] = std::array::from_fn(|_| None);
         let mut with: [Option<&dyn ErasedColumn>; Filter::MAX] = [None; Filter::MAX];
         let mut without: [Option<&dyn ErasedColumn>; Filter::MAX] = [None; Filter::MAX];
         for (i, c) in columns.iter_mut().enumerate() {
-            if i == ia {
-                ca = Some(c);
-            } else if i == ib {
-                cb = Some(c);
+            if let Some(k) = idx.iter().position(|&x| x == i) {
+                mine[k] = Some(c);
             } else {
                 let c: &dyn ErasedColumn = &**c;
-                for (slot, idx) in with.iter_mut().zip(&with_idx) {
-                    if *idx == Some(Some(i)) {
+                for (slot, w) in with.iter_mut().zip(&with_idx) {
+                    if *w == Some(Some(i)) {
                         *slot = Some(c);
                     }
                 }
-                for (slot, idx) in without.iter_mut().zip(&without_idx) {
-                    if *idx == Some(Some(i)) {
+                for (slot, w) in without.iter_mut().zip(&without_idx) {
+                    if *w == Some(Some(i)) {
                         *slot = Some(c);
                     }
                 }
             }
         }
-        let (Some(a), Some(b)) = (ca, cb) else {
-            unreachable!("both indices come from by_type");
-        };
-        Ok(Some(SplitPair {
-            a,
-            b,
-            ia,
-            ib,
+        let mut k = 0;
+        let columns = mine.map(|c| {
+            let out = (c.expect("every index comes from by_type"), idx[k]);
+            k += 1;
+            out
+        });
+        Ok(Some(SplitColumns {
+            columns,
             filter: FilterColumns { with, without },
             pair_rows,
         }))
     }
+}
+
+/// How many leading rows of two AoS columns hold the same entity: cached per column pair
+/// (`(index, order generation, entities)` each), recounted only when either column's row
+/// order changed since.
+pub(crate) fn aligned_rows(
+    cache: &mut HashMap<(usize, usize), (u64, u64, usize)>,
+    a: (usize, u64, &[Entity]),
+    b: (usize, u64, &[Entity]),
+) -> usize {
+    match cache.get(&(a.0, b.0)) {
+        Some(&(ga, gb, n)) if (ga, gb) == (a.1, b.1) => n,
+        _ => {
+            let n = a.2.iter().zip(b.2).take_while(|(x, y)| x == y).count();
+            cache.insert((a.0, b.0), (a.1, b.1, n));
+            n
+        }
+    }
+}
+
+/// A queried component's identity (see [`World::split_columns`]).
+#[derive(Clone, Copy)]
+pub(crate) struct QueryType {
+    id: TypeId,
+    name: &'static str,
+    domains: crate::world::DomainSet,
+}
+
+/// `T` as a queried component.
+pub(crate) fn query_type<T: Component>() -> QueryType {
+    QueryType {
+        id: TypeId::of::<T>(),
+        name: T::NAME,
+        domains: T::DOMAINS,
+    }
+}
+
+/// `N` components' columns borrowed for a query, with their indices (see
+/// [`World::split_columns`]).
+pub(crate) struct SplitColumns<'w, const N: usize> {
+    pub(crate) columns: [(&'w mut Box<dyn ErasedColumn>, usize); N],
+    pub(crate) filter: FilterColumns<'w>,
+    pub(crate) pair_rows: &'w mut HashMap<(usize, usize), (u64, u64, usize)>,
 }
 
 /// `A`'s and `B`'s columns borrowed for a pair query (see [`World::split_pair`]).
