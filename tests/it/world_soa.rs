@@ -201,13 +201,7 @@ fn pair_queries_over_field_soa_components_match_the_aos_ones() {
     // 500 entities with both (aligned), then 50 whose Vel is inserted in reverse (misaligned),
     // every 7th sleeping; `soa` says which components are field-SoA.
     let build = |soa: [bool; 2]| {
-        let mut w = World::new();
-        if soa[0] {
-            w.use_field_soa::<Pos>().unwrap();
-        }
-        if soa[1] {
-            w.use_field_soa::<Vel>().unwrap();
-        }
+        let mut w = world_in_layout(soa);
         let mut late = Vec::new();
         for i in 0..550 {
             let f = i as f32;
@@ -308,13 +302,7 @@ fn three_component_queries_match_the_per_entity_path_in_every_layout() {
     // 400 entities with all three (aligned), 40 with Mass inserted in reverse (misaligned),
     // 20 without Mass; every 9th pinned.
     let build = |soa: [bool; 2]| {
-        let mut w = World::new();
-        if soa[0] {
-            w.use_field_soa::<Pos>().unwrap();
-        }
-        if soa[1] {
-            w.use_field_soa::<Vel>().unwrap();
-        }
+        let mut w = world_in_layout(soa);
         let mut late = Vec::new();
         let mut es = Vec::new();
         for i in 0..460 {
@@ -406,4 +394,16 @@ fn three_component_queries_match_the_per_entity_path_in_every_layout() {
         w.for_each_mut3_filtered::<Pos, Vel, Mass>(&Filter::new().with::<Mass>(), |_, _, _, _| {}),
         Err(PairQueryError::Aliased(_))
     ));
+}
+
+/// An empty world with `Pos` and `Vel` field-SoA as `soa` says (`[pos, vel]`), AoS otherwise.
+fn world_in_layout(soa: [bool; 2]) -> World {
+    let mut w = World::new();
+    if soa[0] {
+        w.use_field_soa::<Pos>().unwrap();
+    }
+    if soa[1] {
+        w.use_field_soa::<Vel>().unwrap();
+    }
+    w
 }

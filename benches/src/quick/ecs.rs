@@ -291,81 +291,79 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
 }
 
 /// The query loop at 1 Mi on two threads (`World::par_for_each_mut2` on a physics lane of one
-/// worker the calling thread serves too, as in the engine) against `for_each_mut2` on one,
-/// interleaved; both worlds end in the same state (checked).
+/// worker the calling thread serves too, as in the engine) against `for_each_mut2` on one.
 fn parallel_query(samples: usize) -> Result<Figure, BenchError> {
     let entities = 1 << 20;
-    let err = |e: String| BenchError::failed(SUITE, e);
-    let lanes = std::sync::Arc::new(super::dispatch::physics_lanes_owner_helps(1));
-    let physics = lanes
-        .lane("physics")
-        .ok_or_else(|| err("no physics lane".into()))?;
-    let (mut w_par, _) = world(entities)?;
-    let (mut w_one, _) = world(entities)?;
-    w_par.set_parallel_lane(&lanes, physics);
-    let (mut par, mut one) = (Vec::new(), Vec::new());
-    for _ in 0..samples {
-        let t0 = clock::now();
-        black_box(&mut w_par)
-            .par_for_each_mut2::<Position, Velocity>(|_, p, v| body(&mut p.0, &mut v.0))
-            .map_err(|e| err(e.to_string()))?;
-        par.push(clock::now().ns_since(t0) as f64 / entities as f64);
-        let t0 = clock::now();
-        query_step(black_box(&mut w_one))?;
-        one.push(clock::now().ns_since(t0) as f64 / entities as f64);
-    }
-    if w_par.state_hash() != w_one.state_hash() {
-        return Err(err(
-            "the parallel query ended in another state than the one-thread query".into(),
-        ));
-    }
-    Ok(Figure::new(
-        SUITE,
+    let (w_par, _) = world(entities)?;
+    let (w_one, _) = world(entities)?;
+    two_threads_against_one(
         "parallel_query_step_1Mi",
-        2,
-        "ns_per_entity",
-        "ns",
-        median(&mut par),
+        "query loop, 1 thread",
+        samples,
+        entities,
+        [w_par, w_one],
+        |w| {
+            w.par_for_each_mut2::<Position, Velocity>(|_, p, v| body(&mut p.0, &mut v.0))
+                .map(drop)
+                .map_err(|e| BenchError::failed(SUITE, e.to_string()))
+        },
+        query_step,
     )
-    .with_baseline("query loop, 1 thread", median(&mut one)))
 }
 
 /// The fused step at 1 Mi on two threads through the World (`par_soa_chunks2` on a physics
 /// lane of one worker the calling thread serves too) against the same call on a world without
-/// a lane (one chunk, the calling thread), interleaved; both worlds end in the same state
-/// (checked).
+/// a lane (one chunk, the calling thread).
 fn parallel(samples: usize) -> Result<Figure, BenchError> {
     let entities = 1 << 20;
+    two_threads_against_one(
+        "parallel_fused_step_1Mi",
+        "fused step, 1 thread",
+        samples,
+        entities,
+        [soa_world(entities)?, soa_world(entities)?],
+        fused_world_step,
+        fused_world_step,
+    )
+}
+
+/// `par` on the first world (given a physics lane of one worker that the calling thread
+/// serves too: two threads) against `one` on the second (no lane: the calling thread),
+/// interleaved, `samples` steps each; both worlds must end in the same state.
+fn two_threads_against_one(
+    case: &str,
+    baseline: &str,
+    samples: usize,
+    entities: usize,
+    worlds: [World; 2],
+    par: impl Fn(&mut World) -> Result<(), BenchError>,
+    one: impl Fn(&mut World) -> Result<(), BenchError>,
+) -> Result<Figure, BenchError> {
     let err = |e: String| BenchError::failed(SUITE, e);
     let lanes = std::sync::Arc::new(super::dispatch::physics_lanes_owner_helps(1));
     let physics = lanes
         .lane("physics")
         .ok_or_else(|| err("no physics lane".into()))?;
-    let (mut w_par, mut w_one) = (soa_world(entities)?, soa_world(entities)?);
+    let [mut w_par, mut w_one] = worlds;
     w_par.set_parallel_lane(&lanes, physics);
-    let (mut par, mut one) = (Vec::new(), Vec::new());
+    let (mut t_par, mut t_one) = (Vec::new(), Vec::new());
     for _ in 0..samples {
         let t0 = clock::now();
-        fused_world_step(black_box(&mut w_par))?;
-        par.push(clock::now().ns_since(t0) as f64 / entities as f64);
+        par(black_box(&mut w_par))?;
+        t_par.push(clock::now().ns_since(t0) as f64 / entities as f64);
         let t0 = clock::now();
-        fused_world_step(black_box(&mut w_one))?;
-        one.push(clock::now().ns_since(t0) as f64 / entities as f64);
+        one(black_box(&mut w_one))?;
+        t_one.push(clock::now().ns_since(t0) as f64 / entities as f64);
     }
     if w_par.state_hash() != w_one.state_hash() {
-        return Err(err(
-            "the parallel step ended in other bits than the one-thread step".into(),
-        ));
+        return Err(err(format!(
+            "{case}: the two-thread step ended in another state than the one-thread step"
+        )));
     }
-    Ok(Figure::new(
-        SUITE,
-        "parallel_fused_step_1Mi",
-        2,
-        "ns_per_entity",
-        "ns",
-        median(&mut par),
+    Ok(
+        Figure::new(SUITE, case, 2, "ns_per_entity", "ns", median(&mut t_par))
+            .with_baseline(baseline, median(&mut t_one)),
     )
-    .with_baseline("fused step, 1 thread", median(&mut one)))
 }
 
 /// The particle's position, stored field-SoA (the fused kernels' input).

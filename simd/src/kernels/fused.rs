@@ -106,31 +106,15 @@ pub fn particle_step(
         |(px, py, pz, vx, vy, vz)| {
             let adt = adt.map(f32x8::splat);
             let (keep, dt) = (f32x8::splat(keep), f32x8::splat(step.dt));
-            // One loop per wall rule, so the rule is chosen once and the loop body stays
-            // branch-free.
-            macro_rules! sweep {
-                ($wall:expr) => {{
-                    let wall = $wall;
-                    for i in 0..lens[0] {
-                        let mut x = (vx[i] + adt[0]) * keep;
-                        let mut y = (vy[i] + adt[1]) * keep;
-                        let mut z = (vz[i] + adt[2]) * keep;
-                        let mut a = px[i] + x * dt;
-                        let mut b = py[i] + y * dt;
-                        let mut c = pz[i] + z * dt;
-                        wall(&mut a, &mut x);
-                        wall(&mut b, &mut y);
-                        wall(&mut c, &mut z);
-                        (px[i], py[i], pz[i]) = (a, b, c);
-                        (vx[i], vy[i], vz[i]) = (x, y, z);
-                    }
-                }};
-            }
+            let (pos, vel) = ([px, py, pz], [vx, vy, vz]);
+            // The rule chosen once, so the loop body stays branch-free.
             match step.walls {
-                Walls::None => sweep!(|_: &mut f32x8, _: &mut f32x8| {}),
+                Walls::None => sweep(pos, vel, adt, keep, dt, |_, _| {}),
                 Walls::ClampNegate { lo, hi } => {
                     let (lo, hi) = (f32x8::splat(lo), f32x8::splat(hi));
-                    sweep!(|p: &mut f32x8, v: &mut f32x8| clamp_negate_x8(p, v, lo, hi))
+                    sweep(pos, vel, adt, keep, dt, |p, v| {
+                        clamp_negate_x8(p, v, lo, hi)
+                    })
                 }
                 Walls::Reflect {
                     lo,
@@ -138,7 +122,7 @@ pub fn particle_step(
                     restitution,
                 } => {
                     let wall = ReflectX8::new(lo, hi, restitution);
-                    sweep!(|p: &mut f32x8, v: &mut f32x8| wall.apply(p, v))
+                    sweep(pos, vel, adt, keep, dt, |p, v| wall.apply(p, v))
                 }
             }
         },
@@ -170,30 +154,33 @@ fn step_body(
     walls: Walls,
 ) {
     match walls {
-        Walls::None => sweep_floats(pos, vel, adt, keep, dt, |_, _| {}),
-        Walls::ClampNegate { lo, hi } => sweep_floats(pos, vel, adt, keep, dt, |p, v| {
+        Walls::None => sweep(pos, vel, adt, keep, dt, |_, _| {}),
+        Walls::ClampNegate { lo, hi } => sweep(pos, vel, adt, keep, dt, |p, v| {
             clamp_negate_one(p, v, lo, hi)
         }),
         Walls::Reflect {
             lo,
             hi,
             restitution,
-        } => sweep_floats(pos, vel, adt, keep, dt, |p, v| {
+        } => sweep(pos, vel, adt, keep, dt, |p, v| {
             reflect_one(p, v, lo, hi, restitution)
         }),
     }
 }
 
-/// One pass of forces, integrate and `wall` per axis, per float.
+/// One pass of forces, integrate and `wall` per axis, per element: an `f32x8` (the portable
+/// path) or an `f32` (the twin, and the AVX2 path), the same operations in the same order.
 #[inline(always)]
-fn sweep_floats(
-    pos: [&mut [f32]; 3],
-    vel: [&mut [f32]; 3],
-    adt: [f32; 3],
-    keep: f32,
-    dt: f32,
-    wall: impl Fn(&mut f32, &mut f32),
-) {
+fn sweep<T>(
+    pos: [&mut [T]; 3],
+    vel: [&mut [T]; 3],
+    adt: [T; 3],
+    keep: T,
+    dt: T,
+    wall: impl Fn(&mut T, &mut T),
+) where
+    T: Copy + std::ops::Add<Output = T> + std::ops::Mul<Output = T>,
+{
     let [px, py, pz] = pos;
     let [vx, vy, vz] = vel;
     let n = px.len();

@@ -13,7 +13,6 @@
 //! count; that is why the reference here is read-modify-write and not the triad.
 
 use super::check_len;
-use crate::dispatch::{floats, floats_mut, run};
 use crate::error::LengthMismatch;
 use wide::f32x8;
 
@@ -24,22 +23,8 @@ pub const INTEGRATE_BYTES_PER_ENTITY: usize = 36;
 /// streams instead of six.
 pub fn stream_rmw(a: &mut [f32x8], b: &[f32x8], s: f32) -> Result<(), LengthMismatch> {
     check_len("stream_rmw", a.len(), b.len())?;
-    // Dispatched like the integrate kernels, so the reference runs at the same width.
-    run(
-        (a, b),
-        #[inline(always)]
-        |(a, b)| {
-            let s = f32x8::splat(s);
-            for (a, b) in a.iter_mut().zip(b) {
-                *a = *a + *b * s;
-            }
-        },
-        #[inline(always)]
-        |(a, b)| {
-            for (a, b) in floats_mut(a).iter_mut().zip(floats(b)) {
-                *a = *a + *b * s;
-            }
-        },
-    );
+    // Integrate's own operation and dispatch (so the reference runs at the same width);
+    // lengths are checked equal, so it cannot fail.
+    super::integrate::integrate(a, b, s)?;
     Ok(())
 }
