@@ -206,6 +206,14 @@ impl<C: Sync> Graph<C> {
             // Relaxed: published to the workers by the queue push below (mutex release).
             core.pending[i].store(core.preds[i], Ordering::Relaxed);
             core.poisoned[i].store(false, Ordering::Relaxed);
+            if core.record_timing {
+                // A node skipped in this run must not report the last run's stamps as its own.
+                let raw = &core.raw[i];
+                raw.start.store(0, Ordering::Relaxed);
+                raw.end.store(0, Ordering::Relaxed);
+                raw.place.store(0, Ordering::Relaxed);
+                raw.thread.store(0, Ordering::Relaxed);
+            }
         }
         core.skipped.store(0, Ordering::Relaxed);
         let helper = lanes.shared().helper_queue();

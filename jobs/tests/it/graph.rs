@@ -261,3 +261,33 @@ fn a_panic_payload_whose_drop_panics_neither_kills_the_lane_nor_hangs() {
         }
     }
 }
+
+/// A node that ran in one run and was skipped in the next reports `ran: false` for the second,
+/// not the first run's stamps.
+#[test]
+fn a_node_skipped_after_running_reports_no_stale_timing() {
+    let lanes = common::lanes(1, 1, 1);
+    // The context says whether `gate` panics this run.
+    let mut b = GraphBuilder::<std::sync::atomic::AtomicBool>::new("g");
+    let gate = b.node("gate", "physics", |_, fail| {
+        if fail.load(Ordering::SeqCst) {
+            panic!("gate closed");
+        }
+    });
+    let after = b.node("after", "physics", |_, _| {});
+    b.edge(gate, after);
+    let mut g = b.build(&lanes).unwrap();
+    let open = std::sync::atomic::AtomicBool::new(false);
+    let t = g.run(&lanes, &open).unwrap();
+    assert!(t[after.index()].ran && t[after.index()].end >= t[after.index()].start);
+    let closed = std::sync::atomic::AtomicBool::new(true);
+    assert!(g.run(&lanes, &closed).is_err());
+    let t = g.last_timings();
+    assert!(t[gate.index()].ran, "the panicking node ran");
+    assert!(
+        !t[after.index()].ran,
+        "skipped this run: {:?}",
+        t[after.index()]
+    );
+    assert_eq!(t[after.index()].end, t[after.index()].start);
+}
