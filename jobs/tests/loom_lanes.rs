@@ -127,6 +127,7 @@ fn owner_helping_its_lane_is_woken_by_completion() {
             .with_owner_lane("main")
             .unwrap();
         let lanes = Lanes::start(plan).unwrap();
+        lanes.register_owner();
         let mut g = GraphBuilder::<AtomicUsize>::new("helped");
         let a = g.node("a", "main", |_, n| {
             n.fetch_add(1, Ordering::Relaxed);

@@ -183,7 +183,10 @@ pub fn physics_lanes_owner_helps(workers: usize) -> Lanes {
     let plan = physics_plan(&cores, workers)
         .with_owner_lane("physics")
         .expect("the plan has a physics lane");
-    Lanes::start(plan).expect("bench lanes start")
+    let lanes = Lanes::start(plan).expect("bench lanes start");
+    // The calling thread runs the benchmark: it is the owner that serves physics.
+    lanes.register_owner();
+    lanes
 }
 
 /// A rayon pool of `threads` threads.

@@ -470,7 +470,8 @@ fn plan_placement(rounds: usize) -> Result<Option<Figure>, BenchError> {
         runs.push((lanes, w, Vec::new()));
     }
     for _ in 0..rounds {
-        for (_, w, samples) in runs.iter_mut() {
+        for (lanes, w, samples) in runs.iter_mut() {
+            lanes.register_owner();
             for _ in 0..200 {
                 let t0 = clock::now();
                 fused_world_step(black_box(w))?;

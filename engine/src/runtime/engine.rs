@@ -305,6 +305,7 @@ impl Engine {
         loaders: super::loaders::Loaders,
     ) -> Result<Engine, BuildError> {
         clock::init();
+        lanes.register_owner();
         telemetry::spans::set_enabled(config.spans);
         telemetry::spans::name_current_thread("owner", telemetry::TrackKind::Owner);
         let step = FixedStep::from_hz(config.fixed_step_hz)?;
@@ -546,6 +547,11 @@ impl Engine {
     /// hook gets them as errors from its scope or graph, detached jobs count them per lane).
     pub fn frame(&mut self) -> Result<FrameOutcome, FrameError> {
         let t0 = clock::now();
+        // The thread running the frame is the owner: it serves the physics lane while it waits
+        // (an engine moved to another thread moves the role with it).
+        if !self.lanes.is_owner_thread() {
+            self.lanes.register_owner();
+        }
         let frame = self.frame + 1;
         // Recorded decisions take effect at the frame boundary they were made at (before the
         // clock is read, as a live decision's step change is).

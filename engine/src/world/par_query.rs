@@ -327,10 +327,12 @@ impl World {
 type SoaChunkPair<'a, const NA: usize, const NB: usize> =
     Option<(SoaChunkMut<'a, NA>, SoaChunkMut<'a, NB>)>;
 
-/// Threads serving `lane`: its workers, plus the owner thread when the plan lets it help.
+/// Threads serving `lane` for the calling thread: its workers, plus the caller when it is the
+/// registered owner and the plan lets the owner help that lane.
 fn lane_threads(lanes: &Lanes, lane: LaneId) -> usize {
     lanes.plan().lane(lane).map_or(0, |spec| {
-        spec.worker_cores.len() + usize::from(lanes.plan().owner_lane() == Some(lane))
+        let helps = lanes.plan().owner_lane() == Some(lane) && lanes.is_owner_thread();
+        spec.worker_cores.len() + usize::from(helps)
     })
 }
 

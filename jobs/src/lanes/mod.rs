@@ -7,8 +7,9 @@
 //!
 //! # Helping rule
 //! A thread that waits for work it published (a graph run, a scope, a parallel-for) helps only
-//! with its *own* lane's queue: a lane worker with its lane, the owner thread with the plan's
-//! owner lane if it has one. Otherwise it spins briefly and parks. So a physics worker never
+//! with its *own* lane's queue: a lane worker with its lane, the registered owner thread
+//! ([`Lanes::register_owner`]) with the plan's owner lane if it has one. Any other thread spins
+//! briefly and parks. So a physics worker never
 //! picks up a long asset job while the frame waits on it.
 //!
 //! # Shutdown (drop)
@@ -29,7 +30,7 @@ use crate::job::{self, JobRef, ThreadRole, WorkerInfo};
 use crate::latch::Latch;
 use crate::plan::{LaneId, LaneKind, LanePlan};
 use crate::queue::{LaneQueue, LocalBatch, SpinBudget};
-use crate::sync::{lock, thread, Arc, AtomicU64, Mutex, Ordering};
+use crate::sync::{lock, thread, Arc, AtomicU32, AtomicU64, Mutex, Ordering};
 
 /// The longest an idle frame-critical worker spins before it parks, in ns. The budget adapts
 /// below it (`queue::SpinBudget`): it learns gaps up to 50 µs (the nodes of one frame, a few µs
@@ -104,12 +105,19 @@ pub(crate) struct Shared {
     spin_ns: Box<[u64]>,
     counters: Box<[LaneCounters]>,
     pub(crate) plan: LanePlan,
+    /// `job::thread_index()` of the thread registered with [`Lanes::register_owner`], or
+    /// [`NO_OWNER`]. Relaxed: each thread compares it with its own index, so only the
+    /// registering thread's own write matters to the answer it gets.
+    owner_thread: AtomicU32,
     /// How long a non-helping waiter spins.
     wait_spin_ns: u64,
     pin_outcomes: Mutex<Vec<PinOutcome>>,
     /// Messages of detached-job panics, bounded (the counter counts them all).
     detached_panic_log: Mutex<Vec<String>>,
 }
+
+/// `Shared::owner_thread` when no thread is registered as the owner.
+const NO_OWNER: u32 = u32::MAX;
 
 /// Source of `Shared::id` (relaxed: only uniqueness matters).
 static NEXT_LANES_ID: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
@@ -236,6 +244,7 @@ impl Lanes {
             spin_ns,
             counters,
             plan: plan.clone(),
+            owner_thread: AtomicU32::new(NO_OWNER),
             wait_spin_ns,
             pin_outcomes: Mutex::new(Vec::new()),
             detached_panic_log: Mutex::new(Vec::new()),
@@ -269,6 +278,24 @@ impl Lanes {
             }
         }
         Ok(lanes)
+    }
+
+    /// Makes the calling thread these lanes' owner thread: while it waits for a graph, scope
+    /// or parallel-for it started, it runs jobs of the plan's owner lane
+    /// ([`LanePlan::with_owner_lane`]), if the plan has one. One owner at a time: a call from
+    /// another thread moves the role. Every other thread that is not one of these lanes'
+    /// workers waits without helping, so an IO, rayon or user thread that starts work never
+    /// runs frame-critical jobs. The engine registers the thread that builds it and, each
+    /// frame, the thread that runs the frame.
+    pub fn register_owner(&self) {
+        self.shared
+            .owner_thread
+            .store(job::thread_index(), Ordering::Relaxed);
+    }
+
+    /// Whether the calling thread is the registered owner thread.
+    pub fn is_owner_thread(&self) -> bool {
+        self.shared.owner_thread.load(Ordering::Relaxed) == job::thread_index()
     }
 
     /// The plan these lanes run.
@@ -549,6 +576,8 @@ impl Shared {
                 },
             )),
             Some(_) => None,
+            // Only the registered owner helps; any other thread without a role just waits.
+            None if self.owner_thread.load(Ordering::Relaxed) != job::thread_index() => None,
             None => self.plan.owner_lane().map(|lane| {
                 (
                     &self.queues[lane.index()],

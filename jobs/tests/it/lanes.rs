@@ -114,6 +114,7 @@ fn the_owner_lane_runs_on_the_waiting_thread() {
         .with_owner_lane("main")
         .unwrap();
     let lanes = Lanes::start(plan).unwrap();
+    lanes.register_owner();
     let me = std::thread::current().id();
     let on_owner = AtomicUsize::new(0);
     // Jobs the lane's worker takes wait (up to a shared 5 s deadline) until the owner has run
@@ -216,4 +217,70 @@ fn a_repeatable_job_runs_once_per_spawn_and_its_panics_are_counted() {
     // A job made by other lanes is refused.
     let other = common::lanes(1, 1, 1);
     assert!(other.spawn_repeatable(&job).is_err());
+}
+
+/// Only the registered owner helps the owner lane: another thread that starts work on it (an
+/// IO or user thread) waits for the lane's worker instead of running frame-critical jobs.
+#[test]
+fn only_the_registered_owner_helps_the_owner_lane() {
+    use std::sync::atomic::AtomicBool;
+    let plan = LanePlan::empty(&[0])
+        .with_lane("physics", LaneKind::FrameCritical, vec![None])
+        .unwrap()
+        .with_owner_lane("physics")
+        .unwrap();
+    let lanes = Lanes::start(plan).unwrap();
+    let physics = lanes.lane("physics").unwrap();
+    // Where the scoped job ran, with the lane's one worker held busy until `release`: a waiter
+    // that helps runs the job itself; one that does not waits until the worker is released.
+    let run_once = |lanes: &Lanes, release_from_job: bool| {
+        let release = Arc::new(AtomicBool::new(false));
+        let r = Arc::clone(&release);
+        lanes
+            .spawn_detached(physics, move || {
+                let deadline = std::time::Instant::now() + Duration::from_secs(5);
+                while !r.load(Ordering::SeqCst) && std::time::Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_micros(100));
+                }
+            })
+            .unwrap();
+        // Give the worker time to take the blocking job (not an assertion: a slow start only
+        // makes a helping waiter less likely to be caught).
+        std::thread::sleep(Duration::from_millis(20));
+        let ran_on = std::sync::Mutex::new(None);
+        let releaser = (!release_from_job).then(|| {
+            let r = Arc::clone(&release);
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(50));
+                r.store(true, Ordering::SeqCst);
+            })
+        });
+        lanes
+            .scope(|s| {
+                s.spawn(physics, || {
+                    *ran_on.lock().unwrap() = Some(std::thread::current().id());
+                    release.store(true, Ordering::SeqCst);
+                })
+                .unwrap();
+            })
+            .unwrap();
+        if let Some(t) = releaser {
+            t.join().unwrap();
+        }
+        ran_on.into_inner().unwrap().unwrap()
+    };
+    // An unregistered thread: the job runs on the worker, after the release.
+    let other = std::thread::scope(|s| {
+        s.spawn(|| (std::thread::current().id(), run_once(&lanes, false)))
+            .join()
+            .unwrap()
+    });
+    assert_ne!(
+        other.1, other.0,
+        "a thread without a role ran a physics job"
+    );
+    // The registered owner helps: it runs the job itself while the worker is held.
+    lanes.register_owner();
+    assert!(lanes.is_owner_thread());
+    assert_eq!(run_once(&lanes, true), std::thread::current().id());
 }
