@@ -78,8 +78,10 @@ fn scoped_dependency_registration_races_completion() {
     });
 }
 
-/// A job pushed while the worker is deciding to sleep is never lost, and dropping the lanes
-/// while it is queued or running still runs it (shutdown drains). Covers: sleep/wake, shutdown.
+/// Dropping the lanes while a job is queued or running still runs it (shutdown drains).
+/// Covers: shutdown. Not the push's own wake-up: shutdown's wake-all rescues a push that failed
+/// to notify (this model passes with `push_batch`'s notify removed); that is
+/// `a_push_wakes_a_parked_worker_without_shutdown`'s job.
 #[test]
 fn no_lost_wakeup_and_shutdown_drains() {
     loom::model(|| {
@@ -143,5 +145,73 @@ fn owner_helping_its_lane_is_woken_by_completion() {
         let n = AtomicUsize::new(0);
         g.run(&lanes, &n).unwrap();
         assert_eq!(n.load(Ordering::Relaxed), 12);
+    });
+}
+
+/// A one-shot flag a loom thread blocks on (a spin-wait would make loom explore every spin).
+#[derive(Default)]
+struct Signal {
+    set: loom::sync::Mutex<usize>,
+    cv: loom::sync::Condvar,
+}
+
+impl Signal {
+    fn add(&self) {
+        *self.set.lock().unwrap() += 1;
+        self.cv.notify_all();
+    }
+    fn wait_for(&self, n: usize) {
+        let mut g = self.set.lock().unwrap();
+        while *g < n {
+            g = self.cv.wait(g).unwrap();
+        }
+    }
+}
+
+/// A push wakes a parked worker by itself: the caller waits for the job *before* dropping the
+/// lanes, so shutdown's wake-all cannot rescue a push that failed to notify.
+/// Fails when: `push_batch` skips its notify (loom reports a deadlock: the worker parked, the
+/// caller blocked on the job).
+#[test]
+fn a_push_wakes_a_parked_worker_without_shutdown() {
+    loom::model(|| {
+        let lanes = lanes(&[("asset", 1)]);
+        let asset = lanes.lane("asset").unwrap();
+        let done = Arc::new(Signal::default());
+        let d2 = Arc::clone(&done);
+        lanes.spawn_detached(asset, move || d2.add()).unwrap();
+        done.wait_for(1);
+        drop(lanes);
+    });
+}
+
+/// Two sleepers, two single-job pushes: each push must wake a sleeper of its own (the partial
+/// `notify_one` credit path), because the first job blocks until the second has run, so a
+/// second job left to the busy first worker never runs.
+/// Fails when: `push_batch` over-credits `notified` on the partial path (`+ 1` per push: the
+/// second push then sees no unnotified sleeper and notifies nobody; loom reports a deadlock).
+#[test]
+fn each_push_wakes_a_sleeper_of_its_own() {
+    loom::model(|| {
+        let lanes = lanes(&[("physics", 2)]);
+        let physics = lanes.lane("physics").unwrap();
+        let second_ran = Arc::new(Signal::default());
+        let done = Arc::new(Signal::default());
+        let (s1, d1) = (Arc::clone(&second_ran), Arc::clone(&done));
+        lanes
+            .spawn_detached(physics, move || {
+                s1.wait_for(1);
+                d1.add();
+            })
+            .unwrap();
+        let (s2, d2) = (Arc::clone(&second_ran), Arc::clone(&done));
+        lanes
+            .spawn_detached(physics, move || {
+                s2.add();
+                d2.add();
+            })
+            .unwrap();
+        done.wait_for(2);
+        drop(lanes);
     });
 }
