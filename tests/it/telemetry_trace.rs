@@ -118,7 +118,8 @@ fn spans_export_as_a_valid_chrome_trace() {
         .collect();
     let mut by_tid: BTreeMap<u64, Vec<&Value>> = BTreeMap::new();
     for e in events.iter().filter(|e| e["ph"] == "X") {
-        assert_eq!(e["cat"], "lanegraph");
+        let cat = e["cat"].as_str().unwrap();
+        assert!(["lanegraph", "lane.physics", "gpu"].contains(&cat), "{e}");
         assert!(e["ts"].is_f64() || e["ts"].is_u64());
         assert!(e["dur"].as_f64().unwrap() >= 0.0);
         let tid = e["tid"].as_u64().unwrap();
@@ -143,8 +144,8 @@ fn spans_export_as_a_valid_chrome_trace() {
         .filter(|e| e["name"] == "frame")
         .collect();
     assert_eq!(frames.len(), 2);
-    assert_eq!(frames[0]["args"]["n"], 1);
-    assert_eq!(frames[1]["args"]["n"], 2);
+    assert_eq!(frames[0]["args"]["frame"], 1);
+    assert_eq!(frames[1]["args"]["frame"], 2);
 
     // Each frame ran WORKERS fresh worker threads: 2 frames x 3 workers, each its own track.
     let workers = track_named("physics ");
@@ -183,6 +184,36 @@ fn spans_export_as_a_valid_chrome_trace() {
         (WORKERS as u64 * JOBS * 2) as usize,
         "last frame's jobs inside it"
     );
+    // Every worker span names the frame it ran in, and lane spans are filterable by lane.
+    for e in workers.iter().flat_map(|t| by_tid[t].iter()) {
+        let f = e["args"]["frame"]
+            .as_u64()
+            .expect("a worker span without args.frame");
+        assert!(f == 1 || f == 2, "{e}");
+        assert_eq!(e["cat"], "lane.physics", "{e}");
+    }
+    // Counter tracks: per frame its time and the physics lane's busy share.
+    let counters = |name: &str| -> Vec<Value> {
+        events
+            .iter()
+            .filter(|e| e["ph"] == "C" && e["name"] == name)
+            .cloned()
+            .collect()
+    };
+    let frame_ms = counters(lanegraph::telemetry::COUNTER_FRAME_MS);
+    assert_eq!(frame_ms.len(), 2, "one frame-time sample per frame");
+    for (c, f) in frame_ms.iter().zip(&frames) {
+        let ms = c["args"]["ms"].as_f64().unwrap();
+        let dur_ms = f["dur"].as_f64().unwrap() / 1000.0;
+        assert!((ms - dur_ms).abs() < 1e-6, "{ms} vs {dur_ms}");
+        assert_eq!(c["ts"], f["ts"]);
+    }
+    let busy = counters(lanegraph::telemetry::COUNTER_LANE_BUSY);
+    assert_eq!(busy.len(), 2);
+    for c in &busy {
+        let share = c["args"]["physics"].as_f64().expect("a physics series");
+        assert!(share > 0.0 && share <= 1.0, "{c}");
+    }
 
     let gpu_evs = &by_tid[&u64::from(gpu.0)];
     assert_eq!(gpu_evs.len(), 2);

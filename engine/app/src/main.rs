@@ -4,6 +4,7 @@
 //! (the runtime is `lanegraph`, the demo `lanegraph-demo`, the suites `lanegraph-benches`).
 
 mod cli;
+mod logging;
 
 /// Heap tracking for `memory.*` metrics and allocation-count benches (one line, as any game
 /// binary would install it).
@@ -17,6 +18,7 @@ fn main() -> std::process::ExitCode {
         eprintln!("error: {e}");
         return std::process::ExitCode::from(2);
     }
+    logging::install();
     // Read the core list before anything pins a thread (core_affinity reports the caller's mask).
     let _cores = lanegraph::jobs::plan::machine_cores();
     cli::main()

@@ -429,3 +429,55 @@ fn the_budget_gate_exits_4_naming_the_breach_and_0_within_budget() {
     assert!(text.contains("within budget"), "{text}");
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// The binary's log output goes to stderr: warnings by default, `RUST_LOG` widens it, a bad
+/// `RUST_LOG` is said (with a fix) and the default used; stdout stays free of it.
+#[test]
+fn rust_log_selects_what_the_binary_prints_on_stderr() {
+    let out = scratch("log");
+    let run = |rust_log: Option<&str>| {
+        let mut c = bin();
+        c.args([
+            "demo",
+            "--no-gpu",
+            "--frames",
+            "3",
+            "--entities",
+            "500",
+            "--out",
+        ])
+        .arg(&out);
+        match rust_log {
+            Some(v) => c.env("RUST_LOG", v),
+            None => c.env_remove("RUST_LOG"),
+        };
+        let o = c.output().expect("the binary runs");
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        assert!(o.status.success(), "{rust_log:?}: {}", text(&o.stderr));
+        (text(&o.stdout), text(&o.stderr))
+    };
+    let (_, quiet) = run(None);
+    assert!(
+        !quiet.contains("engine started"),
+        "info printed by default: {quiet}"
+    );
+    let (stdout, info) = run(Some("info"));
+    assert!(
+        info.contains("engine started") && info.contains("lanes="),
+        "RUST_LOG=info: {info}"
+    );
+    assert!(
+        !stdout.contains("engine started"),
+        "logs on stdout: {stdout}"
+    );
+    let (_, bad) = run(Some("lanegraph=notalevel"));
+    assert!(
+        bad.contains("not a valid filter") && bad.contains("fix:"),
+        "a bad RUST_LOG is said: {bad}"
+    );
+    assert!(
+        !bad.contains("engine started"),
+        "fell back to warnings: {bad}"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -331,6 +331,7 @@ impl Engine {
             None => (None, None),
         };
         let has_gpu = pass.as_ref().is_some_and(|p| p.device().name.is_some());
+        let config_hz = config.fixed_step_hz;
         let physics_agent = PhysicsAgent::new(config.fixed_step_hz);
         let builtins = Builtins {
             physics: controller.register(Box::new(physics_agent.clone()))?,
@@ -413,6 +414,13 @@ impl Engine {
             physics_lane,
             lanes: Arc::new(lanes),
         };
+        tracing::info!(
+            target: "lanegraph",
+            lanes = %engine.lanes.plan().lanes().iter().map(|l| format!("{}={}", l.name, l.worker_cores.len())).collect::<Vec<_>>().join(","),
+            fixed_step_hz = config_hz,
+            gpu = has_gpu,
+            "engine started"
+        );
         // The world's parallel queries run where physics does.
         if let Some(lane) = engine.physics_lane {
             let lanes = Arc::clone(&engine.lanes);
@@ -572,7 +580,8 @@ impl Engine {
             m.set_ns(*base_ns + ((since * num).div_ceil(den)) as u64);
         }
 
-        let frame_span = telemetry::span("frame");
+        // The frame's span carries its number (the trace's `args.frame`, and its counters).
+        let frame_span = telemetry::span_n(telemetry::FRAME_SPAN, frame);
 
         // 1. Assets.
         let (asset_settings, asset_ms) = self.pump_assets();

@@ -20,6 +20,8 @@ pub const MAX_SYSTEMS: usize = 256;
 #[derive(Debug)]
 pub(crate) struct SystemRecord {
     pub(crate) name: Cow<'static, str>,
+    /// The name as the trace's span name (interned once per distinct name).
+    pub(crate) span_name: &'static str,
     pub(crate) budget: Budget,
     /// `budget * BUDGET_CRITICAL_MULTIPLIER`, saturating (precomputed for the hot path).
     pub(crate) critical_ns: u64,
@@ -148,6 +150,7 @@ impl World {
         }
         let index = t.records.len() as u32;
         t.records.push(SystemRecord {
+            span_name: crate::telemetry::spans::intern_name(&name),
             name,
             budget,
             critical_ns: budget.as_nanos().saturating_mul(BUDGET_CRITICAL_MULTIPLIER),

@@ -83,6 +83,9 @@ impl World {
                 let t1 = clock::now();
                 let ns = t1.ns_since(t0);
                 let rec = &mut self.systems.records[i];
+                // The system's span on the running thread's track (the owner's), from the
+                // stamps just taken: no second clock read.
+                crate::telemetry::spans::record_here(rec.span_name, t0, t1);
                 if record_sample(rec, ns, ctx.workload) {
                     on_breach(rec, &mut self.events, ctx.id, ns);
                 }

@@ -10,8 +10,13 @@
 //!   so every lane worker, the owner thread and each GPU queue get a row, owner first;
 //! - per span, a complete event (`"ph": "X"`) with `ts` and `dur` in **microseconds** as floats
 //!   (nanosecond precision: `f64` holds integer nanoseconds exactly for 104 days of uptime),
-//!   `ts` on the clock's common timeline (`Stamp::as_ns`), and `args.n` when the span has a
-//!   workload size;
+//!   `ts` on the clock's common timeline (`Stamp::as_ns`), `cat` = `lane.<name>` on a lane
+//!   worker's track (`gpu` on a GPU queue's, `lanegraph` elsewhere), `args.n` when the span has
+//!   a workload size, and `args.frame`, the number of the owner's frame span it starts in (the
+//!   owner's `frame` spans carry their own number);
+//! - per frame, counter events (`"ph": "C"`): [`COUNTER_FRAME_MS`] and, per lane,
+//!   [`COUNTER_LANE_BUSY`] (the union of its workers' spans inside the frame, over the frame's
+//!   length times its workers);
 //! - events of one track are strictly ordered by `ts`, and at equal `ts` longest first, so a
 //!   parent precedes the children it contains.
 
@@ -19,10 +24,90 @@ use std::collections::BTreeSet;
 
 use serde_json::{json, Value};
 
-use super::spans::{sort_for_export, SpanRecord, TrackId, TrackInfo};
+use super::spans::{sort_for_export, SpanRecord, TrackId, TrackInfo, TrackKind};
 
-/// The `cat` of every span event.
+/// The `cat` of span events on the owner's track and other threads' tracks.
 pub const CATEGORY: &str = "lanegraph";
+
+/// The name of the owner's per-frame span; its `n` is the frame number.
+pub const FRAME_SPAN: &str = "frame";
+
+/// The counter tracks a trace carries, one sample per frame (at the frame's start).
+pub const COUNTER_FRAME_MS: &str = "frame time (ms)";
+/// Per lane, the share of its workers' time inside the frame spent in spans (0 to 1).
+pub const COUNTER_LANE_BUSY: &str = "lane busy share";
+
+/// An event's `cat`: `lane.<name>` on a lane worker's track, `gpu` on a GPU queue's, else
+/// [`CATEGORY`] (so a viewer can filter by lane).
+fn category(tracks: &[TrackInfo], id: TrackId) -> String {
+    match tracks.iter().find(|t| t.id == id).map(|t| &t.kind) {
+        Some(TrackKind::LaneWorker { lane, .. }) => format!("lane.{lane}"),
+        Some(TrackKind::GpuQueue { .. }) => "gpu".into(),
+        _ => CATEGORY.into(),
+    }
+}
+
+/// The counter events: per frame, its time in ms and each lane's busy share.
+fn counters(
+    spans: &[SpanRecord],
+    tracks: &[TrackInfo],
+    frames: &[&SpanRecord],
+    pid: u32,
+) -> Vec<Value> {
+    // Each lane's worker tracks, and the spans on each track (sorted by start already).
+    let mut lanes: Vec<(&str, Vec<TrackId>)> = Vec::new();
+    for t in tracks {
+        if let TrackKind::LaneWorker { lane, .. } = &t.kind {
+            match lanes.iter_mut().find(|(l, _)| *l == lane.as_str()) {
+                Some((_, ids)) => ids.push(t.id),
+                None => lanes.push((lane.as_str(), vec![t.id])),
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(frames.len() * 2);
+    for f in frames {
+        let ts = f.start.as_ns() as f64 / 1000.0;
+        let dur = f.duration_ns();
+        out.push(json!({
+            "ph": "C", "name": COUNTER_FRAME_MS, "pid": pid, "ts": ts,
+            "args": {"ms": dur as f64 / 1e6},
+        }));
+        if lanes.is_empty() || dur == 0 {
+            continue;
+        }
+        let mut args = serde_json::Map::new();
+        for (lane, ids) in &lanes {
+            let busy: u64 = ids
+                .iter()
+                .map(|&id| busy_ns(spans.iter().filter(|s| s.track == id), f.start, f.end))
+                .sum();
+            let share = busy as f64 / (dur as f64 * ids.len() as f64);
+            args.insert((*lane).into(), share.min(1.0).into());
+        }
+        out.push(json!({
+            "ph": "C", "name": COUNTER_LANE_BUSY, "pid": pid, "ts": ts, "args": args,
+        }));
+    }
+    out
+}
+
+/// Nanoseconds of `[from, to]` covered by the union of `spans` (sorted by start; nested
+/// spans count once).
+fn busy_ns<'a>(
+    spans: impl Iterator<Item = &'a SpanRecord>,
+    from: lanegraph_jobs::clock::Stamp,
+    to: lanegraph_jobs::clock::Stamp,
+) -> u64 {
+    let (mut busy, mut reach) = (0u64, from);
+    for s in spans {
+        let (a, b) = (s.start.max(reach), s.end.min(to));
+        if b > a {
+            busy += b.as_ns().saturating_sub(a.as_ns());
+            reach = b;
+        }
+    }
+    busy
+}
 
 /// Builds the trace document. `dropped` (spans lost to overwriting) goes into `otherData` so a
 /// reader knows the trace has holes.
@@ -50,18 +135,44 @@ pub fn chrome_trace_json(spans: &[SpanRecord], tracks: &[TrackInfo], dropped: u6
             "args": {"sort_index": t.kind.order() * 100_000 + t.id.0}
         }));
     }
+    // The owner's frame spans (`n` = the frame number), by start: every event inside one gets
+    // its frame number, and each frame adds counter samples.
+    let mut frames: Vec<&SpanRecord> = sorted
+        .iter()
+        .filter(|s| s.name == FRAME_SPAN && s.n.is_some())
+        .collect();
+    frames.sort_by_key(|f| f.start);
+    let frame_at = |t: lanegraph_jobs::clock::Stamp| -> Option<u64> {
+        let i = frames.partition_point(|f| f.start <= t);
+        let f = frames.get(i.checked_sub(1)?)?;
+        (t <= f.end).then_some(f.n).flatten()
+    };
     for s in &sorted {
         let start_ns = s.start.as_ns();
         let dur_ns = s.duration_ns();
         let mut e = json!({
-            "ph": "X", "cat": CATEGORY, "name": s.name, "pid": pid, "tid": s.track.0,
-            "ts": start_ns as f64 / 1000.0, "dur": dur_ns as f64 / 1000.0,
+            "ph": "X", "cat": category(tracks, s.track), "name": s.name, "pid": pid,
+            "tid": s.track.0, "ts": start_ns as f64 / 1000.0, "dur": dur_ns as f64 / 1000.0,
         });
-        if let Some(n) = s.n {
-            e["args"] = json!({ "n": n });
+        let mut args = serde_json::Map::new();
+        if s.name == FRAME_SPAN {
+            if let Some(n) = s.n {
+                args.insert("frame".into(), n.into());
+            }
+        } else {
+            if let Some(n) = s.n {
+                args.insert("n".into(), n.into());
+            }
+            if let Some(f) = frame_at(s.start) {
+                args.insert("frame".into(), f.into());
+            }
+        }
+        if !args.is_empty() {
+            e["args"] = Value::Object(args);
         }
         events.push(e);
     }
+    events.extend(counters(&sorted, tracks, &frames, pid));
     json!({
         "traceEvents": events,
         "displayTimeUnit": "ms",
@@ -135,6 +246,8 @@ mod tests {
         assert_eq!(x[0]["name"], "frame", "parent first at equal ts");
         assert_eq!(x[1]["name"], "child");
         assert_eq!(x[1]["args"]["n"], 5);
+        assert_eq!(x[1]["cat"], "lanegraph");
+        assert_eq!(x[2]["cat"], "lane.physics");
         let dur = x[0]["dur"].as_f64().unwrap();
         assert!((dur - 8.0).abs() < 0.01, "8000 ns is 8 us, got {dur}");
         assert!((x[1]["ts"].as_f64().unwrap() - x[0]["ts"].as_f64().unwrap()).abs() < 1e-9);

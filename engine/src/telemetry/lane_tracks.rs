@@ -23,18 +23,17 @@ pub fn name_lane_thread() {
     let Some(name) = thread.name() else {
         return;
     };
-    let kind = match parse_worker_name(name) {
-        Some((lane, index)) => TrackKind::LaneWorker {
-            lane: lane.to_string(),
-            index,
-        },
-        None => TrackKind::Thread,
+    // Only a lane worker is renamed: the owner thread runs lane jobs too when it serves its
+    // lane, and must keep its `owner` track (it used to be renamed after its thread, `main`,
+    // and sorted last).
+    let Some((lane, index)) = parse_worker_name(name) else {
+        return;
     };
-    let label = match &kind {
-        TrackKind::LaneWorker { lane, index } => format!("{lane} {index}"),
-        _ => name.to_string(),
+    let kind = TrackKind::LaneWorker {
+        lane: lane.to_string(),
+        index,
     };
-    spans::name_current_thread(label, kind);
+    spans::name_current_thread(format!("{lane} {index}"), kind);
 }
 
 /// `lg-<lane>-<index>` -> `(lane, index)`.
@@ -46,6 +45,35 @@ pub fn parse_worker_name(name: &str) -> Option<(&str, u32)> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::spans::{self as sp, TrackKind};
+
+    /// The owner thread running a lane job (it serves the physics lane) keeps its owner track.
+    #[test]
+    fn a_lane_job_on_the_owner_thread_keeps_the_owner_track() {
+        std::thread::Builder::new()
+            .name("main".into())
+            .spawn(|| {
+                let id = sp::name_current_thread("owner", TrackKind::Owner).unwrap();
+                super::name_lane_thread();
+                let t = sp::tracks().into_iter().find(|t| t.id == id).unwrap();
+                assert_eq!((t.name.as_str(), t.kind), ("owner", TrackKind::Owner));
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        std::thread::Builder::new()
+            .name("lg-physics-1".into())
+            .spawn(|| {
+                super::name_lane_thread();
+                let id = sp::current_thread_track().unwrap();
+                let t = sp::tracks().into_iter().find(|t| t.id == id).unwrap();
+                assert_eq!(t.name, "physics 1");
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
     #[test]
     fn parses_worker_names() {
         assert_eq!(

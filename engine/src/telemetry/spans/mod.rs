@@ -147,6 +147,35 @@ impl Drop for SpanGuard {
     }
 }
 
+/// Pushes a span the caller timed itself onto the calling thread's own track (a system run,
+/// timed by the scheduler anyway). Does nothing while recording is off.
+#[inline]
+pub(crate) fn record_here(name: &'static str, start: Stamp, end: Stamp) {
+    if !is_enabled() {
+        return;
+    }
+    if let Some(ring) = store::current_ring() {
+        ring.push(name, store::home_track(ring), start, end, NO_WORKLOAD);
+    }
+}
+
+/// A `&'static str` equal to `name`: span names are static, and a run-time name (a system's)
+/// is interned once per distinct name (a bounded set: names a game registers, not data).
+pub(crate) fn intern_name(name: &str) -> &'static str {
+    type Names = std::sync::Mutex<std::collections::HashSet<&'static str>>;
+    static NAMES: std::sync::OnceLock<Names> = std::sync::OnceLock::new();
+    let mut names = NAMES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    if let Some(&n) = names.get(name) {
+        return n;
+    }
+    let n: &'static str = Box::leak(name.to_owned().into_boxed_str());
+    names.insert(n);
+    n
+}
+
 /// Pushes a span that was timed elsewhere (a lane's per-node timings, GPU passes placed on the
 /// CPU timeline) onto `track`, through the calling thread's ring. Does nothing while recording
 /// is off. `n` is the workload size, if any.

@@ -1,0 +1,35 @@
+//! The process's log output: the runtime's `tracing` events, formatted on stderr.
+//!
+//! Owns: installing the subscriber once, first thing in `main`. Must never: write to stdout
+//! (the bench suites print figures and JSON there), or refuse to start over a bad `RUST_LOG`
+//! (it says what is wrong and falls back to the default).
+
+use tracing_subscriber::EnvFilter;
+
+/// What prints without `RUST_LOG`: warnings and errors (asset failures, budget overruns,
+/// dropped steps, a refused core pin).
+pub const DEFAULT_FILTER: &str = "warn";
+
+/// Installs the stderr subscriber, filtered by `RUST_LOG` when it is set and valid.
+pub fn install() {
+    let (filter, bad) = match std::env::var("RUST_LOG") {
+        Ok(spec) if !spec.trim().is_empty() => match EnvFilter::try_new(&spec) {
+            Ok(f) => (f, None),
+            Err(e) => (EnvFilter::new(DEFAULT_FILTER), Some((spec, e.to_string()))),
+        },
+        _ => (EnvFilter::new(DEFAULT_FILTER), None),
+    };
+    let installed = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        // Colour codes only for a terminal: a redirected log stays plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init()
+        .is_ok();
+    if let (true, Some((spec, why))) = (installed, bad) {
+        tracing::warn!(
+            "RUST_LOG={spec:?} is not a valid filter ({why}); using {DEFAULT_FILTER:?}; \
+             fix: e.g. RUST_LOG=info or RUST_LOG=lanegraph=debug"
+        );
+    }
+}
