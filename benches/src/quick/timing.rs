@@ -16,8 +16,11 @@
 //!   tick (the bounded cold path: counters, the limiter, no event formatting while suppressed),
 //!   baseline the all-in-budget tick.
 //! - `engine_frame`: the same 256 systems run through `Engine::frame` (lockstep, one step a
-//!   frame, no GPU, no observer: the runtime's own cost), per system, against
-//!   `World::run_systems` alone, interleaved round by round. Goal: at most 1.2x.
+//!   frame, no GPU, no observer, no span per system run: the runtime's own cost), per system,
+//!   against `World::run_systems` alone, interleaved round by round. Goal: at most 1.2x.
+//! - `engine_frame_system_spans`: the same with every system run recorded as a trace span (the
+//!   engine's default): what the per-system trace costs on top, ring write, per-frame drain and
+//!   trace history included.
 //! - `engine_frame_recorded`: the same with the provided `RunRecorder` installed (as the demo
 //!   runs), against the same baseline.
 //! - `engine_frame_memory`: live-heap growth (bytes) and allocations per `Engine::frame` over
@@ -67,7 +70,7 @@ fn trivial_world(breaching: bool) -> Result<World, BenchError> {
 
 /// A lockstep engine (one fixed step a frame, no GPU) whose world holds the trivial systems;
 /// `recorded`: with the provided run record installed, as the demo installs it.
-fn trivial_engine(recorded: bool) -> Result<Engine, BenchError> {
+fn trivial_engine(recorded: bool, system_spans: bool) -> Result<Engine, BenchError> {
     let failed = |why: String| BenchError::Failed { suite: SUITE, why };
     let mut engine = Engine::builder()
         .world(trivial_world(false)?)
@@ -75,6 +78,9 @@ fn trivial_engine(recorded: bool) -> Result<Engine, BenchError> {
         .lockstep(true)
         .build()
         .map_err(|e| failed(e.to_string()))?;
+    // The runtime's own cost is measured without a span per system run (a game's choice,
+    // measured on its own by `engine_frame_system_spans`).
+    engine.world_mut().set_system_spans(system_spans);
     if recorded {
         engine.observe(RunRecorder::default());
     }
@@ -216,9 +222,13 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
             why: err.to_string(),
         })
     };
-    let mut engine = trivial_engine(false)?;
-    for (case, recorded) in [("engine_frame", false), ("engine_frame_recorded", true)] {
-        let mut e = trivial_engine(recorded)?;
+    let mut engine = trivial_engine(false, false)?;
+    for (case, recorded, system_spans) in [
+        ("engine_frame", false, false),
+        ("engine_frame_recorded", true, false),
+        ("engine_frame_system_spans", false, true),
+    ] {
+        let mut e = trivial_engine(recorded, system_spans)?;
         let mut bare = trivial_world(false)?;
         for _ in 0..64 {
             frame(&mut e)?;
@@ -254,7 +264,7 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
             )
             .with_baseline("World::run_systems", median(&mut alone)),
         );
-        if recorded {
+        if recorded && !system_spans {
             engine = e;
         }
     }

@@ -15,6 +15,7 @@
 //!
 //! [telemetry]
 //! spans = true               # record trace spans
+//! system_spans = true        # and every system run as a span (about 7 ns each)
 //! trace_frames = 120         # frames of spans kept for trace.json and the report
 //!
 //! [budget]
@@ -50,6 +51,9 @@ pub struct EngineConfig {
     pub pin: bool,
     /// Record trace spans.
     pub spans: bool,
+    /// Record every system run as a span too (while `spans` is on; see
+    /// [`World::set_system_spans`](crate::world::World::set_system_spans)).
+    pub system_spans: bool,
     /// Frames of spans kept for export.
     pub trace_frames: usize,
     /// Let the budget controller adapt (false: every agent stays on its first strategy).
@@ -72,6 +76,7 @@ impl Default for EngineConfig {
             lanes: None,
             pin: true,
             spans: true,
+            system_spans: true,
             trace_frames: 120,
             adaptive: true,
             asset_limits: super::loaders::AssetLimits::default(),
@@ -122,6 +127,7 @@ struct FileEngine {
 #[serde(deny_unknown_fields)]
 struct FileTelemetry {
     spans: Option<bool>,
+    system_spans: Option<bool>,
     trace_frames: Option<usize>,
 }
 
@@ -165,6 +171,7 @@ impl EngineConfig {
         c.lanes = e.lanes.or(c.lanes);
         c.pin = e.pin.unwrap_or(c.pin);
         c.spans = doc.telemetry.spans.unwrap_or(c.spans);
+        c.system_spans = doc.telemetry.system_spans.unwrap_or(c.system_spans);
         c.trace_frames = doc.telemetry.trace_frames.unwrap_or(c.trace_frames);
         c.adaptive = doc.budget.adaptive.unwrap_or(c.adaptive);
         let a = doc.assets;
@@ -318,12 +325,13 @@ mod tests {
     #[test]
     fn reads_every_key_over_the_defaults() {
         let c = EngineConfig::from_toml(
-            "[engine]\ntarget_fps = 30.0\nfixed_step_hz = 120\nvulkan = false\nlanes = \"physics=2\"\n\n[telemetry]\ntrace_frames = 10\n\n[budget]\nadaptive = false\n",
+            "[engine]\ntarget_fps = 30.0\nfixed_step_hz = 120\nvulkan = false\nlanes = \"physics=2\"\n\n[telemetry]\ntrace_frames = 10\nsystem_spans = false\n\n[budget]\nadaptive = false\n",
         )
         .unwrap();
         assert_eq!(c.target_fps, 30.0);
         assert_eq!(c.fixed_step_hz, 120);
-        assert!(!c.vulkan && !c.adaptive && c.spans);
+        assert!(!c.vulkan && !c.adaptive && c.spans && !c.system_spans);
+        assert!(EngineConfig::default().system_spans);
         assert_eq!(c.lanes.as_deref(), Some("physics=2"));
         assert_eq!(c.trace_frames, 10);
     }

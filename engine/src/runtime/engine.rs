@@ -314,6 +314,8 @@ impl Engine {
             Some(m) => EngineClock::Lockstep(m.clone()),
             None => EngineClock::Real(MonotonicClock),
         };
+        let mut world = world;
+        world.set_system_spans(config.system_spans);
         let game = GameLoop::with_clock(
             world,
             clk,

@@ -70,6 +70,11 @@ impl World {
         let world_id = self.id();
         let tick = self.tick;
         let step = self.fixed_step;
+        let trace = if TIMED && self.systems.spans {
+            crate::telemetry::spans::Here::now()
+        } else {
+            None
+        };
         for (i, run) in runs.iter_mut().enumerate() {
             let mut ctx = SystemContext {
                 id: SystemId::new(world_id, i as u32),
@@ -85,7 +90,9 @@ impl World {
                 let rec = &mut self.systems.records[i];
                 // The system's span on the running thread's track (the owner's), from the
                 // stamps just taken: no second clock read.
-                crate::telemetry::spans::record_here(rec.span_name, t0, t1);
+                if let Some(here) = trace {
+                    here.record(rec.span_name, t0, t1);
+                }
                 if record_sample(rec, ns, ctx.workload) {
                     on_breach(rec, &mut self.events, ctx.id, ns);
                 }

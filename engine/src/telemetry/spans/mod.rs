@@ -147,15 +147,25 @@ impl Drop for SpanGuard {
     }
 }
 
-/// Pushes a span the caller timed itself onto the calling thread's own track (a system run,
-/// timed by the scheduler anyway). Does nothing while recording is off.
-#[inline]
-pub(crate) fn record_here(name: &'static str, start: Stamp, end: Stamp) {
-    if !is_enabled() {
-        return;
+/// The calling thread's ring and track while recording is on: for a loop that records spans
+/// it timed itself (the scheduler's system runs), looked up once per loop, not per span.
+#[derive(Clone, Copy)]
+pub(crate) struct Here(&'static ring::Ring, TrackId);
+
+impl Here {
+    /// `None` while recording is off.
+    #[inline]
+    pub(crate) fn now() -> Option<Here> {
+        if !is_enabled() {
+            return None;
+        }
+        store::current_ring().map(|r| Here(r, store::home_track(r)))
     }
-    if let Some(ring) = store::current_ring() {
-        ring.push(name, store::home_track(ring), start, end, NO_WORKLOAD);
+
+    /// Pushes a span timed by the caller onto this thread's track.
+    #[inline(always)]
+    pub(crate) fn record(self, name: &'static str, start: Stamp, end: Stamp) {
+        self.0.push(name, self.1, start, end, NO_WORKLOAD);
     }
 }
 
