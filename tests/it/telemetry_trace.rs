@@ -256,3 +256,50 @@ fn a_full_ring_overwrites_oldest_and_counts_drops() {
     assert_eq!(kept[0].n, Some(1000), "the oldest 1000 were overwritten");
     assert_eq!(kept.last().unwrap().n, Some(pushed - 1));
 }
+
+/// A game's own `tracing` spans and events land in the engine's trace through `SpanLayer`:
+/// named after their callsites, nested as entered, on the thread that ran them; the engine's
+/// own targets are not recorded twice, and nothing is recorded while spans are off.
+#[test]
+fn the_tracing_layer_records_a_games_spans_and_events() {
+    use tracing_subscriber::prelude::*;
+    let _serial = serial();
+    clock::init();
+    spans::set_enabled(true);
+    let _ = spans::collect();
+    let subscriber = tracing_subscriber::registry().with(lanegraph::telemetry::SpanLayer);
+    tracing::subscriber::with_default(subscriber, || {
+        let outer = tracing::info_span!(target: "mygame", "game.update").entered();
+        {
+            let _inner = tracing::debug_span!(target: "mygame", "ai.plan").entered();
+            tracing::info!(target: "mygame", agents = 3, "planned");
+        }
+        let _engine_own = tracing::info_span!(target: "lanegraph::x", "engine.own").entered();
+        drop(_engine_own);
+        drop(outer);
+        spans::set_enabled(false);
+        let _off = tracing::info_span!(target: "mygame", "while.off").entered();
+    });
+    spans::set_enabled(true);
+    let got = spans::collect().spans;
+    let named = |n: &str| got.iter().filter(|s| s.name == n).collect::<Vec<_>>();
+    let (outer, inner) = (named("game.update"), named("ai.plan"));
+    assert_eq!((outer.len(), inner.len()), (1, 1), "{got:?}");
+    let (o, i) = (outer[0], inner[0]);
+    assert_eq!(o.track, i.track, "same thread, same track");
+    assert!(
+        o.start <= i.start && i.end <= o.end,
+        "ai.plan inside game.update"
+    );
+    let events: Vec<_> = got
+        .iter()
+        .filter(|s| s.name.starts_with("event "))
+        .collect();
+    assert_eq!(events.len(), 1, "{got:?}");
+    assert!(events[0].start >= i.start && events[0].end <= i.end);
+    assert!(
+        named("engine.own").is_empty(),
+        "the engine's own target is skipped"
+    );
+    assert!(named("while.off").is_empty(), "nothing while spans are off");
+}

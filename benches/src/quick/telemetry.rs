@@ -8,6 +8,9 @@
 //! - `span`: one recorded span (`telemetry::span`, guard dropped at once), baseline `puffin`'s
 //!   `profile_scope!` with scopes on, same loop, same run.
 //! - `span_disabled`: one span with recording switched off, baseline the empty loop.
+//! - `tracing_layer`: one `tracing` span entered and exited with `telemetry::SpanLayer` on a
+//!   bare `tracing_subscriber` registry (a game's own span landing in the trace), baseline the
+//!   native span.
 //! - `counter_add`: `Counter::add(1)`, baseline a relaxed `fetch_add` on one shared atomic (the
 //!   obvious unsharded counter); at 1 thread and at every core at once (contended).
 //! - `histogram_observe`: `Histogram::observe` over 20 frame-time buckets, baseline the same
@@ -177,6 +180,47 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     out.push(
         Figure::new(SUITE, "span", 1, "ns_per_span", "ns", ours)
             .with_baseline("empty loop", empty_ns),
+    );
+
+    // tracing_layer: a game's own `tracing` span (entered and exited) recorded into the trace
+    // by `SpanLayer` on a bare registry, against the native span.
+    let layered = {
+        use tracing_subscriber::prelude::*;
+        let subscriber = tracing_subscriber::registry().with(telemetry::SpanLayer);
+        tracing::subscriber::with_default(subscriber, || {
+            per_iter(
+                &plan,
+                |n| {
+                    for i in 0..n {
+                        let _s = tracing::info_span!(target: "bench", "bench.span").entered();
+                        black_box(i);
+                    }
+                },
+                drain_spans,
+            )
+        })
+    };
+    // The same span on the registry alone: what `tracing` itself costs, so the difference is
+    // the layer's.
+    let bare_registry = tracing::subscriber::with_default(tracing_subscriber::registry(), || {
+        per_iter(
+            &plan,
+            |n| {
+                for i in 0..n {
+                    let _s = tracing::info_span!(target: "bench", "bench.span").entered();
+                    black_box(i);
+                }
+            },
+            drain_spans,
+        )
+    });
+    out.push(
+        Figure::new(SUITE, "tracing_layer", 1, "ns_per_span", "ns", layered)
+            .with_baseline("native span", ours),
+    );
+    out.push(
+        Figure::new(SUITE, "tracing_layer", 1, "ns_per_span", "ns", layered)
+            .with_baseline("tracing registry without the layer", bare_registry),
     );
 
     spans::set_enabled(false);
@@ -363,6 +407,7 @@ mod tests {
         for case in [
             "span",
             "span_disabled",
+            "tracing_layer",
             "counter_add",
             "histogram_observe",
             "alloc_tracking",

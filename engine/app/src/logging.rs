@@ -1,9 +1,11 @@
-//! The process's log output: the runtime's `tracing` events, formatted on stderr.
+//! The process's log output: the runtime's `tracing` events, formatted on stderr, and the
+//! `tracing` spans of code running in the process recorded into the trace (`SpanLayer`).
 //!
 //! Owns: installing the subscriber once, first thing in `main`. Must never: write to stdout
 //! (the bench suites print figures and JSON there), or refuse to start over a bad `RUST_LOG`
 //! (it says what is wrong and falls back to the default).
 
+use tracing_subscriber::prelude::*;
 use tracing_subscriber::EnvFilter;
 
 /// What prints without `RUST_LOG`: warnings and errors (asset failures, budget overruns,
@@ -19,11 +21,16 @@ pub fn install() {
         },
         _ => (EnvFilter::new(DEFAULT_FILTER), None),
     };
-    let installed = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    // The formatted log, filtered; beside it the span layer, unfiltered, so a game's own
+    // `tracing` spans reach trace.json whatever RUST_LOG prints.
+    let log = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         // Colour codes only for a terminal: a redirected log stays plain text.
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_filter(filter);
+    let installed = tracing_subscriber::registry()
+        .with(log)
+        .with(lanegraph::telemetry::SpanLayer)
         .try_init()
         .is_ok();
     if let (true, Some((spec, why))) = (installed, bad) {

@@ -26,6 +26,8 @@ pub(crate) mod shard;
 pub mod spans;
 pub(crate) mod sync;
 pub(crate) mod trace_history;
+#[cfg(feature = "tracing-layer")]
+pub(crate) mod tracing_layer;
 
 #[cfg(all(test, loom))]
 pub(crate) mod loom_models;
@@ -48,3 +50,5 @@ pub use names::{MetricKind, Unit, WELL_KNOWN_METRICS};
 pub use registry::{global, MetricDesc, MetricSnapshot, MetricValue, Registry};
 pub use spans::{record_span, span, span_n, SpanGuard, SpanRecord, TrackId, TrackKind};
 pub use trace_history::TraceHistory;
+#[cfg(feature = "tracing-layer")]
+pub use tracing_layer::{SpanLayer, MAX_DEPTH as SPAN_LAYER_MAX_DEPTH};
