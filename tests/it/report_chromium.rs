@@ -122,6 +122,7 @@ fn the_report_loads_clean_and_shows_its_charts() {
         "overview",
         "timeline",
         "frame-time",
+        "frame-histogram",
         "systems",
         "lane-busy",
         "memory",

@@ -5,8 +5,9 @@
 //! [`render_html`]. Must never: fetch anything (no external fonts, scripts or images), or show a
 //! figure that was not measured (absent figures say why).
 //!
-//! Sections: lane timeline of the last frames (one row per thread, like a profiler), frame time
-//! over the run against the target, per-system p50/p99 against budget (breaches highlighted),
+//! Sections: lane timeline of the slowest frames held (one row per thread, like a profiler; the
+//! slowest open, the others a click away), frame time over the run against the target, a
+//! frame-time histogram against the budget, per-system p50/p99 against budget (breaches highlighted),
 //! the controller's decisions with reasons, lane busy share, memory over time, GPU pass times.
 
 pub mod svg;
@@ -15,10 +16,24 @@ use lanegraph::runtime::{DecisionEntry, Engine, FrameRow, GpuPass, LayoutRow, Ru
 use lanegraph::telemetry::spans::{self, TrackKind};
 use svg::{esc, Bar, Series};
 
-/// Frames of spans the timeline shows.
+/// Frames of spans the timeline shows: the slowest of those the trace history holds.
 pub const TIMELINE_FRAMES: usize = 3;
 /// Most bars drawn in the timeline (a page stays a few hundred KB).
 pub const MAX_TIMELINE_BARS: usize = 4_000;
+
+/// One frame's timeline: its number, its time (its `frame` span), its tracks and the window
+/// they span, ms.
+#[derive(Debug, Clone)]
+pub struct TimelineFrame {
+    /// The frame's number.
+    pub frame: u64,
+    /// Its owner-thread time, ms.
+    pub ms: f64,
+    /// Tracks and their bars.
+    pub tracks: Vec<(String, Vec<Bar>)>,
+    /// The window the bars span, ms.
+    pub window_ms: f64,
+}
 
 /// One system's row.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,8 +63,8 @@ pub struct ReportData {
     pub frames: Vec<FrameRow>,
     /// Lane names, in the order of `FrameRow::lane_busy`.
     pub lanes: Vec<String>,
-    /// Timeline tracks and the window they span, ms.
-    pub timeline: (Vec<(String, Vec<Bar>)>, f64),
+    /// The slowest frames the trace holds, slowest first, each as timeline tracks.
+    pub timeline: Vec<TimelineFrame>,
     /// Systems.
     pub systems: Vec<SystemRow>,
     /// Decisions.
@@ -69,7 +84,7 @@ impl Default for ReportData {
             overview: String::new(),
             frames: Vec::new(),
             lanes: Vec::new(),
-            timeline: (Vec::new(), 0.0),
+            timeline: Vec::new(),
             systems: Vec::new(),
             decisions: Vec::new(),
             gpu: Err("GPU unavailable".into()),
@@ -136,11 +151,40 @@ impl ReportData {
     }
 }
 
-/// The last [`TIMELINE_FRAMES`] frames of spans as timeline tracks.
-fn timeline_of(engine: &Engine) -> (Vec<(String, Vec<Bar>)>, f64) {
-    let frames: Vec<_> = engine.trace().frames().collect();
-    let last = &frames[frames.len().saturating_sub(TIMELINE_FRAMES)..];
-    let mut all: Vec<_> = last.iter().flat_map(|f| f.spans.iter().copied()).collect();
+/// The slowest [`TIMELINE_FRAMES`] frames the trace history holds (by their `frame` span),
+/// slowest first, each as timeline tracks.
+fn timeline_of(engine: &Engine) -> Vec<TimelineFrame> {
+    let frame_ms = |f: &lanegraph::telemetry::FrameSpans<'_>| {
+        f.spans
+            .iter()
+            .filter(|s| s.name == lanegraph::telemetry::FRAME_SPAN)
+            .map(|s| s.duration_ns())
+            .max()
+            .map(|ns| ns as f64 / 1e6)
+    };
+    let mut frames: Vec<_> = engine
+        .trace()
+        .frames()
+        .filter_map(|f| Some((frame_ms(&f)?, f)))
+        .collect();
+    frames.sort_by(|a, b| b.0.total_cmp(&a.0));
+    frames
+        .into_iter()
+        .take(TIMELINE_FRAMES)
+        .map(|(ms, f)| {
+            let (tracks, window_ms) = tracks_of(f.spans.to_vec());
+            TimelineFrame {
+                frame: f.frame,
+                ms,
+                tracks,
+                window_ms,
+            }
+        })
+        .collect()
+}
+
+/// One frame's spans as timeline tracks, and the window they span, ms.
+fn tracks_of(mut all: Vec<lanegraph::telemetry::SpanRecord>) -> (Vec<(String, Vec<Bar>)>, f64) {
     if all.is_empty() {
         return (Vec::new(), 0.0);
     }
@@ -155,7 +199,7 @@ fn timeline_of(engine: &Engine) -> (Vec<(String, Vec<Bar>)>, f64) {
             .then(a.name.cmp(&b.name))
     });
     let mut tracks = Vec::new();
-    let mut budget = MAX_TIMELINE_BARS;
+    let mut budget = MAX_TIMELINE_BARS / TIMELINE_FRAMES;
     for info in infos {
         let mut bars = Vec::new();
         let mut stack: Vec<u64> = Vec::new();
@@ -218,9 +262,25 @@ pub fn render_html(d: &ReportData) -> String {
     ));
 
     h.push_str(&format!(
-        "<h2>Lane timeline (last {TIMELINE_FRAMES} frames)</h2><p>One row per thread: the owner, then each lane worker. Hover a bar for its name and time.</p>"
+        "<h2>Lane timeline: the {TIMELINE_FRAMES} slowest frames held</h2><p>One row per thread: the owner, then each lane worker. Hover a bar for its name and time. Open a frame to see it; the slowest is open.</p>"
     ));
-    h.push_str(&svg::timeline("timeline", &d.timeline.0, d.timeline.1));
+    if d.timeline.is_empty() {
+        h.push_str("<p class=\"empty\" id=\"timeline\">No frames in the trace (spans off, or no frame ran).</p>");
+    }
+    for (i, f) in d.timeline.iter().enumerate() {
+        let id = if i == 0 {
+            "timeline".to_string()
+        } else {
+            format!("timeline-{i}")
+        };
+        h.push_str(&format!(
+            "<details{}><summary>frame {}: {:.2} ms</summary>{}</details>",
+            if i == 0 { " open" } else { "" },
+            f.frame,
+            f.ms,
+            svg::timeline(&id, &f.tracks, f.window_ms)
+        ));
+    }
 
     let frame_pts = |f: fn(&FrameRow) -> f64| {
         d.frames
@@ -253,6 +313,13 @@ pub fn render_html(d: &ReportData) -> String {
         ],
         "frame",
         "ms",
+    ));
+
+    h.push_str("<h2>Frame-time histogram</h2><p>Frames per 1/8 of the frame budget (the last bin holds everything past twice the budget); the black line is the budget.</p>");
+    h.push_str(&svg::histogram(
+        "frame-histogram",
+        &d.frames.iter().map(|r| r.frame_ms).collect::<Vec<_>>(),
+        d.budget_ms,
     ));
 
     h.push_str("<h2>Systems: p50 / p99 against budget</h2><p>Dark bar p50, light bar p99, black line the budget; red: p99 over budget.</p>");
@@ -333,7 +400,13 @@ pub fn render_html(d: &ReportData) -> String {
                 .collect(),
         })
         .collect();
-    h.push_str(&svg::line_chart("lane-busy", &busy, "frame", "% busy"));
+    h.push_str(&svg::line_chart_to(
+        "lane-busy",
+        &busy,
+        "frame",
+        "% busy",
+        Some(100.0),
+    ));
 
     h.push_str("<h2>Memory</h2>");
     h.push_str(&svg::line_chart(
@@ -357,7 +430,7 @@ pub fn render_html(d: &ReportData) -> String {
             h.push_str(
                 "<p>Dark bar EMA, light bar the last raw reading (read two frames late).</p>",
             );
-            h.push_str(&svg::budget_bars("gpu", &rows));
+            h.push_str(&svg::bars_with("gpu", &rows, ("EMA", "raw")));
         }
         Ok(_) => h.push_str("<p class=\"empty\" id=\"gpu\">No GPU passes recorded.</p>"),
         Err(why) => h.push_str(&format!("<p class=\"empty\" id=\"gpu\">{}</p>", esc(why))),
@@ -369,6 +442,45 @@ pub fn render_html(d: &ReportData) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The timeline shows the slowest frames held, slowest first and open, not the last ones.
+    #[test]
+    fn the_timeline_shows_the_slowest_frames() {
+        use lanegraph::systems::SystemDef;
+        let mut engine = Engine::builder()
+            .lanes_spec("physics=1,render=1,asset=1")
+            .lockstep(true)
+            .telemetry(true, 32)
+            .build()
+            .unwrap();
+        // Frame 7 (tick 6) is slow by 200 ms, frame 12 by 100 ms; the rest take well under a
+        // millisecond (margins wide enough for a loaded machine).
+        engine
+            .world_mut()
+            .register_system(SystemDef::new("stall", 100.0, |_, ctx| {
+                let ms = match ctx.tick() {
+                    6 => 200,
+                    11 => 100,
+                    _ => 0,
+                };
+                std::thread::sleep(std::time::Duration::from_millis(ms));
+            }))
+            .unwrap();
+        let rec = engine.observe(RunRecorder::new(64));
+        for _ in 0..20 {
+            engine.frame().unwrap();
+        }
+        let d = ReportData::from_engine(&engine, engine.observer(rec), "t", "o");
+        let frames: Vec<u64> = d.timeline.iter().map(|f| f.frame).collect();
+        assert_eq!(&frames[..2], &[7, 12], "{frames:?}");
+        assert!(d.timeline[0].ms >= 200.0);
+        let html = render_html(&d);
+        assert!(
+            html.contains("<details open><summary>frame 7:"),
+            "the slowest is open"
+        );
+        assert!(html.contains("id=\"frame-histogram\""));
+    }
 
     #[test]
     fn the_page_is_self_contained_and_escapes_text() {

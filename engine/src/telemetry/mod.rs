@@ -49,6 +49,6 @@ pub use lane_tracks::{name_lane_thread, parse_worker_name};
 pub use names::{MetricKind, Unit, WELL_KNOWN_METRICS};
 pub use registry::{global, MetricDesc, MetricSnapshot, MetricValue, Registry};
 pub use spans::{record_span, span, span_n, SpanGuard, SpanRecord, TrackId, TrackKind};
-pub use trace_history::TraceHistory;
+pub use trace_history::{FrameSpans, TraceHistory};
 #[cfg(feature = "tracing-layer")]
 pub use tracing_layer::{SpanLayer, MAX_DEPTH as SPAN_LAYER_MAX_DEPTH};
