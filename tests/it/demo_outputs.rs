@@ -77,7 +77,7 @@ fn a_run_writes_every_export() {
 
     let prom = std::fs::read_to_string(dir.join("metrics.prom")).unwrap();
     assert!(
-        prom.contains("lanegraph_frame_time_milliseconds_bucket"),
+        prom.contains("lanegraph_frame_time_seconds_bucket"),
         "{prom}"
     );
     assert!(prom.trim_end().ends_with("# EOF"));

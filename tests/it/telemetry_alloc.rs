@@ -103,7 +103,7 @@ fn memory_metrics_export_the_allocator_totals() {
     assert_eq!(
         names,
         vec![
-            "memory.bytes_allocated_lifetime",
+            "memory.allocated_lifetime",
             "memory.current_bytes",
             "memory.net_allocations"
         ]
@@ -113,7 +113,7 @@ fn memory_metrics_export_the_allocator_totals() {
         other => panic!("memory.current_bytes is a gauge, got {other:?}"),
     }
     let text = telemetry::openmetrics::render(&r);
-    assert!(text.contains("lanegraph_memory_bytes_allocated_lifetime_bytes_total "));
+    assert!(text.contains("lanegraph_memory_allocated_lifetime_bytes_total "));
     // Registering twice is a clash (a computed metric has one source), not a second copy.
     assert!(telemetry::register_memory_metrics(&r).is_err());
 }

@@ -102,27 +102,126 @@ fn bad_registrations_are_typed_errors() {
     ));
 }
 
+/// A small game runs 30 frames; its live endpoint's scrape holds exactly the families of
+/// `WELL_KNOWN_METRICS` (both directions: nothing undocumented emitted, nothing documented
+/// missing), each per-lane family with a series per lane, kinds and units as listed; and the
+/// list is exactly the table in docs/telemetry.md (both directions again).
 #[test]
-fn every_well_known_metric_registers() {
-    let r = Registry::new();
-    for m in WELL_KNOWN_METRICS {
-        let name = m
-            .pattern
-            .replace("<lane>", &names::sanitize_segment("Physics"))
-            .replace("<system>", &names::sanitize_segment("MoveShips"))
-            .replace("<pass>", &names::sanitize_segment("shadow-map"));
-        let res = match m.kind {
-            MetricKind::Counter => r.register_counter(&name, m.unit, m.help).map(drop),
-            MetricKind::Gauge => r.register_gauge(&name, m.unit, m.help).map(drop),
-            MetricKind::Histogram => r
-                .register_histogram(&name, m.unit, m.help, Buckets::frame_time_ms())
-                .map(drop),
-        };
-        res.unwrap_or_else(|e| panic!("{}: {e}", m.pattern));
+fn a_running_engine_emits_exactly_the_documented_metrics() {
+    use lanegraph::systems::SystemDef;
+    use lanegraph::telemetry::{EndpointOptions, MetricsEndpoint};
+    use std::collections::BTreeSet;
+    use std::io::{Read, Write};
+
+    let mut engine = lanegraph::Engine::builder()
+        .lanes_spec("physics=1,render=1,asset=1")
+        .lockstep(true)
+        .build()
+        .unwrap();
+    engine
+        .world_mut()
+        .register_system(SystemDef::new("tick", 1.0, |_, _| {}))
+        .unwrap();
+    for _ in 0..30 {
+        engine.frame().unwrap();
     }
-    assert_eq!(r.len(), WELL_KNOWN_METRICS.len());
-    assert!(r.describe("system.move_ships.time").is_some());
-    assert!(r.describe("gpu.pass.shadow_map.time").is_some());
+    let endpoint = MetricsEndpoint::start(
+        "127.0.0.1:0".parse().unwrap(),
+        engine.metrics().clone(),
+        EndpointOptions::default(),
+    )
+    .unwrap();
+    let mut conn = std::net::TcpStream::connect(endpoint.local_addr()).unwrap();
+    conn.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut scrape = String::new();
+    conn.read_to_string(&mut scrape).unwrap();
+    assert!(scrape.contains("200"), "{scrape}");
+
+    // From the scrape: each family's TYPE and UNIT, and the label names of its samples.
+    let mut families: std::collections::BTreeMap<String, (String, String, BTreeSet<String>)> =
+        Default::default();
+    for line in scrape.lines() {
+        if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let (fam, kind) = rest.split_once(' ').unwrap();
+            families.entry(fam.into()).or_default().0 = kind.into();
+        } else if let Some(rest) = line.strip_prefix("# UNIT ") {
+            let (fam, unit) = rest.split_once(' ').unwrap();
+            families.entry(fam.into()).or_default().1 = unit.into();
+        } else if line.starts_with("lanegraph_") {
+            if let Some((series, labels)) = line.split_once('{') {
+                let fam = families
+                    .keys()
+                    .filter(|f| series.starts_with(f.as_str()))
+                    .max_by_key(|f| f.len())
+                    .cloned()
+                    .unwrap();
+                let labels = labels.split('}').next().unwrap();
+                for pair in labels.split(',') {
+                    let name = pair.split('=').next().unwrap();
+                    if name != "le" {
+                        families.get_mut(&fam).unwrap().2.insert(name.into());
+                    }
+                }
+            }
+        }
+    }
+    let expected: std::collections::BTreeMap<String, (String, String, BTreeSet<String>)> =
+        WELL_KNOWN_METRICS
+            .iter()
+            .map(|m| {
+                (
+                    names::export_name(m.pattern, m.unit),
+                    (
+                        m.kind.as_str().to_string(),
+                        m.unit.as_str().to_string(),
+                        m.labels.iter().map(|l| l.to_string()).collect(),
+                    ),
+                )
+            })
+            .collect();
+    let got: BTreeSet<_> = families.keys().collect();
+    let want: BTreeSet<_> = expected.keys().collect();
+    let undocumented: Vec<_> = got.difference(&want).collect();
+    let missing: Vec<_> = want.difference(&got).collect();
+    assert!(
+        undocumented.is_empty() && missing.is_empty(),
+        "emitted but not listed: {undocumented:?}; listed but not emitted: {missing:?}"
+    );
+    assert_eq!(families, expected);
+    for lane in ["physics", "render", "asset"] {
+        assert!(
+            scrape.contains(&format!("lanegraph_lane_busy_ratio{{lane=\"{lane}\"}}")),
+            "no busy series for {lane}"
+        );
+    }
+
+    // The docs table: first cell of each row in the well-known section, against the list.
+    let docs = include_str!("../../docs/telemetry.md");
+    let section = docs
+        .split("### Well-known metrics")
+        .nth(1)
+        .expect("docs/telemetry.md has the well-known section");
+    let section = section.split("\n### ").next().unwrap();
+    let documented: BTreeSet<String> = section
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .map(|l| l.split('`').next().unwrap().to_string())
+        .collect();
+    let listed: BTreeSet<String> = WELL_KNOWN_METRICS
+        .iter()
+        .map(|m| {
+            if m.labels.is_empty() {
+                m.pattern.to_string()
+            } else {
+                format!("{}{{{}}}", m.pattern, m.labels.join(","))
+            }
+        })
+        .collect();
+    assert_eq!(
+        documented, listed,
+        "docs/telemetry.md's table and WELL_KNOWN_METRICS differ"
+    );
 }
 
 #[test]

@@ -101,7 +101,7 @@ fn populated_registry() -> Registry {
         .unwrap()
         .add(120);
     r.register_counter(
-        "memory.bytes_allocated_lifetime",
+        "memory.allocated_lifetime",
         Unit::Bytes,
         "Heap bytes ever allocated.",
     )
@@ -152,12 +152,12 @@ fn check(families: &Value) {
     assert_eq!(c["type"], "counter");
     assert_eq!(*sample(c, "lanegraph_frame_completed_total", None), 120.0);
 
-    let b = &families["lanegraph_memory_bytes_allocated_lifetime_bytes"];
+    let b = &families["lanegraph_memory_allocated_lifetime_bytes"];
     assert_eq!(b["unit"], "bytes");
     assert_eq!(
         *sample(
             b,
-            "lanegraph_memory_bytes_allocated_lifetime_bytes_total",
+            "lanegraph_memory_allocated_lifetime_bytes_total",
             None
         ),
         4096.0

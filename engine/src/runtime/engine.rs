@@ -134,35 +134,53 @@ struct Metrics {
     asset_failed: Counter,
     asset_pending: Gauge,
     gpu_frame: Gauge,
+    alpha: Gauge,
     lane_busy: Vec<Gauge>,
     lane_jobs: Vec<Counter>,
+    lane_queued: Vec<Gauge>,
+    lane_panics: Vec<Counter>,
 }
 
 impl Metrics {
     fn new(r: &Registry, lanes: &Lanes) -> Result<Metrics, telemetry::RegisterError> {
         let _ = telemetry::register_memory_metrics(r);
         let _ = telemetry::spans::register_metrics(r);
-        let mut lane_busy = Vec::new();
-        let mut lane_jobs = Vec::new();
+        let (mut lane_busy, mut lane_jobs) = (Vec::new(), Vec::new());
+        let (mut lane_queued, mut lane_panics) = (Vec::new(), Vec::new());
         for l in lanes.plan().lanes() {
-            let seg = telemetry::names::sanitize_segment(&l.name);
-            lane_busy.push(r.register_gauge(
-                &format!("lane.{seg}.busy"),
+            // One family per quantity, the lane a label (OpenMetrics: `..{lane="physics"}`).
+            let lane: &[(&str, &str)] = &[("lane", &l.name)];
+            lane_busy.push(r.register_gauge_with(
+                "lane.busy",
+                lane,
                 Unit::Ratio,
                 "Share of the last frame the lane's workers were busy.",
             )?);
-            lane_jobs.push(r.register_counter(
-                &format!("lane.{seg}.jobs"),
+            lane_jobs.push(r.register_counter_with(
+                "lane.jobs",
+                lane,
                 Unit::None,
                 "Jobs the lane's workers popped.",
+            )?);
+            lane_queued.push(r.register_gauge_with(
+                "lane.queue_depth",
+                lane,
+                Unit::None,
+                "Jobs waiting on the lane at the frame's end.",
+            )?);
+            lane_panics.push(r.register_counter_with(
+                "lane.panics",
+                lane,
+                Unit::None,
+                "Detached jobs on the lane that panicked (the lane lives on).",
             )?);
         }
         Ok(Metrics {
             frame_time: r.register_histogram(
                 "frame.time",
-                Unit::Milliseconds,
+                Unit::Seconds,
                 "Wall time of one frame on the owner thread.",
-                Buckets::frame_time_ms(),
+                Buckets::frame_time_seconds(),
             )?,
             completed: r.register_counter("frame.completed", Unit::None, "Frames completed.")?,
             steps: r.register_counter(
@@ -177,7 +195,7 @@ impl Metrics {
             )?,
             target: r.register_gauge(
                 "frame.target",
-                Unit::Milliseconds,
+                Unit::Seconds,
                 "The budget controller's current frame-time target.",
             )?,
             over_target: r.register_counter(
@@ -212,11 +230,18 @@ impl Metrics {
             )?,
             gpu_frame: r.register_gauge(
                 "gpu.frame.time",
-                Unit::Milliseconds,
+                Unit::Seconds,
                 "GPU time of the whole frame (EMA-smoothed).",
+            )?,
+            alpha: r.register_gauge(
+                "frame.interpolation_alpha",
+                Unit::Ratio,
+                "Leftover of the fixed-step accumulator, 0..1.",
             )?,
             lane_busy,
             lane_jobs,
+            lane_queued,
+            lane_panics,
         })
     }
 }
@@ -271,6 +296,7 @@ pub struct Engine {
     lane_busy_now: Vec<f64>,
     lane_busy_prev: Vec<u64>,
     lane_jobs_prev: Vec<u64>,
+    lane_panics_prev: Vec<u64>,
     frame: u64,
     physics_lane: Option<LaneId>,
     /// Declared last so it drops last: every detached job (render, asset) finishes before the
@@ -412,6 +438,7 @@ impl Engine {
             lane_busy_now: vec![0.0; n],
             lane_busy_prev: vec![0; n],
             lane_jobs_prev: vec![0; n],
+            lane_panics_prev: vec![0; n],
             frame: 0,
             physics_lane,
             lanes: Arc::new(lanes),
@@ -684,7 +711,7 @@ impl Engine {
         }
         self.collect_custom_samples(frame, report.steps);
         if let Some((_, total_ms)) = rstats.gpu {
-            self.metrics.gpu_frame.set(total_ms);
+            self.metrics.gpu_frame.set(total_ms / 1000.0);
         }
         let tick = self.controller.tick(&FrameInput {
             frame,
@@ -698,11 +725,13 @@ impl Engine {
         })?;
         self.apply_strategies();
 
-        self.metrics.frame_time.observe(frame_ms);
+        // OpenMetrics' base unit is the second; the engine reads milliseconds.
+        self.metrics.frame_time.observe(frame_ms / 1000.0);
+        self.metrics.alpha.set(report.alpha);
         self.metrics.completed.inc();
         self.metrics.steps.add(u64::from(report.steps));
         self.metrics.dropped.add(report.dropped_steps);
-        self.metrics.target.set(tick.target_ms);
+        self.metrics.target.set(tick.target_ms / 1000.0);
         if frame_ms > tick.target_ms {
             self.metrics.over_target.inc();
         }
@@ -834,6 +863,10 @@ impl Engine {
             };
             self.metrics.lane_busy[i].set(share);
             self.metrics.lane_jobs[i].add(jobs);
+            self.metrics.lane_queued[i].set(s.queued as f64);
+            let panics = s.detached_panics.saturating_sub(self.lane_panics_prev[i]);
+            self.lane_panics_prev[i] = s.detached_panics;
+            self.metrics.lane_panics[i].add(panics);
             self.lane_busy_now[i] = share;
         }
     }

@@ -304,7 +304,7 @@ pub fn thread_memory_stats() -> Option<MemoryStats> {
     })
 }
 
-/// Registers `memory.current_bytes`, `memory.bytes_allocated_lifetime` and
+/// Registers `memory.current_bytes`, `memory.allocated_lifetime` (bytes) and
 /// `memory.net_allocations` in `registry`, read from [`memory_stats`] at each snapshot.
 pub fn register_memory_metrics(registry: &super::Registry) -> Result<(), super::RegisterError> {
     use super::Unit;
@@ -315,7 +315,8 @@ pub fn register_memory_metrics(registry: &super::Registry) -> Result<(), super::
         || memory_stats().current_bytes as f64,
     )?;
     registry.register_counter_fn(
-        "memory.bytes_allocated_lifetime",
+        // Not `..._bytes_...`: the unit suffix says bytes once (`.._allocated_lifetime_bytes_total`).
+        "memory.allocated_lifetime",
         Unit::Bytes,
         "Heap bytes ever allocated (tracking allocator).",
         || memory_stats().bytes_allocated_lifetime,

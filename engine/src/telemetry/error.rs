@@ -58,6 +58,24 @@ pub enum RegisterError {
     /// The histogram buckets are malformed.
     #[error(transparent)]
     InvalidBuckets(#[from] InvalidBuckets),
+    /// A label name or value breaks the rules.
+    #[error(transparent)]
+    InvalidLabel(#[from] InvalidLabel),
+}
+
+/// A metric label that cannot be exported.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "invalid label `{label}` on metric `{metric}`: {why} (fix: label names are \
+     [a-zA-Z_][a-zA-Z0-9_]*, not starting with `__`, not `le`; values are at most 256 bytes)"
+)]
+pub struct InvalidLabel {
+    /// The metric's name.
+    pub metric: String,
+    /// The label (name, or `name=value`).
+    pub label: String,
+    /// Which rule it breaks.
+    pub why: String,
 }
 
 /// A pre-timed span could not be recorded.

@@ -85,6 +85,19 @@ impl Buckets {
         .expect("constant bounds are valid")
     }
 
+    /// Frame and system times in seconds (OpenMetrics' base unit): [`Buckets::frame_time_ms`]
+    /// divided by 1000.
+    pub fn frame_time_seconds() -> Self {
+        Self::new(
+            Self::frame_time_ms()
+                .bounds()
+                .iter()
+                .map(|ms| ms / 1000.0)
+                .collect::<Vec<_>>(),
+        )
+        .expect("constant bounds are valid")
+    }
+
     /// Job times in microseconds: 1 us to ~16 ms, doubling.
     pub fn job_time_us() -> Self {
         Self::exponential(1.0, 2.0, 15).expect("constant bounds are valid")

@@ -39,8 +39,8 @@ pub use chrome_trace::{chrome_trace_json, COUNTER_FRAME_MS, COUNTER_LANE_BUSY, F
 pub use cost::{AgentCostEvent, AgentId, CostEventQueue};
 pub use endpoint::{EndpointOptions, MetricsEndpoint};
 pub use error::{
-    CostQueueFull, EndpointError, InvalidBuckets, InvalidMetricName, MetricClash, RecordSpanError,
-    RegisterError,
+    CostQueueFull, EndpointError, InvalidBuckets, InvalidLabel, InvalidMetricName, MetricClash,
+    RecordSpanError, RegisterError,
 };
 pub use gpu::{GpuFrame, GpuPass};
 pub use handles::{Counter, Gauge};

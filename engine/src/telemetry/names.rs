@@ -214,8 +214,10 @@ pub fn gpu_pass_metric(pass: &str, metric: &str) -> String {
 /// One entry of the well-known list: the engine registers these names itself; games may read them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WellKnownMetric {
-    /// The name, with `<lane>`, `<system>` or `<pass>` standing for a sanitised segment.
+    /// The dot name (its labels, if any, are in `labels`).
     pub pattern: &'static str,
+    /// Label names each series carries (`lane`): one series per lane, one family in all.
+    pub labels: &'static [&'static str],
     /// Its kind.
     pub kind: MetricKind,
     /// Its unit.
@@ -232,6 +234,23 @@ const fn wk(
 ) -> WellKnownMetric {
     WellKnownMetric {
         pattern,
+        labels: &[],
+        kind,
+        unit,
+        help,
+    }
+}
+
+/// A per-lane metric (label `lane`).
+const fn per_lane(
+    pattern: &'static str,
+    kind: MetricKind,
+    unit: Unit,
+    help: &'static str,
+) -> WellKnownMetric {
+    WellKnownMetric {
+        pattern,
+        labels: &["lane"],
         kind,
         unit,
         help,
@@ -240,13 +259,15 @@ const fn wk(
 
 use MetricKind::{Counter as C, Gauge as G, Histogram as H};
 
-/// Every metric the engine records, by pattern. `docs/telemetry.md` renders this table; a test
-/// checks that each pattern, filled in, is a valid name.
+/// Every metric a running engine registers (the `Engine`, with the tracking allocator's and the
+/// span store's). `docs/telemetry.md` renders this table; `tests/it/telemetry_metrics.rs`
+/// scrapes a running engine and checks the scrape against this list and this list against the
+/// docs, both directions.
 pub const WELL_KNOWN_METRICS: &[WellKnownMetric] = &[
     wk(
         "frame.time",
         H,
-        Unit::Milliseconds,
+        Unit::Seconds,
         "Wall time of one frame on the owner thread.",
     ),
     wk("frame.completed", C, Unit::None, "Frames completed."),
@@ -265,7 +286,7 @@ pub const WELL_KNOWN_METRICS: &[WellKnownMetric] = &[
     wk(
         "frame.target",
         G,
-        Unit::Milliseconds,
+        Unit::Seconds,
         "The budget controller's current frame-time target.",
     ),
     wk(
@@ -280,60 +301,35 @@ pub const WELL_KNOWN_METRICS: &[WellKnownMetric] = &[
         Unit::Ratio,
         "Leftover of the fixed-step accumulator, 0..1.",
     ),
-    wk(
-        "lane.<lane>.jobs",
+    per_lane(
+        "lane.jobs",
         C,
         Unit::None,
-        "Jobs (graph nodes and scoped jobs) the lane ran.",
+        "Jobs the lane's workers popped.",
     ),
-    wk(
-        "lane.<lane>.job_time",
-        H,
-        Unit::Microseconds,
-        "Run time of one job on the lane.",
-    ),
-    wk(
-        "lane.<lane>.busy",
+    per_lane(
+        "lane.busy",
         G,
         Unit::Ratio,
         "Share of the last frame the lane's workers were busy.",
     ),
-    wk(
-        "lane.<lane>.queue_depth",
+    per_lane(
+        "lane.queue_depth",
         G,
         Unit::None,
         "Jobs waiting on the lane at the frame's end.",
     ),
-    wk(
-        "lane.<lane>.panics",
+    per_lane(
+        "lane.panics",
         C,
         Unit::None,
-        "Jobs on the lane that panicked (the lane lives on).",
-    ),
-    wk(
-        "system.<system>.time",
-        H,
-        Unit::Milliseconds,
-        "Run time of one system run.",
-    ),
-    wk("system.<system>.runs", C, Unit::None, "Runs of the system."),
-    wk(
-        "system.<system>.over_budget",
-        C,
-        Unit::None,
-        "Runs strictly above the system's budget.",
+        "Detached jobs on the lane that panicked (the lane lives on).",
     ),
     wk(
         "gpu.frame.time",
         G,
-        Unit::Milliseconds,
+        Unit::Seconds,
         "GPU time of the whole frame (EMA-smoothed).",
-    ),
-    wk(
-        "gpu.pass.<pass>.time",
-        G,
-        Unit::Milliseconds,
-        "GPU time of one pass (EMA-smoothed).",
     ),
     wk(
         "memory.current_bytes",
@@ -342,7 +338,7 @@ pub const WELL_KNOWN_METRICS: &[WellKnownMetric] = &[
         "Heap bytes live now (tracking allocator).",
     ),
     wk(
-        "memory.bytes_allocated_lifetime",
+        "memory.allocated_lifetime",
         C,
         Unit::Bytes,
         "Heap bytes ever allocated (tracking allocator).",
@@ -362,22 +358,10 @@ pub const WELL_KNOWN_METRICS: &[WellKnownMetric] = &[
         "Asset requests that ended in an error.",
     ),
     wk(
-        "asset.load_time",
-        H,
-        Unit::Milliseconds,
-        "Time from request to completion of one asset.",
-    ),
-    wk(
         "budget.multiplier",
         G,
         Unit::Ratio,
         "The PID's global budget multiplier.",
-    ),
-    wk(
-        "budget.renegotiations",
-        C,
-        Unit::None,
-        "Re-arbitrations (multiplier moved by > 0.05).",
     ),
     wk(
         "budget.switches",
@@ -390,12 +374,6 @@ pub const WELL_KNOWN_METRICS: &[WellKnownMetric] = &[
         C,
         Unit::None,
         "Trace spans overwritten before collection.",
-    ),
-    wk(
-        "telemetry.cost_events_dropped",
-        C,
-        Unit::None,
-        "Agent cost events dropped (queue full).",
     ),
 ];
 

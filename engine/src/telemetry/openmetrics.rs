@@ -28,26 +28,32 @@ pub fn render(registry: &Registry) -> String {
     render_snapshot(&registry.snapshot())
 }
 
-/// Renders a snapshot (already sorted by name by [`Registry::snapshot`]).
+/// Renders a snapshot (already sorted by name, then labels, by [`Registry::snapshot`]): one
+/// `TYPE`/`UNIT`/`HELP` header per family, then every label set's samples.
 pub fn render_snapshot(metrics: &[MetricSnapshot]) -> String {
     let mut out = String::with_capacity(256 * metrics.len() + 8);
+    let mut family: Option<&str> = None;
     for m in metrics {
         let d = &m.desc;
         let fam = &d.exported;
         // Writing to a String cannot fail.
-        let _ = writeln!(out, "# TYPE {fam} {}", d.kind.as_str());
-        if !d.unit.as_str().is_empty() {
-            let _ = writeln!(out, "# UNIT {fam} {}", d.unit.as_str());
+        if family != Some(fam.as_str()) {
+            family = Some(fam.as_str());
+            let _ = writeln!(out, "# TYPE {fam} {}", d.kind.as_str());
+            if !d.unit.as_str().is_empty() {
+                let _ = writeln!(out, "# UNIT {fam} {}", d.unit.as_str());
+            }
+            if !d.help.is_empty() {
+                let _ = writeln!(out, "# HELP {fam} {}", escape(&d.help));
+            }
         }
-        if !d.help.is_empty() {
-            let _ = writeln!(out, "# HELP {fam} {}", escape(&d.help));
-        }
+        let labels = label_text(&d.labels, None);
         match &m.value {
             MetricValue::Counter { value } => {
-                let _ = writeln!(out, "{fam}_total {value}");
+                let _ = writeln!(out, "{fam}_total{labels} {value}");
             }
             MetricValue::Gauge { value } => {
-                let _ = writeln!(out, "{fam} {}", float(*value));
+                let _ = writeln!(out, "{fam}{labels} {}", float(*value));
             }
             MetricValue::Histogram(h) => {
                 let cumulative = h.cumulative();
@@ -56,16 +62,39 @@ pub fn render_snapshot(metrics: &[MetricSnapshot]) -> String {
                         .bounds
                         .get(i)
                         .map_or_else(|| "+Inf".to_string(), |b| float(*b));
-                    let _ = writeln!(out, "{fam}_bucket{{le=\"{le}\"}} {c}");
+                    let with_le = label_text(&d.labels, Some(&le));
+                    let _ = writeln!(out, "{fam}_bucket{with_le} {c}");
                 }
                 if h.bounds.iter().all(|b| *b >= 0.0) {
-                    let _ = writeln!(out, "{fam}_count {}", h.count);
-                    let _ = writeln!(out, "{fam}_sum {}", float(h.sum));
+                    let _ = writeln!(out, "{fam}_count{labels} {}", h.count);
+                    let _ = writeln!(out, "{fam}_sum{labels} {}", float(h.sum));
                 }
             }
         }
     }
     out.push_str("# EOF\n");
+    out
+}
+
+/// `{a="x",b="y"}` (with `le` last when given), or nothing without labels.
+fn label_text(labels: &[(String, String)], le: Option<&str>) -> String {
+    if labels.is_empty() && le.is_none() {
+        return String::new();
+    }
+    let mut out = String::from("{");
+    for (i, (l, v)) in labels.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let _ = write!(out, "{l}=\"{}\"", escape(v));
+    }
+    if let Some(le) = le {
+        if !labels.is_empty() {
+            out.push(',');
+        }
+        let _ = write!(out, "le=\"{le}\"");
+    }
+    out.push('}');
     out
 }
 
@@ -84,7 +113,7 @@ pub fn float(v: f64) -> String {
     }
 }
 
-/// Escapes a `HELP` text: backslash, double quote and newline.
+/// Escapes a `HELP` text or a label value: backslash, double quote and newline.
 fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -143,6 +172,39 @@ lanegraph_frame_time_milliseconds_sum 35.0
 # EOF
 ";
         assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn label_sets_of_one_name_are_one_family() {
+        let r = Registry::new();
+        r.register_gauge_with("lane.busy", &[("lane", "render")], Unit::Ratio, "Busy.")
+            .unwrap()
+            .set(0.5);
+        r.register_gauge_with("lane.busy", &[("lane", "phys\"ics")], Unit::Ratio, "Busy.")
+            .unwrap()
+            .set(0.25);
+        let text = render(&r);
+        assert_eq!(
+            text,
+            "# TYPE lanegraph_lane_busy_ratio gauge\n# UNIT lanegraph_lane_busy_ratio ratio\n\
+             # HELP lanegraph_lane_busy_ratio Busy.\n\
+             lanegraph_lane_busy_ratio{lane=\"phys\\\"ics\"} 0.25\n\
+             lanegraph_lane_busy_ratio{lane=\"render\"} 0.5\n# EOF\n"
+        );
+        // A label set may not change the family's kind; bad label names are typed errors.
+        assert!(r
+            .register_counter_with("lane.busy", &[("lane", "asset")], Unit::Ratio, "")
+            .is_err());
+        for bad in ["le", "__x", "9a", "a-b", ""] {
+            let e = r
+                .register_gauge_with("lane.other", &[(bad, "v")], Unit::None, "")
+                .unwrap_err();
+            assert!(e.to_string().contains("fix:"), "{e}");
+        }
+        let long = "x".repeat(300);
+        assert!(r
+            .register_gauge_with("lane.other", &[("lane", &long)], Unit::None, "")
+            .is_err());
     }
 
     #[test]

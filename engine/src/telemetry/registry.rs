@@ -52,6 +52,10 @@ pub struct MetricDesc {
     pub help: String,
     /// The OpenMetrics family name (see [`names::export_name`]).
     pub exported: String,
+    /// Label pairs (`lane="physics"`), in registration order; empty for most metrics. Entries
+    /// of one name with different labels are one OpenMetrics family.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<(String, String)>,
 }
 
 struct Entry {
@@ -62,8 +66,64 @@ struct Entry {
 #[derive(Default)]
 struct State {
     entries: Vec<Entry>,
+    /// By name and labels (see [`series_key`]).
     by_name: HashMap<String, usize>,
+    /// Family name -> the first entry of that family.
     by_exported: HashMap<String, usize>,
+}
+
+/// The registry key of a series: its name, then each `label=value`, separated by NUL (which
+/// neither a name nor a valid label can hold).
+fn series_key(name: &str, labels: &[(&str, &str)]) -> String {
+    let mut k = name.to_string();
+    for (l, v) in labels {
+        k.push('\0');
+        k.push_str(l);
+        k.push('=');
+        k.push_str(v);
+    }
+    k
+}
+
+/// Longest label value accepted, in bytes.
+pub const MAX_LABEL_VALUE_LEN: usize = 256;
+
+/// Checks label names (`[a-zA-Z_][a-zA-Z0-9_]*`, no `__` prefix, not `le`, no repeats) and
+/// value lengths.
+fn validate_labels(metric: &str, labels: &[(&str, &str)]) -> Result<(), super::InvalidLabel> {
+    let bad = |label: &str, why: &str| super::InvalidLabel {
+        metric: metric.to_string(),
+        label: label.to_string(),
+        why: why.to_string(),
+    };
+    for (i, (l, v)) in labels.iter().enumerate() {
+        let ok_start = l
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+        if !ok_start || !l.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(bad(l, "the name must match [a-zA-Z_][a-zA-Z0-9_]*"));
+        }
+        if l.starts_with("__") {
+            return Err(bad(l, "names starting with `__` are reserved"));
+        }
+        if *l == "le" {
+            return Err(bad(l, "`le` is the histogram bucket label"));
+        }
+        if labels[..i].iter().any(|(m, _)| m == l) {
+            return Err(bad(l, "the label is given twice"));
+        }
+        if v.len() > MAX_LABEL_VALUE_LEN {
+            return Err(bad(
+                &format!("{l}={v}"),
+                &format!(
+                    "the value is {} bytes long (at most {MAX_LABEL_VALUE_LEN})",
+                    v.len()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A concurrent set of named metrics. Cloning shares the same set.
@@ -125,7 +185,19 @@ impl Registry {
         unit: Unit,
         help: &str,
     ) -> Result<Counter, RegisterError> {
-        match self.register(name, MetricKind::Counter, unit, help, None, || {
+        self.register_counter_with(name, &[], unit, help)
+    }
+
+    /// Registers (or finds) the series of counter `name` with these labels
+    /// (`&[("lane", "physics")]`): every label set of one name is one OpenMetrics family.
+    pub fn register_counter_with(
+        &self,
+        name: &str,
+        labels: &[(&str, &str)],
+        unit: Unit,
+        help: &str,
+    ) -> Result<Counter, RegisterError> {
+        match self.register(name, labels, MetricKind::Counter, unit, help, None, || {
             Cell::Counter(Counter::new_detached())
         })? {
             Cell::Counter(c) => Ok(c),
@@ -140,7 +212,18 @@ impl Registry {
         unit: Unit,
         help: &str,
     ) -> Result<Gauge, RegisterError> {
-        match self.register(name, MetricKind::Gauge, unit, help, None, || {
+        self.register_gauge_with(name, &[], unit, help)
+    }
+
+    /// Registers (or finds) the series of gauge `name` with these labels.
+    pub fn register_gauge_with(
+        &self,
+        name: &str,
+        labels: &[(&str, &str)],
+        unit: Unit,
+        help: &str,
+    ) -> Result<Gauge, RegisterError> {
+        match self.register(name, labels, MetricKind::Gauge, unit, help, None, || {
             Cell::Gauge(Gauge::new_detached())
         })? {
             Cell::Gauge(g) => Ok(g),
@@ -159,6 +242,7 @@ impl Registry {
         let b = buckets.clone();
         match self.register(
             name,
+            &[],
             MetricKind::Histogram,
             unit,
             help,
@@ -183,6 +267,7 @@ impl Registry {
     ) -> Result<(), RegisterError> {
         self.register_fn(
             name,
+            &[],
             MetricKind::Counter,
             unit,
             help,
@@ -200,6 +285,7 @@ impl Registry {
     ) -> Result<(), RegisterError> {
         self.register_fn(
             name,
+            &[],
             MetricKind::Gauge,
             unit,
             help,
@@ -210,13 +296,14 @@ impl Registry {
     fn register_fn(
         &self,
         name: &str,
+        labels: &[(&str, &str)],
         kind: MetricKind,
         unit: Unit,
         help: &str,
         cell: Cell,
     ) -> Result<(), RegisterError> {
         let mut made = false;
-        self.register(name, kind, unit, help, None, || {
+        self.register(name, labels, kind, unit, help, None, || {
             made = true;
             cell
         })?;
@@ -233,9 +320,11 @@ impl Registry {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn register(
         &self,
         name: &str,
+        labels: &[(&str, &str)],
         kind: MetricKind,
         unit: Unit,
         help: &str,
@@ -243,10 +332,12 @@ impl Registry {
         make: impl FnOnce() -> Cell,
     ) -> Result<Cell, RegisterError> {
         names::validate(name)?;
+        validate_labels(name, labels)?;
         let exported = names::export_name(name, unit);
         names::check_reserved_suffix(name, &exported)?;
+        let key = series_key(name, labels);
         let mut st = self.lock();
-        if let Some(&i) = st.by_name.get(name) {
+        if let Some(&i) = st.by_name.get(&key) {
             let e = &st.entries[i];
             if e.desc.kind != kind {
                 return Err(clash(name, e.desc.kind, kind, "the types differ").into());
@@ -269,8 +360,14 @@ impl Registry {
         }
         if let Some(&i) = st.by_exported.get(&exported) {
             let other = &st.entries[i].desc;
-            let detail = format!("`{}` already exports as `{exported}`", other.name);
-            return Err(clash(name, other.kind, kind, &detail).into());
+            if other.name != name {
+                let detail = format!("`{}` already exports as `{exported}`", other.name);
+                return Err(clash(name, other.kind, kind, &detail).into());
+            }
+            // Another label set of the same family: it must be the same kind of metric.
+            if other.kind != kind {
+                return Err(clash(name, other.kind, kind, "the types differ").into());
+            }
         }
         let cell = make();
         let i = st.entries.len();
@@ -281,11 +378,15 @@ impl Registry {
                 unit,
                 help: help.to_string(),
                 exported: exported.clone(),
+                labels: labels
+                    .iter()
+                    .map(|(l, v)| (l.to_string(), v.to_string()))
+                    .collect(),
             },
             cell: cell.clone(),
         });
-        st.by_name.insert(name.to_string(), i);
-        st.by_exported.insert(exported, i);
+        st.by_name.insert(key, i);
+        st.by_exported.entry(exported).or_insert(i);
         Ok(cell)
     }
 
@@ -327,7 +428,7 @@ impl Registry {
                 MetricSnapshot { desc, value }
             })
             .collect();
-        out.sort_by(|a, b| a.desc.name.cmp(&b.desc.name));
+        out.sort_by(|a, b| (&a.desc.name, &a.desc.labels).cmp(&(&b.desc.name, &b.desc.labels)));
         out
     }
 }
