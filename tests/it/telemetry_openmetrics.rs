@@ -155,11 +155,7 @@ fn check(families: &Value) {
     let b = &families["lanegraph_memory_allocated_lifetime_bytes"];
     assert_eq!(b["unit"], "bytes");
     assert_eq!(
-        *sample(
-            b,
-            "lanegraph_memory_allocated_lifetime_bytes_total",
-            None
-        ),
+        *sample(b, "lanegraph_memory_allocated_lifetime_bytes_total", None),
         4096.0
     );
 
