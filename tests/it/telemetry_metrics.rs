@@ -259,3 +259,57 @@ fn agent_costs_flow_from_many_threads_to_one_reader() {
     }
     assert_eq!(q.dropped(), 0);
 }
+
+/// A game's `metrics::counter!` / `gauge!` / `histogram!` land in the engine's registry and its
+/// export (labels too); an invalid name is a typed refusal, never a broken export; updates after
+/// registration allocate nothing.
+#[test]
+fn the_metrics_facade_records_into_the_registry() {
+    use lanegraph::telemetry::{openmetrics, MetricsRecorder, RegisterError};
+    let registry = Registry::new();
+    let recorder = MetricsRecorder::new(registry.clone());
+    metrics::with_local_recorder(&recorder, || {
+        metrics::describe_counter!("game.kills", "Enemies defeated.");
+        metrics::counter!("game.kills").increment(3);
+        metrics::gauge!("game.players", "team" => "red").set(2.0);
+        metrics::gauge!("game.players", "team" => "blue").increment(5.0);
+        metrics::histogram!("game.path_seconds").record(0.5);
+        metrics::counter!("Bad-Name").increment(1);
+        metrics::gauge!("game.odd", "le" => "x").set(1.0);
+        // Warm handles and keys: further updates allocate nothing.
+        let kills = metrics::counter!("game.kills");
+        let ((), allocs) = lanegraph_tests::count_allocs(|| {
+            for _ in 0..100 {
+                kills.increment(1);
+                metrics::counter!("game.kills").increment(1);
+            }
+        });
+        assert_eq!(allocs, 0, "facade updates allocated");
+    });
+    let text = openmetrics::render(&registry);
+    assert!(
+        text.contains("# HELP lanegraph_game_kills Enemies defeated."),
+        "{text}"
+    );
+    assert!(text.contains("lanegraph_game_kills_total 203"), "{text}");
+    assert!(
+        text.contains("lanegraph_game_players{team=\"blue\"} 5.0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("lanegraph_game_players{team=\"red\"} 2.0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("lanegraph_game_path_seconds_count 1"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("Bad") && !text.contains("game_odd"),
+        "{text}"
+    );
+    let rejected = recorder.rejected();
+    assert_eq!(rejected.len(), 2, "{rejected:?}");
+    assert!(matches!(rejected[0].1, RegisterError::InvalidName(_)));
+    assert!(matches!(rejected[1].1, RegisterError::InvalidLabel(_)));
+}

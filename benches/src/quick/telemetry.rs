@@ -11,6 +11,9 @@
 //! - `tracing_layer`: one `tracing` span entered and exited with `telemetry::SpanLayer` on a
 //!   bare `tracing_subscriber` registry (a game's own span landing in the trace), baseline the
 //!   native span.
+//! - `metrics_facade`: one `metrics` counter increment through `telemetry::MetricsRecorder`,
+//!   with a held handle (`ns_per_add_held`) and with the `counter!` macro looked up on every call
+//!   (`ns_per_add_macro`), baseline the native counter.
 //! - `counter_add`: `Counter::add(1)`, baseline a relaxed `fetch_add` on one shared atomic (the
 //!   obvious unsharded counter); at 1 thread and at every core at once (contended).
 //! - `histogram_observe`: `Histogram::observe` over 20 frame-time buckets, baseline the same
@@ -241,6 +244,45 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     );
     drain_spans();
 
+    // metrics_facade: `metrics::counter!` through `MetricsRecorder` (a held handle, and the
+    // macro looked up on every call), against the native counter.
+    let (held, looked_up) = {
+        let recorder = telemetry::MetricsRecorder::new(telemetry::Registry::new());
+        metrics::with_local_recorder(&recorder, || {
+            let c = metrics::counter!("bench.facade");
+            let held = per_iter(
+                &plan,
+                |n| (0..n).for_each(|_| black_box(&c).increment(1)),
+                || {},
+            );
+            let looked_up = per_iter(
+                &plan,
+                |n| (0..n).for_each(|_| metrics::counter!("bench.facade").increment(1)),
+                || {},
+            );
+            (held, looked_up)
+        })
+    };
+    let native = {
+        let c = Counter::new_detached();
+        per_iter(&plan, |n| (0..n).for_each(|_| black_box(&c).add(1)), || {})
+    };
+    out.push(
+        Figure::new(SUITE, "metrics_facade", 1, "ns_per_add_held", "ns", held)
+            .with_baseline("native counter", native),
+    );
+    out.push(
+        Figure::new(
+            SUITE,
+            "metrics_facade",
+            1,
+            "ns_per_add_macro",
+            "ns",
+            looked_up,
+        )
+        .with_baseline("native counter", native),
+    );
+
     // counter_add: sharded counter against one shared atomic.
     let counter = Counter::new_detached();
     let shared = AtomicU64::new(0);
@@ -408,6 +450,7 @@ mod tests {
             "span",
             "span_disabled",
             "tracing_layer",
+            "metrics_facade",
             "counter_add",
             "histogram_observe",
             "alloc_tracking",

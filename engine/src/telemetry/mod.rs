@@ -18,6 +18,8 @@ pub(crate) mod gpu;
 pub(crate) mod handles;
 pub(crate) mod histogram;
 pub(crate) mod lane_tracks;
+#[cfg(feature = "metrics-facade")]
+pub(crate) mod metrics_facade;
 pub mod names;
 pub mod openmetrics;
 pub mod quantiles;
@@ -46,6 +48,8 @@ pub use gpu::{GpuFrame, GpuPass};
 pub use handles::{Counter, Gauge};
 pub use histogram::{Buckets, Histogram, HistogramSnapshot};
 pub use lane_tracks::{name_lane_thread, parse_worker_name};
+#[cfg(feature = "metrics-facade")]
+pub use metrics_facade::MetricsRecorder;
 pub use names::{MetricKind, Unit, WELL_KNOWN_METRICS};
 pub use registry::{global, MetricDesc, MetricSnapshot, MetricValue, Registry};
 pub use spans::{record_span, span, span_n, SpanGuard, SpanRecord, TrackId, TrackKind};

@@ -256,6 +256,32 @@ impl Registry {
         }
     }
 
+    /// Registers (or finds) the series of histogram `name` with these labels.
+    pub fn register_histogram_with(
+        &self,
+        name: &str,
+        labels: &[(&str, &str)],
+        unit: Unit,
+        help: &str,
+        buckets: Buckets,
+    ) -> Result<Histogram, RegisterError> {
+        let b = buckets.clone();
+        match self.register(
+            name,
+            labels,
+            MetricKind::Histogram,
+            unit,
+            help,
+            Some(&buckets),
+            move || Cell::Histogram(Histogram::new_detached(b)),
+        )? {
+            Cell::Histogram(h) => Ok(h),
+            other => {
+                Err(clash(name, other.kind(), MetricKind::Histogram, "computed metric").into())
+            }
+        }
+    }
+
     /// Registers a counter whose value `read` computes at snapshot time (it must be monotonic).
     /// A name can hold one computed metric: registering it again is a clash.
     pub fn register_counter_fn(
