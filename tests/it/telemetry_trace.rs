@@ -208,6 +208,12 @@ fn spans_export_as_a_valid_chrome_trace() {
         assert!((ms - dur_ms).abs() < 1e-6, "{ms} vs {dur_ms}");
         assert_eq!(c["ts"], f["ts"]);
     }
+    // The test binary installs the tracking allocator: a live-heap sample per frame.
+    let memory = counters(lanegraph::telemetry::COUNTER_MEMORY);
+    assert_eq!(memory.len(), 2, "one memory sample per frame");
+    for c in &memory {
+        assert!(c["args"]["MiB"].as_f64().unwrap() > 0.0, "{c}");
+    }
     let busy = counters(lanegraph::telemetry::COUNTER_LANE_BUSY);
     assert_eq!(busy.len(), 2);
     for c in &busy {

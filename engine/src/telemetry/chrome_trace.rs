@@ -36,6 +36,8 @@ pub const FRAME_SPAN: &str = "frame";
 pub const COUNTER_FRAME_MS: &str = "frame time (ms)";
 /// Per lane, the share of its workers' time inside the frame spent in spans (0 to 1).
 pub const COUNTER_LANE_BUSY: &str = "lane busy share";
+/// Live heap at each frame's end, MiB (the tracking allocator's; absent without it).
+pub const COUNTER_MEMORY: &str = "live heap (MiB)";
 
 /// An event's `cat`: `lane.<name>` on a lane worker's track, `gpu` on a GPU queue's, else
 /// [`CATEGORY`] (so a viewer can filter by lane).
@@ -112,6 +114,17 @@ fn busy_ns<'a>(
 /// Builds the trace document. `dropped` (spans lost to overwriting) goes into `otherData` so a
 /// reader knows the trace has holes.
 pub fn chrome_trace_json(spans: &[SpanRecord], tracks: &[TrackInfo], dropped: u64) -> String {
+    chrome_trace_json_with_memory(spans, tracks, dropped, &[])
+}
+
+/// [`chrome_trace_json`] with a [`COUNTER_MEMORY`] sample per frame: `memory` holds (frame
+/// number, live heap bytes), placed at that frame's `frame` span start.
+pub fn chrome_trace_json_with_memory(
+    spans: &[SpanRecord],
+    tracks: &[TrackInfo],
+    dropped: u64,
+    memory: &[(u64, u64)],
+) -> String {
     let pid = std::process::id();
     let mut sorted = spans.to_vec();
     sort_for_export(&mut sorted);
@@ -173,6 +186,15 @@ pub fn chrome_trace_json(spans: &[SpanRecord], tracks: &[TrackInfo], dropped: u6
         events.push(e);
     }
     events.extend(counters(&sorted, tracks, &frames, pid));
+    for f in &frames {
+        let Some(&(_, bytes)) = memory.iter().find(|(n, _)| Some(*n) == f.n) else {
+            continue;
+        };
+        events.push(json!({
+            "ph": "C", "name": COUNTER_MEMORY, "pid": pid, "ts": f.start.as_ns() as f64 / 1000.0,
+            "args": {"MiB": bytes as f64 / (1024.0 * 1024.0)},
+        }));
+    }
     json!({
         "traceEvents": events,
         "displayTimeUnit": "ms",

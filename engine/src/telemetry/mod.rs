@@ -37,7 +37,10 @@ pub(crate) mod loom_models;
 pub use alloc::{
     memory_stats, register_memory_metrics, thread_memory_stats, MemoryStats, TrackingAllocator,
 };
-pub use chrome_trace::{chrome_trace_json, COUNTER_FRAME_MS, COUNTER_LANE_BUSY, FRAME_SPAN};
+pub use chrome_trace::{
+    chrome_trace_json, chrome_trace_json_with_memory, COUNTER_FRAME_MS, COUNTER_LANE_BUSY,
+    COUNTER_MEMORY, FRAME_SPAN,
+};
 pub use cost::{AgentCostEvent, AgentId, CostEventQueue};
 pub use endpoint::{EndpointOptions, MetricsEndpoint};
 pub use error::{

@@ -17,7 +17,7 @@
 
 use std::collections::VecDeque;
 
-use super::chrome_trace::chrome_trace_json;
+use super::chrome_trace::chrome_trace_json_with_memory;
 use super::spans::{self, SpanRecord, TrackId};
 use lanegraph_jobs::clock::Stamp;
 
@@ -43,6 +43,8 @@ struct Held {
     start: usize,
     len: usize,
     dropped: u64,
+    /// Live heap bytes at the frame's collection (the tracking allocator's, when installed).
+    memory_bytes: Option<u64>,
 }
 
 const EMPTY: SpanRecord = SpanRecord {
@@ -135,6 +137,8 @@ impl TraceHistory {
             start: pos,
             len: n,
             dropped,
+            memory_bytes: super::alloc::is_installed()
+                .then(|| super::alloc::memory_stats().current_bytes.max(0) as u64),
         });
     }
 
@@ -152,13 +156,19 @@ impl TraceHistory {
         self.held.iter().map(|h| h.dropped).sum()
     }
 
-    /// The frames held as one Chrome Trace Event document.
+    /// The frames held as one Chrome Trace Event document, with a memory counter track when
+    /// the tracking allocator is installed.
     pub fn to_chrome_trace(&self) -> String {
         let all: Vec<SpanRecord> = self
             .frames()
             .flat_map(|f| f.spans.iter().copied())
             .collect();
-        chrome_trace_json(&all, &spans::tracks(), self.dropped())
+        let memory: Vec<(u64, u64)> = self
+            .held
+            .iter()
+            .filter_map(|h| Some((h.frame, h.memory_bytes?)))
+            .collect();
+        chrome_trace_json_with_memory(&all, &spans::tracks(), self.dropped(), &memory)
     }
 }
 
