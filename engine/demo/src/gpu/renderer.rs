@@ -120,6 +120,8 @@ pub struct Renderer {
     cull: CullPass,
     layout: PassLayout,
     pass_ids: [Option<PassId>; 3],
+    /// Where the profiler's passes go in the trace (present with the profiler).
+    gpu_track: Option<GpuTrack>,
     config: RendererConfig,
     ys_offset: u64,
     readback_requested: bool,
@@ -166,6 +168,7 @@ impl Renderer {
                 *id = Some(p.register_pass(name)?);
             }
         }
+        let gpu_track = profiler.as_ref().map(|_| GpuTrack::new());
         let layout = PassLayout::new(gpu, config.frames_in_flight)?;
         let cull = CullPass::new(gpu, &layout)?;
         let particles = ParticlePass::new(gpu, &layout, extent)?;
@@ -196,6 +199,7 @@ impl Renderer {
             cull,
             layout,
             pass_ids,
+            gpu_track,
             config,
             ys_offset,
             readback_requested: false,
@@ -399,8 +403,11 @@ impl Renderer {
         let gpu_frame_read = match self.profiler.as_mut() {
             Some(p) => {
                 let ring = &self.ring;
-                p.collect(rec.frame(), |s| ring.is_complete(s))?
-                    .map(|t| t.frame)
+                let read = p.collect(rec.frame(), |s| ring.is_complete(s))?;
+                if let (Some(t), Some(track)) = (read, &self.gpu_track) {
+                    track.record(t, &self.pass_ids);
+                }
+                read.map(|t| t.frame)
             }
             None => None,
         };
@@ -669,6 +676,63 @@ impl Drop for Renderer {
         }
         for s in &self.slots {
             self.particles.destroy_framebuffer(s.framebuffer);
+        }
+    }
+}
+
+/// The GPU queue's trace track: each read frame's passes become spans on it, placed on the CPU
+/// timeline by the profiler's calibration (`begin_cpu_ns` / `end_cpu_ns`, `CLOCK_MONOTONIC`)
+/// and one offset to the engine's clock, read when the track is made.
+struct GpuTrack {
+    track: lanegraph::telemetry::TrackId,
+    /// `CLOCK_MONOTONIC` ns and the engine's stamp read together.
+    mono_at: u64,
+    stamp_at: lanegraph::jobs::clock::Stamp,
+}
+
+impl GpuTrack {
+    fn new() -> Self {
+        use lanegraph::telemetry::{spans, TrackId, TrackKind};
+        // One track per process: renderers made one after another share the queue's row.
+        static TRACK: std::sync::OnceLock<TrackId> = std::sync::OnceLock::new();
+        let track = *TRACK.get_or_init(|| {
+            spans::register_track(
+                "gpu graphics",
+                TrackKind::GpuQueue {
+                    queue: "graphics".into(),
+                },
+            )
+        });
+        let before = lanegraph::vk::profiler::timeline::monotonic_ns();
+        let stamp_at = lanegraph::jobs::clock::now();
+        let after = lanegraph::vk::profiler::timeline::monotonic_ns();
+        GpuTrack {
+            track,
+            mono_at: before / 2 + after / 2,
+            stamp_at,
+        }
+    }
+
+    /// The engine stamp of a `CLOCK_MONOTONIC` instant.
+    fn stamp(&self, mono_ns: u64) -> lanegraph::jobs::clock::Stamp {
+        let per_tick = lanegraph::jobs::clock::ns_per_tick();
+        let base = self.stamp_at.0;
+        lanegraph::jobs::clock::Stamp(if mono_ns >= self.mono_at {
+            base + ((mono_ns - self.mono_at) as f64 / per_tick) as u64
+        } else {
+            base.saturating_sub(((self.mono_at - mono_ns) as f64 / per_tick) as u64)
+        })
+    }
+
+    /// One read frame's passes as spans (nothing while spans are off).
+    fn record(&self, t: &lanegraph::vk::FrameTimings, ids: &[Option<PassId>; 3]) {
+        for p in t.passes() {
+            let Some(i) = ids.iter().position(|id| *id == Some(p.pass)) else {
+                continue;
+            };
+            let (start, end) = (self.stamp(p.begin_cpu_ns), self.stamp(p.end_cpu_ns));
+            // A pass whose end reads before its begin (a broken mapping) is skipped, not drawn.
+            let _ = lanegraph::telemetry::record_span(self.track, PASS_NAMES[i], start, end, None);
         }
     }
 }
