@@ -28,6 +28,7 @@ mod report_chromium;
 mod systems_alloc_free;
 mod systems_registration;
 mod telemetry_alloc;
+mod telemetry_live;
 mod telemetry_metrics;
 mod telemetry_openmetrics;
 mod telemetry_trace;

@@ -15,7 +15,7 @@ const WORKERS: u32 = 3;
 /// The tests here share the process-wide span store: run them one at a time.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn serial() -> std::sync::MutexGuard<'static, ()> {
+pub(crate) fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
 const JOBS: u64 = 40;

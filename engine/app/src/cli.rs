@@ -132,6 +132,10 @@ pub struct DemoArgs {
     /// Allow --metrics-addr to be a non-loopback address (exposes metrics to the network).
     #[arg(long)]
     pub metrics_remote: bool,
+    /// Stream the profiler live over puffin's protocol on this loopback address, e.g.
+    /// 127.0.0.1:8585 (`puffin_viewer --url 127.0.0.1:8585` connects).
+    #[arg(long)]
+    pub puffin_addr: Option<std::net::SocketAddr>,
     /// A budget gate for CI: exit 4 when the frame p99 is over the frame budget, or a system
     /// ran at 3x its budget or more more than --max-system-errors times (each named).
     #[arg(long)]
@@ -186,6 +190,7 @@ fn run_demo(args: DemoArgs) -> ExitCode {
         pace: !args.no_pace,
         metrics_addr: args.metrics_addr,
         metrics_remote: args.metrics_remote,
+        puffin_addr: args.puffin_addr,
         replay: None,
         stop: None,
     };
@@ -199,6 +204,15 @@ fn run_demo(args: DemoArgs) -> ExitCode {
     if let Some(addr) = opts.metrics_addr {
         if !addr.ip().is_loopback() && !opts.metrics_remote {
             return usage_error(lanegraph::telemetry::EndpointError::NotLoopback { addr });
+        }
+    }
+    if let Some(addr) = opts.puffin_addr {
+        if !addr.ip().is_loopback() {
+            eprintln!(
+                "error: --puffin-addr {addr} is not a loopback address: the live view has no \
+                 access control; fix: use 127.0.0.1:PORT (and an SSH tunnel to view it remotely)"
+            );
+            return ExitCode::from(2);
         }
     }
     let signals = match StopOnSignal::install() {

@@ -39,6 +39,7 @@ fn hostile_flags_are_usage_errors_before_anything_runs() {
         (vec!["--lanes", "foo=1"], "physics"),
         (vec!["--lanes", &long_name], "lane name"),
         (vec!["--target-fps", "0"], "--target-fps"),
+        (vec!["--puffin-addr", "0.0.0.0:8585"], "loopback"),
     ];
     for (args, mentions) in cases {
         let out = scratch("flags");

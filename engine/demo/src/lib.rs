@@ -71,6 +71,9 @@ pub struct DemoOptions {
     pub metrics_addr: Option<std::net::SocketAddr>,
     /// Allow `metrics_addr` to be a non-loopback address (exposes metrics to the network).
     pub metrics_remote: bool,
+    /// Stream the profiler live over puffin's wire protocol on this loopback address
+    /// (`--puffin-addr 127.0.0.1:8585`; `puffin_viewer --url 127.0.0.1:8585` connects).
+    pub puffin_addr: Option<std::net::SocketAddr>,
     /// Recorded decisions to apply instead of the live controller (a lockstep run's
     /// `summary.json` `decisions`: see [`replay_of`]).
     pub replay: Option<Vec<lanegraph::runtime::ReplayDecision>>,
@@ -96,6 +99,7 @@ impl Default for DemoOptions {
             pace: true,
             metrics_addr: None,
             metrics_remote: false,
+            puffin_addr: None,
             replay: None,
             stop: None,
         }
@@ -191,6 +195,9 @@ pub enum DemoError {
     /// The metrics scrape endpoint could not start.
     #[error(transparent)]
     Endpoint(#[from] lanegraph::telemetry::EndpointError),
+    /// The live view could not start.
+    #[error(transparent)]
+    Puffin(#[from] lanegraph::telemetry::PuffinError),
     /// An option is out of its range (the CLI's flags and the config file's keys).
     #[error("{flag} {value}: {why}; fix: {fix}")]
     BadOption {
@@ -276,6 +283,12 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
         }
         None => None,
     };
+    if let Some(addr) = opts.puffin_addr {
+        engine.serve_puffin(&addr.to_string())?;
+        if opts.progress {
+            eprintln!("live view on {addr}: puffin_viewer --url {addr}");
+        }
+    }
     // Every agent adapts, physics included: a lockstep run's world hash is a function of the
     // seed, the frames and the decision log (`summary.json`'s `decisions`), which `replay`
     // feeds back instead of the live controller.

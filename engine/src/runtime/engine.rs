@@ -287,6 +287,9 @@ pub struct Engine {
     registry: Registry,
     metrics: Metrics,
     history: TraceHistory,
+    /// The live view, when started ([`Engine::serve_puffin`]).
+    #[cfg(feature = "puffin")]
+    puffin: Option<telemetry::PuffinServer>,
     observers: Vec<Box<dyn HeldObserver>>,
     /// Each plan lane's id, in plan order (looked up once, not per frame).
     lane_ids: Vec<Option<LaneId>>,
@@ -409,6 +412,8 @@ impl Engine {
         let physics_lane = lanes.lane(lanegraph_jobs::plan::names::PHYSICS);
         let mut engine = Engine {
             history: TraceHistory::new(config.trace_frames),
+            #[cfg(feature = "puffin")]
+            puffin: None,
             config,
             game,
             lockstep: manual,
@@ -655,7 +660,12 @@ impl Engine {
         self.frame = frame;
 
         // 4. Telemetry.
-        self.history.collect_frame(frame);
+        let collected = self.history.collect_frame(frame);
+        #[cfg(feature = "puffin")]
+        if let Some(p) = self.puffin.as_mut() {
+            p.publish(&collected, &telemetry::spans::tracks());
+        }
+        let _ = collected;
         self.update_lane_busy(frame_ms);
         let world_len = self.game.world().len() as u64;
 
@@ -898,6 +908,16 @@ impl Engine {
     /// The trace history (the last `trace_frames` frames of spans).
     pub fn trace(&self) -> &TraceHistory {
         &self.history
+    }
+
+    /// Streams every frame's spans live over puffin's wire protocol on `addr` (e.g.
+    /// `127.0.0.1:8585`): `puffin_viewer --url 127.0.0.1:8585` shows the owner and each lane
+    /// worker as threads while the game runs. Needs trace spans on (the default). Calling it
+    /// again replaces the server.
+    #[cfg(feature = "puffin")]
+    pub fn serve_puffin(&mut self, addr: &str) -> Result<(), telemetry::PuffinError> {
+        self.puffin = Some(telemetry::PuffinServer::start(addr)?);
+        Ok(())
     }
 
     /// The metrics registry (OpenMetrics: `telemetry::openmetrics::render(engine.metrics())`).

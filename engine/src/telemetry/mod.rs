@@ -22,6 +22,8 @@ pub(crate) mod lane_tracks;
 pub(crate) mod metrics_facade;
 pub mod names;
 pub mod openmetrics;
+#[cfg(feature = "puffin")]
+pub(crate) mod puffin_live;
 pub mod quantiles;
 pub(crate) mod registry;
 pub(crate) mod shard;
@@ -54,6 +56,8 @@ pub use lane_tracks::{name_lane_thread, parse_worker_name};
 #[cfg(feature = "metrics-facade")]
 pub use metrics_facade::MetricsRecorder;
 pub use names::{MetricKind, Unit, WELL_KNOWN_METRICS};
+#[cfg(feature = "puffin")]
+pub use puffin_live::{PuffinError, PuffinServer};
 pub use registry::{global, MetricDesc, MetricSnapshot, MetricValue, Registry};
 pub use spans::{record_span, span, span_n, SpanGuard, SpanRecord, TrackId, TrackKind};
 pub use trace_history::{FrameSpans, TraceHistory};

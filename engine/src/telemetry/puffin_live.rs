@@ -1,0 +1,130 @@
+//! The live view: each frame's spans streamed, while the game runs, over puffin's wire
+//! protocol (`puffin_http`), so `puffin_viewer --url 127.0.0.1:8585` shows the owner and every
+//! lane worker as threads and every span by name.
+//!
+//! Owns: [`PuffinServer`], which turns one frame's collected spans into puffin streams (one
+//! per track) and ends a puffin frame. Must never: cost anything when not started (the engine
+//! holds none by default), block the frame on a slow viewer (the `puffin_http` server sends
+//! from its own thread), or send a stream whose scopes do not nest (a child that outlives its
+//! parent is clipped to the parent's end).
+//!
+//! Each span name is registered with puffin once, as a user scope; its name is also written as
+//! the scope's data, so a client reads it from the stream itself. Puffin's own
+//! `profile_scope!` data recorded in the process joins the same frames.
+
+use std::collections::HashMap;
+
+use puffin::{GlobalProfiler, ScopeDetails, ScopeId, Stream, StreamInfo, ThreadInfo};
+
+use super::spans::{self, SpanRecord, TrackInfo};
+use super::FrameSpans;
+
+/// The live view could not start.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the puffin live view cannot listen on {addr}: {why} (fix: pick a free port, e.g. \
+     127.0.0.1:8585, or stop the other program listening there)"
+)]
+pub struct PuffinError {
+    /// The address asked for.
+    pub addr: String,
+    /// Why it failed.
+    pub why: String,
+}
+
+/// A `puffin_http` server fed with the engine's spans, one puffin frame per engine frame.
+pub struct PuffinServer {
+    server: puffin_http::Server,
+    addr: String,
+    /// Span name (by address: names are `&'static str`) -> its puffin scope.
+    scopes: HashMap<(usize, usize), ScopeId>,
+    /// One frame's spans, sorted (reused).
+    scratch: Vec<SpanRecord>,
+}
+
+impl std::fmt::Debug for PuffinServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PuffinServer")
+            .field("addr", &self.addr)
+            .field("clients", &self.clients())
+            .finish_non_exhaustive()
+    }
+}
+
+impl PuffinServer {
+    /// Listens on `addr` (`"127.0.0.1:8585"`, puffin's usual port).
+    pub fn start(addr: &str) -> Result<PuffinServer, PuffinError> {
+        let server = puffin_http::Server::new(addr).map_err(|e| PuffinError {
+            addr: addr.to_string(),
+            why: e.to_string(),
+        })?;
+        Ok(PuffinServer {
+            server,
+            addr: addr.to_string(),
+            scopes: HashMap::new(),
+            scratch: Vec::new(),
+        })
+    }
+
+    /// The address it listens on.
+    pub fn addr(&self) -> &str {
+        &self.addr
+    }
+
+    /// Viewers connected now.
+    pub fn clients(&self) -> usize {
+        self.server.num_clients()
+    }
+
+    /// Sends one frame: its spans as one puffin stream per track, then ends the puffin frame.
+    pub fn publish(&mut self, frame: &FrameSpans<'_>, tracks: &[TrackInfo]) {
+        self.scratch.clear();
+        self.scratch.extend_from_slice(frame.spans);
+        spans::sort_for_export(&mut self.scratch);
+        let mut profiler = GlobalProfiler::lock();
+        let mut i = 0;
+        while i < self.scratch.len() {
+            let track = self.scratch[i].track;
+            let end = self.scratch[i..]
+                .iter()
+                .position(|s| s.track != track)
+                .map_or(self.scratch.len(), |k| i + k);
+            let mut stream = Stream::default();
+            // Open scopes: (end ns, offset of the scope's size field).
+            let mut open: Vec<(i64, usize)> = Vec::new();
+            for s in &self.scratch[i..end] {
+                let start = s.start.as_ns() as i64;
+                while open.last().is_some_and(|&(e, _)| e <= start) {
+                    let (e, off) = open.pop().expect("checked non-empty");
+                    stream.end_scope(off, e);
+                }
+                let key = (s.name.as_ptr() as usize, s.name.len());
+                let id = *self.scopes.entry(key).or_insert_with(|| {
+                    profiler.register_user_scopes(&[ScopeDetails::from_scope_name(s.name)])[0]
+                });
+                let parent_end = open.last().map_or(i64::MAX, |&(e, _)| e);
+                let stop = (s.end.as_ns() as i64).min(parent_end).max(start);
+                let (off, _) = stream.begin_scope(|| start, id, s.name);
+                open.push((stop, off));
+            }
+            while let Some((e, off)) = open.pop() {
+                stream.end_scope(off, e);
+            }
+            let name = tracks
+                .iter()
+                .find(|t| t.id == track)
+                .map_or_else(|| format!("track {}", track.0), |t| t.name.clone());
+            if let Ok(info) = StreamInfo::parse(stream) {
+                profiler.report_user_scopes(
+                    ThreadInfo {
+                        start_time_ns: None,
+                        name,
+                    },
+                    &info.as_stream_into_ref(),
+                );
+            }
+            i = end;
+        }
+        profiler.new_frame();
+    }
+}
