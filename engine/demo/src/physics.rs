@@ -22,7 +22,6 @@ use lanegraph::simd::{f32x8, SoaChunkMut};
 
 use super::world::{Position, Velocity, ARENA, NEIGHBOUR_RADIUS};
 use lanegraph::runtime::PhysicsStep;
-use lanegraph::telemetry;
 use lanegraph::telemetry::name_lane_thread;
 use lanegraph::world::World;
 
@@ -108,7 +107,7 @@ impl DemoPhysics {
         let n = px.len();
         self.zeros.resize(n, 0.0);
         let zeros = &self.zeros;
-        let _span = telemetry::span_n("physics.neighbours", n as u64);
+        let _span = lanegraph::span!("physics.neighbours", n as u64);
         // One job on the lane (the grid lives in a one-element slice, so the job borrows it
         // without a boxed closure: allocation-free).
         let built = std::sync::atomic::AtomicBool::new(false);
@@ -118,7 +117,7 @@ impl DemoPhysics {
             1,
             |_, g| {
                 name_lane_thread();
-                let _s = telemetry::span("physics.grid_rebuild");
+                let _s = lanegraph::span!("physics.grid_rebuild");
                 let ok = g[0]
                     .rebuild([px, py, zeros], [vx, vy, zeros], NEIGHBOUR_RADIUS)
                     .is_ok();
@@ -133,13 +132,13 @@ impl DemoPhysics {
         let grid = &self.grid;
         self.slot_sums.reset(n);
         let summed = per_chunk(step, lane, &mut self.slot_sums, |first, out| {
-            let _s = telemetry::span_n("physics.neighbour_sums", out[0].len() as u64);
+            let _s = lanegraph::span!("physics.neighbour_sums", out[0].len() as u64);
             grid.neighbour_sums_slots(first, out).is_ok()
         });
         self.sums.reset(n);
         let slot_sums = self.slot_sums.columns();
         let gathered = per_chunk(step, lane, &mut self.sums, |first, out| {
-            let _s = telemetry::span("physics.neighbour_gather");
+            let _s = lanegraph::span!("physics.neighbour_gather");
             grid.rows_from_slots(first, slot_sums, out).is_ok()
         });
         let ok = summed && gathered;
@@ -197,7 +196,7 @@ fn move_chunk(
     dt: f32,
 ) {
     name_lane_thread();
-    let _span = telemetry::span_n("physics.chunk", p.rows as u64);
+    let _span = lanegraph::span!("physics.chunk", p.rows as u64);
     let [px, py] = p.fields;
     let [vx, vy] = v.fields;
     if let Some(s) = sums {

@@ -351,7 +351,7 @@ fn build_graph(
             decode_slot(batch, i)
         });
         let u = b.node(&format!("upload.{i}"), &upload, move |_, batch: &Batch| {
-            let _span = crate::telemetry::span("asset.upload");
+            let _span = crate::span!("asset.upload");
             let s = lock(&batch.slots[i]);
             if let Some(Ok(Asset::Image(img))) = &s.result {
                 (batch.sink)(Arc::clone(img));
@@ -368,7 +368,7 @@ fn decode_slot(batch: &Batch, i: usize) {
         return;
     };
     crate::telemetry::name_lane_thread();
-    let _span = crate::telemetry::span("asset.decode");
+    let _span = crate::span!("asset.decode");
     let marker = lock(&batch.panic_marker).clone();
     let t0 = clock::now();
     let result = catch_unwind(AssertUnwindSafe(|| {

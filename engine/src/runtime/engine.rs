@@ -615,7 +615,7 @@ impl Engine {
         }
 
         // The frame's span carries its number (the trace's `args.frame`, and its counters).
-        let frame_span = telemetry::span_n(telemetry::FRAME_SPAN, frame);
+        let frame_span = crate::span!("frame", frame);
 
         // 1. Assets.
         let (asset_settings, asset_ms) = self.pump_assets();
@@ -632,7 +632,7 @@ impl Engine {
             let physics = &mut self.physics;
             self.game.frame_with(|world, info| {
                 if let Some(f) = physics.as_mut() {
-                    let _s = telemetry::span_n("physics.step", world.len() as u64);
+                    let _s = crate::span!("physics.step", world.len() as u64);
                     let p0 = clock::now();
                     let step = PhysicsStep {
                         lanes,
@@ -649,7 +649,7 @@ impl Engine {
 
         // 3. The RenderView.
         if let Some(source) = self.view.as_mut() {
-            let _s = telemetry::span("render_view.publish");
+            let _s = crate::span!("render_view.publish");
             let v = source.publishable(self.game.world(), frame);
             // Replaced in place: the old pointer is dropped, nothing allocates.
             self.last_view = Some(v.clone());
@@ -786,7 +786,7 @@ impl Engine {
                 .unwrap_or(StrategyIndex(0)),
         );
         let asset_t0 = clock::now();
-        let _s = telemetry::span("assets.drain");
+        let _s = crate::span!("assets.drain");
         self.completions.clear();
         self.assets
             .drain(asset_settings.jobs_per_frame, &mut self.completions);

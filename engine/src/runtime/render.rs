@@ -455,7 +455,7 @@ fn push_error(stats: &mut RenderStats, e: String) {
 }
 
 fn draw(shared: &Shared, view: &Published) {
-    let _span = crate::telemetry::span("render.frame");
+    let _span = crate::span!("render.frame");
     let t0 = clock::now();
     let settings = *lock(&shared.settings);
     let mut inner = lock(&shared.inner);

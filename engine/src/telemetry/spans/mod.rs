@@ -91,6 +91,48 @@ pub fn span_n(name: &'static str, n: u64) -> SpanGuard {
     span_with_n(name, n)
 }
 
+/// The `tracing` crate, for [`span!`](crate::span): the macro's callsite lives in the caller's
+/// crate and must reach `tracing` through this one.
+#[doc(hidden)]
+pub use tracing as __tracing;
+
+/// What [`span!`](crate::span) expands to: [`span_n`], whose `tracing` twin (feature
+/// `tracing-spans`) is made by `make` from the macro's own static callsite, so it carries the
+/// span's real name (no allocation: the name is in the callsite's metadata).
+#[doc(hidden)]
+#[inline(always)]
+pub fn __span_named(name: &'static str, n: u64, make: impl FnOnce() -> tracing::Span) -> SpanGuard {
+    let active = is_enabled();
+    #[cfg(not(feature = "tracing-spans"))]
+    let _ = make;
+    SpanGuard {
+        name,
+        start: if active { clock::now() } else { Stamp(0) },
+        n,
+        active,
+        #[cfg(feature = "tracing-spans")]
+        _tracing: active.then(|| make().entered()),
+        _not_send: PhantomData,
+    }
+}
+
+/// A span named by a literal: `let _s = lanegraph::span!("ai.plan");`, or with a workload
+/// size, `lanegraph::span!("physics.chunk", rows)`. The same as [`span`] /
+/// [`span_n`](crate::telemetry::span_n), except that with the `tracing-spans` feature the
+/// `tracing` span it enters is named after the literal (target `lanegraph::span`) rather than
+/// the generic `lanegraph.span`.
+#[macro_export]
+macro_rules! span {
+    ($name:literal) => {
+        $crate::span!($name, u64::MAX)
+    };
+    ($name:literal, $n:expr) => {
+        $crate::telemetry::spans::__span_named($name, $n, || {
+            $crate::telemetry::spans::__tracing::trace_span!(target: "lanegraph::span", $name)
+        })
+    };
+}
+
 // `inline(always)` here and on the guard's `drop`: measured through criterion (a closure in
 // another crate), plain `#[inline]` left a call on both ends of a disabled span, several times
 // the cost of the inlined check (docs/bench-notes/telemetry.md).
@@ -381,11 +423,16 @@ mod tracing_tests {
         let track = register_track("gpu", TrackKind::GpuQueue { queue: "q".into() });
         tracing::subscriber::with_default(subscriber, || {
             drop(span("traced"));
+            drop(crate::span!("physics.named"));
+            drop(crate::span!("physics.sized", 7));
             let a = clock::now();
             record_span(track, "pass", a, clock::now(), None).unwrap();
         });
         let seen = seen.lock().unwrap().clone();
         assert!(seen.contains(&"lanegraph.span".to_string()), "{seen:?}");
+        // The macro's spans carry their real names.
+        assert!(seen.contains(&"physics.named".to_string()), "{seen:?}");
+        assert!(seen.contains(&"physics.sized".to_string()), "{seen:?}");
         assert!(seen.contains(&"lanegraph::span".to_string()), "{seen:?}");
         let _ = collect();
     }
