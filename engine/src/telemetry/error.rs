@@ -94,6 +94,19 @@ pub enum RecordSpanError {
         /// End on the common timeline.
         end_ns: u64,
     },
+    /// The name is empty, too long or holds control characters (it would break a trace
+    /// viewer's rows or the live view's stream).
+    #[error(
+        "span name {name:?} is invalid: {why} (fix: a name of 1 to {max} bytes without control \
+         characters, e.g. `physics.chunk`)",
+        max = crate::telemetry::spans::MAX_SPAN_NAME_LEN
+    )]
+    InvalidName {
+        /// The name as given.
+        name: &'static str,
+        /// Which rule it breaks.
+        why: &'static str,
+    },
     /// The track id was never handed out by `register_track`.
     #[error(
         "span `{name}` names track {track}, which was never registered \

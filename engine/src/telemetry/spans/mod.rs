@@ -91,6 +91,30 @@ pub fn span_n(name: &'static str, n: u64) -> SpanGuard {
     span_with_n(name, n)
 }
 
+/// Longest span name accepted, in bytes (puffin's limit for a scope's data; a trace row's label
+/// stays readable).
+pub const MAX_SPAN_NAME_LEN: usize = 127;
+
+/// Whether `name` can name a span: 1 to [`MAX_SPAN_NAME_LEN`] bytes, no control characters.
+/// `const`, so [`span!`](crate::span) checks its literal at compile time.
+pub const fn check_name(name: &str) -> Result<(), &'static str> {
+    let b = name.as_bytes();
+    if b.is_empty() {
+        return Err("it is empty");
+    }
+    if b.len() > MAX_SPAN_NAME_LEN {
+        return Err("it is longer than 127 bytes");
+    }
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] < 0x20 || b[i] == 0x7f {
+            return Err("it holds a control character");
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
 /// The `tracing` crate, for [`span!`](crate::span): the macro's callsite lives in the caller's
 /// crate and must reach `tracing` through this one.
 #[doc(hidden)]
@@ -120,17 +144,26 @@ pub fn __span_named(name: &'static str, n: u64, make: impl FnOnce() -> tracing::
 /// size, `lanegraph::span!("physics.chunk", rows)`. The same as [`span`] /
 /// [`span_n`](crate::telemetry::span_n), except that with the `tracing-spans` feature the
 /// `tracing` span it enters is named after the literal (target `lanegraph::span`) rather than
-/// the generic `lanegraph.span`.
+/// the generic `lanegraph.span`. The literal is checked at compile time:
+///
+/// ```compile_fail
+/// let _s = lanegraph::span!(""); // an empty span name does not compile
+/// ```
 #[macro_export]
 macro_rules! span {
     ($name:literal) => {
         $crate::span!($name, u64::MAX)
     };
-    ($name:literal, $n:expr) => {
+    ($name:literal, $n:expr) => {{
+        // An empty, over-long or control-character name does not compile.
+        const _: () = assert!(
+            $crate::telemetry::spans::check_name($name).is_ok(),
+            "span name must be 1 to 127 bytes without control characters"
+        );
         $crate::telemetry::spans::__span_named($name, $n, || {
             $crate::telemetry::spans::__tracing::trace_span!(target: "lanegraph::span", $name)
         })
-    };
+    }};
 }
 
 // `inline(always)` here and on the guard's `drop`: measured through criterion (a closure in
@@ -239,6 +272,9 @@ pub fn record_span(
     end: Stamp,
     n: Option<u64>,
 ) -> Result<(), RecordSpanError> {
+    if let Err(why) = check_name(name) {
+        return Err(RecordSpanError::InvalidName { name, why });
+    }
     if end < start {
         return Err(RecordSpanError::EndBeforeStart {
             name,
@@ -363,6 +399,12 @@ mod tests {
             record_span(t, "late", b, Stamp(b.0.saturating_sub(1_000)), None),
             Err(RecordSpanError::EndBeforeStart { .. })
         ));
+        for bad in ["", "tab\there", "x".repeat(128).leak()] {
+            assert!(matches!(
+                record_span(t, bad, a, b, None),
+                Err(RecordSpanError::InvalidName { .. })
+            ));
+        }
         assert!(matches!(
             record_span(TrackId(u32::MAX), "x", a, b, None),
             Err(RecordSpanError::UnknownTrack {
