@@ -7,7 +7,8 @@
 //! `{"traceEvents": [...], "displayTimeUnit": "ms", "otherData": {...}}` where:
 //! - one `process_name` metadata event (`"ph": "M"`) names the process `lanegraph`;
 //! - per track, a `thread_name` and a `thread_sort_index` metadata event: `tid` is the track id,
-//!   so every lane worker, the owner thread and each GPU queue get a row, owner first;
+//!   so every lane worker, the owner thread and each GPU queue get a row: the owner first, then
+//!   the lane workers grouped by lane (lanes in name order, workers by index), then GPU queues;
 //! - per span, a complete event (`"ph": "X"`) with `ts` and `dur` in **microseconds** as floats
 //!   (nanosecond precision: `f64` holds integer nanoseconds exactly for 104 days of uptime),
 //!   `ts` on the clock's common timeline (`Stamp::as_ns`), `cat` = `lane.<name>` on a lane
@@ -46,6 +47,28 @@ fn category(tracks: &[TrackInfo], id: TrackId) -> String {
         Some(TrackKind::LaneWorker { lane, .. }) => format!("lane.{lane}"),
         Some(TrackKind::GpuQueue { .. }) => "gpu".into(),
         _ => CATEGORY.into(),
+    }
+}
+
+/// A track's row order: the owner, then lane workers grouped by lane (lanes in name order,
+/// workers by index), then GPU queues, then other threads.
+fn sort_index(tracks: &[TrackInfo], t: &TrackInfo) -> u32 {
+    let base = t.kind.order() * 100_000;
+    match &t.kind {
+        TrackKind::LaneWorker { lane, index } => {
+            let mut lanes: Vec<&str> = tracks
+                .iter()
+                .filter_map(|t| match &t.kind {
+                    TrackKind::LaneWorker { lane, .. } => Some(lane.as_str()),
+                    _ => None,
+                })
+                .collect();
+            lanes.sort_unstable();
+            lanes.dedup();
+            let rank = lanes.iter().position(|l| l == lane).unwrap_or(0) as u32;
+            base + rank * 1_000 + (*index).min(999)
+        }
+        _ => base + t.id.0.min(99_999),
     }
 }
 
@@ -145,7 +168,7 @@ pub fn chrome_trace_json_with_memory(
         }));
         events.push(json!({
             "ph": "M", "name": "thread_sort_index", "pid": pid, "tid": t.id.0,
-            "args": {"sort_index": t.kind.order() * 100_000 + t.id.0}
+            "args": {"sort_index": sort_index(tracks, t)}
         }));
     }
     // The owner's frame spans (`n` = the frame number), by start: every event inside one gets
@@ -212,6 +235,42 @@ mod tests {
     use super::super::spans::TrackKind;
     use super::*;
     use lanegraph_jobs::clock::{self, Stamp};
+
+    #[test]
+    fn lanes_sit_together_whatever_order_their_workers_registered_in() {
+        let lw = |id, lane: &str, index| TrackInfo {
+            id: TrackId(id),
+            name: format!("{lane} {index}"),
+            kind: TrackKind::LaneWorker {
+                lane: lane.into(),
+                index,
+            },
+        };
+        let tracks = vec![
+            TrackInfo {
+                id: TrackId(0),
+                name: "gpu graphics".into(),
+                kind: TrackKind::GpuQueue {
+                    queue: "graphics".into(),
+                },
+            },
+            lw(1, "physics", 1),
+            lw(2, "render", 0),
+            TrackInfo {
+                id: TrackId(3),
+                name: "owner".into(),
+                kind: TrackKind::Owner,
+            },
+            lw(4, "physics", 0),
+        ];
+        let mut order: Vec<&TrackInfo> = tracks.iter().collect();
+        order.sort_by_key(|t| sort_index(&tracks, t));
+        let names: Vec<&str> = order.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["owner", "physics 0", "physics 1", "render 0", "gpu graphics"]
+        );
+    }
 
     #[test]
     fn events_have_units_metadata_and_order() {
