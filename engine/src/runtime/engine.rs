@@ -246,6 +246,46 @@ impl Metrics {
     }
 }
 
+/// Frames between copies of the systems' counters into their metrics.
+pub const SYSTEM_METRICS_EVERY: u64 = 30;
+
+/// One system's labelled series (`system="<name>"`).
+struct SystemSeries {
+    runs: Counter,
+    over: Counter,
+    last: Gauge,
+    runs_seen: u64,
+    over_seen: u64,
+}
+
+impl SystemSeries {
+    fn register(r: &Registry, name: &str) -> Result<SystemSeries, telemetry::RegisterError> {
+        let label: &[(&str, &str)] = &[("system", name)];
+        Ok(SystemSeries {
+            runs: r.register_counter_with(
+                "system.runs",
+                label,
+                Unit::None,
+                "Runs of the system.",
+            )?,
+            over: r.register_counter_with(
+                "system.over_budget",
+                label,
+                Unit::None,
+                "Runs strictly above the system's budget.",
+            )?,
+            last: r.register_gauge_with(
+                "system.last_time",
+                label,
+                Unit::Seconds,
+                "The system's last run time.",
+            )?,
+            runs_seen: 0,
+            over_seen: 0,
+        })
+    }
+}
+
 /// Asset failure messages kept for the report; later failures are counted, not kept.
 pub const MAX_ASSET_FAILURES: usize = 64;
 
@@ -300,6 +340,9 @@ pub struct Engine {
     lane_busy_prev: Vec<u64>,
     lane_jobs_prev: Vec<u64>,
     lane_panics_prev: Vec<u64>,
+    /// Per system (schedule order), its labelled series; `None` when the registry refused the
+    /// system's name as a label value (over 256 bytes).
+    system_series: Vec<Option<SystemSeries>>,
     frame: u64,
     physics_lane: Option<LaneId>,
     /// Declared last so it drops last: every detached job (render, asset) finishes before the
@@ -444,6 +487,7 @@ impl Engine {
             lane_busy_prev: vec![0; n],
             lane_jobs_prev: vec![0; n],
             lane_panics_prev: vec![0; n],
+            system_series: Vec::new(),
             frame: 0,
             physics_lane,
             lanes: Arc::new(lanes),
@@ -667,6 +711,9 @@ impl Engine {
         }
         let _ = collected;
         self.update_lane_busy(frame_ms);
+        if frame % SYSTEM_METRICS_EVERY == 0 {
+            self.update_system_metrics();
+        }
         let world_len = self.game.world().len() as u64;
 
         // 5. The controller.
@@ -852,6 +899,32 @@ impl Engine {
         for mut s in self.reported.drain(..) {
             s.frame = s.frame.min(frame);
             self.samples.push(s);
+        }
+    }
+
+    /// Copies each system's counters into its `system.*{system}` series (every
+    /// [`SYSTEM_METRICS_EVERY`] frames: the per-run timing stays in the scheduler's window, so
+    /// the metrics cost nothing per system run). Registers the series of new systems.
+    fn update_system_metrics(&mut self) {
+        let world = self.game.world();
+        for (i, id) in world.system_ids().enumerate() {
+            if i == self.system_series.len() {
+                let name = world.system_name(id).unwrap_or("unknown");
+                self.system_series
+                    .push(SystemSeries::register(&self.registry, name).ok());
+            }
+            let (Some(series), Ok(stats)) = (
+                self.system_series[i].as_mut(),
+                world.system_timing_stats(id),
+            ) else {
+                continue;
+            };
+            series.runs.add(stats.runs.saturating_sub(series.runs_seen));
+            series
+                .over
+                .add(stats.warns.saturating_sub(series.over_seen));
+            (series.runs_seen, series.over_seen) = (stats.runs, stats.warns);
+            series.last.set(stats.last_ns as f64 / 1e9);
         }
     }
 

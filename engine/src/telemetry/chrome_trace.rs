@@ -268,7 +268,13 @@ mod tests {
         let names: Vec<&str> = order.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(
             names,
-            ["owner", "physics 0", "physics 1", "render 0", "gpu graphics"]
+            [
+                "owner",
+                "physics 0",
+                "physics 1",
+                "render 0",
+                "gpu graphics"
+            ]
         );
     }
 

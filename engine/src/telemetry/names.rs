@@ -257,6 +257,22 @@ const fn per_lane(
     }
 }
 
+/// A per-system metric (label `system`; copied from the scheduler every 30 frames).
+const fn per_system(
+    pattern: &'static str,
+    kind: MetricKind,
+    unit: Unit,
+    help: &'static str,
+) -> WellKnownMetric {
+    WellKnownMetric {
+        pattern,
+        labels: &["system"],
+        kind,
+        unit,
+        help,
+    }
+}
+
 use MetricKind::{Counter as C, Gauge as G, Histogram as H};
 
 /// Every metric a running engine registers (the `Engine`, with the tracking allocator's and the
@@ -324,6 +340,19 @@ pub const WELL_KNOWN_METRICS: &[WellKnownMetric] = &[
         C,
         Unit::None,
         "Detached jobs on the lane that panicked (the lane lives on).",
+    ),
+    per_system("system.runs", C, Unit::None, "Runs of the system."),
+    per_system(
+        "system.over_budget",
+        C,
+        Unit::None,
+        "Runs strictly above the system's budget.",
+    ),
+    per_system(
+        "system.last_time",
+        G,
+        Unit::Seconds,
+        "The system's last run time.",
     ),
     wk(
         "gpu.frame.time",
