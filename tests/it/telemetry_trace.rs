@@ -309,3 +309,102 @@ fn the_tracing_layer_records_a_games_spans_and_events() {
     );
     assert!(named("while.off").is_empty(), "nothing while spans are off");
 }
+
+/// A running engine's own trace, read as a Perfetto user would: the owner's row first and
+/// named `owner`, the game's systems as spans on it inside numbered frames, the render lane's
+/// worker on its own row in its lane's category, and the counter tracks.
+#[test]
+fn an_engines_trace_reads_the_way_a_perfetto_user_expects() {
+    use lanegraph::runtime::{DrawOutput, RenderPass, RenderSettings};
+    use lanegraph::systems::SystemDef;
+    use lanegraph::world::{Domain, DomainSet};
+    let _serial = serial();
+    spans::set_enabled(true);
+    struct Nothing;
+    impl RenderPass<Vec<f32>> for Nothing {
+        fn draw(
+            &mut self,
+            v: &Vec<f32>,
+            _: &RenderSettings,
+            o: &mut DrawOutput,
+        ) -> Result<(), String> {
+            o.instances = v.len() as u64;
+            Ok(())
+        }
+    }
+    let mut engine = lanegraph::Engine::builder()
+        .lanes_spec("physics=1,render=1,asset=1")
+        .lockstep(true)
+        .telemetry(true, 8)
+        .render(
+            DomainSet::of(Domain::STRUCTURE),
+            |w, v: &mut Vec<f32>| {
+                v.clear();
+                v.push(w.tick() as f32);
+            },
+            Nothing,
+        )
+        .build()
+        .unwrap();
+    engine
+        .world_mut()
+        .register_system(SystemDef::new("steer_ships", 5.0, |_, _| {}))
+        .unwrap();
+    for _ in 0..12 {
+        engine.frame().unwrap();
+    }
+    engine.finish_render();
+    let doc: Value = serde_json::from_str(&engine.trace().to_chrome_trace()).unwrap();
+    let events = doc["traceEvents"].as_array().unwrap();
+    let meta = |name: &str| -> BTreeMap<u64, Value> {
+        events
+            .iter()
+            .filter(|e| e["ph"] == "M" && e["name"] == name)
+            .map(|e| (e["tid"].as_u64().unwrap(), e["args"].clone()))
+            .collect()
+    };
+    let (names, order) = (meta("thread_name"), meta("thread_sort_index"));
+    let first = order
+        .iter()
+        .min_by_key(|(_, a)| a["sort_index"].as_u64().unwrap())
+        .map(|(tid, _)| *tid)
+        .unwrap();
+    assert_eq!(
+        names[&first]["name"], "owner",
+        "the owner's row comes first"
+    );
+    let on = |tid: u64, name: &str| -> Vec<&Value> {
+        events
+            .iter()
+            .filter(|e| e["ph"] == "X" && e["tid"] == tid && e["name"] == name)
+            .collect()
+    };
+    let frames = on(first, "frame");
+    assert!(frames.len() >= 8, "{} frame spans", frames.len());
+    assert!(frames
+        .iter()
+        .all(|f| f["args"]["frame"].as_u64().unwrap() >= 5));
+    let systems = on(first, "steer_ships");
+    assert!(!systems.is_empty(), "no system span on the owner's row");
+    assert!(systems
+        .iter()
+        .all(|s| s["args"]["frame"].is_u64() && s["cat"] == "lanegraph"));
+    let render = names
+        .iter()
+        .find(|(_, a)| a["name"] == "render 0")
+        .map(|(tid, _)| *tid)
+        .expect("the render worker's row");
+    let draws = on(render, "render.frame");
+    assert!(!draws.is_empty() && draws.iter().all(|d| d["cat"] == "lane.render"));
+    for counter in [
+        lanegraph::telemetry::COUNTER_FRAME_MS,
+        lanegraph::telemetry::COUNTER_LANE_BUSY,
+        lanegraph::telemetry::COUNTER_MEMORY,
+    ] {
+        let n = events
+            .iter()
+            .filter(|e| e["ph"] == "C" && e["name"] == counter)
+            .count();
+        assert!(n >= 8, "{n} samples of {counter}");
+    }
+}

@@ -343,6 +343,8 @@ pub struct Engine {
     /// Per system (schedule order), its labelled series; `None` when the registry refused the
     /// system's name as a label value (over 256 bytes).
     system_series: Vec<Option<SystemSeries>>,
+    /// Per agent (id order), its `budget.strategy{agent}` gauge (`None`: name refused).
+    agent_series: Vec<Option<Gauge>>,
     frame: u64,
     physics_lane: Option<LaneId>,
     /// Declared last so it drops last: every detached job (render, asset) finishes before the
@@ -488,6 +490,7 @@ impl Engine {
             lane_jobs_prev: vec![0; n],
             lane_panics_prev: vec![0; n],
             system_series: Vec::new(),
+            agent_series: Vec::new(),
             frame: 0,
             physics_lane,
             lanes: Arc::new(lanes),
@@ -714,6 +717,7 @@ impl Engine {
         if frame % SYSTEM_METRICS_EVERY == 0 {
             self.update_system_metrics();
         }
+        self.update_agent_metrics();
         let world_len = self.game.world().len() as u64;
 
         // 5. The controller.
@@ -925,6 +929,30 @@ impl Engine {
                 .add(stats.warns.saturating_sub(series.over_seen));
             (series.runs_seen, series.over_seen) = (stats.runs, stats.warns);
             series.last.set(stats.last_ns as f64 / 1e9);
+        }
+    }
+
+    /// Each agent's current strategy into its `budget.strategy{agent}` gauge (registering the
+    /// gauges of agents registered since).
+    fn update_agent_metrics(&mut self) {
+        for i in 0..self.controller.agent_count() {
+            let id = AgentId(i as u16);
+            if i == self.agent_series.len() {
+                let name = self.controller.agent_name(id).unwrap_or("unknown");
+                self.agent_series.push(
+                    self.registry
+                        .register_gauge_with(
+                            "budget.strategy",
+                            &[("agent", name)],
+                            Unit::None,
+                            "Index of the agent's current strategy (0: its first, fullest one).",
+                        )
+                        .ok(),
+                );
+            }
+            if let (Some(g), Some(c)) = (&self.agent_series[i], self.controller.current(id)) {
+                g.set(c.0 as f64);
+            }
         }
     }
 

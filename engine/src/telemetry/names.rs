@@ -392,6 +392,13 @@ pub const WELL_KNOWN_METRICS: &[WellKnownMetric] = &[
         Unit::Ratio,
         "The PID's global budget multiplier.",
     ),
+    WellKnownMetric {
+        pattern: "budget.strategy",
+        labels: &["agent"],
+        kind: G,
+        unit: Unit::None,
+        help: "Index of the agent's current strategy (0: its first, fullest one).",
+    },
     wk(
         "budget.switches",
         C,
