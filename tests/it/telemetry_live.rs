@@ -19,8 +19,17 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// Alone in its own process: span collection is process-wide, so another test's engine
+/// collecting at the same moment would take this engine's spans.
 #[test]
 fn a_puffin_client_decodes_the_engines_lanes_and_spans_by_name() {
+    lanegraph_tests::isolated(
+        "telemetry_live::a_puffin_client_decodes_the_engines_lanes_and_spans_by_name",
+        decodes,
+    );
+}
+
+fn decodes() {
     let _serial = crate::telemetry_trace::serial();
     spans::set_enabled(true);
     // A render pass, so the render lane's worker records spans of its own every frame.

@@ -266,8 +266,18 @@ fn a_full_ring_overwrites_oldest_and_counts_drops() {
 /// A game's own `tracing` spans and events land in the engine's trace through `SpanLayer`:
 /// named after their callsites, nested as entered, on the thread that ran them; the engine's
 /// own targets are not recorded twice, and nothing is recorded while spans are off.
+///
+/// Alone in its own process: another test's engine collecting spans at the same moment would
+/// take these.
 #[test]
 fn the_tracing_layer_records_a_games_spans_and_events() {
+    lanegraph_tests::isolated(
+        "telemetry_trace::the_tracing_layer_records_a_games_spans_and_events",
+        tracing_layer_records,
+    );
+}
+
+fn tracing_layer_records() {
     use tracing_subscriber::prelude::*;
     let _serial = serial();
     clock::init();
@@ -313,8 +323,18 @@ fn the_tracing_layer_records_a_games_spans_and_events() {
 /// A running engine's own trace, read as a Perfetto user would: the owner's row first and
 /// named `owner`, the game's systems as spans on it inside numbered frames, the render lane's
 /// worker on its own row in its lane's category, and the counter tracks.
+///
+/// Alone in its own process: span collection is process-wide (a game has one engine), so
+/// another test's engine collecting at the same moment would take this engine's spans.
 #[test]
 fn an_engines_trace_reads_the_way_a_perfetto_user_expects() {
+    lanegraph_tests::isolated(
+        "telemetry_trace::an_engines_trace_reads_the_way_a_perfetto_user_expects",
+        an_engines_trace_reads_right,
+    );
+}
+
+fn an_engines_trace_reads_right() {
     use lanegraph::runtime::{DrawOutput, RenderPass, RenderSettings};
     use lanegraph::systems::SystemDef;
     use lanegraph::world::{Domain, DomainSet};
@@ -364,15 +384,21 @@ fn an_engines_trace_reads_the_way_a_perfetto_user_expects() {
             .collect()
     };
     let (names, order) = (meta("thread_name"), meta("thread_sort_index"));
-    let first = order
-        .iter()
-        .min_by_key(|(_, a)| a["sort_index"].as_u64().unwrap())
-        .map(|(tid, _)| *tid)
-        .unwrap();
-    assert_eq!(
-        names[&first]["name"], "owner",
-        "the owner's row comes first"
-    );
+    // This thread ran the frames: its row is the owner's. (Other tests' engines, in this same
+    // process, have owner rows of their own; a game has one.)
+    let first = u64::from(spans::current_thread_track().unwrap().0);
+    assert_eq!(names[&first]["name"], "owner");
+    // Owner rows sort before every row that is not an owner's.
+    let key = |tid: &u64| order[tid]["sort_index"].as_u64().unwrap();
+    for tid in order.keys() {
+        if names[tid]["name"] != "owner" {
+            assert!(
+                key(&first) < key(tid),
+                "row {} sorts before the owner",
+                names[tid]
+            );
+        }
+    }
     let on = |tid: u64, name: &str| -> Vec<&Value> {
         events
             .iter()
@@ -389,12 +415,13 @@ fn an_engines_trace_reads_the_way_a_perfetto_user_expects() {
     assert!(systems
         .iter()
         .all(|s| s["args"]["frame"].is_u64() && s["cat"] == "lanegraph"));
-    let render = names
+    // This engine's render worker: the `render 0` row with render.frame spans (other tests'
+    // engines have render workers of their own).
+    let draws: Vec<&Value> = names
         .iter()
-        .find(|(_, a)| a["name"] == "render 0")
-        .map(|(tid, _)| *tid)
-        .expect("the render worker's row");
-    let draws = on(render, "render.frame");
+        .filter(|(_, a)| a["name"] == "render 0")
+        .flat_map(|(tid, _)| on(*tid, "render.frame"))
+        .collect();
     assert!(!draws.is_empty() && draws.iter().all(|d| d["cat"] == "lane.render"));
     for counter in [
         lanegraph::telemetry::COUNTER_FRAME_MS,
