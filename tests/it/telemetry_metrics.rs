@@ -113,9 +113,41 @@ fn a_running_engine_emits_exactly_the_documented_metrics() {
     use std::collections::BTreeSet;
     use std::io::{Read, Write};
 
+    use lanegraph::runtime::{DrawOutput, GpuFrame, GpuPass, RenderPass, RenderSettings};
+    use lanegraph::world::{Domain, DomainSet};
+    // A pass that reports GPU pass timings, as a Vulkan renderer's profiler does.
+    struct Timed;
+    impl RenderPass<Vec<f32>> for Timed {
+        fn draw(
+            &mut self,
+            v: &Vec<f32>,
+            _: &RenderSettings,
+            out: &mut DrawOutput,
+        ) -> Result<(), String> {
+            out.instances = v.len() as u64;
+            out.gpu = Some(GpuFrame {
+                frame: 1,
+                total_ms: 2.0,
+                passes: vec![GpuPass {
+                    name: "shadow map".into(),
+                    raw_ms: 1.5,
+                    ema_ms: 1.25,
+                }],
+            });
+            Ok(())
+        }
+    }
     let mut engine = lanegraph::Engine::builder()
         .lanes_spec("physics=1,render=1,asset=1")
         .lockstep(true)
+        .render(
+            DomainSet::of(Domain::STRUCTURE),
+            |w, v: &mut Vec<f32>| {
+                v.clear();
+                v.push(w.tick() as f32);
+            },
+            Timed,
+        )
         .build()
         .unwrap();
     engine
@@ -125,6 +157,7 @@ fn a_running_engine_emits_exactly_the_documented_metrics() {
     for _ in 0..30 {
         engine.frame().unwrap();
     }
+    engine.finish_render();
     let endpoint = MetricsEndpoint::start(
         "127.0.0.1:0".parse().unwrap(),
         engine.metrics().clone(),
@@ -189,6 +222,10 @@ fn a_running_engine_emits_exactly_the_documented_metrics() {
         "emitted but not listed: {undocumented:?}; listed but not emitted: {missing:?}"
     );
     assert_eq!(families, expected);
+    assert!(
+        scrape.contains("lanegraph_gpu_pass_time_seconds{pass=\"shadow map\"} 0.00125"),
+        "the GPU pass series: {scrape}"
+    );
     for lane in ["physics", "render", "asset"] {
         assert!(
             scrape.contains(&format!("lanegraph_lane_busy_ratio{{lane=\"{lane}\"}}")),

@@ -128,15 +128,22 @@ fn populated_registry() -> Registry {
     for v in [3.0, 7.5, 16.0, 16.6, 17.0, 40.0, 2000.0] {
         h.observe(v);
     }
+    // Labelled series, as the engine registers per lane (a histogram's `le` comes last).
     let us = r
-        .register_histogram(
-            "lane.physics.job_time",
-            Unit::Microseconds,
+        .register_histogram_with(
+            "lane.job_time",
+            &[("lane", "physics")],
+            Unit::Seconds,
             "Run time of one job.",
-            Buckets::job_time_us(),
+            Buckets::exponential(1e-6, 2.0, 15).unwrap(),
         )
         .unwrap();
-    us.observe(0.25);
+    us.observe(0.25e-6);
+    for (lane, v) in [("physics", 0.5), ("ren\"der\\x\ny", 0.25)] {
+        r.register_gauge_with("lane.busy", &[("lane", lane)], Unit::Ratio, "Busy share.")
+            .unwrap()
+            .set(v);
+    }
     r.register_gauge_fn(
         "memory.current_bytes",
         Unit::Bytes,
@@ -190,7 +197,17 @@ fn check(families: &Value) {
 
     let m = &families["lanegraph_memory_current_bytes"];
     assert_eq!(*sample(m, "lanegraph_memory_current_bytes", None), 1.5e9);
-    assert!(families["lanegraph_lane_physics_job_time_microseconds"].is_object());
+    let j = &families["lanegraph_lane_job_time_seconds"];
+    let first = &j["samples"][0];
+    assert_eq!(first[1]["lane"], "physics", "{j}");
+    let busy = &families["lanegraph_lane_busy_ratio"];
+    let lanes: Vec<&str> = busy["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s[1]["lane"].as_str().unwrap())
+        .collect();
+    assert_eq!(lanes, ["physics", "ren\"der\\x\ny"], "{busy}");
     assert!(families["lanegraph_asset_pending"].is_object());
 }
 

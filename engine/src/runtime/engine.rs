@@ -418,11 +418,13 @@ impl Engine {
         if !config.adaptive {
             controller.set_mode(AdaptationMode::Manual);
         }
+        let registry = Registry::new();
         let render = RenderLane::new(
             &lanes,
             lanes.lane(lanegraph_jobs::plan::names::RENDER),
             pass,
             RenderAgent::settings(StrategyIndex(0)),
+            registry.clone(),
         );
         let assets = AssetStream::new(
             &lanes,
@@ -431,7 +433,6 @@ impl Engine {
             render.texture_sink(),
             loaders,
         );
-        let registry = Registry::new();
         let metrics = Metrics::new(&registry, &lanes).map_err(|e| {
             BuildError::Config(super::config::ConfigError {
                 file: None,

@@ -39,7 +39,7 @@ use lanegraph_jobs::{clock, LaneId, Lanes, RepeatableJob};
 
 use super::agents::RenderSettings;
 use super::loaders::DecodedImage;
-use crate::telemetry::GpuFrame;
+use crate::telemetry::{Gauge, GpuFrame, Registry, Unit};
 
 /// What a [`RenderPass`] reports of its draws. Kept by the render lane between draws: a pass
 /// updates it in place.
@@ -209,6 +209,11 @@ struct Inner {
     pass: Option<Box<dyn HeldPass>>,
     stats: RenderStats,
     out: DrawOutput,
+    /// Per GPU pass name, its `gpu.pass.time{pass}` gauge (`None`: the name was refused as a
+    /// label value). Registered the first time a pass reports; a handful of passes.
+    pass_gauges: Vec<(String, Option<Gauge>)>,
+    /// Where the pass gauges are registered (the engine's registry).
+    registry: Registry,
 }
 
 struct Shared {
@@ -261,6 +266,7 @@ impl RenderLane {
         lane: Option<LaneId>,
         pass: Option<Box<dyn HeldPass>>,
         settings: RenderSettings,
+        registry: Registry,
     ) -> Self {
         let shared = Arc::new(Shared {
             mailbox: Mutex::new(None),
@@ -268,6 +274,8 @@ impl RenderLane {
                 pass,
                 stats: RenderStats::default(),
                 out: DrawOutput::default(),
+                pass_gauges: Vec::new(),
+                registry,
             }),
             settings: Mutex::new(settings),
             pulse: Mutex::new(RenderPulse::default()),
@@ -459,10 +467,38 @@ fn draw(shared: &Shared, view: &Published) {
     let t0 = clock::now();
     let settings = *lock(&shared.settings);
     let mut inner = lock(&shared.inner);
-    let Inner { pass, stats, out } = &mut *inner;
+    let Inner {
+        pass,
+        stats,
+        out,
+        pass_gauges,
+        registry,
+    } = &mut *inner;
     if let Some(pass) = pass.as_mut() {
         if let Err(e) = pass.draw(&*view.view, &settings, out) {
             push_error(stats, e);
+        }
+    }
+    if let Some(gpu) = &out.gpu {
+        for p in &gpu.passes {
+            let i = match pass_gauges.iter().position(|(n, _)| *n == p.name) {
+                Some(i) => i,
+                None => {
+                    let g = registry
+                        .register_gauge_with(
+                            "gpu.pass.time",
+                            &[("pass", &p.name)],
+                            Unit::Seconds,
+                            "GPU time of one pass (EMA-smoothed).",
+                        )
+                        .ok();
+                    pass_gauges.push((p.name.clone(), g));
+                    pass_gauges.len() - 1
+                }
+            };
+            if let Some(g) = &pass_gauges[i].1 {
+                g.set(p.ema_ms / 1000.0);
+            }
         }
     }
     stats.drawn += 1;

@@ -360,6 +360,13 @@ pub const WELL_KNOWN_METRICS: &[WellKnownMetric] = &[
         Unit::Seconds,
         "GPU time of the whole frame (EMA-smoothed).",
     ),
+    WellKnownMetric {
+        pattern: "gpu.pass.time",
+        labels: &["pass"],
+        kind: G,
+        unit: Unit::Seconds,
+        help: "GPU time of one pass (EMA-smoothed).",
+    },
     wk(
         "memory.current_bytes",
         G,
