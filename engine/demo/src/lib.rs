@@ -317,6 +317,13 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
     for p in &textures.requests {
         engine.request_asset(p.clone());
     }
+    if opts.progress {
+        eprintln!(
+            "lanegraph demo: loading {} textures on the asset lane, two broken on purpose (a \
+             corrupt and a missing PNG): their warnings below show failures reported and skipped",
+            textures.requests.len()
+        );
+    }
     let device = engine.render_device();
     match (&device.name, &device.unavailable) {
         (Some(d), _) => eprintln!("lanegraph demo: GPU: {d}"),
