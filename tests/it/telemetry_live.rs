@@ -5,10 +5,8 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use lanegraph::runtime::{DrawOutput, RenderPass, RenderSettings};
 use lanegraph::systems::SystemDef;
 use lanegraph::telemetry::spans;
-use lanegraph::world::{Domain, DomainSet};
 
 /// A port free right now (bound and released; the server binds it again at once).
 fn free_port() -> u16 {
@@ -33,31 +31,7 @@ fn decodes() {
     let _serial = crate::telemetry_trace::serial();
     spans::set_enabled(true);
     // A render pass, so the render lane's worker records spans of its own every frame.
-    struct Nothing;
-    impl RenderPass<Vec<f32>> for Nothing {
-        fn draw(
-            &mut self,
-            v: &Vec<f32>,
-            _: &RenderSettings,
-            out: &mut DrawOutput,
-        ) -> Result<(), String> {
-            out.instances = v.len() as u64;
-            Ok(())
-        }
-    }
-    let mut engine = lanegraph::Engine::builder()
-        .lanes_spec("physics=1,render=1,asset=1")
-        .lockstep(true)
-        .render(
-            DomainSet::of(Domain::STRUCTURE),
-            |w, v: &mut Vec<f32>| {
-                v.clear();
-                v.push(w.tick() as f32);
-            },
-            Nothing,
-        )
-        .build()
-        .unwrap();
+    let mut engine = lanegraph_tests::engine_with_pass(lanegraph_tests::NullPass, 120);
     engine
         .world_mut()
         .register_system(SystemDef::new("live_system", 5.0, |_, _| {}))

@@ -114,7 +114,6 @@ fn a_running_engine_emits_exactly_the_documented_metrics() {
     use std::io::{Read, Write};
 
     use lanegraph::runtime::{DrawOutput, GpuFrame, GpuPass, RenderPass, RenderSettings};
-    use lanegraph::world::{Domain, DomainSet};
     // A pass that reports GPU pass timings, as a Vulkan renderer's profiler does.
     struct Timed;
     impl RenderPass<Vec<f32>> for Timed {
@@ -137,19 +136,7 @@ fn a_running_engine_emits_exactly_the_documented_metrics() {
             Ok(())
         }
     }
-    let mut engine = lanegraph::Engine::builder()
-        .lanes_spec("physics=1,render=1,asset=1")
-        .lockstep(true)
-        .render(
-            DomainSet::of(Domain::STRUCTURE),
-            |w, v: &mut Vec<f32>| {
-                v.clear();
-                v.push(w.tick() as f32);
-            },
-            Timed,
-        )
-        .build()
-        .unwrap();
+    let mut engine = lanegraph_tests::engine_with_pass(Timed, 120);
     engine
         .world_mut()
         .register_system(SystemDef::new("tick", 1.0, |_, _| {}))

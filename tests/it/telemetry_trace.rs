@@ -335,37 +335,10 @@ fn an_engines_trace_reads_the_way_a_perfetto_user_expects() {
 }
 
 fn an_engines_trace_reads_right() {
-    use lanegraph::runtime::{DrawOutput, RenderPass, RenderSettings};
     use lanegraph::systems::SystemDef;
-    use lanegraph::world::{Domain, DomainSet};
     let _serial = serial();
     spans::set_enabled(true);
-    struct Nothing;
-    impl RenderPass<Vec<f32>> for Nothing {
-        fn draw(
-            &mut self,
-            v: &Vec<f32>,
-            _: &RenderSettings,
-            o: &mut DrawOutput,
-        ) -> Result<(), String> {
-            o.instances = v.len() as u64;
-            Ok(())
-        }
-    }
-    let mut engine = lanegraph::Engine::builder()
-        .lanes_spec("physics=1,render=1,asset=1")
-        .lockstep(true)
-        .telemetry(true, 64)
-        .render(
-            DomainSet::of(Domain::STRUCTURE),
-            |w, v: &mut Vec<f32>| {
-                v.clear();
-                v.push(w.tick() as f32);
-            },
-            Nothing,
-        )
-        .build()
-        .unwrap();
+    let mut engine = lanegraph_tests::engine_with_pass(lanegraph_tests::NullPass, 64);
     engine
         .world_mut()
         .register_system(SystemDef::new("steer_ships", 5.0, |_, _| {}))

@@ -65,3 +65,43 @@ pub fn isolated(name: &str, body: impl FnOnce()) {
         "isolated test {name} did not run (wrong name?):\n{stdout}\n{stderr}"
     );
 }
+
+/// A lockstep engine on one worker per lane (`physics=1,render=1,asset=1`), keeping
+/// `trace_frames` frames of spans, whose render lane draws `pass` with a view of the tick
+/// number: what the telemetry tests run a small game on.
+pub fn engine_with_pass(
+    pass: impl lanegraph::runtime::RenderPass<Vec<f32>> + 'static,
+    trace_frames: usize,
+) -> lanegraph::Engine {
+    use lanegraph::world::{Domain, DomainSet};
+    lanegraph::Engine::builder()
+        .lanes_spec("physics=1,render=1,asset=1")
+        .lockstep(true)
+        .telemetry(true, trace_frames)
+        .render(
+            DomainSet::of(Domain::STRUCTURE),
+            |w, v: &mut Vec<f32>| {
+                v.clear();
+                v.push(w.tick() as f32);
+            },
+            pass,
+        )
+        .build()
+        .expect("the test engine builds")
+}
+
+/// A render pass that draws nothing and reports the view's length as its instances.
+#[derive(Debug, Default)]
+pub struct NullPass;
+
+impl lanegraph::runtime::RenderPass<Vec<f32>> for NullPass {
+    fn draw(
+        &mut self,
+        v: &Vec<f32>,
+        _: &lanegraph::runtime::RenderSettings,
+        out: &mut lanegraph::runtime::DrawOutput,
+    ) -> Result<(), String> {
+        out.instances = v.len() as u64;
+        Ok(())
+    }
+}
