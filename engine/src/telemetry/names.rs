@@ -232,41 +232,20 @@ const fn wk(
     unit: Unit,
     help: &'static str,
 ) -> WellKnownMetric {
-    WellKnownMetric {
-        pattern,
-        labels: &[],
-        kind,
-        unit,
-        help,
-    }
+    labelled(pattern, &[], kind, unit, help)
 }
 
-/// A per-lane metric (label `lane`).
-const fn per_lane(
+/// A metric with one series per value of `labels` (`lane`, `system`, `pass`, `agent`).
+const fn labelled(
     pattern: &'static str,
+    labels: &'static [&'static str],
     kind: MetricKind,
     unit: Unit,
     help: &'static str,
 ) -> WellKnownMetric {
     WellKnownMetric {
         pattern,
-        labels: &["lane"],
-        kind,
-        unit,
-        help,
-    }
-}
-
-/// A per-system metric (label `system`; copied from the scheduler every 30 frames).
-const fn per_system(
-    pattern: &'static str,
-    kind: MetricKind,
-    unit: Unit,
-    help: &'static str,
-) -> WellKnownMetric {
-    WellKnownMetric {
-        pattern,
-        labels: &["system"],
+        labels,
         kind,
         unit,
         help,
@@ -317,39 +296,51 @@ pub const WELL_KNOWN_METRICS: &[WellKnownMetric] = &[
         Unit::Ratio,
         "Leftover of the fixed-step accumulator, 0..1.",
     ),
-    per_lane(
+    labelled(
         "lane.jobs",
+        &["lane"],
         C,
         Unit::None,
         "Jobs the lane's workers popped.",
     ),
-    per_lane(
+    labelled(
         "lane.busy",
+        &["lane"],
         G,
         Unit::Ratio,
         "Share of the last frame the lane's workers were busy.",
     ),
-    per_lane(
+    labelled(
         "lane.queue_depth",
+        &["lane"],
         G,
         Unit::None,
         "Jobs waiting on the lane at the frame's end.",
     ),
-    per_lane(
+    labelled(
         "lane.panics",
+        &["lane"],
         C,
         Unit::None,
         "Detached jobs on the lane that panicked (the lane lives on).",
     ),
-    per_system("system.runs", C, Unit::None, "Runs of the system."),
-    per_system(
+    labelled(
+        "system.runs",
+        &["system"],
+        C,
+        Unit::None,
+        "Runs of the system.",
+    ),
+    labelled(
         "system.over_budget",
+        &["system"],
         C,
         Unit::None,
         "Runs strictly above the system's budget.",
     ),
-    per_system(
+    labelled(
         "system.last_time",
+        &["system"],
         G,
         Unit::Seconds,
         "The system's last run time.",
@@ -360,13 +351,13 @@ pub const WELL_KNOWN_METRICS: &[WellKnownMetric] = &[
         Unit::Seconds,
         "GPU time of the whole frame (EMA-smoothed).",
     ),
-    WellKnownMetric {
-        pattern: "gpu.pass.time",
-        labels: &["pass"],
-        kind: G,
-        unit: Unit::Seconds,
-        help: "GPU time of one pass (EMA-smoothed).",
-    },
+    labelled(
+        "gpu.pass.time",
+        &["pass"],
+        G,
+        Unit::Seconds,
+        "GPU time of one pass (EMA-smoothed).",
+    ),
     wk(
         "memory.current_bytes",
         G,
@@ -399,13 +390,13 @@ pub const WELL_KNOWN_METRICS: &[WellKnownMetric] = &[
         Unit::Ratio,
         "The PID's global budget multiplier.",
     ),
-    WellKnownMetric {
-        pattern: "budget.strategy",
-        labels: &["agent"],
-        kind: G,
-        unit: Unit::None,
-        help: "Index of the agent's current strategy (0: its first, fullest one).",
-    },
+    labelled(
+        "budget.strategy",
+        &["agent"],
+        G,
+        Unit::None,
+        "Index of the agent's current strategy (0: its first, fullest one).",
+    ),
     wk(
         "budget.switches",
         C,
