@@ -15,8 +15,10 @@
 //! elementwise kernel is its scalar twin's body over the same padded floats: the twin already
 //! does the same IEEE operations in the same order as the `f32x8` form (the kernel contract,
 //! tested bit for bit), and neither uses fused multiply-add (`AVX2` here does not enable
-//! `FMA`, and Rust never contracts `a * b + c` by itself), so the two paths agree bit for bit
-//! by construction. In a build that already targets AVX2 (`-C target-cpu=x86-64-v3`) `wide` is
+//! `FMA`, and Rust never contracts `a * b + c` by itself), so the two paths agree bit for bit,
+//! with the kernel contract's one exception: when a result is NaN, its payload may differ
+//! (Rust leaves it unspecified among the inputs' NaNs). The world's state hash hashes every NaN
+//! as one canonical NaN, so replays match across paths and machines. In a build that already targets AVX2 (`-C target-cpu=x86-64-v3`) `wide` is
 //! 256 bits wide itself and the dispatch takes the `f32x8` form.
 //!
 //! Reductions, culls and the grid keep their `f32x8` forms on both paths (their lane-order
@@ -94,7 +96,8 @@ pub fn kernel_path() -> KernelPath {
 }
 
 /// Forces the portable path (`Some(KernelPath::Portable)`) or returns to detection (`None`
-/// or `Some(KernelPath::Avx2)`: AVX2 is taken only where the CPU has it). Process-wide; for
+/// or `Some(KernelPath::Avx2)`: AVX2 is taken only where the CPU has it and
+/// `LANEGRAPH_SIMD_PATH=portable` is not set, so the returned path is the one in effect). Process-wide; for
 /// tests and benchmarks that compare the two paths. Results are the same bits on either path,
 /// so a kernel running on another thread meanwhile is unaffected but for speed. Returns the
 /// path now in effect.

@@ -64,12 +64,13 @@ fn step(_: Entity, p: &mut Pos, v: &mut Vel) {
     }
 }
 
-/// A physics lane of one worker that the calling thread does not serve: every parallel chunk
-/// runs on that worker.
+/// A physics lane of two workers that the calling thread does not serve: every parallel chunk
+/// runs on one of them. (With a single thread serving the lane the World runs the query on the
+/// caller: a lone worker while the caller waits would only add a hand-off.)
 fn physics_lanes() -> Arc<Lanes> {
     let cores = machine_cores();
     let plan = LanePlan::empty(&cores)
-        .with_lane("physics", LaneKind::FrameCritical, vec![None])
+        .with_lane("physics", LaneKind::FrameCritical, vec![None, None])
         .unwrap();
     Arc::new(Lanes::start(plan).unwrap())
 }
@@ -96,7 +97,7 @@ fn parallel_query_matches_the_serial_one_bit_for_bit_and_runs_on_the_lane() {
         assert_eq!(n, 50_300);
     }
     assert_eq!(par.state_hash(), serial.state_hash());
-    // The 50,000 aligned rows ran on the lane's worker; only the 300 misaligned ones (run
+    // The 50,000 aligned rows ran on the lane's workers; only the 300 misaligned ones (run
     // after the chunks) ran on the caller.
     let mut ran_here = on_caller.into_inner().unwrap();
     ran_here.sort_by_key(|e| e.index());
@@ -348,4 +349,34 @@ mod soa_chunks {
         // Never opted in: nothing to sweep.
         assert_eq!(kernel_step(&mut World::new()), Ok(0));
     }
+}
+
+/// With a single thread serving the lane (one worker, a caller that does not serve it) the
+/// query runs on the caller, and a panic is the same typed error as on the lane.
+#[test]
+fn one_thread_runs_on_the_caller_with_the_same_panic_report() {
+    let cores = machine_cores();
+    let plan = LanePlan::empty(&cores)
+        .with_lane("physics", LaneKind::FrameCritical, vec![None])
+        .unwrap();
+    let lanes = Arc::new(Lanes::start(plan).unwrap());
+    let (mut w, es) = world(20_000);
+    w.set_parallel_lane(&lanes, lanes.lane("physics").unwrap());
+    let caller = std::thread::current().id();
+    let elsewhere = std::sync::atomic::AtomicUsize::new(0);
+    w.par_for_each_mut2::<Pos, Vel>(|_, _, _| {
+        if std::thread::current().id() != caller {
+            elsewhere.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    })
+    .unwrap();
+    assert_eq!(elsewhere.into_inner(), 0);
+    let bad = es[10];
+    let err = w
+        .par_for_each_mut2::<Pos, Vel>(|e, _, _| assert!(e != bad, "bad row"))
+        .unwrap_err();
+    assert!(
+        matches!(err, ParQueryError::Panicked(ref p) if p.message.contains("bad row")),
+        "{err:?}"
+    );
 }

@@ -12,8 +12,8 @@
 //! Owns: that one measurement. Must never: assert on timing.
 
 use lanegraph_jobs::clock;
-use lanegraph_simd::f32x8;
 use lanegraph_simd::kernels::integrate;
+use lanegraph_simd::{f32x8, SoaChunkMut};
 
 use super::stats::percentile;
 use super::{BenchError, Figure};
@@ -67,17 +67,46 @@ fn one_design(entities: usize, samples: usize, owner_helps: bool) -> Result<Figu
     let dt = 1.0 / 60.0;
     let lanes = std::sync::Arc::new(lanes);
     world.set_parallel_lane(&lanes, physics);
+    let kernel = |p: SoaChunkMut<'_, 2>, v: SoaChunkMut<'_, 2>| {
+        let [px, py] = p.fields;
+        let [vx, vy] = v.fields;
+        let _ = integrate::integrate(px, vx, dt);
+        let _ = integrate::integrate(py, vy, dt);
+    };
     // The path a game takes: the World splits the columns and runs the chunks on its parallel
-    // lane (allocation-free).
+    // lane (allocation-free). The first design (owner waits) hands every chunk to the lane's one
+    // worker explicitly: the World itself would run a one-thread query on the caller.
     let engine_step = |world: &mut World| -> Result<(), BenchError> {
-        world
-            .par_soa_chunks2::<Position, Velocity, _, _>(|p, v| {
-                let [px, py] = p.fields;
-                let [vx, vy] = v.fields;
-                let _ = integrate::integrate(px, vx, dt);
-                let _ = integrate::integrate(py, vy, dt);
+        if owner_helps {
+            return world
+                .par_soa_chunks2::<Position, Velocity, _, _>(kernel)
+                .map(drop)
+                .map_err(|e| fail(e.to_string()));
+        }
+        let (mut pos, mut vel) = world
+            .lend_soa_pair::<Position, Velocity>()
+            .map_err(|e| fail(e.to_string()))?
+            .ok_or_else(|| fail("columns not field-SoA"))?;
+        let (mut pl, mut vl) = (pos.lanes_mut(), vel.lanes_mut());
+        // 512-vector chunks (the first design's), fewer and larger past 64 of them.
+        let chunk = entities.div_ceil(8).div_ceil(64).max(512);
+        let pairs = pl
+            .chunks::<2>(chunk)
+            .map_err(|e| fail(e.to_string()))?
+            .zip(vl.chunks::<2>(chunk).map_err(|e| fail(e.to_string()))?);
+        let mut slots: [Option<(SoaChunkMut<'_, 2>, SoaChunkMut<'_, 2>)>; 64] =
+            std::array::from_fn(|_| None);
+        let mut k = 0;
+        for (slot, pair) in slots.iter_mut().zip(pairs) {
+            *slot = Some(pair);
+            k += 1;
+        }
+        lanes
+            .parallel_chunks_mut(physics, &mut slots[..k], 1, |_, c| {
+                for (p, v) in c.iter_mut().filter_map(Option::take) {
+                    kernel(p, v);
+                }
             })
-            .map(drop)
             .map_err(|e| fail(e.to_string()))
     };
     // The bare kernel on plain slices, on the calling thread.

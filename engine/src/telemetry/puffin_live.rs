@@ -38,6 +38,10 @@ pub struct PuffinServer {
     addr: String,
     /// Span name (by address: names are `&'static str`) -> its puffin scope.
     scopes: HashMap<(usize, usize), ScopeId>,
+    /// puffin's clock (`puffin::now_ns`, from the Unix epoch) minus the engine's (from its
+    /// start), read once: the engine's stamps are moved onto puffin's timeline, so data a game
+    /// records with `puffin::profile_scope!` lines up with the engine's.
+    offset_ns: i64,
     /// One frame's spans, sorted (reused).
     scratch: Vec<SpanRecord>,
 }
@@ -58,10 +62,12 @@ impl PuffinServer {
             addr: addr.to_string(),
             why: e.to_string(),
         })?;
+        let offset_ns = puffin::now_ns() - lanegraph_jobs::clock::now().as_ns() as i64;
         Ok(PuffinServer {
             server,
             addr: addr.to_string(),
             scopes: HashMap::new(),
+            offset_ns,
             scratch: Vec::new(),
         })
     }
@@ -77,11 +83,34 @@ impl PuffinServer {
     }
 
     /// Sends one frame: its spans as one puffin stream per track, then ends the puffin frame.
+    /// The engine ends puffin's frame once per engine frame: a game that also profiles with
+    /// puffin's macros should not call `GlobalProfiler::new_frame` itself.
     pub fn publish(&mut self, frame: &FrameSpans<'_>, tracks: &[TrackInfo]) {
         self.scratch.clear();
         self.scratch.extend_from_slice(frame.spans);
         spans::sort_for_export(&mut self.scratch);
-        let mut profiler = GlobalProfiler::lock();
+        // Scopes first (puffin's lock only for names not seen before), then the streams,
+        // built without the lock, then one short lock to report them and end the frame.
+        let new: Vec<&'static str> = {
+            let mut seen = std::collections::HashSet::new();
+            self.scratch
+                .iter()
+                .map(|s| s.name)
+                .filter(|n| !self.scopes.contains_key(&(n.as_ptr() as usize, n.len())))
+                .filter(|n| seen.insert((n.as_ptr() as usize, n.len())))
+                .collect()
+        };
+        if !new.is_empty() {
+            let details: Vec<ScopeDetails> = new
+                .iter()
+                .map(|n| ScopeDetails::from_scope_name(*n))
+                .collect();
+            let ids = GlobalProfiler::lock().register_user_scopes(&details);
+            for (n, id) in new.iter().zip(ids) {
+                self.scopes.insert((n.as_ptr() as usize, n.len()), id);
+            }
+        }
+        let mut streams = Vec::new();
         let mut i = 0;
         while i < self.scratch.len() {
             let track = self.scratch[i].track;
@@ -93,17 +122,18 @@ impl PuffinServer {
             // Open scopes: (end ns, offset of the scope's size field).
             let mut open: Vec<(i64, usize)> = Vec::new();
             for s in &self.scratch[i..end] {
-                let start = s.start.as_ns() as i64;
+                let start = s.start.as_ns() as i64 + self.offset_ns;
                 while open.last().is_some_and(|&(e, _)| e <= start) {
                     let (e, off) = open.pop().expect("checked non-empty");
                     stream.end_scope(off, e);
                 }
-                let key = (s.name.as_ptr() as usize, s.name.len());
-                let id = *self.scopes.entry(key).or_insert_with(|| {
-                    profiler.register_user_scopes(&[ScopeDetails::from_scope_name(s.name)])[0]
-                });
+                let Some(&id) = self.scopes.get(&(s.name.as_ptr() as usize, s.name.len())) else {
+                    continue;
+                };
                 let parent_end = open.last().map_or(i64::MAX, |&(e, _)| e);
-                let stop = (s.end.as_ns() as i64).min(parent_end).max(start);
+                let stop = (s.end.as_ns() as i64 + self.offset_ns)
+                    .min(parent_end)
+                    .max(start);
                 let (off, _) = stream.begin_scope(|| start, id, s.name);
                 open.push((stop, off));
             }
@@ -115,15 +145,19 @@ impl PuffinServer {
                 .find(|t| t.id == track)
                 .map_or_else(|| format!("track {}", track.0), |t| t.name.clone());
             if let Ok(info) = StreamInfo::parse(stream) {
-                profiler.report_user_scopes(
+                streams.push((
                     ThreadInfo {
                         start_time_ns: None,
                         name,
                     },
-                    &info.as_stream_into_ref(),
-                );
+                    info,
+                ));
             }
             i = end;
+        }
+        let mut profiler = GlobalProfiler::lock();
+        for (info, stream) in streams {
+            profiler.report_user_scopes(info, &stream.as_stream_into_ref());
         }
         profiler.new_frame();
     }

@@ -46,25 +46,45 @@ std::thread_local! {
     static DEPTH: Cell<usize> = const { Cell::new(0) };
 }
 
-/// Whether the layer records this callsite (not the engine's own).
+/// Whether the layer records this callsite: not the runtime's own (target `lanegraph` or
+/// `lanegraph::*`, which the engine records itself); a game crate named `lanegraph_*` is a game.
 fn is_game(meta: &Metadata<'_>) -> bool {
-    !meta.target().starts_with("lanegraph")
+    let t = meta.target();
+    t != "lanegraph" && !t.starts_with("lanegraph::")
+}
+
+/// `name` as a span name: cut at a character boundary to [`spans::MAX_SPAN_NAME_LEN`] bytes
+/// (an event's callsite name can be a long path); `None` when it is empty or holds a control
+/// character (see [`spans::check_name`]).
+fn usable_name(name: &'static str) -> Option<&'static str> {
+    let mut end = name.len().min(spans::MAX_SPAN_NAME_LEN);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    let cut = &name[..end];
+    spans::check_name(cut).is_ok().then_some(cut)
 }
 
 impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for SpanLayer {
     fn on_enter(&self, id: &Id, ctx: Context<'_, S>) {
         let depth = DEPTH.with(Cell::get);
         DEPTH.with(|d| d.set(depth + 1));
-        if depth >= MAX_DEPTH || !spans::is_enabled() {
+        if depth >= MAX_DEPTH {
             return;
         }
-        let Some(meta) = ctx.metadata(id) else {
-            return;
+        // Every kept level gets a fresh entry, even one that will not be recorded (spans off,
+        // no metadata, the engine's own, an unusable name): a stale entry of an earlier span
+        // with a reused id must never be matched by this span's exit.
+        let entry = match ctx.metadata(id) {
+            Some(meta) if spans::is_enabled() && is_game(meta) => usable_name(meta.name())
+                .map_or((0, "", Stamp(0)), |name| {
+                    (id.into_u64(), name, clock::now())
+                }),
+            _ => (0, "", Stamp(0)),
         };
-        let name = if is_game(meta) { meta.name() } else { "" };
         STACK.with(|s| {
             let mut st = s.get();
-            st[depth] = (id.into_u64(), name, clock::now());
+            st[depth] = entry;
             s.set(st);
         });
     }
@@ -79,9 +99,9 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for SpanLayer {
             return;
         }
         let (sid, name, start) = STACK.with(|s| s.get()[top]);
-        // The entry is this span's when enters and exits nest (they do for guards); an entry
-        // recorded while spans were off (start 0) or for the engine's own span (no name) is
-        // skipped.
+        // The entry is this span's when enters and exits nest (they do for guards); a fresh
+        // entry made while spans were off, for the engine's own span or for an unusable name
+        // (start 0, no name) is skipped.
         if sid != id.into_u64() || name.is_empty() || start.0 == 0 || !spans::is_enabled() {
             return;
         }
@@ -95,9 +115,10 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for SpanLayer {
         if !is_game(meta) {
             return;
         }
-        if let Some(here) = spans::Here::now() {
-            let now = clock::now();
-            here.record(meta.name(), now, now);
-        }
+        let (Some(name), Some(here)) = (usable_name(meta.name()), spans::Here::now()) else {
+            return;
+        };
+        let now = clock::now();
+        here.record(name, now, now);
     }
 }

@@ -7,7 +7,10 @@
 //!
 //! FNV-1a (Fowler, Noll, Vo) is chosen for being tiny, dependency-free and byte-order explicit;
 //! the hash is a determinism check, not a security boundary. Floats hash by their bit pattern
-//! (so `0.0` and `-0.0` differ, and NaN payloads count), which is what a replay needs.
+//! (so `0.0` and `-0.0` differ), except that every NaN hashes as one canonical quiet NaN: IEEE
+//! and Rust leave the payload of an arithmetic NaN unspecified among its inputs' (the compiler
+//! may commute `a * b`), so two builds or kernel paths can produce NaNs that differ only in
+//! payload, and a replay must not fail over that.
 
 /// 64-bit FNV-1a offset basis.
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
@@ -125,14 +128,26 @@ impl StateHash for bool {
 }
 
 impl StateHash for f32 {
+    #[inline]
     fn hash_state(&self, h: &mut StateHasher) {
-        h.write_u32(self.to_bits());
+        let bits = if self.is_nan() {
+            f32::NAN.to_bits()
+        } else {
+            self.to_bits()
+        };
+        h.write_u32(bits);
     }
 }
 
 impl StateHash for f64 {
+    #[inline]
     fn hash_state(&self, h: &mut StateHasher) {
-        h.write_u64(self.to_bits());
+        let bits = if self.is_nan() {
+            f64::NAN.to_bits()
+        } else {
+            self.to_bits()
+        };
+        h.write_u64(bits);
     }
 }
 
@@ -217,6 +232,29 @@ pub(crate) fn hash_column<V: StateHash>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nans_hash_alike_whatever_their_payload_and_signed_zeros_do_not() {
+        let hash = |v: f32| {
+            let mut h = StateHasher::new();
+            v.hash_state(&mut h);
+            h.finish()
+        };
+        let odd = f32::from_bits(0x7fc0_1234);
+        let negative = f32::from_bits(0xffc0_0001);
+        assert_eq!(hash(odd), hash(f32::NAN));
+        assert_eq!(hash(negative), hash(f32::NAN));
+        assert_ne!(hash(0.0), hash(-0.0));
+        let hash64 = |v: f64| {
+            let mut h = StateHasher::new();
+            v.hash_state(&mut h);
+            h.finish()
+        };
+        assert_eq!(
+            hash64(f64::from_bits(0x7ff8_0000_0000_0042)),
+            hash64(f64::NAN)
+        );
+    }
 
     #[test]
     fn fnv1a_matches_the_reference_vectors() {

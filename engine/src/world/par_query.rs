@@ -90,7 +90,9 @@ impl World {
     ///
     /// The rows where `A` and `B` are aligned (inserted together) run in parallel; any others
     /// run after them, on the calling thread, and so does the whole query when either
-    /// component is field-SoA (its parallel form is the kernels over `lend_soa_pair` chunks). Without a parallel lane (a bare `World`, or the
+    /// component is field-SoA (its parallel form is the kernels over `lend_soa_pair` chunks)
+    /// or fewer than two threads would serve it. A panic in `f` is
+    /// [`ParQueryError::Panicked`] wherever it ran. Without a parallel lane (a bare `World`, or the
     /// engine gone) everything runs on the calling thread. Allocation-free.
     ///
     /// ```
@@ -133,7 +135,12 @@ impl World {
         if self.is_field_soa::<A>() || self.is_field_soa::<B>() {
             // Field-SoA rows are gathered and scattered one at a time; their parallel form is
             // the kernels over `lend_soa_pair` chunks. Same result, on the caller.
-            return Ok(self.for_each_mut2_mixed(filter, f)?);
+            let mut result = Ok(0);
+            on_caller("par_for_each_mut2", || {
+                result = self.for_each_mut2_mixed(filter, |e, a, b| f(e, a, b));
+            })
+            .map_err(ParQueryError::Panicked)?;
+            return Ok(result?);
         }
         let target = self.parallel.clone();
         let Some(parts) = self.pair_parts::<A, B>(filter)? else {
@@ -171,7 +178,7 @@ impl World {
             &mut parts.b_values[..aligned],
         );
         match (lanes, target) {
-            (Some(lanes), Some(t)) if grain < aligned => {
+            (Some(lanes), Some(t)) if threads >= 2 && grain < aligned => {
                 let mut chunks: [RowChunk<'_, A, B>; MAX_CHUNKS] = std::array::from_fn(|_| None);
                 let (mut ents, mut av, mut bv) = head;
                 let mut k = 0;
@@ -192,9 +199,16 @@ impl World {
                     })
                     .map_err(|e| ParQueryError::Panicked(into_panicked(e, "par_for_each_mut2")))?;
             }
-            _ => run_chunk(head),
+            // No lane, or one thread (a lone worker while the caller only waits): the caller
+            // runs it, a panic reported as from a chunk.
+            _ => on_caller("par_for_each_mut2", || run_chunk(head))
+                .map_err(ParQueryError::Panicked)?,
         }
-        let tail = tail_rows(parts, |e, a, b| f(e, a, b));
+        let mut tail = 0;
+        on_caller("par_for_each_mut2", || {
+            tail = tail_rows(parts, |e, a, b| f(e, a, b))
+        })
+        .map_err(ParQueryError::Panicked)?;
         Ok(visited.into_inner() + tail)
     }
 }
@@ -291,7 +305,9 @@ impl World {
             .chunks::<NB>(lanes_per_chunk)
             .expect("field counts checked at compile time, chunk size >= 1");
         match (lanes, target) {
-            (Some(lanes), Some(t)) if lanes_per_chunk * lanegraph_simd::LANES < rows => {
+            (Some(lanes), Some(t))
+                if threads >= 2 && lanes_per_chunk * lanegraph_simd::LANES < rows =>
+            {
                 let mut slots: [SoaChunkPair<'_, NA, NB>; MAX_CHUNKS] =
                     std::array::from_fn(|_| None);
                 let mut k = 0;
@@ -313,11 +329,12 @@ impl World {
                     })
                     .map_err(|e| ParSoaError::Panicked(into_panicked(e, "par_soa_chunks2")))?;
             }
-            _ => {
+            _ => on_caller("par_soa_chunks2", || {
                 for (ca, cb) in chunks_a.zip(chunks_b) {
                     f(ca, cb);
                 }
-            }
+            })
+            .map_err(ParSoaError::Panicked)?,
         }
         Ok(rows)
     }
@@ -326,6 +343,20 @@ impl World {
 /// One chunk of both components' columns (taken by the thread that claims it).
 type SoaChunkPair<'a, const NA: usize, const NB: usize> =
     Option<(SoaChunkMut<'a, NA>, SoaChunkMut<'a, NB>)>;
+
+/// Runs `f` on the calling thread, a panic in it reported as the parallel path reports one
+/// (so a query's panic is the same typed error whatever the lane plan or row count).
+fn on_caller(job: &str, f: impl FnOnce()) -> Result<(), JobPanicked> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| JobPanicked {
+        job: job.into(),
+        message: p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".into()),
+        skipped: 0,
+    })
+}
 
 /// Threads serving `lane` for the calling thread: its workers, plus the caller when it is the
 /// registered owner and the plan lets the owner help that lane.
