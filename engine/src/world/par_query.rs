@@ -93,7 +93,8 @@ impl World {
     /// component is field-SoA (its parallel form is the kernels over `lend_soa_pair` chunks)
     /// or fewer than two threads would serve it. A panic in `f` is
     /// [`ParQueryError::Panicked`] wherever it ran. Without a parallel lane (a bare `World`, or the
-    /// engine gone) everything runs on the calling thread. Allocation-free.
+    /// engine gone) everything runs on the calling thread. Allocation-free once warm (the first
+    /// query of a column pair caches its aligned-row count).
     ///
     /// ```
     /// use lanegraph::world::{Component, StateHash, World};
