@@ -315,11 +315,17 @@ pub fn render_html(d: &ReportData) -> String {
         "ms",
     ));
 
-    h.push_str("<h2>Frame-time histogram</h2><p>Frames per 1/8 of the frame budget (the last bin holds everything past twice the budget); the black line is the budget.</p>");
+    h.push_str("<h2>Frame-time histogram</h2><p>Frames per 1/8 of the frame budget (the last bin holds everything past twice the budget); the black line is the budget, the dashed red line the controller's target (its median over the run).</p>");
+    let median_target = {
+        let mut t: Vec<f64> = d.frames.iter().map(|r| r.target_ms).collect();
+        t.sort_by(f64::total_cmp);
+        t.get(t.len() / 2).copied()
+    };
     h.push_str(&svg::histogram(
         "frame-histogram",
         &d.frames.iter().map(|r| r.frame_ms).collect::<Vec<_>>(),
         d.budget_ms,
+        median_target,
     ));
 
     h.push_str("<h2>Systems: p50 / p99 against budget</h2><p>Dark bar p50, light bar p99, black line the budget; red: p99 over budget.</p>");

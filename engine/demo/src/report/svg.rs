@@ -270,7 +270,12 @@ pub const HISTOGRAM_BINS: usize = 16;
 /// A histogram of `values_ms`: [`HISTOGRAM_BINS`] bins of an eighth of `budget_ms` each (or of
 /// the largest value over 16 when there is no budget), the last bin holding everything past
 /// them, and a line at the budget.
-pub fn histogram(id: &str, values_ms: &[f64], budget_ms: Option<f64>) -> String {
+pub fn histogram(
+    id: &str,
+    values_ms: &[f64],
+    budget_ms: Option<f64>,
+    target_ms: Option<f64>,
+) -> String {
     let finite: Vec<f64> = values_ms
         .iter()
         .copied()
@@ -313,6 +318,15 @@ pub fn histogram(id: &str, values_ms: &[f64], budget_ms: Option<f64>) -> String 
             (bw - 1.0).max(0.5),
             H - PAD_B - sy(c as f64),
             esc(&label)
+        );
+    }
+    // The controller's target (a dashed red line), where it falls inside the drawn bins.
+    if let Some(t) = target_ms.filter(|t| t.is_finite() && *t > 0.0) {
+        let x = (PAD_L + bw * (t / width)).min(W - 8.0);
+        let _ = write!(
+            s,
+            "<line class=\"line target\" x1=\"{x:.2}\" x2=\"{x:.2}\" y1=\"{PAD_T}\" y2=\"{:.1}\"><title>target {t:.2} ms (median over the run)</title></line>",
+            H - PAD_B
         );
     }
     if let Some(b) = budget_ms.filter(|b| *b > 0.0) {
@@ -421,7 +435,12 @@ mod histogram_tests {
     #[test]
     fn frames_fall_in_their_bins_and_the_tail_is_kept() {
         // Budget 16 ms: bins of 2 ms. 1 ms, 1.5 ms -> bin 0; 17 ms -> bin 8; 100 ms -> the tail.
-        let svg = histogram("h", &[1.0, 1.5, 17.0, 100.0, f64::NAN], Some(16.0));
+        let svg = histogram(
+            "h",
+            &[1.0, 1.5, 17.0, 100.0, f64::NAN],
+            Some(16.0),
+            Some(12.5),
+        );
         assert!(
             svg.contains("<title>0.00-2.00 ms: 2 frames</title>"),
             "{svg}"
@@ -435,6 +454,7 @@ mod histogram_tests {
             "{svg}"
         );
         assert!(svg.contains("budget 16.00 ms"), "{svg}");
-        assert!(histogram("e", &[], Some(16.0)).contains("no data"));
+        assert!(svg.contains("target 12.50 ms"), "{svg}");
+        assert!(histogram("e", &[], Some(16.0), None).contains("no data"));
     }
 }
