@@ -15,6 +15,58 @@
 //!   `mixed_query`: the pair query over field-SoA components; `triple_query`: three components.
 //! - `resource`: typed singletons (the score, the wind), hashed and epoch-bumped like components.
 //! - `epoch`, `hash`, `access`: change epochs, the state hash, access telemetry.
+//!
+//! # What a game writes first
+//!
+//! Components and resources are derived; a system writes several components in one loop, or
+//! in parallel on the physics lane inside an engine:
+//!
+//! ```
+//! use lanegraph::systems::SystemDef;
+//! use lanegraph::world::{Component, Resource, StateHash, World};
+//!
+//! #[derive(Clone, Copy, Component, StateHash)]
+//! #[component(domains(TRANSFORM))]
+//! struct Position { x: f32, y: f32 }
+//!
+//! #[derive(Clone, Copy, Component, StateHash)]
+//! #[component(domains(PHYSICS))]
+//! struct Velocity { x: f32, y: f32 }
+//!
+//! #[derive(Component, StateHash)]
+//! #[component(domains(GAMEPLAY))]
+//! struct Frozen;
+//!
+//! #[derive(Resource, StateHash)]
+//! #[resource(domains(PHYSICS))]
+//! struct Gravity(f32);
+//!
+//! let mut world = World::new();
+//! world.insert_resource(Gravity(-9.81)).unwrap();
+//! for i in 0..1000 {
+//!     let e = world.spawn();
+//!     world.insert(e, Position { x: i as f32, y: 100.0 }).unwrap();
+//!     world.insert(e, Velocity { x: 1.0, y: 0.0 }).unwrap();
+//! }
+//! world
+//!     .register_system(SystemDef::new("move", 2.0, |w, ctx| {
+//!         let (dt, g) = (ctx.dt(), w.resource::<Gravity>().map_or(0.0, |g| g.0));
+//!         // One loop, both components mutable (parallel chunks: `par_for_each_mut2`).
+//!         let filter = lanegraph::world::Filter::new().without::<Frozen>();
+//!         let moved = w
+//!             .for_each_mut2_filtered::<Position, Velocity>(&filter, |_, p, v| {
+//!                 v.y += g * dt;
+//!                 p.x += v.x * dt;
+//!                 p.y += v.y * dt;
+//!             })
+//!             .unwrap();
+//!         ctx.report_workload(moved as u64);
+//!     }))
+//!     .unwrap();
+//! world.run_systems();
+//! let e = world.column::<Position>().unwrap().entities()[0];
+//! assert!(world.get::<Position>(e).unwrap().y < 100.0);
+//! ```
 
 pub(crate) mod access;
 pub(crate) mod column;
