@@ -4,7 +4,8 @@
 //! and the quick suite. Must never: assert on timing.
 //!
 //! Cases (see `docs/benchmarks.md`): `layered_dag`, `chain`, `round_trip`, `frame_allocs`,
-//! `idle_cpu`, `lane_isolation`. Each runs ours and the rayon baseline alternately after a
+//! `idle_cpu`, `lane_isolation`, and the scaling cases `dag_efficiency_{2us,20us}` and
+//! `parallel_for_1mi`, run at 1, 2 and every core of the machine. Each runs ours and the rayon baseline alternately after a
 //! warm-up and reports medians (and p99 where asked) with the ratio.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
@@ -96,6 +97,23 @@ impl Dag {
     }
 }
 
+impl Dag {
+    /// The DAG as a lanegraph graph on `lane` whose nodes each busy-work `work_ns`.
+    pub fn to_graph_with_work(&self, lanes: &Lanes, lane: &str, work_ns: u64) -> Graph<()> {
+        let mut b = GraphBuilder::<()>::new("bench-work").record_timing(false);
+        let ids: Vec<_> = (0..self.len())
+            .map(|i| b.node(&format!("n{i}"), lane, move |_, _| busy(work_ns)))
+            .collect();
+        for (from, succs) in self.succs.iter().enumerate() {
+            for &to in succs {
+                b.edge(ids[from], ids[to as usize]);
+            }
+        }
+        b.build(lanes)
+            .expect("bench DAGs are valid by construction")
+    }
+}
+
 /// The rayon baseline for a DAG: atomic pending counters, ready nodes spawned into a
 /// `rayon::scope` (the idiomatic way to run a dependency graph on rayon).
 #[derive(Debug)]
@@ -103,6 +121,8 @@ pub struct RayonDag {
     dag: Dag,
     pending: Vec<AtomicU32>,
     roots: Vec<u32>,
+    /// Busy work per node, ns (0: empty nodes).
+    work_ns: u64,
 }
 
 impl RayonDag {
@@ -116,6 +136,15 @@ impl RayonDag {
             dag,
             pending,
             roots,
+            work_ns: 0,
+        }
+    }
+
+    /// Prepares `dag` for rayon runs whose nodes each busy-work `work_ns`.
+    pub fn with_work(dag: Dag, work_ns: u64) -> RayonDag {
+        RayonDag {
+            work_ns,
+            ..RayonDag::new(dag)
         }
     }
 
@@ -135,6 +164,9 @@ impl RayonDag {
 
     fn node<'s>(&'s self, s: &rayon::Scope<'s>, i: u32) {
         std::hint::black_box(i);
+        if self.work_ns > 0 {
+            busy(self.work_ns);
+        }
         for &n in &self.dag.succs[i as usize] {
             if self.pending[n as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
                 s.spawn(move |s| self.node(s, n));
@@ -265,6 +297,118 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     }
     if want("lane_isolation") {
         out.extend(lane_isolation(opts)?);
+    }
+    if want("dag_efficiency") {
+        out.extend(dag_efficiency(opts)?);
+    }
+    if want("parallel_for") {
+        out.extend(parallel_for_1mi(opts)?);
+    }
+    Ok(out)
+}
+
+/// Thread counts the scaling cases run at: 1, 2 and every core of this machine.
+fn scaling_threads() -> Vec<usize> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut t = vec![1, 2, cores];
+    t.sort_unstable();
+    t.dedup();
+    t
+}
+
+/// `dag_efficiency`: a layered DAG (10 x 32, fan-in 4) whose nodes each busy-work 2 us or
+/// 20 us; parallel efficiency = sum of node work / (threads x wall), ours against rayon's,
+/// at every thread count of [`scaling_threads`].
+fn dag_efficiency(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
+    let dag = Dag::layered(10, 32, 4);
+    let mut out = Vec::new();
+    for (label, work_ns, samples) in [("2us", 2_000u64, 40usize), ("20us", 20_000, 10)] {
+        let samples = if opts.quick { samples } else { samples * 5 };
+        for threads in scaling_threads() {
+            let lanes = physics_lanes_unpinned(threads);
+            let pool = rayon_pool(threads);
+            let rayon_dag = RayonDag::with_work(dag.clone(), work_ns);
+            let mut g = dag.to_graph_with_work(&lanes, "physics", work_ns);
+            let (mut a, mut b) = interleave(
+                samples / 5,
+                samples,
+                || {
+                    g.run(&lanes, &()).expect("bench graph runs");
+                },
+                || rayon_dag.run(&pool),
+            );
+            let work = (dag.len() as u64 * work_ns) as f64;
+            let eff = |wall: f64| work / (threads as f64 * wall);
+            out.push(
+                Figure::new(
+                    SUITE,
+                    format!("dag_efficiency_{label}"),
+                    threads,
+                    "efficiency",
+                    "ratio",
+                    eff(percentile(&mut a, 50.0)),
+                )
+                .with_baseline(
+                    "rayon scope + atomic counters",
+                    eff(percentile(&mut b, 50.0)),
+                ),
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// `parallel_for`: `x = x * a + b` over 1 Mi `f32` in chunks (`Lanes::parallel_chunks_mut`,
+/// about four chunks per thread) against `par_iter_mut` on a rayon pool of the same size,
+/// ns per element, at every thread count of [`scaling_threads`].
+fn parallel_for_1mi(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
+    let n = 1 << 20;
+    let samples = if opts.quick { 60 } else { 300 };
+    let mut out = Vec::new();
+    for threads in scaling_threads() {
+        let lanes = physics_lanes_unpinned(threads);
+        let physics = lanes
+            .lane("physics")
+            .ok_or_else(|| fail("no physics lane"))?;
+        let pool = rayon_pool(threads);
+        let (mut ours, mut theirs) = (vec![1.0f32; n], vec![1.0f32; n]);
+        let chunk = n.div_ceil(threads * 4);
+        let (a, b) = (0.999f32, 0.001f32);
+        let (mut ta, mut tb) = interleave(
+            samples / 5,
+            samples,
+            || {
+                lanes
+                    .parallel_chunks_mut(physics, &mut ours, chunk, |_, c| {
+                        for x in c {
+                            *x = *x * a + b;
+                        }
+                    })
+                    .expect("the parallel-for runs");
+            },
+            || {
+                use rayon::prelude::*;
+                pool.install(|| theirs.par_iter_mut().for_each(|x| *x = *x * a + b));
+            },
+        );
+        if ours
+            .iter()
+            .zip(&theirs)
+            .any(|(x, y)| x.to_bits() != y.to_bits())
+        {
+            return Err(fail("the parallel-for and rayon ended in other bits"));
+        }
+        out.push(
+            Figure::new(
+                SUITE,
+                "parallel_for_1mi",
+                threads,
+                "ns_per_element",
+                "ns",
+                percentile(&mut ta, 50.0) / n as f64,
+            )
+            .with_baseline("rayon par_iter_mut", percentile(&mut tb, 50.0) / n as f64),
+        );
     }
     Ok(out)
 }
