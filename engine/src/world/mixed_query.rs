@@ -16,10 +16,8 @@
 use super::column::{AosColumn, ErasedColumn, SparseIndex};
 use super::component::Component;
 use super::entity::Entity;
-use super::query::{Filter, PairQueryError};
+use super::query::SplitPair;
 use super::soa::{SoaColumn, SoaRowsMut};
-use super::World;
-use crate::world::ColumnLayout;
 
 /// One component's rows in either layout.
 pub(crate) enum QuerySide<'w, T> {
@@ -89,41 +87,30 @@ impl<'w, T: Component> QuerySide<'w, T> {
     }
 }
 
-impl World {
-    /// Whether `T` is stored field-SoA.
-    pub(crate) fn is_field_soa<T: Component>(&self) -> bool {
-        self.column_index::<T>()
-            .is_some_and(|i| self.columns[i].layout() == ColumnLayout::FieldSoa)
-    }
-
-    /// `for_each_mut2_filtered` when either component is field-SoA (see the module docs).
-    pub(crate) fn for_each_mut2_mixed<A: Component, B: Component>(
-        &mut self,
-        filter: &Filter,
-        mut f: impl FnMut(Entity, &mut A, &mut B),
-    ) -> Result<usize, PairQueryError> {
-        let Some(split) = self.split_pair::<A, B>(filter)? else {
-            return Ok(0);
+/// The pair query's loop when either component is field-SoA (see the module docs); returns
+/// how many entities it visited.
+pub(crate) fn mixed_rows<A: Component, B: Component>(
+    split: SplitPair<'_>,
+    mut f: impl FnMut(Entity, &mut A, &mut B),
+) -> usize {
+    let rows = split.a.len();
+    let mut a = QuerySide::<A>::of(split.a, rows);
+    let mut b = QuerySide::<B>::of(split.b, rows);
+    let conditions = split.filter;
+    let filtered = conditions.is_some();
+    let mut visited = 0;
+    for i in 0..rows {
+        let e = a.entities()[i];
+        let Some(j) = row_of(&b, i, e) else {
+            continue;
         };
-        let rows = split.a.len();
-        let mut a = QuerySide::<A>::of(split.a, rows);
-        let mut b = QuerySide::<B>::of(split.b, rows);
-        let conditions = split.filter;
-        let filtered = conditions.is_some();
-        let mut visited = 0;
-        for i in 0..rows {
-            let e = a.entities()[i];
-            let Some(j) = row_of(&b, i, e) else {
-                continue;
-            };
-            if filtered && !conditions.passes(e) {
-                continue;
-            }
-            a.with_row(i, |va| b.with_row(j, |vb| f(e, va, vb)));
-            visited += 1;
+        if filtered && !conditions.passes(e) {
+            continue;
         }
-        Ok(visited)
+        a.with_row(i, |va| b.with_row(j, |vb| f(e, va, vb)));
+        visited += 1;
     }
+    visited
 }
 
 /// `e`'s row in `side`: row `i` when it holds `e` (aligned), else the sparse index's.

@@ -18,7 +18,8 @@ use lanegraph_simd::{SoaChunkMut, SoaComponent};
 
 use super::component::Component;
 use super::entity::Entity;
-use super::query::{tail_rows, Filter, PairQueryError};
+use super::mixed_query::mixed_rows;
+use super::query::{sweep_aligned, tail_rows, Filter, PairColumns, PairQueryError};
 use super::soa::SoaPairError;
 use super::World;
 
@@ -133,19 +134,20 @@ impl World {
         filter: &Filter,
         f: impl Fn(Entity, &mut A, &mut B) + Sync,
     ) -> Result<usize, ParQueryError> {
-        if self.is_field_soa::<A>() || self.is_field_soa::<B>() {
-            // Field-SoA rows are gathered and scattered one at a time; their parallel form is
-            // the kernels over `lend_soa_pair` chunks. Same result, on the caller.
-            let mut result = Ok(0);
-            on_caller("par_for_each_mut2", || {
-                result = self.for_each_mut2_mixed(filter, |e, a, b| f(e, a, b));
-            })
-            .map_err(ParQueryError::Panicked)?;
-            return Ok(result?);
-        }
         let target = self.parallel.clone();
-        let Some(parts) = self.pair_parts::<A, B>(filter)? else {
-            return Ok(0);
+        let parts = match self.pair_columns::<A, B>(filter)? {
+            None => return Ok(0),
+            // Field-SoA rows are gathered and scattered one at a time; their parallel form is
+            // the kernels over `par_soa_chunks2`. Same result, on the caller.
+            Some(PairColumns::Mixed(split)) => {
+                let mut visited = 0;
+                on_caller("par_for_each_mut2", || {
+                    visited = mixed_rows(split, |e, a, b| f(e, a, b));
+                })
+                .map_err(ParQueryError::Panicked)?;
+                return Ok(visited);
+            }
+            Some(PairColumns::Aos(parts)) => parts,
         };
         let lanes = target.as_ref().and_then(|t| t.lanes.upgrade());
         let threads = match (&lanes, &target) {
@@ -157,20 +159,7 @@ impl World {
         let grain = chunk_rows(aligned, threads);
         let visited = AtomicUsize::new(0);
         let run_chunk = |(entities, a, b): (&[Entity], &mut [A], &mut [B])| {
-            let mut n = 0;
-            if conditions.is_some() {
-                for ((&e, va), vb) in entities.iter().zip(a).zip(b) {
-                    if conditions.passes(e) {
-                        f(e, va, vb);
-                        n += 1;
-                    }
-                }
-            } else {
-                for ((&e, va), vb) in entities.iter().zip(a).zip(b) {
-                    f(e, va, vb);
-                }
-                n = entities.len();
-            }
+            let n = sweep_aligned(entities, a, b, conditions, |e, x, y| f(e, x, y));
             visited.fetch_add(n, Ordering::Relaxed);
         };
         let head = (

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use super::column::{AosColumn, ErasedColumn, SparseIndex};
 use super::component::{AliasedQuery, Component, WrongLayout};
 use super::entity::Entity;
+use super::mixed_query::mixed_rows;
 use super::World;
 
 /// A shared borrow of one component's dense column.
@@ -255,48 +256,36 @@ impl World {
         filter: &Filter,
         mut f: impl FnMut(Entity, &mut A, &mut B),
     ) -> Result<usize, PairQueryError> {
-        if self.is_field_soa::<A>() || self.is_field_soa::<B>() {
-            return self.for_each_mut2_mixed(filter, f);
-        }
-        let Some(parts) = self.pair_parts::<A, B>(filter)? else {
-            return Ok(0);
+        let parts = match self.pair_columns::<A, B>(filter)? {
+            None => return Ok(0),
+            Some(PairColumns::Mixed(split)) => return Ok(mixed_rows(split, f)),
+            Some(PairColumns::Aos(parts)) => parts,
         };
-        let (aligned, conditions) = (parts.aligned, parts.filter);
-        // The aligned rows: two linear sweeps, no per-row lookup (and, unfiltered, no per-row
-        // test at all: the loop the plain two-`Vec` loop compiles to).
-        let head = parts.a_entities[..aligned]
-            .iter()
-            .zip(&mut parts.a_values[..aligned])
-            .zip(&mut parts.b_values[..aligned]);
-        let mut visited = 0;
-        if conditions.is_some() {
-            for ((&e, va), vb) in head {
-                if conditions.passes(e) {
-                    f(e, va, vb);
-                    visited += 1;
-                }
-            }
-        } else {
-            for ((&e, va), vb) in head {
-                f(e, va, vb);
-            }
-            visited = aligned;
-        }
+        let aligned = parts.aligned;
+        let visited = sweep_aligned(
+            &parts.a_entities[..aligned],
+            &mut parts.a_values[..aligned],
+            &mut parts.b_values[..aligned],
+            parts.filter,
+            &mut f,
+        );
         Ok(visited + tail_rows(parts, &mut f))
     }
 
-    /// The checked, borrowed pieces of a mutable pair query: `A`'s and `B`'s AoS columns, the
-    /// filter's columns, and how many leading rows are aligned. Bumps both components'
-    /// domains. `None` when either component (or a `with` filter component) was never stored.
-    pub(crate) fn pair_parts<A: Component, B: Component>(
+    /// The checked, borrowed columns of a mutable pair query, by layout: both AoS with how
+    /// many leading rows are aligned (the linear-sweep path), or either field-SoA (rows read
+    /// and written whole, `mixed_query`). Bumps both components' domains. `None` when either
+    /// component (or a `with` filter component) was never stored.
+    pub(crate) fn pair_columns<A: Component, B: Component>(
         &mut self,
         filter: &Filter,
-    ) -> Result<Option<PairParts<'_, A, B>>, PairQueryError> {
-        self.aos::<A>()?;
-        self.aos::<B>()?;
+    ) -> Result<Option<PairColumns<'_, A, B>>, PairQueryError> {
         let Some(split) = self.split_pair::<A, B>(filter)? else {
             return Ok(None);
         };
+        if !(split.a.as_any().is::<AosColumn<A>>() && split.b.as_any().is::<AosColumn<B>>()) {
+            return Ok(Some(PairColumns::Mixed(split)));
+        }
         let SplitPair {
             a: ca,
             b: cb,
@@ -311,7 +300,7 @@ impl World {
             (ia, a.order_gen, &a.entities),
             (ib, b.order_gen, &b.entities),
         );
-        Ok(Some(PairParts {
+        Ok(Some(PairColumns::Aos(PairParts {
             a_entities: &a.entities,
             a_values: &mut a.values,
             b_entities: &b.entities,
@@ -319,7 +308,7 @@ impl World {
             b_index: &b.index,
             aligned,
             filter,
-        }))
+        })))
     }
 
     /// The layout-independent part of a mutable pair query: checks `A != B` and the filter,
@@ -478,7 +467,44 @@ pub(crate) struct SplitPair<'w> {
     pub(crate) pair_rows: &'w mut HashMap<(usize, usize), (u64, u64, usize)>,
 }
 
-/// The borrowed pieces of a mutable pair query (see [`World::pair_parts`]). Rows `..aligned`
+/// A mutable pair query's columns, by layout (see [`World::pair_columns`]).
+pub(crate) enum PairColumns<'w, A, B> {
+    /// Both AoS.
+    Aos(PairParts<'w, A, B>),
+    /// Either field-SoA.
+    Mixed(SplitPair<'w>),
+}
+
+/// Calls `f` on rows that hold the same entity in all three slices (the aligned head of a
+/// pair query), only those passing `conditions` when it has any; returns how many it visited.
+/// Unfiltered, the loop is the plain two-`Vec` loop (no per-row test).
+#[inline]
+pub(crate) fn sweep_aligned<A, B>(
+    entities: &[Entity],
+    a: &mut [A],
+    b: &mut [B],
+    conditions: FilterColumns<'_>,
+    mut f: impl FnMut(Entity, &mut A, &mut B),
+) -> usize {
+    let rows = entities.iter().zip(a).zip(b);
+    if conditions.is_some() {
+        let mut visited = 0;
+        for ((&e, va), vb) in rows {
+            if conditions.passes(e) {
+                f(e, va, vb);
+                visited += 1;
+            }
+        }
+        visited
+    } else {
+        for ((&e, va), vb) in rows {
+            f(e, va, vb);
+        }
+        entities.len()
+    }
+}
+
+/// The borrowed pieces of a mutable pair query (see [`World::pair_columns`]). Rows `..aligned`
 /// of `A` and `B` hold the same entities.
 pub(crate) struct PairParts<'w, A, B> {
     pub(crate) a_entities: &'w [Entity],
