@@ -79,30 +79,26 @@ impl Dag {
 
     /// The DAG as a lanegraph graph on `lane`, with empty bodies.
     pub fn to_graph(&self, lanes: &Lanes, lane: &str, timing: bool) -> Graph<()> {
-        let mut b = GraphBuilder::<()>::new("bench").record_timing(timing);
-        let ids: Vec<_> = (0..self.len())
-            .map(|i| {
-                b.node(&format!("n{i}"), lane, |_, _| {
-                    std::hint::black_box(());
-                })
-            })
-            .collect();
-        for (from, succs) in self.succs.iter().enumerate() {
-            for &to in succs {
-                b.edge(ids[from], ids[to as usize]);
-            }
-        }
-        b.build(lanes)
-            .expect("bench DAGs are valid by construction")
+        self.graph_of(lanes, lane, "bench", timing, || std::hint::black_box(()))
     }
-}
 
-impl Dag {
     /// The DAG as a lanegraph graph on `lane` whose nodes each busy-work `work_ns`.
     pub fn to_graph_with_work(&self, lanes: &Lanes, lane: &str, work_ns: u64) -> Graph<()> {
-        let mut b = GraphBuilder::<()>::new("bench-work").record_timing(false);
+        self.graph_of(lanes, lane, "bench-work", false, move || busy(work_ns))
+    }
+
+    /// The DAG as graph `name` on `lane`, every node running `body`.
+    fn graph_of(
+        &self,
+        lanes: &Lanes,
+        lane: &str,
+        name: &str,
+        timing: bool,
+        body: impl Fn() + Copy + Send + Sync + 'static,
+    ) -> Graph<()> {
+        let mut b = GraphBuilder::<()>::new(name).record_timing(timing);
         let ids: Vec<_> = (0..self.len())
-            .map(|i| b.node(&format!("n{i}"), lane, move |_, _| busy(work_ns)))
+            .map(|i| b.node(&format!("n{i}"), lane, move |_, _| body()))
             .collect();
         for (from, succs) in self.succs.iter().enumerate() {
             for &to in succs {

@@ -187,35 +187,23 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
 
     // tracing_layer: a game's own `tracing` span (entered and exited) recorded into the trace
     // by `SpanLayer` on a bare registry, against the native span.
+    let tracing_spans = |n: u64| {
+        for i in 0..n {
+            let _s = tracing::info_span!(target: "bench", "bench.span").entered();
+            black_box(i);
+        }
+    };
     let layered = {
         use tracing_subscriber::prelude::*;
         let subscriber = tracing_subscriber::registry().with(telemetry::SpanLayer);
         tracing::subscriber::with_default(subscriber, || {
-            per_iter(
-                &plan,
-                |n| {
-                    for i in 0..n {
-                        let _s = tracing::info_span!(target: "bench", "bench.span").entered();
-                        black_box(i);
-                    }
-                },
-                drain_spans,
-            )
+            per_iter(&plan, tracing_spans, drain_spans)
         })
     };
     // The same span on the registry alone: what `tracing` itself costs, so the difference is
     // the layer's.
     let bare_registry = tracing::subscriber::with_default(tracing_subscriber::registry(), || {
-        per_iter(
-            &plan,
-            |n| {
-                for i in 0..n {
-                    let _s = tracing::info_span!(target: "bench", "bench.span").entered();
-                    black_box(i);
-                }
-            },
-            drain_spans,
-        )
+        per_iter(&plan, tracing_spans, drain_spans)
     });
     out.push(
         Figure::new(SUITE, "tracing_layer", 1, "ns_per_span", "ns", layered)

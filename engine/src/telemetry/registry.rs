@@ -239,21 +239,7 @@ impl Registry {
         help: &str,
         buckets: Buckets,
     ) -> Result<Histogram, RegisterError> {
-        let b = buckets.clone();
-        match self.register(
-            name,
-            &[],
-            MetricKind::Histogram,
-            unit,
-            help,
-            Some(&buckets),
-            move || Cell::Histogram(Histogram::new_detached(b)),
-        )? {
-            Cell::Histogram(h) => Ok(h),
-            other => {
-                Err(clash(name, other.kind(), MetricKind::Histogram, "computed metric").into())
-            }
-        }
+        self.register_histogram_with(name, &[], unit, help, buckets)
     }
 
     /// Registers (or finds) the series of histogram `name` with these labels.

@@ -81,6 +81,13 @@ impl ParticleStep {
     }
 }
 
+/// The six columns' lengths, `pos` then `vel`, for [`ParticleStep::check`].
+fn column_lens<T>(pos: &[&mut [T]; 3], vel: &[&mut [T]; 3]) -> [usize; 6] {
+    let [px, py, pz] = pos;
+    let [vx, vy, vz] = vel;
+    [px.len(), py.len(), pz.len(), vx.len(), vy.len(), vz.len()]
+}
+
 /// One fused step over field-SoA columns `pos = [x, y, z]`, `vel = [x, y, z]` (every lane,
 /// padding included): `v = (v + a*dt) * (1 - drag*dt)`, `p = p + v*dt`, then the walls.
 pub fn particle_step(
@@ -88,15 +95,7 @@ pub fn particle_step(
     vel: [&mut [f32x8]; 3],
     step: &ParticleStep,
 ) -> Result<(), ParticleStepError> {
-    let lens = [
-        pos[0].len(),
-        pos[1].len(),
-        pos[2].len(),
-        vel[0].len(),
-        vel[1].len(),
-        vel[2].len(),
-    ];
-    step.check("particle_step", lens)?;
+    step.check("particle_step", column_lens(&pos, &vel))?;
     let (adt, keep) = step.coefficients();
     let [px, py, pz] = pos;
     let [vx, vy, vz] = vel;
@@ -207,15 +206,7 @@ pub fn particle_step_scalar(
     vel: [&mut [f32]; 3],
     step: &ParticleStep,
 ) -> Result<(), ParticleStepError> {
-    let lens = [
-        pos[0].len(),
-        pos[1].len(),
-        pos[2].len(),
-        vel[0].len(),
-        vel[1].len(),
-        vel[2].len(),
-    ];
-    step.check("particle_step_scalar", lens)?;
+    step.check("particle_step_scalar", column_lens(&pos, &vel))?;
     let (adt, keep) = step.coefficients();
     step_body(pos, vel, adt, keep, step.dt, step.walls);
     Ok(())

@@ -7,7 +7,7 @@
 use ash::vk;
 
 use super::super::shaders::CULL;
-use super::{PassLayout, ViewParams, PUSH_STAGES};
+use super::{PassLayout, ViewParams};
 use lanegraph::vk::error::{vk_err, GpuError};
 use lanegraph::vk::shaders::ShaderModule;
 use lanegraph::vk::Gpu;
@@ -88,21 +88,12 @@ impl CullPass {
                 &[],
             );
             if params.count > 0 {
-                d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, self.pipeline);
-                d.cmd_bind_descriptor_sets(
+                layout.bind(
                     cmd,
                     vk::PipelineBindPoint::COMPUTE,
-                    layout.pipeline_layout,
-                    0,
-                    &[set],
-                    &[],
-                );
-                d.cmd_push_constants(
-                    cmd,
-                    layout.pipeline_layout,
-                    PUSH_STAGES,
-                    0,
-                    &params.as_bytes(),
+                    self.pipeline,
+                    set,
+                    params,
                 );
                 d.cmd_dispatch(cmd, params.count.div_ceil(WORKGROUP), 1, 1);
             }

@@ -172,6 +172,37 @@ impl PassLayout {
         Ok(me)
     }
 
+    /// Records binding `pipeline` at `point` with `set` and pushing `params`: what every pass
+    /// records before its dispatch or draw.
+    ///
+    /// # Safety
+    /// `cmd` is in the recording state (inside a render pass for a graphics pipeline, outside
+    /// one for a compute pipeline), `pipeline` was made with this layout's pipeline layout, and
+    /// `set` is one of [`PassLayout::sets`], not being updated while `cmd` is pending.
+    pub(crate) unsafe fn bind(
+        &self,
+        cmd: vk::CommandBuffer,
+        point: vk::PipelineBindPoint,
+        pipeline: vk::Pipeline,
+        set: vk::DescriptorSet,
+        params: &ViewParams,
+    ) {
+        let d = &self.device;
+        // SAFETY: the caller's contract above; the push range is PUSH_STAGES 0..48, the
+        // pipeline layout's single range, and `params.as_bytes()` is 48 bytes.
+        unsafe {
+            d.cmd_bind_pipeline(cmd, point, pipeline);
+            d.cmd_bind_descriptor_sets(cmd, point, self.pipeline_layout, 0, &[set], &[]);
+            d.cmd_push_constants(
+                cmd,
+                self.pipeline_layout,
+                PUSH_STAGES,
+                0,
+                &params.as_bytes(),
+            );
+        }
+    }
+
     /// Points slot `slot`'s set at its buffers: `(buffer, offset, range)` for bindings 0..=3.
     pub fn write_set(&self, slot: usize, buffers: [(vk::Buffer, u64, u64); 4]) {
         let infos: [[vk::DescriptorBufferInfo; 1]; 4] = buffers.map(|(buffer, offset, range)| {

@@ -8,7 +8,7 @@
 use ash::vk;
 
 use super::super::shaders::PARTICLES;
-use super::{PassLayout, ViewParams, PUSH_STAGES};
+use super::{PassLayout, ViewParams};
 use lanegraph::vk::error::{vk_err, GpuError};
 use lanegraph::vk::memory::GpuImage;
 use lanegraph::vk::shaders::ShaderModule;
@@ -213,21 +213,12 @@ impl ParticlePass {
         // pass behind a barrier to DRAW_INDIRECT.
         unsafe {
             d.cmd_begin_render_pass(cmd, &begin, vk::SubpassContents::INLINE);
-            d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, self.pipeline);
-            d.cmd_bind_descriptor_sets(
+            layout.bind(
                 cmd,
                 vk::PipelineBindPoint::GRAPHICS,
-                layout.pipeline_layout,
-                0,
-                &[set],
-                &[],
-            );
-            d.cmd_push_constants(
-                cmd,
-                layout.pipeline_layout,
-                PUSH_STAGES,
-                0,
-                &params.as_bytes(),
+                self.pipeline,
+                set,
+                params,
             );
             d.cmd_draw_indirect(cmd, indirect, 0, 1, 16);
             d.cmd_end_render_pass(cmd);
