@@ -258,11 +258,18 @@ fn parse_error(text: &str, e: &toml::de::Error) -> ConfigError {
         .and_then(|l| l.split_once('=').map(|(k, _)| k.trim().to_string()))
         .filter(|k| !k.is_empty())
         .or_else(|| {
-            // "unknown field `x`" names the key itself.
+            // "unknown field `x`" names the key itself (other messages quote the tokens the
+            // parser expected, which are no key).
             let m = e.message();
-            let start = m.find('`')? + 1;
+            let start = m.find("field `")? + "field `".len();
             let end = start + m[start..].find('`')?;
             Some(m[start..end].to_string())
+        })
+        .or_else(|| {
+            // A line that is not `key = value` at all: the line itself is what to fix.
+            line.and_then(|l| text.lines().nth(l - 1))
+                .map(|l| l.trim().to_string())
+                .filter(|l| !l.is_empty())
         })
         .unwrap_or_else(|| "(document)".into());
     let key = match line {
@@ -369,6 +376,13 @@ mod tests {
             EngineConfig::from_toml("[telemetry]\nspans = true\ntrace_frame = 3\n").unwrap_err();
         assert_eq!(e.key, "telemetry.trace_frame");
         assert_eq!(e.line, Some(3));
+    }
+
+    #[test]
+    fn a_line_that_is_no_assignment_is_named_not_the_expected_token() {
+        let e = EngineConfig::from_toml("[engine]\nvulkan = false\ngarbage\n").unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("engine.garbage", Some(3)));
+        assert!(e.to_string().contains("`engine.garbage`"), "{e}");
     }
 
     #[test]
