@@ -4,6 +4,28 @@
 
 use std::process::ExitCode;
 
+// The command's own lines, written so that a reader that stops early (`lanegraph demo | head`)
+// cannot turn them into a panic: by the time they are printed the outputs are on disk, and the
+// exit status must still say how the run went.
+macro_rules! say {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+macro_rules! say_raw {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($t)*);
+    }};
+}
+macro_rules! say_err {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+
 use clap::{Parser, Subcommand};
 
 use lanegraph_benches::quick::{self as bench, BenchOptions};
@@ -81,7 +103,7 @@ pub(crate) fn main() -> ExitCode {
         } => run_replay(&summary, lanes, out, no_gpu),
         Command::Plan => {
             let plan = lanegraph::jobs::LanePlan::auto();
-            println!("{plan}");
+            say!("{plan}");
             ExitCode::SUCCESS
         }
         Command::Bench { suite, quick, json } => run_bench(&suite, BenchOptions { quick }, json),
@@ -152,7 +174,7 @@ const EXIT_OVER_BUDGET: u8 = 4;
 const EXIT_USAGE: u8 = 2;
 
 fn usage_error(e: impl std::fmt::Display) -> ExitCode {
-    eprintln!("error: {e}");
+    say_err!("error: {e}");
     ExitCode::from(EXIT_USAGE)
 }
 
@@ -208,7 +230,7 @@ fn run_demo(args: DemoArgs) -> ExitCode {
     }
     if let Some(addr) = opts.puffin_addr {
         if !addr.ip().is_loopback() {
-            eprintln!(
+            say_err!(
                 "error: --puffin-addr {addr} is not a loopback address: the live view has no \
                  access control; fix: use 127.0.0.1:PORT (and an SSH tunnel to view it remotely)"
             );
@@ -218,7 +240,7 @@ fn run_demo(args: DemoArgs) -> ExitCode {
     let signals = match StopOnSignal::install() {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: could not install the SIGINT/SIGTERM handlers: {e}");
+            say_err!("error: could not install the SIGINT/SIGTERM handlers: {e}");
             return ExitCode::FAILURE;
         }
     };
@@ -229,18 +251,18 @@ fn run_demo(args: DemoArgs) -> ExitCode {
     match lanegraph_demo::run(&opts) {
         Ok(run) => {
             if run.interrupted {
-                println!(
+                say!(
                     "lanegraph demo stopped by {} after {} frames; outputs cover those frames:",
                     signals.name(),
                     run.summary.run.frames
                 );
             } else {
-                println!("lanegraph demo finished:");
+                say!("lanegraph demo finished:");
             }
-            print!("{}", run.summary.table());
-            println!("  wrote:");
+            say_raw!("{}", run.summary.table());
+            say!("  wrote:");
             for f in &run.files {
-                println!("    {}", f.display());
+                say!("    {}", f.display());
             }
             if run.interrupted {
                 return ExitCode::from(signals.exit_code());
@@ -249,17 +271,17 @@ fn run_demo(args: DemoArgs) -> ExitCode {
                 let breaches = run.summary.run.budget_breaches(args.max_system_errors);
                 if !breaches.is_empty() {
                     for b in &breaches {
-                        eprintln!("over budget: {}", b.message);
+                        say_err!("over budget: {}", b.message);
                     }
                     return ExitCode::from(EXIT_OVER_BUDGET);
                 }
-                println!("  within budget (--fail-on-budget)");
+                say!("  within budget (--fail-on-budget)");
             }
             ExitCode::SUCCESS
         }
         Err(e @ lanegraph_demo::DemoError::BadOption { .. }) => usage_error(e),
         Err(e) => {
-            eprintln!("error: {e}");
+            say_err!("error: {e}");
             ExitCode::FAILURE
         }
     }
@@ -351,7 +373,7 @@ fn run_replay(
     match lanegraph_demo::run(&opts) {
         Ok(run) => {
             let same = run.summary.run.world_hash == recorded.world_hash;
-            println!(
+            say!(
                 "replay of {} frames with {} recorded decisions: world_hash {} ({} the recorded {})",
                 run.summary.run.frames,
                 opts.replay.as_ref().map_or(0, Vec::len),
@@ -366,7 +388,7 @@ fn run_replay(
             }
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            say_err!("error: {e}");
             ExitCode::FAILURE
         }
     }
@@ -393,17 +415,17 @@ fn run_stress(seconds: f64, lanes: Option<String>) -> ExitCode {
     };
     match lanegraph_tests::stress::run(&opts) {
         Ok(report) => {
-            print!("{report}");
+            say_raw!("{report}");
             if report.passed() {
-                println!("stress: PASS");
+                say!("stress: PASS");
                 ExitCode::SUCCESS
             } else {
-                println!("stress: FAIL");
+                say!("stress: FAIL");
                 ExitCode::FAILURE
             }
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            say_err!("error: {e}");
             ExitCode::FAILURE
         }
     }
@@ -415,12 +437,12 @@ fn run_bench(suite: &str, opts: BenchOptions, json: bool) -> ExitCode {
     } else {
         vec![suite]
     };
-    eprintln!("{}", bench::machine_line());
+    say_err!("{}", bench::machine_line());
     let mut failed = false;
     for name in names {
         match bench::run_suite(name, opts) {
             None => {
-                eprintln!(
+                say_err!(
                     "error: unknown bench suite `{name}` (expected one of: {}, all)",
                     bench::SUITES.join(", ")
                 );
@@ -429,14 +451,14 @@ fn run_bench(suite: &str, opts: BenchOptions, json: bool) -> ExitCode {
             Some(Ok(figures)) => {
                 for f in figures {
                     if json {
-                        println!("{}", f.to_json());
+                        say!("{}", f.to_json());
                     } else {
-                        println!("{f}");
+                        say!("{f}");
                     }
                 }
             }
             Some(Err(e)) => {
-                eprintln!("error: {e}");
+                say_err!("error: {e}");
                 failed = true;
             }
         }

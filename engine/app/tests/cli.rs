@@ -482,3 +482,40 @@ fn rust_log_selects_what_the_binary_prints_on_stderr() {
     );
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// A reader that stops early (`lanegraph demo 2>&1 | head -1`) costs the run nothing: the
+/// lines it no longer reads are dropped, the outputs are written and the exit status is the
+/// run's, not a panic's 101.
+#[test]
+fn a_reader_that_stops_early_loses_neither_the_run_nor_its_exit_status() {
+    use std::io::BufRead;
+    let out = scratch("closed-pipe");
+    let mut child = bin()
+        .args([
+            "demo",
+            "--no-gpu",
+            "--frames",
+            "3",
+            "--entities",
+            "500",
+            "--out",
+        ])
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut first = String::new();
+    std::io::BufReader::new(child.stderr.take().expect("piped"))
+        .read_line(&mut first)
+        .expect("a first progress line");
+    // Both readers gone: every later line (progress, summary, `wrote:`) meets a closed pipe.
+    drop(child.stdout.take());
+    let status = child.wait().expect("the binary exits");
+    assert_eq!(status.code(), Some(0), "after {first:?}");
+    assert!(
+        out.join("manifest.json").is_file(),
+        "the output set was written"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}

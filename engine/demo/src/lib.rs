@@ -17,6 +17,15 @@
 //! [`replay_of`] + [`run`] reproduce it from a run's `summary.json` on any machine and lane
 //! plan; `--seconds N` runs on the real clock (the step count then depends on time).
 
+// A progress line on stderr that a reader which stops early (`lanegraph demo 2>&1 | head`)
+// cannot turn into a panic that loses the run: the line is dropped, the run goes on.
+macro_rules! progress_line {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+
 pub mod gpu;
 pub mod outputs;
 pub mod physics;
@@ -277,7 +286,7 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
                 },
             )?;
             if opts.progress {
-                eprintln!("serving metrics on http://{}/metrics", ep.local_addr());
+                progress_line!("serving metrics on http://{}/metrics", ep.local_addr());
             }
             Some(ep)
         }
@@ -286,7 +295,7 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
     if let Some(addr) = opts.puffin_addr {
         engine.serve_puffin(&addr.to_string())?;
         if opts.progress {
-            eprintln!("live view on {addr}: puffin_viewer --url {addr}");
+            progress_line!("live view on {addr}: puffin_viewer --url {addr}");
         }
     }
     // Every agent adapts, physics included: a lockstep run's world hash is a function of the
@@ -318,7 +327,7 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
         engine.request_asset(p.clone());
     }
     if opts.progress {
-        eprintln!(
+        progress_line!(
             "lanegraph demo: loading {} textures on the asset lane, two broken on purpose (a \
              corrupt and a missing PNG): their warnings below show failures reported and skipped",
             textures.requests.len()
@@ -326,13 +335,13 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
     }
     let device = engine.render_device();
     match (&device.name, &device.unavailable) {
-        (Some(d), _) => eprintln!("lanegraph demo: GPU: {d}"),
+        (Some(d), _) => progress_line!("lanegraph demo: GPU: {d}"),
         (None, Some(w)) => {
-            eprintln!("lanegraph demo: GPU unavailable ({w}); running without drawing")
+            progress_line!("lanegraph demo: GPU unavailable ({w}); running without drawing")
         }
         _ => {}
     }
-    eprintln!("lanegraph demo: lanes:\n{}", engine.lanes().plan());
+    progress_line!("lanegraph demo: lanes:\n{}", engine.lanes().plan());
 
     let bar = progress_bar(opts, frames);
     let started = Instant::now();
