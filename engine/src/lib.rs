@@ -15,19 +15,24 @@
 //! | [`world`] | entities, components (AoS or field-SoA), domains and epochs, the state hash |
 //! | [`systems`] | system definitions, the schedule, per-system budgets and timing |
 //! | [`game_loop`] | the fixed step, the accumulator, clocks |
+//! | [`input`] | the window's events as the per-frame queue systems read, recorded for replays |
 //! | [`budget`] | agents, strategies, cost models and the budget controller |
 //! | [`telemetry`] | metrics, spans, the tracking allocator and the export formats |
 //! | [`jobs`] | lanes, lane plans, job graphs, scopes (`lanegraph-jobs`) |
 //! | [`simd`] | aligned field-SoA columns and `f32x8` kernels (`lanegraph-simd`) |
 //! | `vk` | the Vulkan backend (`lanegraph-vk`, feature `vulkan`) |
+//! | `window` | a winit window, its event loop and input (feature `window`) |
 //!
 //! Start with `docs/concepts.md`.
 
 pub mod budget;
 pub mod game_loop;
+pub mod input;
 pub mod runtime;
 pub mod systems;
 pub mod telemetry;
+#[cfg(feature = "window")]
+pub mod window;
 pub mod world;
 
 // The derives name the runtime as `::lanegraph`, which this crate's own tests must resolve too.

@@ -87,6 +87,13 @@ pub enum GpuError {
         #[source]
         source: gpu_allocator::AllocationError,
     },
+    /// The device cannot put frames on the window: no surface extension for this window
+    /// system, no swapchain extension, or no queue that presents to the surface.
+    #[error("vulkan: cannot present to the window: {why} (fix: run headless, without the window, or use a driver that presents to this window system, e.g. Mesa's lavapipe under X11)")]
+    NoPresent {
+        /// What is missing.
+        why: String,
+    },
     /// Input the caller passed does not fit the contract.
     #[error("vulkan: bad input: {what}: {why}")]
     BadInput {

@@ -193,14 +193,34 @@ impl FrameRing {
 
     /// Step 4: ends `rec` and submits it with its slot's fence.
     pub fn submit(&mut self, rec: Recording) -> Result<(), GpuError> {
+        self.submit_with(rec, None, None)
+    }
+
+    /// Step 4 for a frame that presents: as [`submit`](Self::submit), waiting on `wait` (a
+    /// semaphore and the stage that waits for it, e.g. a swapchain image's acquire at the
+    /// transfer stage) and signalling `signal` (what the present waits on).
+    pub fn submit_with(
+        &mut self,
+        rec: Recording,
+        wait: Option<(vk::Semaphore, vk::PipelineStageFlags)>,
+        signal: Option<vk::Semaphore>,
+    ) -> Result<(), GpuError> {
         let fail = std::mem::take(&mut self.fail_next_submit);
         let slot = &mut self.slots[rec.slot as usize];
         let d = &self.gpu.shared.device;
         let cmds = [rec.cmd];
-        let submit = vk::SubmitInfo::default().command_buffers(&cmds);
+        let (wait_sems, wait_stages): (Vec<_>, Vec<_>) = wait.into_iter().unzip();
+        let signals: Vec<vk::Semaphore> = signal.into_iter().collect();
+        let submit = vk::SubmitInfo::default()
+            .command_buffers(&cmds)
+            .wait_semaphores(&wait_sems)
+            .wait_dst_stage_mask(&wait_stages)
+            .signal_semaphores(&signals);
         // SAFETY: `rec` is this slot's recording buffer (only `begin` makes a Recording); the
         // slot is not in flight (`begin` waited for it), so no pending submission uses the
-        // fence and resetting it is valid; the queue is locked for the submit.
+        // fence and resetting it is valid; the queue is locked for the submit; the semaphores
+        // are the caller's, of this device (a wait semaphore has a signal queued before it,
+        // as the swapchain's acquire guarantees).
         unsafe {
             d.end_command_buffer(rec.cmd)
                 .map_err(vk_err("vkEndCommandBuffer"))?;

@@ -2,7 +2,7 @@
 //!
 //! The Vulkan backend of the lanegraph engine runtime: a device through `ash` (the loader is
 //! opened at run time, so builds need no SDK), memory through `gpu-allocator`, frames in flight,
-//! textures, readback to PNG, shader modules, and the two-pass GPU timestamp profiler: what a
+//! textures, readback to PNG, shader modules, presentation to a window (surface and swapchain), and the two-pass GPU timestamp profiler: what a
 //! game's own passes are built from. (The demo's particle renderer, `engine/demo/src/gpu`, is one
 //! such game: its cull and draw passes live there.)
 //!
@@ -16,6 +16,7 @@ pub mod context;
 pub mod error;
 pub mod frames;
 pub mod memory;
+pub mod present;
 pub mod profiler;
 pub mod readback;
 pub mod shaders;
@@ -28,6 +29,7 @@ pub use context::select::{DeviceKind, DevicePick};
 pub use context::{DeviceInfo, Gpu, GpuConfig};
 pub use error::GpuError;
 pub use frames::{FrameRing, Recording};
+pub use present::{AcquiredImage, PresentMode, PresentStats, Surface, Swapchain, SwapchainConfig};
 pub use profiler::{FrameTimings, GpuProfiler, PassId, PassTiming, ProfilerStats, ReadPath};
 pub use readback::Readback;
 pub use textures::{TextureId, TextureStore, MAX_TEXTURE_SIDE};

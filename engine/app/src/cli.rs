@@ -158,6 +158,14 @@ pub struct DemoArgs {
     /// 127.0.0.1:8585 (`puffin_viewer --url 127.0.0.1:8585` connects).
     #[arg(long)]
     pub puffin_addr: Option<std::net::SocketAddr>,
+    /// Show the particles in a window (X11; under a virtual display: `xvfb-run -a`). Closing
+    /// the window ends the run and writes the outputs.
+    #[arg(long)]
+    pub window: bool,
+    /// With --window: fifo (vsync, the default), mailbox or immediate (those two fall back to
+    /// fifo where the display lacks them).
+    #[arg(long, value_parser = parse_present_mode)]
+    pub present_mode: Option<lanegraph::vk::PresentMode>,
     /// A budget gate for CI: exit 4 when the frame p99 is over the frame budget, or a system
     /// ran at 3x its budget or more more than --max-system-errors times (each named).
     #[arg(long)]
@@ -165,6 +173,10 @@ pub struct DemoArgs {
     /// With --fail-on-budget: how many error-level runs (>= 3x budget) a system may have.
     #[arg(long, default_value_t = 0)]
     pub max_system_errors: u64,
+}
+
+fn parse_present_mode(s: &str) -> Result<lanegraph::vk::PresentMode, String> {
+    s.parse()
 }
 
 /// Exit status of a run that finished over its budget under `--fail-on-budget`.
@@ -215,7 +227,14 @@ fn run_demo(args: DemoArgs) -> ExitCode {
         puffin_addr: args.puffin_addr,
         replay: None,
         stop: None,
+        window: args.window,
+        present_mode: args.present_mode,
     };
+    if opts.present_mode.is_some() && !opts.window {
+        return usage_error(
+            "--present-mode without --window: only a window presents; fix: add --window",
+        );
+    }
     // Usage errors first, before anything starts: every flag, and a writable --out.
     if let Err(e) = opts.validate() {
         return usage_error(e);
@@ -256,6 +275,11 @@ fn run_demo(args: DemoArgs) -> ExitCode {
                     signals.name(),
                     run.summary.run.frames
                 );
+            } else if run.closed {
+                say!(
+                    "lanegraph demo: window closed after {} frames; outputs cover those frames:",
+                    run.summary.run.frames
+                );
             } else {
                 say!("lanegraph demo finished:");
             }
@@ -280,6 +304,8 @@ fn run_demo(args: DemoArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e @ lanegraph_demo::DemoError::BadOption { .. }) => usage_error(e),
+        // No display is an environment problem the user fixes by how they start the run.
+        Err(e @ lanegraph_demo::DemoError::Window(_)) => usage_error(e),
         Err(e) => {
             say_err!("error: {e}");
             ExitCode::FAILURE

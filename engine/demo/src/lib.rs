@@ -89,6 +89,11 @@ pub struct DemoOptions {
     /// Set (by a signal handler, or any thread) to stop the run at the next frame boundary; the
     /// outputs are then written for the frames run and [`DemoRun::interrupted`] is true.
     pub stop: Option<Arc<AtomicBool>>,
+    /// Show the particles in a window (`--window`) instead of drawing offscreen only. Closing
+    /// the window ends the run, which then writes its outputs as any other end does.
+    pub window: bool,
+    /// The window's present mode (`--present-mode`; `None`: the config's `window.present_mode`).
+    pub present_mode: Option<lanegraph::vk::PresentMode>,
 }
 
 impl Default for DemoOptions {
@@ -111,6 +116,8 @@ impl Default for DemoOptions {
             puffin_addr: None,
             replay: None,
             stop: None,
+            window: false,
+            present_mode: None,
         }
     }
 }
@@ -133,6 +140,14 @@ impl DemoOptions {
                 fix,
             })
         };
+        if self.window && (self.no_gpu || !self.config.vulkan) {
+            return bad(
+                "--window",
+                "with --no-gpu (or `vulkan = false`)".into(),
+                "a window is drawn by the GPU",
+                "drop --no-gpu to see the particles, or drop --window to run headless".into(),
+            );
+        }
         if self.frames == Some(0) {
             return bad(
                 "--frames",
@@ -225,6 +240,12 @@ pub enum DemoError {
     /// An output could not be written (the previous output is left as it was).
     #[error(transparent)]
     Output(#[from] outputs::OutputError),
+    /// `--window` could not open its window.
+    #[error(transparent)]
+    Window(#[from] lanegraph::window::WindowError),
+    /// `--window` opened its window but the GPU cannot present to it.
+    #[error("demo --window: {0}")]
+    Present(lanegraph::vk::GpuError),
     /// Writing the textures failed.
     #[error("demo: {what} `{path}`: {source}; fix: check that the folder is writable")]
     Io {
@@ -247,6 +268,9 @@ pub struct DemoRun {
     /// The run was stopped early through [`DemoOptions::stop`] (the outputs cover the frames
     /// it ran).
     pub interrupted: bool,
+    /// The run ended because the player closed the window (the outputs cover the frames it
+    /// ran).
+    pub closed: bool,
 }
 
 /// Runs the demo end to end.
@@ -268,7 +292,37 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
     if opts.no_gpu {
         config.vulkan = false;
     }
-    let renderer = render::ParticleRenderer::new(config.vulkan, opts.validation);
+    let mut window = None;
+    let renderer = if opts.window {
+        let w = lanegraph::window::GameWindow::open(&lanegraph::window::WindowConfig {
+            title: "lanegraph demo".into(),
+            size: (960, 720),
+            resizable: true,
+        })?;
+        let mode = match opts.present_mode {
+            Some(m) => m,
+            None => config
+                .present_mode
+                .parse()
+                .map_err(|why: String| DemoError::BadOption {
+                    flag: "window.present_mode",
+                    value: config.present_mode.clone(),
+                    why: "not a present mode",
+                    fix: why,
+                })?,
+        };
+        let r = render::ParticleRenderer::windowed(
+            w.window().clone(),
+            w.surface_state(),
+            mode,
+            opts.validation,
+        )
+        .map_err(DemoError::Present)?;
+        window = Some(w);
+        r
+    } else {
+        render::ParticleRenderer::new(config.vulkan, opts.validation)
+    };
     let mut engine = Engine::builder()
         .config(config)
         .lockstep(lockstep)
@@ -349,7 +403,15 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
     let frame_budget = Duration::from_secs_f64(1.0 / budget);
     let mut n = 0u64;
     let mut interrupted = false;
+    let mut closed = false;
     loop {
+        if let Some(w) = window.as_mut() {
+            // The pumped form (`lanegraph::window`): events become the next frame's input.
+            if w.pump(&mut engine).close_requested {
+                closed = true;
+                break;
+            }
+        }
         if opts
             .stop
             .as_ref()
@@ -426,6 +488,7 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
         summary,
         files,
         interrupted,
+        closed,
     })
 }
 

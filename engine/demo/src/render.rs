@@ -83,6 +83,18 @@ impl ParticleFrame {
     }
 }
 
+/// The window side of the pass: its swapchain and what the window says of its size.
+struct Presenter {
+    swapchain: vk::Swapchain,
+    state: std::sync::Arc<lanegraph::window::SurfaceState>,
+    /// The window's resize count last acted on.
+    seen_resizes: u64,
+    /// Views not drawn because the window was minimised.
+    skipped_minimised: u64,
+    /// Keeps the window alive until the swapchain and surface are gone (dropped last).
+    _window: std::sync::Arc<lanegraph::window::winit::window::Window>,
+}
+
 /// Target size of the demo's picture at resolution scale 1, pixels.
 pub const TARGET_SIZE: (u32, u32) = (512, 512);
 
@@ -97,6 +109,8 @@ pub const TEXTURE_CPU_BUDGET_BYTES: usize = 64 << 20;
 /// (with the reason) when none did.
 pub struct ParticleRenderer {
     device: RenderDevice,
+    /// The window's swapchain, when the demo runs in a window. Before `gpu`: it goes first.
+    present: Option<Presenter>,
     /// Renderer first: a tuple drops in field order, and lanegraph-vk's passes hold a bare
     /// `ash::Device` (not the device's `Arc`), so the renderer must go before the `Gpu`.
     gpu: Option<(gpu::Renderer, vk::Gpu)>,
@@ -141,6 +155,7 @@ impl ParticleRenderer {
         });
         match made {
             Ok((r, gpu)) => ParticleRenderer {
+                present: None,
                 device: RenderDevice {
                     name: Some(gpu.info().name.clone()),
                     unavailable: None,
@@ -156,8 +171,59 @@ impl ParticleRenderer {
         }
     }
 
+    /// As [`new`](Self::new), presenting every drawn frame to `window` (the demo's `--window`)
+    /// in `mode`. Fails (rather than falling back to headless) when the device cannot present:
+    /// the player asked for a window.
+    pub fn windowed(
+        window: std::sync::Arc<lanegraph::window::winit::window::Window>,
+        state: std::sync::Arc<lanegraph::window::SurfaceState>,
+        mode: vk::PresentMode,
+        validation: bool,
+    ) -> Result<ParticleRenderer, vk::GpuError> {
+        let cfg = vk::GpuConfig {
+            validation,
+            ..Default::default()
+        };
+        let (gpu, surface) = vk::Gpu::with_window(&cfg, window.as_ref())?;
+        let rc = renderer_config(TARGET_SIZE);
+        let renderer = gpu::Renderer::new(&gpu, rc)?;
+        let swapchain = vk::Swapchain::new(
+            surface,
+            vk::SwapchainConfig {
+                mode,
+                frames_in_flight: rc.frames_in_flight,
+                extent: state.size(),
+            },
+        )?;
+        Ok(ParticleRenderer {
+            device: RenderDevice {
+                name: Some(gpu.info().name.clone()),
+                unavailable: None,
+                validation_messages: None,
+            },
+            present: Some(Presenter {
+                swapchain,
+                seen_resizes: state.resizes(),
+                state,
+                skipped_minimised: 0,
+                _window: window,
+            }),
+            gpu: Some((renderer, gpu)),
+            scale: 1.0,
+            textures: Vec::new(),
+            texture_bytes: 0,
+            textures_dropped: 0,
+        })
+    }
+
+    /// The window's present figures so far (`None` headless).
+    pub fn present_stats(&self) -> Option<vk::PresentStats> {
+        self.present.as_ref().map(|p| p.swapchain.stats())
+    }
+
     fn without_gpu(why: String) -> ParticleRenderer {
         ParticleRenderer {
+            present: None,
             device: RenderDevice {
                 name: None,
                 unavailable: Some(why),
@@ -208,6 +274,7 @@ impl ParticleRenderer {
 
     /// Gives up the GPU after an error, saying why.
     fn lose_gpu(&mut self, e: &str) {
+        self.present = None;
         let name = self.device.name.take().unwrap_or_else(|| "the GPU".into());
         self.device.unavailable = Some(format!("{name} lost during the run: {e}"));
         self.gpu = None;
@@ -238,7 +305,25 @@ impl RenderPass<ParticleFrame> for ParticleRenderer {
         let Some(pv) = view.as_vk(n) else {
             return Ok(());
         };
-        if let Err(e) = renderer.render(&pv) {
+        let present = match self.present.as_mut() {
+            Some(p) => {
+                let resizes = p.state.resizes();
+                if resizes != p.seen_resizes {
+                    p.seen_resizes = resizes;
+                    let (w, h) = p.state.size();
+                    p.swapchain.resized(w, h);
+                }
+                if p.state.minimised() {
+                    // Nothing to show: no GPU frame at all (the window presents nothing and
+                    // the lane does not spin: it waits for the next view like any other).
+                    p.skipped_minimised += 1;
+                    return Ok(());
+                }
+                Some(&mut p.swapchain)
+            }
+            None => None,
+        };
+        if let Err(e) = renderer.render_to(&pv, present) {
             let e = e.to_string();
             self.lose_gpu(&e);
             return Err(e);

@@ -21,6 +21,9 @@
 //! [budget]
 //! adaptive = true            # false pins every agent to its first strategy
 //!
+//! [window]
+//! present_mode = "fifo"      # fifo (vsync), mailbox or immediate, for a game in a window
+//!
 //! [assets]
 //! max_file_bytes = 268435456 # largest asset file read (256 MiB)
 //! max_image_pixels = 67108864 # largest decoded image (64 Mi pixels)
@@ -60,7 +63,13 @@ pub struct EngineConfig {
     pub adaptive: bool,
     /// The limits every asset load is held to.
     pub asset_limits: super::loaders::AssetLimits,
+    /// How a game in a window presents: `fifo` (vsync, the default), `mailbox` or
+    /// `immediate` (the latter two fall back to fifo where the display lacks them).
+    pub present_mode: String,
 }
+
+/// The present modes `window.present_mode` accepts.
+pub const PRESENT_MODES: [&str; 3] = ["fifo", "mailbox", "immediate"];
 
 /// The largest `assets.max_file_bytes` accepted: 16 GiB.
 pub const MAX_ASSET_FILE_LIMIT: u64 = 16 << 30;
@@ -80,6 +89,7 @@ impl Default for EngineConfig {
             trace_frames: 120,
             adaptive: true,
             asset_limits: super::loaders::AssetLimits::default(),
+            present_mode: "fifo".into(),
         }
     }
 }
@@ -111,6 +121,14 @@ struct FileDoc {
     budget: FileBudget,
     #[serde(default)]
     assets: FileAssets,
+    #[serde(default)]
+    window: FileWindow,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileWindow {
+    present_mode: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -174,6 +192,7 @@ impl EngineConfig {
         c.system_spans = doc.telemetry.system_spans.unwrap_or(c.system_spans);
         c.trace_frames = doc.telemetry.trace_frames.unwrap_or(c.trace_frames);
         c.adaptive = doc.budget.adaptive.unwrap_or(c.adaptive);
+        c.present_mode = doc.window.present_mode.unwrap_or(c.present_mode);
         let a = doc.assets;
         c.asset_limits.max_file_bytes = a.max_file_bytes.unwrap_or(c.asset_limits.max_file_bytes);
         c.asset_limits.max_image_pixels = a
@@ -195,6 +214,13 @@ impl EngineConfig {
             message,
             fix: fix.into(),
         };
+        if !PRESENT_MODES.contains(&self.present_mode.as_str()) {
+            return Err(bad(
+                "window.present_mode",
+                format!("`{}` is no present mode", self.present_mode),
+                "one of fifo (vsync), mailbox or immediate",
+            ));
+        }
         if !(self.target_fps.is_finite() && self.target_fps >= 4.0 && self.target_fps <= 1000.0) {
             return Err(bad(
                 "engine.target_fps",
@@ -360,6 +386,19 @@ mod tests {
             EngineConfig::from_toml("[assets]\nmax_image_pixels = 99999999999999\n").unwrap_err();
         assert_eq!(e.key, "assets.max_image_pixels");
         assert!(e.to_string().contains("fix:"), "{e}");
+    }
+
+    #[test]
+    fn the_present_mode_comes_from_the_file_and_a_wrong_one_names_the_choices() {
+        let c = EngineConfig::from_toml("[window]\npresent_mode = \"mailbox\"\n").unwrap();
+        assert_eq!(c.present_mode, "mailbox");
+        assert_eq!(EngineConfig::default().present_mode, "fifo");
+        let e = EngineConfig::from_toml("[window]\n\npresent_mode = \"vsync\"\n").unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("window.present_mode", Some(3)));
+        assert!(
+            e.to_string().contains("fifo (vsync), mailbox or immediate"),
+            "{e}"
+        );
     }
 
     #[test]

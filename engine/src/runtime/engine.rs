@@ -38,6 +38,7 @@ use crate::budget::{
     GpuTiming, InputError, PinError, RegisterError, StepReport, StrategyIndex, GPU_READ_LAG_FRAMES,
 };
 use crate::game_loop::{FixedStep, FrameClock, GameLoop, LoopOptions, ManualClock, MonotonicClock};
+use crate::input::{InputEvent, RecordedInput, MAX_LOGGED_INPUTS};
 use crate::systems::SystemId;
 use crate::telemetry::{self, Buckets, Counter, Gauge, Histogram, Registry, TraceHistory, Unit};
 use crate::world::World;
@@ -80,6 +81,27 @@ pub struct ReplayDecision {
     pub agent: String,
     /// The strategy it switched to.
     pub strategy: String,
+}
+
+/// Recorded input that [`Engine::replay_inputs`] refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InputReplayError {
+    /// An event comes before the one listed ahead of it.
+    #[error("replay input: an event for frame {frame} follows one for frame {after} (fix: pass the log in the order `input_log` / summary.json `inputs` gives it)")]
+    OutOfOrder {
+        /// The out-of-order event's frame.
+        frame: u64,
+        /// The frame of the event listed before it.
+        after: u64,
+    },
+    /// An event is for a frame the engine has already run.
+    #[error("replay input: an event is for frame {frame} but the engine has run {now} frames (fix: start the replay on a fresh engine, before its first frame)")]
+    AlreadyRun {
+        /// The event's frame.
+        frame: u64,
+        /// Frames run.
+        now: u64,
+    },
 }
 
 /// What one frame did.
@@ -346,6 +368,16 @@ pub struct Engine {
     /// Per agent (id order), its `budget.strategy{agent}` gauge (`None`: name refused).
     agent_series: Vec<Option<Gauge>>,
     frame: u64,
+    /// Input pushed since the last frame began ([`Engine::push_input`]).
+    pending_input: Vec<InputEvent>,
+    /// Every event handed to the world, with its frame (at most [`MAX_LOGGED_INPUTS`]).
+    input_log: Vec<RecordedInput>,
+    /// Events not logged because the log was full.
+    input_log_dropped: u64,
+    /// Recorded input to hand over instead of live input, in frame order.
+    input_replay: Option<std::collections::VecDeque<RecordedInput>>,
+    /// Live events ignored because a replay was running.
+    live_input_ignored: u64,
     physics_lane: Option<LaneId>,
     /// Declared last so it drops last: every detached job (render, asset) finishes before the
     /// workers are joined, and nothing above outlives the lanes it borrows.
@@ -493,6 +525,11 @@ impl Engine {
             system_series: Vec::new(),
             agent_series: Vec::new(),
             frame: 0,
+            pending_input: Vec::new(),
+            input_log: Vec::new(),
+            input_log_dropped: 0,
+            input_replay: None,
+            live_input_ignored: 0,
             physics_lane,
             lanes: Arc::new(lanes),
         };
@@ -646,6 +683,7 @@ impl Engine {
         // Recorded decisions take effect at the frame boundary they were made at (before the
         // clock is read, as a live decision's step change is).
         self.apply_replay(frame);
+        self.deliver_input(frame);
         if let Some(m) = &self.lockstep {
             // Exactly one step per frame, also across a change of step: the clock advances one
             // step of the step in force for every frame since the step last changed.
@@ -1110,6 +1148,82 @@ impl Engine {
         }
         if applied {
             self.apply_strategies();
+        }
+    }
+
+    // ---- input ------------------------------------------------------------------------------
+
+    /// Queues `event` for the world: the next frame hands it to its first fixed step's systems
+    /// (`world.input()`, see [`crate::input`]) and logs it ([`Engine::input_log`]). Ignored
+    /// (and counted) while a replay of recorded input runs.
+    pub fn push_input(&mut self, event: InputEvent) {
+        if self.input_replay.is_some() {
+            self.live_input_ignored += 1;
+        } else {
+            self.pending_input.push(event);
+        }
+    }
+
+    /// Every event handed to the world so far, with its frame: a lockstep run's deterministic
+    /// inputs beside its decisions (a demo run's `summary.json` `inputs`).
+    pub fn input_log(&self) -> &[RecordedInput] {
+        &self.input_log
+    }
+
+    /// Events handed over but not logged ([`MAX_LOGGED_INPUTS`] reached): non-zero means the
+    /// log cannot replay the run.
+    pub fn input_log_dropped(&self) -> u64 {
+        self.input_log_dropped
+    }
+
+    /// Live events ignored because recorded input was being replayed.
+    pub fn live_input_ignored(&self) -> u64 {
+        self.live_input_ignored
+    }
+
+    /// Replays recorded input: from the next frame, each event is handed to the world at its
+    /// recorded frame, and live input ([`Engine::push_input`]) is ignored. With the same seed
+    /// and decisions ([`Engine::replay`]), a lockstep run ends in the recorded world hash.
+    ///
+    /// Errors: the events are not in frame order, or one is for a frame already run.
+    pub fn replay_inputs(&mut self, inputs: Vec<RecordedInput>) -> Result<(), InputReplayError> {
+        if let Some(w) = inputs.windows(2).find(|w| w[1].frame < w[0].frame) {
+            return Err(InputReplayError::OutOfOrder {
+                frame: w[1].frame,
+                after: w[0].frame,
+            });
+        }
+        if let Some(first) = inputs.first().filter(|i| i.frame <= self.frame) {
+            return Err(InputReplayError::AlreadyRun {
+                frame: first.frame,
+                now: self.frame,
+            });
+        }
+        self.pending_input.clear();
+        self.input_replay = Some(inputs.into());
+        Ok(())
+    }
+
+    /// Hands this frame's input to the world and logs it (step 2 of [`crate::input`]).
+    fn deliver_input(&mut self, frame: u64) {
+        let world = self.game.world_mut();
+        let mut log = |event: InputEvent, log: &mut Vec<RecordedInput>, dropped: &mut u64| {
+            world.input.deliver(event);
+            if log.len() < MAX_LOGGED_INPUTS {
+                log.push(RecordedInput { frame, event });
+            } else {
+                *dropped += 1;
+            }
+        };
+        if let Some(replay) = self.input_replay.as_mut() {
+            while let Some(r) = replay.front().filter(|r| r.frame <= frame).copied() {
+                replay.pop_front();
+                log(r.event, &mut self.input_log, &mut self.input_log_dropped);
+            }
+        } else {
+            for event in self.pending_input.drain(..) {
+                log(event, &mut self.input_log, &mut self.input_log_dropped);
+            }
         }
     }
 

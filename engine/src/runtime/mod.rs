@@ -99,7 +99,8 @@ pub use assets::{AssetCompletion, AssetError, AssetStream, AssetTotals};
 pub use builder::{BuildError, EngineBuilder};
 pub use config::{ConfigError, EngineConfig};
 pub use engine::{
-    AgentCost, Engine, FrameError, FrameOutcome, PhysicsFn, PhysicsStep, ReplayDecision,
+    AgentCost, Engine, FrameError, FrameOutcome, InputReplayError, PhysicsFn, PhysicsStep,
+    ReplayDecision,
 };
 pub use loaders::{
     decode_png, encode_png, Asset, AssetLimits, AssetLoader, DecodedImage, PngLoader,

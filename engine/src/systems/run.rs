@@ -60,6 +60,8 @@ impl World {
         self.systems.runs = runs;
         self.systems.running = false;
         self.tick += 1;
+        // The step consumed the input events handed over for it (see `crate::input`).
+        self.input.end_step();
         if let Err(payload) = result {
             panic::resume_unwind(payload);
         }

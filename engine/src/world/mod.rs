@@ -136,6 +136,9 @@ pub struct World {
     resources: resource::Resources,
     /// Where parallel queries run ([`World::set_parallel_lane`]); `None`: on the caller.
     parallel: Option<par_query::ParallelLane>,
+    /// This step's input and the state it left ([`World::input`]). Not part of the state
+    /// hash: it is an input, and what systems make of it is in the hashed state.
+    pub(crate) input: crate::input::Input,
 }
 
 impl Default for World {
@@ -175,6 +178,7 @@ impl World {
             pair_rows: HashMap::new(),
             resources: resource::Resources::default(),
             parallel: None,
+            input: crate::input::Input::default(),
         }
     }
 
@@ -234,6 +238,12 @@ impl World {
     /// The live entities, densely.
     pub fn entities(&self) -> &[Entity] {
         self.entities.live()
+    }
+
+    /// Input for systems: this step's events in order, keys held, cursor, focus (see
+    /// [`crate::input`]). Filled by [`Engine::push_input`](crate::Engine::push_input).
+    pub fn input(&self) -> &crate::input::Input {
+        &self.input
     }
 
     /// How many entities are alive.

@@ -87,7 +87,7 @@ pub(crate) enum Calibrator {
 
 /// State shared by everything made from one device (see the module docs for teardown).
 pub(crate) struct Shared {
-    entry: ManuallyDrop<ash::Entry>,
+    pub(crate) entry: ManuallyDrop<ash::Entry>,
     pub(crate) instance: ash::Instance,
     debug: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
     counts: Arc<ValidationCounts>,
@@ -97,6 +97,7 @@ pub(crate) struct Shared {
     pub(crate) allocator: ManuallyDrop<Mutex<Allocator>>,
     pub(crate) info: DeviceInfo,
     pub(crate) calibrator: Option<Calibrator>,
+    pub(crate) physical: vk::PhysicalDevice,
 }
 
 impl Shared {
@@ -162,6 +163,7 @@ struct Partial {
     entry: Option<ash::Entry>,
     instance: Option<ash::Instance>,
     debug: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
+    surface: Option<(ash::khr::surface::Instance, vk::SurfaceKHR)>,
 }
 
 impl Drop for Partial {
@@ -169,6 +171,9 @@ impl Drop for Partial {
         // SAFETY: only reached on an error path, before any device exists; each handle is
         // destroyed once, the messenger before its instance.
         unsafe {
+            if let Some((loader, surface)) = self.surface.take() {
+                loader.destroy_surface(surface, None);
+            }
             if let Some((loader, messenger)) = self.debug.take() {
                 loader.destroy_debug_utils_messenger(messenger, None);
             }
@@ -188,6 +193,37 @@ impl Gpu {
     /// [`GpuError::is_unavailable`]); [`GpuError::DeviceNotFound`] for an override that matches
     /// nothing; a call error for anything the driver refuses.
     pub fn new(config: &GpuConfig) -> Result<Gpu, GpuError> {
+        Gpu::bring_up(config, None).map(|(gpu, _)| gpu)
+    }
+
+    /// As [`Gpu::new`], for a device that presents to `window`: the instance gets the window
+    /// system's surface extensions, the surface is made from the window's raw handles
+    /// (`ash-window`), the device gets `VK_KHR_swapchain`, and its queue family must be able to
+    /// present to the surface. Hand the [`Surface`](crate::present::Surface) to
+    /// [`Swapchain::new`](crate::present::Swapchain::new).
+    ///
+    /// Errors: as [`Gpu::new`]; [`GpuError::NoPresent`] when the window's handles are not
+    /// available or the device cannot present to them.
+    pub fn with_window<W>(
+        config: &GpuConfig,
+        window: &W,
+    ) -> Result<(Gpu, crate::present::Surface), GpuError>
+    where
+        W: raw_window_handle::HasDisplayHandle + raw_window_handle::HasWindowHandle + ?Sized,
+    {
+        let no_handle = |e: raw_window_handle::HandleError| GpuError::NoPresent {
+            why: format!("the window gave no raw handle: {e}"),
+        };
+        let display = window.display_handle().map_err(no_handle)?.as_raw();
+        let handle = window.window_handle().map_err(no_handle)?.as_raw();
+        let (gpu, surface) = Gpu::bring_up(config, Some((display, handle)))?;
+        let surface = surface.ok_or(GpuError::NoPresent {
+            why: "internal: the surface vanished".into(),
+        })?;
+        Ok((gpu.clone(), crate::present::Surface::adopt(gpu, surface)))
+    }
+
+    fn bring_up(config: &GpuConfig, window: Option<WindowHandles>) -> Result<Surfaced, GpuError> {
         // SAFETY: `Entry::load` runs the system loader's initialisers; we trust the installed
         // libvulkan as every Vulkan program must. The returned `Entry` keeps it loaded.
         let entry = unsafe { ash::Entry::load() }.map_err(|e| GpuError::LoaderMissing {
@@ -198,17 +234,58 @@ impl Gpu {
             entry: Some(entry.clone()),
             instance: None,
             debug: None,
+            surface: None,
         };
         let entry = &entry;
-        create_instance(entry, config, &counts, &mut partial)?;
+        let surface_exts: &[*const c_char] = match window {
+            Some((display, _)) => {
+                ash_window::enumerate_required_extensions(display).map_err(|e| {
+                    GpuError::NoPresent {
+                        why: format!("this window system has no Vulkan surface extension ({e:?})"),
+                    }
+                })?
+            }
+            None => &[],
+        };
+        create_instance(entry, config, &counts, &mut partial, surface_exts)?;
         let instance = partial.instance.clone().ok_or(GpuError::NoDevice {
             why: "internal: instance vanished".into(),
         })?;
+        if let Some((display, handle)) = window {
+            // SAFETY: the instance was created with the extensions this display needs; the
+            // handles come from a live window that the caller keeps alive at least as long as
+            // the `Surface` (documented on `Surface`). The surface is destroyed before the
+            // instance (`Partial` on error, `Surface`'s drop holding the `Gpu` otherwise).
+            let surface =
+                unsafe { ash_window::create_surface(entry, &instance, display, handle, None) }
+                    .map_err(vk_err("vkCreate*SurfaceKHR"))?;
+            partial.surface = Some((ash::khr::surface::Instance::new(entry, &instance), surface));
+        }
 
         let (physical, family, cands) = pick_device(&instance, &config.device)?;
         let chosen = &cands.1;
+        if let Some((loader, surface)) = &partial.surface {
+            // SAFETY: the physical device, family and surface all belong to this instance.
+            let ok =
+                unsafe { loader.get_physical_device_surface_support(physical, family, *surface) }
+                    .map_err(vk_err("vkGetPhysicalDeviceSurfaceSupportKHR"))?;
+            if !ok {
+                return Err(GpuError::NoPresent {
+                    why: format!(
+                        "{}'s queue family {family} cannot present to this window",
+                        chosen.name
+                    ),
+                });
+            }
+        }
         let calib_name = calibration_extension(entry, &instance, physical, config)?;
-        let device = create_device(&instance, physical, family, calib_name)?;
+        let device = create_device(
+            &instance,
+            physical,
+            family,
+            calib_name,
+            partial.surface.is_some(),
+        )?;
         // SAFETY: family/index 0 were requested in `create_device`.
         let queue = unsafe { device.get_device_queue(family, 0) };
         let calibrator = calib_name.map(|name| {
@@ -266,12 +343,13 @@ impl Gpu {
         let entry = partial.entry.take();
         let instance = partial.instance.take();
         let debug = partial.debug.take();
+        let surface = partial.surface.take().map(|(_, s)| s);
         let (Some(entry), Some(instance)) = (entry, instance) else {
             return Err(GpuError::NoDevice {
                 why: "internal: instance vanished".into(),
             });
         };
-        Ok(Gpu {
+        let gpu = Gpu {
             shared: Arc::new(Shared {
                 entry: ManuallyDrop::new(entry),
                 instance,
@@ -282,8 +360,10 @@ impl Gpu {
                 allocator: ManuallyDrop::new(Mutex::new(allocator)),
                 info,
                 calibrator,
+                physical,
             }),
-        })
+        };
+        Ok((gpu, surface))
     }
 
     /// The raw `ash` device, for a game's own passes: creating pipelines and recording
@@ -323,14 +403,24 @@ impl Gpu {
     }
 }
 
+/// A window's raw display and window handles.
+type WindowHandles = (
+    raw_window_handle::RawDisplayHandle,
+    raw_window_handle::RawWindowHandle,
+);
+
+/// A device, and the surface made on its instance when it was brought up for a window.
+type Surfaced = (Gpu, Option<vk::SurfaceKHR>);
+
 fn create_instance(
     entry: &ash::Entry,
     config: &GpuConfig,
     counts: &ValidationCounts,
     partial: &mut Partial,
+    surface_exts: &[*const c_char],
 ) -> Result<(), GpuError> {
     let mut layers: Vec<*const c_char> = Vec::new();
-    let mut extensions: Vec<*const c_char> = Vec::new();
+    let mut extensions: Vec<*const c_char> = surface_exts.to_vec();
     if config.validation {
         // SAFETY: enumeration calls with no preconditions.
         let available = unsafe { entry.enumerate_instance_layer_properties() }
@@ -492,12 +582,27 @@ fn create_device(
     physical: vk::PhysicalDevice,
     family: u32,
     calibration: Option<&'static CStr>,
+    swapchain: bool,
 ) -> Result<ash::Device, GpuError> {
     let priorities = [1.0f32];
     let queues = [vk::DeviceQueueCreateInfo::default()
         .queue_family_index(family)
         .queue_priorities(&priorities)];
-    let extensions: Vec<*const c_char> = calibration.iter().map(|n| n.as_ptr()).collect();
+    let mut extensions: Vec<*const c_char> = calibration.iter().map(|n| n.as_ptr()).collect();
+    if swapchain {
+        // SAFETY: enumeration on a valid physical device.
+        let exts = unsafe { instance.enumerate_device_extension_properties(physical) }
+            .map_err(vk_err("vkEnumerateDeviceExtensionProperties"))?;
+        if !exts
+            .iter()
+            .any(|e| e.extension_name_as_c_str() == Ok(ash::khr::swapchain::NAME))
+        {
+            return Err(GpuError::NoPresent {
+                why: "the device has no VK_KHR_swapchain".into(),
+            });
+        }
+        extensions.push(ash::khr::swapchain::NAME.as_ptr());
+    }
     let info = vk::DeviceCreateInfo::default()
         .queue_create_infos(&queues)
         .enabled_extension_names(&extensions);

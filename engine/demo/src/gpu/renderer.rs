@@ -16,6 +16,11 @@
 //!    (every particle drawn, the rasteriser clips what is off screen); pass `draw` (render
 //!    pass); pass `readback` when requested (target -> buffer copy); profiler frame end.
 //! 6. [`FrameRing::submit`] with the slot's fence.
+//!
+//! Presenting ([`Renderer::render_to`] with a swapchain): right after step 1 the swapchain
+//! acquires an image for the slot (none while the window is minimised); step 5 ends with pass
+//! `present`, the target blitted into that image; step 6 waits on the acquire and signals the
+//! present, which follows the submit.
 
 use ash::vk;
 use gpu_allocator::MemoryLocation;
@@ -27,6 +32,7 @@ use lanegraph::vk::memory::{GpuBuffer, GpuImage};
 use lanegraph::vk::Gpu;
 use lanegraph::vk::GpuError;
 use lanegraph::vk::Readback;
+use lanegraph::vk::{AcquiredImage, Swapchain};
 use lanegraph::vk::{FrameRing, Recording};
 use lanegraph::vk::{GpuProfiler, PassId};
 use lanegraph::vk::{TextureId, TextureStore};
@@ -88,6 +94,8 @@ pub struct FrameReport {
     pub wait_ns: u64,
     /// The frame whose GPU timings were read now (`frame - 2`), if they were.
     pub gpu_frame_read: Option<u64>,
+    /// The frame was presented to a window.
+    pub presented: bool,
 }
 
 struct SlotResources {
@@ -101,7 +109,7 @@ struct SlotResources {
 }
 
 /// The names the renderer registers its passes under.
-pub const PASS_NAMES: [&str; 3] = ["cull", "draw", "readback"];
+pub const PASS_NAMES: [&str; 4] = ["cull", "draw", "readback", "present"];
 
 /// The headless renderer (see the module docs for one frame).
 pub struct Renderer {
@@ -119,7 +127,7 @@ pub struct Renderer {
     particles: ParticlePass,
     cull: CullPass,
     layout: PassLayout,
-    pass_ids: [Option<PassId>; 3],
+    pass_ids: [Option<PassId>; 4],
     /// Where the profiler's passes go in the trace (present with the profiler).
     gpu_track: Option<GpuTrack>,
     config: RendererConfig,
@@ -162,7 +170,7 @@ impl Renderer {
                 }
                 Err(e) => return Err(e),
             };
-        let mut pass_ids = [None; 3];
+        let mut pass_ids = [None; 4];
         if let Some(p) = profiler.as_mut() {
             for (id, name) in pass_ids.iter_mut().zip(PASS_NAMES) {
                 *id = Some(p.register_pass(name)?);
@@ -375,8 +383,8 @@ impl Renderer {
         self.profiler_unavailable.as_ref()
     }
 
-    /// The profiler ids of `cull`, `draw`, `readback` (`None` without a profiler).
-    pub fn pass_ids(&self) -> [Option<PassId>; 3] {
+    /// The profiler ids of `cull`, `draw`, `readback`, `present` (`None` without a profiler).
+    pub fn pass_ids(&self) -> [Option<PassId>; 4] {
         self.pass_ids
     }
 
@@ -396,9 +404,34 @@ impl Renderer {
     /// different lengths, more particles than the capacity, or a degenerate view; a call
     /// error (device lost, out of memory) from the driver.
     pub fn render(&mut self, view: &ParticleView<'_>) -> Result<FrameReport, GpuError> {
+        self.render_to(view, None)
+    }
+
+    /// As [`render`](Self::render), and then, when `present` is given and the window has an
+    /// area, the picture is copied into a swapchain image (pass `present`, timed like the
+    /// others) and presented. The swapchain must have been made for this renderer's frames in
+    /// flight.
+    pub fn render_to(
+        &mut self,
+        view: &ParticleView<'_>,
+        present: Option<&mut Swapchain>,
+    ) -> Result<FrameReport, GpuError> {
         let params = self.validate(view)?;
         let rec = self.ring.begin()?;
         let slot = rec.slot() as usize;
+        // After the ring waited for this slot: the acquire reuses the slot's semaphore.
+        let (present, acquired) = match present {
+            Some(sc) => match sc.acquire(rec.slot()) {
+                Ok(img) => (Some(sc), img),
+                Err(e) => {
+                    // The slot's buffer is open: close it with an empty submit so the ring
+                    // stays consistent, then report.
+                    self.ring.submit(rec)?;
+                    return Err(e);
+                }
+            },
+            None => (None, None),
+        };
         self.harvest(slot);
         let gpu_frame_read = match self.profiler.as_mut() {
             Some(p) => {
@@ -413,13 +446,29 @@ impl Renderer {
         };
         self.upload(slot, view);
         self.textures.record_uploads(self.ring.gpu(), &rec, slot)?;
-        self.record(&rec, slot, &params);
+        self.record(
+            &rec,
+            slot,
+            &params,
+            present.as_deref().zip(acquired.as_ref()),
+        );
         let report = FrameReport {
             frame: rec.frame(),
             wait_ns: self.ring.last_wait_ns(),
             gpu_frame_read,
+            presented: acquired.is_some(),
         };
-        self.ring.submit(rec)?;
+        match (present, acquired) {
+            (Some(sc), Some(img)) => {
+                self.ring.submit_with(
+                    rec,
+                    Some((img.wait, vk::PipelineStageFlags::TRANSFER)),
+                    Some(img.signal),
+                )?;
+                sc.present(&img)?;
+            }
+            _ => self.ring.submit(rec)?,
+        }
         Ok(report)
     }
 
@@ -505,8 +554,14 @@ impl Renderer {
         copy_column(view.ys, rest);
     }
 
-    fn record(&mut self, rec: &Recording, slot: usize, params: &ViewParams) {
-        let [cull_id, draw_id, readback_id] = self.pass_ids;
+    fn record(
+        &mut self,
+        rec: &Recording,
+        slot: usize,
+        params: &ViewParams,
+        present: Option<(&Swapchain, &AcquiredImage)>,
+    ) {
+        let [cull_id, draw_id, readback_id, _] = self.pass_ids;
         let s = &mut self.slots[slot];
         let set = self.layout.sets[slot];
         let mut prof = self.profiler.as_mut();
@@ -544,6 +599,15 @@ impl Renderer {
             record_readback(self.ring.gpu(), rec, s);
             end(&mut prof, rec, t);
             s.readback_frame = Some(rec.frame());
+        }
+        if let Some((sc, img)) = present {
+            let t = begin(&mut prof, rec, self.pass_ids[3]);
+            let extent = vk::Extent2D {
+                width: self.config.width,
+                height: self.config.height,
+            };
+            sc.record_copy_in(rec.cmd(), img, s.target.raw(), extent, self.config.clear);
+            end(&mut prof, rec, t);
         }
         if let Some(p) = prof {
             p.end_frame(rec);
@@ -725,7 +789,7 @@ impl GpuTrack {
     }
 
     /// One read frame's passes as spans (nothing while spans are off).
-    fn record(&self, t: &lanegraph::vk::FrameTimings, ids: &[Option<PassId>; 3]) {
+    fn record(&self, t: &lanegraph::vk::FrameTimings, ids: &[Option<PassId>; 4]) {
         for p in t.passes() {
             let Some(i) = ids.iter().position(|id| *id == Some(p.pass)) else {
                 continue;

@@ -1,0 +1,358 @@
+//! Input: the window's events as an ordered per-frame queue that systems read, recorded and
+//! replayable like the controller's decisions.
+//!
+//! Owns: [`InputEvent`] (what a window reports, in a form with no window library in it),
+//! [`Key`] (a key's name, inline: no allocation), [`Input`] (the world's view of input: this
+//! step's events in arrival order, the keys held, the cursor, focus) and [`RecordedInput`].
+//! Must never: depend on a windowing library (`crate::window` translates `winit`'s events
+//! into these), read a clock, or reorder events.
+//!
+//! # How events reach systems
+//! 1. The window (or a test, a network layer, a bot) calls
+//!    [`Engine::push_input`](crate::Engine::push_input) on the owner thread.
+//! 2. At the start of the next frame the engine hands every pending event to the world
+//!    ([`Input::events`]) and logs it with the frame's number ([`Engine::input_log`]).
+//! 3. The frame's first fixed step's systems read them (`world.input()`); the step's end
+//!    clears them, so a frame that runs two steps does not see a key press twice, and a frame
+//!    that runs none keeps them for the next. Held keys, cursor and focus persist.
+//! 4. A replay ([`Engine::replay_inputs`](crate::Engine::replay_inputs)) hands the logged
+//!    events over at the same frames instead, and ignores live input: a lockstep run with the
+//!    same seed, decisions and inputs ends in the same world hash.
+//!
+//! [`Engine::input_log`]: crate::Engine::input_log
+
+use serde::{Deserialize, Serialize};
+
+/// A key, by the name of its physical position on a US layout (`winit`'s `KeyCode` names:
+/// `KeyW`, `Space`, `ArrowLeft`, `Escape`...). Stored inline (up to 23 bytes): copying or
+/// comparing one never allocates.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Key {
+    len: u8,
+    bytes: [u8; Key::MAX_LEN],
+}
+
+impl Key {
+    /// The longest name a key may have, bytes.
+    pub const MAX_LEN: usize = 23;
+
+    /// The key named `name`; `None` when the name is empty, longer than [`Key::MAX_LEN`] bytes,
+    /// or not plain ASCII letters and digits.
+    pub fn named(name: &str) -> Option<Key> {
+        if name.is_empty()
+            || name.len() > Key::MAX_LEN
+            || !name.bytes().all(|b| b.is_ascii_alphanumeric())
+        {
+            return None;
+        }
+        let mut bytes = [0u8; Key::MAX_LEN];
+        bytes[..name.len()].copy_from_slice(name.as_bytes());
+        Some(Key {
+            len: name.len() as u8,
+            bytes,
+        })
+    }
+
+    /// The key's name.
+    pub fn as_str(&self) -> &str {
+        // Only `named` builds a Key, from ASCII alphanumerics: always valid UTF-8.
+        std::str::from_utf8(&self.bytes[..self.len as usize]).unwrap_or("")
+    }
+}
+
+impl std::fmt::Debug for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Key({})", self.as_str())
+    }
+}
+
+impl std::fmt::Display for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Key {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Key::named(&s).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "`{s}` is no key name (1 to {} ASCII letters and digits, e.g. `KeyW`)",
+                Key::MAX_LEN
+            ))
+        })
+    }
+}
+
+/// A mouse button.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MouseButton {
+    /// The primary button.
+    Left,
+    /// The secondary button.
+    Right,
+    /// The wheel button.
+    Middle,
+    /// "Back" (button 4).
+    Back,
+    /// "Forward" (button 5).
+    Forward,
+    /// Any other, by the platform's number.
+    Other(u16),
+}
+
+/// One thing the player or the window did.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum InputEvent {
+    /// A key went down or up (`repeat`: the platform's auto-repeat while held).
+    Key {
+        /// Which key.
+        key: Key,
+        /// Down (true) or up.
+        pressed: bool,
+        /// An auto-repeat of a key already down.
+        repeat: bool,
+    },
+    /// The cursor moved, in the window's physical pixels from its top-left corner.
+    CursorMoved {
+        /// Pixels from the left edge.
+        x: f32,
+        /// Pixels from the top edge.
+        y: f32,
+    },
+    /// A mouse button went down or up.
+    MouseButton {
+        /// Which button.
+        button: MouseButton,
+        /// Down (true) or up.
+        pressed: bool,
+    },
+    /// The wheel turned, in lines (pixel deltas are converted at 1 line per 20 pixels).
+    Wheel {
+        /// Lines right.
+        dx: f32,
+        /// Lines down... or up: positive is away from the player, as `winit` reports.
+        dy: f32,
+    },
+    /// The window's drawable area changed, physical pixels.
+    Resized {
+        /// Width.
+        width: u32,
+        /// Height.
+        height: u32,
+    },
+    /// The window gained (true) or lost keyboard focus.
+    Focused {
+        /// Focused now.
+        focused: bool,
+    },
+    /// The window was minimised (true) or restored; it presents nothing while minimised.
+    Minimised {
+        /// Minimised now.
+        minimised: bool,
+    },
+    /// The player asked to close the window.
+    CloseRequested,
+}
+
+/// An event and the frame it was handed to the world in.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RecordedInput {
+    /// The frame (1-based, [`FrameOutcome::frame`](crate::FrameOutcome::frame)).
+    pub frame: u64,
+    /// The event.
+    pub event: InputEvent,
+}
+
+/// Events logged per run at most (about 40 bytes each in memory); the rest are counted in
+/// [`Engine::input_log_dropped`](crate::Engine::input_log_dropped) and make the run
+/// unreplayable.
+pub const MAX_LOGGED_INPUTS: usize = 1 << 20;
+
+/// The world's view of input (`world.input()`): this step's events and the state they left.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Input {
+    events: Vec<InputEvent>,
+    held: Vec<Key>,
+    buttons: Vec<MouseButton>,
+    cursor: Option<(f32, f32)>,
+    focused: bool,
+    minimised: bool,
+    close_requested: bool,
+}
+
+impl Input {
+    /// This step's events, in the order they happened (empty after the frame's first step).
+    pub fn events(&self) -> &[InputEvent] {
+        &self.events
+    }
+
+    /// Whether `key` (by name, e.g. `"KeyW"`) is held down.
+    pub fn is_down(&self, key: &str) -> bool {
+        self.held.iter().any(|k| k.as_str() == key)
+    }
+
+    /// Whether `key` went down during this step (auto-repeats excluded).
+    pub fn just_pressed(&self, key: &str) -> bool {
+        self.events.iter().any(|e| {
+            matches!(e, InputEvent::Key { key: k, pressed: true, repeat: false } if k.as_str() == key)
+        })
+    }
+
+    /// Whether `button` is held down.
+    pub fn button_down(&self, button: MouseButton) -> bool {
+        self.buttons.contains(&button)
+    }
+
+    /// The cursor's last position in the window (physical pixels), once it has moved.
+    pub fn cursor(&self) -> Option<(f32, f32)> {
+        self.cursor
+    }
+
+    /// Whether the window has keyboard focus.
+    pub fn focused(&self) -> bool {
+        self.focused
+    }
+
+    /// Whether the window is minimised.
+    pub fn minimised(&self) -> bool {
+        self.minimised
+    }
+
+    /// Whether the player has asked to close the window (sticky).
+    pub fn close_requested(&self) -> bool {
+        self.close_requested
+    }
+
+    /// Hands `event` to the world: appended to [`events`](Self::events), state updated.
+    pub(crate) fn deliver(&mut self, event: InputEvent) {
+        match event {
+            InputEvent::Key { key, pressed, .. } => {
+                let at = self.held.iter().position(|k| *k == key);
+                match (pressed, at) {
+                    (true, None) => self.held.push(key),
+                    (false, Some(i)) => {
+                        self.held.swap_remove(i);
+                    }
+                    _ => {}
+                }
+            }
+            InputEvent::MouseButton { button, pressed } => {
+                let at = self.buttons.iter().position(|b| *b == button);
+                match (pressed, at) {
+                    (true, None) => self.buttons.push(button),
+                    (false, Some(i)) => {
+                        self.buttons.swap_remove(i);
+                    }
+                    _ => {}
+                }
+            }
+            InputEvent::CursorMoved { x, y } => self.cursor = Some((x, y)),
+            InputEvent::Focused { focused } => {
+                self.focused = focused;
+                if !focused {
+                    // A key released while another window had focus never reaches us.
+                    self.held.clear();
+                    self.buttons.clear();
+                }
+            }
+            InputEvent::Minimised { minimised } => self.minimised = minimised,
+            InputEvent::CloseRequested => self.close_requested = true,
+            InputEvent::Wheel { .. } | InputEvent::Resized { .. } => {}
+        }
+        self.events.push(event);
+    }
+
+    /// The end of a step: its events are consumed (the capacity is kept).
+    pub(crate) fn end_step(&mut self) {
+        self.events.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(name: &str, pressed: bool) -> InputEvent {
+        InputEvent::Key {
+            key: Key::named(name).unwrap(),
+            pressed,
+            repeat: false,
+        }
+    }
+
+    #[test]
+    fn key_names_are_checked_and_kept_inline() {
+        assert_eq!(Key::named("KeyW").unwrap().as_str(), "KeyW");
+        assert_eq!(
+            Key::named("MediaTrackPrevious").unwrap().as_str(),
+            "MediaTrackPrevious"
+        );
+        assert!(Key::named("").is_none());
+        assert!(Key::named("Key W").is_none());
+        assert!(Key::named(&"A".repeat(Key::MAX_LEN + 1)).is_none());
+        assert_eq!(std::mem::size_of::<Key>(), 24);
+    }
+
+    #[test]
+    fn events_round_trip_through_json_and_bad_keys_are_named() {
+        let events = vec![
+            key("KeyW", true),
+            InputEvent::CursorMoved { x: 1.5, y: 2.0 },
+            InputEvent::MouseButton {
+                button: MouseButton::Other(9),
+                pressed: true,
+            },
+            InputEvent::Wheel { dx: 0.0, dy: -1.0 },
+            InputEvent::Resized {
+                width: 640,
+                height: 480,
+            },
+            InputEvent::Focused { focused: false },
+            InputEvent::Minimised { minimised: true },
+            InputEvent::CloseRequested,
+        ];
+        let json = serde_json::to_string(&events).unwrap();
+        assert!(json.contains(r#"{"kind":"key","key":"KeyW","pressed":true,"repeat":false}"#));
+        let back: Vec<InputEvent> = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, events);
+        let e = serde_json::from_str::<InputEvent>(
+            r#"{"kind":"key","key":"no such key!","pressed":true,"repeat":false}"#,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("is no key name"), "{e}");
+    }
+
+    #[test]
+    fn state_follows_the_events_and_a_step_consumes_them() {
+        let mut i = Input::default();
+        i.deliver(key("KeyW", true));
+        i.deliver(key("KeyA", true));
+        assert!(i.is_down("KeyW") && i.just_pressed("KeyW"));
+        i.end_step();
+        assert!(i.events().is_empty());
+        assert!(i.is_down("KeyW") && !i.just_pressed("KeyW"));
+        i.deliver(key("KeyW", false));
+        assert!(!i.is_down("KeyW") && i.is_down("KeyA"));
+        i.deliver(InputEvent::MouseButton {
+            button: MouseButton::Left,
+            pressed: true,
+        });
+        assert!(i.button_down(MouseButton::Left));
+        // Losing focus releases everything held.
+        i.deliver(InputEvent::Focused { focused: false });
+        assert!(!i.is_down("KeyA") && !i.button_down(MouseButton::Left));
+        i.deliver(InputEvent::CloseRequested);
+        i.end_step();
+        assert!(i.close_requested(), "close stays requested");
+        assert_eq!(i.events().len(), 0);
+    }
+}

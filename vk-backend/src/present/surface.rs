@@ -1,0 +1,88 @@
+//! A window's Vulkan surface.
+//!
+//! Owns: the `VkSurfaceKHR` and destroying it before its instance. Must never: outlive the
+//! window it was made from (the caller keeps the window alive longer; the engine does so by
+//! holding the window in the same object as the surface), or be destroyed while a swapchain
+//! made from it lives (a [`Swapchain`](super::Swapchain) owns its surface and drops it last).
+
+use ash::vk;
+
+use crate::context::Gpu;
+use crate::error::{vk_err, GpuError};
+
+/// A presentable surface on the device's instance. Made by [`Gpu::with_window`].
+pub struct Surface {
+    loader: ash::khr::surface::Instance,
+    handle: vk::SurfaceKHR,
+    /// Keeps the instance alive until the surface is destroyed.
+    gpu: Gpu,
+}
+
+impl std::fmt::Debug for Surface {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Surface")
+            .field("handle", &self.handle)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Surface {
+    /// Takes ownership of `handle`, made on `gpu`'s instance.
+    pub(crate) fn adopt(gpu: Gpu, handle: vk::SurfaceKHR) -> Surface {
+        let loader = ash::khr::surface::Instance::new(&gpu.shared.entry, &gpu.shared.instance);
+        Surface {
+            loader,
+            handle,
+            gpu,
+        }
+    }
+
+    /// The raw handle.
+    pub fn raw(&self) -> vk::SurfaceKHR {
+        self.handle
+    }
+
+    /// The device it was made with.
+    pub fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    /// What the surface offers now: its capabilities (the current extent changes with the
+    /// window), its formats and its present modes.
+    pub(crate) fn query(&self) -> Result<SurfaceOffer, GpuError> {
+        let pd = self.gpu.shared.physical;
+        // SAFETY: the physical device and the surface belong to this instance; the surface is
+        // alive (owned here).
+        unsafe {
+            Ok(SurfaceOffer {
+                caps: self
+                    .loader
+                    .get_physical_device_surface_capabilities(pd, self.handle)
+                    .map_err(vk_err("vkGetPhysicalDeviceSurfaceCapabilitiesKHR"))?,
+                formats: self
+                    .loader
+                    .get_physical_device_surface_formats(pd, self.handle)
+                    .map_err(vk_err("vkGetPhysicalDeviceSurfaceFormatsKHR"))?,
+                modes: self
+                    .loader
+                    .get_physical_device_surface_present_modes(pd, self.handle)
+                    .map_err(vk_err("vkGetPhysicalDeviceSurfacePresentModesKHR"))?,
+            })
+        }
+    }
+}
+
+/// A surface's capabilities, formats and present modes at one moment.
+pub(crate) struct SurfaceOffer {
+    pub(crate) caps: vk::SurfaceCapabilitiesKHR,
+    pub(crate) formats: Vec<vk::SurfaceFormatKHR>,
+    pub(crate) modes: Vec<vk::PresentModeKHR>,
+}
+
+impl Drop for Surface {
+    fn drop(&mut self) {
+        // SAFETY: every swapchain made from this surface owned it and was destroyed first
+        // (`Drop for Swapchain` runs before its fields drop); the instance is alive (`gpu`).
+        unsafe { self.loader.destroy_surface(self.handle, None) };
+    }
+}
