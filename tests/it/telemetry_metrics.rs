@@ -133,6 +133,15 @@ fn a_running_engine_emits_exactly_the_documented_metrics() {
                     ema_ms: 1.25,
                 }],
             });
+            // And present figures, as a pass presenting to a window does (two presents, so
+            // an interval is observed).
+            out.present = Some(lanegraph::runtime::PresentFigures {
+                presented: 2,
+                interval_ns: 16_000_000,
+                frames_in_flight: 1,
+                mode: "fifo",
+                ..Default::default()
+            });
             Ok(())
         }
     }

@@ -43,6 +43,12 @@ const ISOLATED_ENV: &str = "LANEGRAPH_ISOLATED_TEST";
 /// process this re-executes the binary with `--exact name --test-threads=1` and fails when the
 /// child fails; in the child it runs `body`.
 pub fn isolated(name: &str, body: impl FnOnce()) {
+    isolated_with_env(name, &[], body)
+}
+
+/// As [`isolated`], with `env` set in the child (e.g. `DISPLAY` for a window on a virtual
+/// display). The child is the only process that sees it.
+pub fn isolated_with_env(name: &str, env: &[(&str, &str)], body: impl FnOnce()) {
     if std::env::var(ISOLATED_ENV).as_deref() == Ok(name) {
         body();
         return;
@@ -51,6 +57,7 @@ pub fn isolated(name: &str, body: impl FnOnce()) {
     let out = std::process::Command::new(exe)
         .args([name, "--exact", "--test-threads=1", "--nocapture"])
         .env(ISOLATED_ENV, name)
+        .envs(env.iter().copied())
         .output()
         .expect("the test binary re-executes itself");
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -248,6 +248,16 @@ impl FrameRing {
         self.fail_next_submit = true;
     }
 
+    /// Submissions not finished yet (polls each slot's fence, never waits): the frames in
+    /// flight right now.
+    pub fn in_flight_now(&self) -> u32 {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|(i, s)| s.in_flight && !self.is_complete(*i as u32).unwrap_or(true))
+            .count() as u32
+    }
+
     /// Whether slot `slot`'s last submission has finished (polls, never waits). False for a
     /// slot whose last submit failed: nothing of that frame ran, so nothing of it is to be read.
     pub fn is_complete(&self, slot: u32) -> Result<bool, GpuError> {

@@ -10,7 +10,7 @@
 
 use crate::gpu;
 use lanegraph::runtime::{
-    DecodedImage, DrawOutput, GpuFrame, RenderDevice, RenderPass, RenderSettings,
+    DecodedImage, DrawOutput, GpuFrame, PresentFigures, RenderDevice, RenderPass, RenderSettings,
 };
 use lanegraph::vk;
 use lanegraph::world::{Domain, DomainSet, World};
@@ -317,6 +317,9 @@ impl RenderPass<ParticleFrame> for ParticleRenderer {
                     // Nothing to show: no GPU frame at all (the window presents nothing and
                     // the lane does not spin: it waits for the next view like any other).
                     p.skipped_minimised += 1;
+                    if let Some(f) = out.present.as_mut() {
+                        f.skipped_minimised += 1;
+                    }
                     return Ok(());
                 }
                 Some(&mut p.swapchain)
@@ -327,6 +330,19 @@ impl RenderPass<ParticleFrame> for ParticleRenderer {
             let e = e.to_string();
             self.lose_gpu(&e);
             return Err(e);
+        }
+        if let Some(p) = &self.present {
+            let st = p.swapchain.stats();
+            out.present = Some(PresentFigures {
+                presented: st.presented,
+                skipped_minimised: st.skipped_minimised + p.skipped_minimised,
+                recreated: st.recreated,
+                acquire_wait_ns: st.last_acquire_wait_ns,
+                interval_ns: st.last_interval_ns,
+                frames_in_flight: renderer.frames_in_flight_now(),
+                extent: st.extent,
+                mode: st.mode.name(),
+            });
         }
         if let Some(p) = renderer.profiler() {
             if let Some(t) = p.latest() {

@@ -108,7 +108,8 @@ pub use loaders::{
 pub use observer::{FrameFigures, FrameObserver, ObserverId};
 pub use record::{FrameRow, RunRecorder, SystemRecord};
 pub use render::{
-    DrawOutput, RenderDevice, RenderPass, RenderPulse, RenderStats, MAX_RENDER_ERRORS,
+    DrawOutput, PresentFigures, RenderDevice, RenderPass, RenderPulse, RenderStats,
+    MAX_RENDER_ERRORS,
 };
 pub use summary::{AssetEntry, DecisionEntry, FrameMs, GpuEntry, LaneEntry, LayoutRow, RunSummary};
 pub use view::{DeriveView, ViewCache, ViewCacheStats, VIEW_BUFFERS};

@@ -49,6 +49,29 @@ pub struct DrawOutput {
     pub instances: u64,
     /// The newest GPU timings the pass read, when it draws on a GPU.
     pub gpu: Option<GpuFrame>,
+    /// The window's present figures, when the pass presents to one.
+    pub present: Option<PresentFigures>,
+}
+
+/// How a pass that presents to a window is paced (updated by the pass after each draw).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PresentFigures {
+    /// Images presented so far.
+    pub presented: u64,
+    /// Draws that presented nothing because the window was minimised.
+    pub skipped_minimised: u64,
+    /// Swapchains rebuilt (resize, out of date, suboptimal).
+    pub recreated: u64,
+    /// How long the last acquire blocked, ns (FIFO paces the lane here).
+    pub acquire_wait_ns: u64,
+    /// Between the last two presents, ns (0 before the second).
+    pub interval_ns: u64,
+    /// GPU frames submitted and not yet finished, right after the last submit.
+    pub frames_in_flight: u32,
+    /// The swapchain's images' size.
+    pub extent: (u32, u32),
+    /// The present mode in use (`fifo`, `mailbox`, `immediate`).
+    pub mode: &'static str,
 }
 
 /// The device a pass draws on: its name, or why there is none.
@@ -118,6 +141,8 @@ pub struct RenderStats {
     pub gpu_textures: u64,
     /// The newest GPU timings the pass read.
     pub gpu: Option<GpuFrame>,
+    /// The window's present figures, when the pass presents to one.
+    pub present: Option<PresentFigures>,
     /// Errors the pass reported; the first [`MAX_RENDER_ERRORS`] are kept.
     pub errors: Vec<String>,
     /// Frames the owner read the previous [`RenderPulse`] because the render job was writing it.
@@ -214,6 +239,75 @@ struct Inner {
     pass_gauges: Vec<(String, Option<Gauge>)>,
     /// Where the pass gauges are registered (the engine's registry).
     registry: Registry,
+    /// The `present.*` metrics, registered the first time the pass reports present figures.
+    present: Option<PresentMetrics>,
+}
+
+/// The present-pacing metrics (docs/telemetry.md), set by the render job after each draw.
+struct PresentMetrics {
+    frames: Option<crate::telemetry::Counter>,
+    acquire_wait: Option<Gauge>,
+    interval: Option<crate::telemetry::Histogram>,
+    in_flight: Option<Gauge>,
+    /// Presents already counted.
+    counted: u64,
+}
+
+impl PresentMetrics {
+    fn register(r: &Registry) -> PresentMetrics {
+        PresentMetrics {
+            frames: r
+                .register_counter(
+                    "present.frames",
+                    Unit::None,
+                    "Images presented to the window.",
+                )
+                .ok(),
+            acquire_wait: r
+                .register_gauge(
+                    "present.acquire_wait",
+                    Unit::Seconds,
+                    "How long the last swapchain acquire blocked (FIFO paces here).",
+                )
+                .ok(),
+            interval: r
+                .register_histogram(
+                    "present.interval",
+                    Unit::Seconds,
+                    "Time between consecutive presents.",
+                    crate::telemetry::Buckets::frame_time_seconds(),
+                )
+                .ok(),
+            in_flight: r
+                .register_gauge(
+                    "present.frames_in_flight",
+                    Unit::None,
+                    "GPU frames submitted and not finished, after the last submit.",
+                )
+                .ok(),
+            counted: 0,
+        }
+    }
+
+    fn update(&mut self, p: &PresentFigures) {
+        let new = p.presented.saturating_sub(self.counted);
+        if new == 0 {
+            return;
+        }
+        self.counted = p.presented;
+        if let Some(c) = &self.frames {
+            c.add(new);
+        }
+        if let Some(g) = &self.acquire_wait {
+            g.set(p.acquire_wait_ns as f64 / 1e9);
+        }
+        if let (Some(h), true) = (&self.interval, p.interval_ns > 0) {
+            h.observe(p.interval_ns as f64 / 1e9);
+        }
+        if let Some(g) = &self.in_flight {
+            g.set(f64::from(p.frames_in_flight));
+        }
+    }
 }
 
 struct Shared {
@@ -276,6 +370,7 @@ impl RenderLane {
                 out: DrawOutput::default(),
                 pass_gauges: Vec::new(),
                 registry,
+                present: None,
             }),
             settings: Mutex::new(settings),
             pulse: Mutex::new(RenderPulse::default()),
@@ -389,6 +484,7 @@ impl RenderLane {
         let inner = lock(&self.shared.inner);
         let mut s = inner.stats.clone();
         s.gpu = inner.out.gpu.clone();
+        s.present = inner.out.present;
         s.skipped = self.shared.skipped.load(Ordering::Relaxed);
         s.pulse_skips = self.pulse_skips;
         s.settings_deferrals = self.settings_deferrals;
@@ -473,6 +569,7 @@ fn draw(shared: &Shared, view: &Published) {
         out,
         pass_gauges,
         registry,
+        present,
     } = &mut *inner;
     if let Some(pass) = pass.as_mut() {
         if let Err(e) = pass.draw(&*view.view, &settings, out) {
@@ -500,6 +597,11 @@ fn draw(shared: &Shared, view: &Published) {
                 g.set(p.ema_ms / 1000.0);
             }
         }
+    }
+    if let Some(p) = &out.present {
+        present
+            .get_or_insert_with(|| PresentMetrics::register(registry))
+            .update(p);
     }
     stats.drawn += 1;
     stats.last_instances = out.instances;

@@ -359,6 +359,30 @@ pub const WELL_KNOWN_METRICS: &[WellKnownMetric] = &[
         "GPU time of one pass (EMA-smoothed).",
     ),
     wk(
+        "present.frames",
+        C,
+        Unit::None,
+        "Images presented to the window.",
+    ),
+    wk(
+        "present.acquire_wait",
+        G,
+        Unit::Seconds,
+        "How long the last swapchain acquire blocked (FIFO paces here).",
+    ),
+    wk(
+        "present.interval",
+        H,
+        Unit::Seconds,
+        "Time between consecutive presents.",
+    ),
+    wk(
+        "present.frames_in_flight",
+        G,
+        Unit::None,
+        "GPU frames submitted and not finished, after the last submit.",
+    ),
+    wk(
         "memory.current_bytes",
         G,
         Unit::Bytes,

@@ -472,6 +472,11 @@ impl Renderer {
         Ok(report)
     }
 
+    /// GPU frames submitted and not finished, now (polls the fences, never waits).
+    pub fn frames_in_flight_now(&self) -> u32 {
+        self.ring.in_flight_now()
+    }
+
     /// Test seam: the next frame's submit fails (see `FrameRing::fail_next_submit`).
     #[doc(hidden)]
     pub fn fail_next_submit(&mut self) {
