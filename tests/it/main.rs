@@ -24,6 +24,7 @@ mod engine_stress;
 mod game_loop_determinism;
 mod game_loop_steps;
 mod hostile_input;
+mod input_replay;
 mod report_chromium;
 mod systems_alloc_free;
 mod systems_registration;

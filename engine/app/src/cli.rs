@@ -226,6 +226,7 @@ fn run_demo(args: DemoArgs) -> ExitCode {
         metrics_remote: args.metrics_remote,
         puffin_addr: args.puffin_addr,
         replay: None,
+        replay_inputs: None,
         stop: None,
         window: args.window,
         present_mode: args.present_mode,

@@ -86,6 +86,9 @@ pub struct DemoOptions {
     /// Recorded decisions to apply instead of the live controller (a lockstep run's
     /// `summary.json` `decisions`: see [`replay_of`]).
     pub replay: Option<Vec<lanegraph::runtime::ReplayDecision>>,
+    /// Recorded input to hand to the world instead of live input (a lockstep run's
+    /// `summary.json` `inputs`: see [`replay_of`]).
+    pub replay_inputs: Option<Vec<lanegraph::input::RecordedInput>>,
     /// Set (by a signal handler, or any thread) to stop the run at the next frame boundary; the
     /// outputs are then written for the frames run and [`DemoRun::interrupted`] is true.
     pub stop: Option<Arc<AtomicBool>>,
@@ -115,6 +118,7 @@ impl Default for DemoOptions {
             metrics_remote: false,
             puffin_addr: None,
             replay: None,
+            replay_inputs: None,
             stop: None,
             window: false,
             present_mode: None,
@@ -358,6 +362,11 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
     if let Some(decisions) = &opts.replay {
         engine
             .replay(decisions.clone())
+            .map_err(|e| DemoError::Replay(e.to_string()))?;
+    }
+    if let Some(inputs) = &opts.replay_inputs {
+        engine
+            .replay_inputs(inputs.clone())
             .map_err(|e| DemoError::Replay(e.to_string()))?;
     }
     // The run record: a bounded observer (the last minute of frames whole, whole-run
@@ -632,6 +641,18 @@ pub fn replay_of(summary_json: &str) -> Result<Recorded, DemoError> {
             })
         })
         .collect::<Result<_, DemoError>>()?;
+    // A run without a window has no input; a summary written before inputs were logged has
+    // no `inputs` key and none to replay.
+    if v.get("inputs_complete").and_then(|c| c.as_bool()) == Some(false) {
+        return Err(bad(
+            "the run's input log was cut (over a million events); fix: record a shorter run".into(),
+        ));
+    }
+    let inputs: Vec<lanegraph::input::RecordedInput> = match v.get("inputs") {
+        Some(i) => serde_json::from_value(i.clone())
+            .map_err(|e| bad(format!("`inputs` is not an input log: {e}")))?,
+        None => Vec::new(),
+    };
     let config = EngineConfig {
         fixed_step_hz: u32::try_from(num("fixed_step_hz")?)
             .map_err(|_| bad("`fixed_step_hz` is out of range".into()))?,
@@ -644,6 +665,7 @@ pub fn replay_of(summary_json: &str) -> Result<Recorded, DemoError> {
             .map_err(|_| bad("`entities_initial` is out of range".into()))?,
         config,
         replay: Some(decisions),
+        replay_inputs: Some(inputs),
         ..DemoOptions::default()
     };
     let world_hash = field("world_hash")?

@@ -237,6 +237,11 @@ pub struct RunSummary {
     pub steps: u64,
     /// The controller's strategy switches, with reasons.
     pub decisions: Vec<DecisionEntry>,
+    /// The input handed to the world, with frame numbers (a window's events; empty
+    /// headless): with `decisions`, what a replay feeds back.
+    pub inputs: Vec<crate::input::RecordedInput>,
+    /// Every input event is in `inputs` (false once the log's cap was reached).
+    pub inputs_complete: bool,
     /// The strategies in force at the end, per built-in agent.
     pub strategies: BTreeMap<String, String>,
     /// Assets.
@@ -338,6 +343,8 @@ impl RunSummary {
             dropped_steps: lt.dropped_steps,
             steps: lt.steps,
             decisions,
+            inputs: engine.input_log().to_vec(),
+            inputs_complete: engine.input_log_dropped() == 0,
             strategies,
             assets: AssetEntry {
                 requested: totals.requested,
