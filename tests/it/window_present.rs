@@ -255,6 +255,31 @@ fn window_run() {
     assert!(p.recreated >= 3, "{p:?}");
     assert_eq!(p.mode, "fifo");
 
+    // Present pacing is in every telemetry output: the intervals for the report, the metrics,
+    // and the trace's own `present` track (acquire and present spans, frames in flight as n).
+    let intervals = engine.present_intervals_ms();
+    assert!(intervals.len() >= 290, "{} intervals", intervals.len());
+    assert!(intervals.iter().all(|ms| *ms > 0.0 && ms.is_finite()));
+    let prom = lanegraph::telemetry::openmetrics::render(engine.metrics());
+    for family in [
+        "lanegraph_present_frames_total",
+        "lanegraph_present_interval_seconds_count",
+        "lanegraph_present_acquire_wait_seconds",
+        "lanegraph_present_frames_in_flight",
+    ] {
+        assert!(prom.contains(family), "{family} missing from:\n{prom}");
+    }
+    let trace: serde_json::Value =
+        serde_json::from_str(&engine.trace().to_chrome_trace()).expect("the trace is JSON");
+    let events = trace["traceEvents"].as_array().expect("trace events");
+    let present_spans = |name: &str| {
+        events
+            .iter()
+            .filter(|e| e["cat"] == "present" && e["name"] == name && e["ph"] == "X")
+            .count()
+    };
+    assert!(present_spans("acquire") > 0 && present_spans("present") > 0);
+
     // The window's events reached the engine's input log: the resizes and the minimise.
     let log = engine.input_log();
     let resized = log

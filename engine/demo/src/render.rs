@@ -91,6 +91,8 @@ struct Presenter {
     seen_resizes: u64,
     /// Views not drawn because the window was minimised.
     skipped_minimised: u64,
+    /// The display's refresh period, ns (0: unknown).
+    refresh_ns: u64,
     /// Keeps the window alive until the swapchain and surface are gone (dropped last).
     _window: std::sync::Arc<lanegraph::window::winit::window::Window>,
 }
@@ -185,6 +187,11 @@ impl ParticleRenderer {
             ..Default::default()
         };
         let (gpu, surface) = vk::Gpu::with_window(&cfg, window.as_ref())?;
+        let refresh_ns = window
+            .current_monitor()
+            .and_then(|m| m.refresh_rate_millihertz())
+            .filter(|&mhz| mhz > 0)
+            .map_or(0, |mhz| 1_000_000_000_000 / u64::from(mhz));
         let rc = renderer_config(TARGET_SIZE);
         let renderer = gpu::Renderer::new(&gpu, rc)?;
         let swapchain = vk::Swapchain::new(
@@ -206,6 +213,7 @@ impl ParticleRenderer {
                 seen_resizes: state.resizes(),
                 state,
                 skipped_minimised: 0,
+                refresh_ns,
                 _window: window,
             }),
             gpu: Some((renderer, gpu)),
@@ -342,6 +350,12 @@ impl RenderPass<ParticleFrame> for ParticleRenderer {
                 frames_in_flight: renderer.frames_in_flight_now(),
                 extent: st.extent,
                 mode: st.mode.name(),
+                refresh_ns: p.refresh_ns,
+                acquire_mono_ns: (
+                    st.last_acquire_start_ns,
+                    st.last_acquire_start_ns + st.last_acquire_wait_ns,
+                ),
+                present_mono_ns: (st.last_present_start_ns, st.last_present_ns),
             });
         }
         if let Some(p) = renderer.profiler() {

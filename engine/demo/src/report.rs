@@ -75,6 +75,20 @@ pub struct ReportData {
     pub budget_ms: Option<f64>,
     /// The layout advisor's word on each component.
     pub layout: Vec<LayoutRow>,
+    /// Presenting to a window: every present interval (ms), the refresh period (ms) and the
+    /// one-line figures; `None` headless.
+    pub present: Option<PresentReport>,
+}
+
+/// The report's present-pacing section.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PresentReport {
+    /// Every present-to-present interval, ms.
+    pub intervals_ms: Vec<f64>,
+    /// The display's refresh period, ms, when the platform says.
+    pub refresh_ms: Option<f64>,
+    /// Mode, counts and percentiles in words.
+    pub line: String,
 }
 
 impl Default for ReportData {
@@ -90,6 +104,7 @@ impl Default for ReportData {
             gpu: Err("GPU unavailable".into()),
             budget_ms: None,
             layout: Vec::new(),
+            present: None,
         }
     }
 }
@@ -147,6 +162,21 @@ impl ReportData {
             gpu,
             budget_ms: Some(1000.0 / engine.config().target_fps),
             layout: LayoutRow::of_world(engine.world()),
+            present: rs.present.map(|p| {
+                let refresh_ms = (p.refresh_ns > 0).then(|| p.refresh_ns as f64 / 1e6);
+                PresentReport {
+                    intervals_ms: engine.present_intervals_ms(),
+                    refresh_ms,
+                    line: format!(
+                        "{} frames presented ({}), {} swapchain rebuilds, {} draws skipped while minimised; interval p50 / p99 / max {}",
+                        p.presented,
+                        p.mode,
+                        p.recreated,
+                        p.skipped_minimised,
+                        rs.present_interval_ms.map_or("n/a".into(), |[a, b, c]| format!("{a:.2} / {b:.2} / {c:.2} ms")),
+                    ),
+                }
+            }),
         }
     }
 }
@@ -328,6 +358,23 @@ pub fn render_html(d: &ReportData) -> String {
         median_target,
     ));
 
+    if let Some(p) = &d.present {
+        // The display's refresh period when it says; otherwise the frame budget the game
+        // paces to (Xvfb, for one, reports no refresh rate).
+        let (reference, what) = match (p.refresh_ms, d.budget_ms) {
+            (Some(r), _) => (Some(r), "the display's refresh period"),
+            (None, b) => (b, "the frame budget (the display reports no refresh rate)"),
+        };
+        h.push_str(&format!("<h2>Present pacing</h2><p>Present-to-present intervals of the window, per 1/8 of {what} (the last bin holds everything past twice it); the black line is {what}, the dashed red line 1.5 times it.</p>"));
+        h.push_str(&format!("<p id=\"present-line\">{}</p>", esc(&p.line)));
+        h.push_str(&svg::histogram(
+            "present-histogram",
+            &p.intervals_ms,
+            reference,
+            reference.map(|r| r * 1.5),
+        ));
+    }
+
     h.push_str("<h2>Systems: p50 / p99 against budget</h2><p>Dark bar p50, light bar p99, black line the budget; red: p99 over budget.</p>");
     let rows: Vec<_> = d
         .systems
@@ -448,6 +495,23 @@ pub fn render_html(d: &ReportData) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run that presented gets the present-pacing section: its line and its histogram
+    /// against the refresh period; a headless run has neither.
+    #[test]
+    fn a_windowed_run_shows_its_present_intervals_against_the_refresh() {
+        let mut d = ReportData::default();
+        assert!(!render_html(&d).contains("present-histogram"));
+        d.present = Some(PresentReport {
+            intervals_ms: vec![16.6, 16.7, 16.8, 33.4],
+            refresh_ms: Some(16.667),
+            line: "4 frames presented (fifo)".into(),
+        });
+        let html = render_html(&d);
+        assert!(html.contains("<h2>Present pacing</h2>"));
+        assert!(html.contains("id=\"present-histogram\""));
+        assert!(html.contains("4 frames presented (fifo)"));
+    }
 
     /// The timeline shows the slowest frames held, slowest first and open, not the last ones.
     #[test]

@@ -1071,6 +1071,13 @@ impl Engine {
         self.render.stats()
     }
 
+    /// Every present-to-present interval of the run, ms, when the render pass presents to a
+    /// window (empty otherwise; the first 65,536). Waits for a draw in progress: for the end
+    /// of a run (the report's present histogram).
+    pub fn present_intervals_ms(&self) -> Vec<f64> {
+        self.render.present_intervals_ms()
+    }
+
     /// The device the game's pass draws on, or why there is none (default without a pass).
     /// Waits for a draw in progress: for the start and end of a run.
     pub fn render_device(&self) -> RenderDevice {

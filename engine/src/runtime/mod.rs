@@ -111,5 +111,7 @@ pub use render::{
     DrawOutput, PresentFigures, RenderDevice, RenderPass, RenderPulse, RenderStats,
     MAX_RENDER_ERRORS,
 };
-pub use summary::{AssetEntry, DecisionEntry, FrameMs, GpuEntry, LaneEntry, LayoutRow, RunSummary};
+pub use summary::{
+    AssetEntry, DecisionEntry, FrameMs, GpuEntry, LaneEntry, LayoutRow, PresentEntry, RunSummary,
+};
 pub use view::{DeriveView, ViewCache, ViewCacheStats, VIEW_BUFFERS};

@@ -72,6 +72,13 @@ pub struct PresentFigures {
     pub extent: (u32, u32),
     /// The present mode in use (`fifo`, `mailbox`, `immediate`).
     pub mode: &'static str,
+    /// The display's refresh period, ns (0: the platform does not say).
+    pub refresh_ns: u64,
+    /// The last acquire's start and end, `CLOCK_MONOTONIC` ns (`(0, 0)`: none); the render
+    /// lane places it on the trace's `present` track.
+    pub acquire_mono_ns: (u64, u64),
+    /// The last present call's start and end, `CLOCK_MONOTONIC` ns (`(0, 0)`: none).
+    pub present_mono_ns: (u64, u64),
 }
 
 /// The device a pass draws on: its name, or why there is none.
@@ -143,6 +150,9 @@ pub struct RenderStats {
     pub gpu: Option<GpuFrame>,
     /// The window's present figures, when the pass presents to one.
     pub present: Option<PresentFigures>,
+    /// The run's present-to-present intervals, ms: nearest-rank p50, p99 and the max (`None`
+    /// before two presents).
+    pub present_interval_ms: Option<[f64; 3]>,
     /// Errors the pass reported; the first [`MAX_RENDER_ERRORS`] are kept.
     pub errors: Vec<String>,
     /// Frames the owner read the previous [`RenderPulse`] because the render job was writing it.
@@ -251,7 +261,38 @@ struct PresentMetrics {
     in_flight: Option<Gauge>,
     /// Presents already counted.
     counted: u64,
+    /// Every present interval of the run, ns (the first [`MAX_PRESENT_INTERVALS`]), for the
+    /// percentiles in [`RenderStats::present_interval_ms`].
+    intervals: Vec<u64>,
 }
+
+/// Places the last acquire and present on the trace's `present` track (one per process), the
+/// present span's `n` being the frames in flight.
+fn trace_present(p: &PresentFigures) {
+    use crate::telemetry::{spans, TrackId, TrackKind};
+    static TRACK: std::sync::OnceLock<TrackId> = std::sync::OnceLock::new();
+    if !crate::telemetry::spans_enabled() {
+        return;
+    }
+    let track = *TRACK.get_or_init(|| spans::register_track("present", TrackKind::Present));
+    let at = crate::telemetry::stamp_of_monotonic_ns;
+    for (name, (a, b), n) in [
+        ("acquire", p.acquire_mono_ns, None),
+        (
+            "present",
+            p.present_mono_ns,
+            Some(u64::from(p.frames_in_flight)),
+        ),
+    ] {
+        if a != 0 && b >= a {
+            // Names are constants that pass the checks; a refusal only loses the span.
+            let _ = spans::record_span(track, name, at(a), at(b), n);
+        }
+    }
+}
+
+/// Present intervals kept for the run's percentiles (about 18 minutes at 60 Hz; 512 KiB).
+pub const MAX_PRESENT_INTERVALS: usize = 1 << 16;
 
 impl PresentMetrics {
     fn register(r: &Registry) -> PresentMetrics {
@@ -286,6 +327,7 @@ impl PresentMetrics {
                 )
                 .ok(),
             counted: 0,
+            intervals: Vec::new(),
         }
     }
 
@@ -301,8 +343,14 @@ impl PresentMetrics {
         if let Some(g) = &self.acquire_wait {
             g.set(p.acquire_wait_ns as f64 / 1e9);
         }
-        if let (Some(h), true) = (&self.interval, p.interval_ns > 0) {
-            h.observe(p.interval_ns as f64 / 1e9);
+        trace_present(p);
+        if p.interval_ns > 0 {
+            if let Some(h) = &self.interval {
+                h.observe(p.interval_ns as f64 / 1e9);
+            }
+            if self.intervals.len() < MAX_PRESENT_INTERVALS {
+                self.intervals.push(p.interval_ns);
+            }
         }
         if let Some(g) = &self.in_flight {
             g.set(f64::from(p.frames_in_flight));
@@ -485,10 +533,26 @@ impl RenderLane {
         let mut s = inner.stats.clone();
         s.gpu = inner.out.gpu.clone();
         s.present = inner.out.present;
+        s.present_interval_ms = inner.present.as_ref().and_then(|p| {
+            let mut v = p.intervals.clone();
+            v.sort_unstable();
+            let rank = |q: f64| v[((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
+            (!v.is_empty()).then(|| [rank(0.5), rank(0.99), rank(1.0)].map(|ns| ns as f64 / 1e6))
+        });
         s.skipped = self.shared.skipped.load(Ordering::Relaxed);
         s.pulse_skips = self.pulse_skips;
         s.settings_deferrals = self.settings_deferrals;
         s
+    }
+
+    /// Every present-to-present interval of the run so far, ms (the first
+    /// [`MAX_PRESENT_INTERVALS`]; waits for a draw in progress: for the end of a run).
+    pub(crate) fn present_intervals_ms(&self) -> Vec<f64> {
+        lock(&self.shared.inner)
+            .present
+            .as_ref()
+            .map(|p| p.intervals.iter().map(|&ns| ns as f64 / 1e6).collect())
+            .unwrap_or_default()
     }
 
     /// The pass's device (waits for a draw in progress: not for every frame).

@@ -60,6 +60,23 @@ pub struct GpuEntry {
     pub frame_ms: Option<f64>,
 }
 
+/// `present` of the summary: how the window was fed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PresentEntry {
+    /// `fifo`, `mailbox` or `immediate` (what the display gave, not only what was asked).
+    pub mode: String,
+    /// Images presented.
+    pub presented: u64,
+    /// Draws skipped while the window was minimised.
+    pub skipped_minimised: u64,
+    /// Swapchains rebuilt (resizes, out of date, suboptimal).
+    pub recreated: u64,
+    /// Present-to-present interval, ms: nearest-rank p50, p99, max (`null` before 2 presents).
+    pub interval_ms: Option<[f64; 3]>,
+    /// The display's refresh period, ms (`null`: the platform does not say).
+    pub refresh_ms: Option<f64>,
+}
+
 /// One controller decision, as a run summary and a report show it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DecisionEntry {
@@ -250,6 +267,8 @@ pub struct RunSummary {
     pub view_cache: BTreeMap<String, u64>,
     /// Views drawn and skipped by the render lane.
     pub render: BTreeMap<String, u64>,
+    /// Presenting to a window (`null` headless).
+    pub present: Option<PresentEntry>,
     /// The layout advisor's word on each component, from the world's access telemetry.
     pub layout_advice: Vec<LayoutRow>,
     /// Every system over the whole run.
@@ -360,6 +379,14 @@ impl RunSummary {
                 ("drawn".into(), rstats.drawn),
                 ("skipped".into(), rstats.skipped),
             ]),
+            present: rstats.present.map(|p| PresentEntry {
+                mode: p.mode.into(),
+                presented: p.presented,
+                skipped_minimised: p.skipped_minimised,
+                recreated: p.recreated,
+                interval_ms: rstats.present_interval_ms,
+                refresh_ms: (p.refresh_ns > 0).then(|| p.refresh_ns as f64 / 1e6),
+            }),
             layout_advice: LayoutRow::of_world(engine.world()),
             systems: systems_of(engine.world(), rec),
             target_verdict,
@@ -400,6 +427,31 @@ impl RunSummary {
 
     /// The summary as `key  value` rows, for a terminal.
     pub fn rows(&self) -> Vec<(&'static str, String)> {
+        let mut rows = self.rows_headless();
+        if let Some(p) = &self.present {
+            let refresh = p
+                .refresh_ms
+                .map_or(String::new(), |r| format!(" (refresh {r:.2} ms)"));
+            let interval = p
+                .interval_ms
+                .map_or("no interval yet".into(), |[p50, p99, max]| {
+                    format!("interval p50 / p99 / max {p50:.2} / {p99:.2} / {max:.2} ms{refresh}")
+                });
+            rows.insert(
+                6,
+                (
+                    "present",
+                    format!(
+                        "{} frames ({}), {interval}, {} swapchain rebuilds, {} draws skipped minimised",
+                        p.presented, p.mode, p.recreated, p.skipped_minimised
+                    ),
+                ),
+            );
+        }
+        rows
+    }
+
+    fn rows_headless(&self) -> Vec<(&'static str, String)> {
         vec![
             ("frames", self.frames.to_string()),
             ("entities", self.entities.to_string()),

@@ -46,6 +46,7 @@ fn category(tracks: &[TrackInfo], id: TrackId) -> String {
     match tracks.iter().find(|t| t.id == id).map(|t| &t.kind) {
         Some(TrackKind::LaneWorker { lane, .. }) => format!("lane.{lane}"),
         Some(TrackKind::GpuQueue { .. }) => "gpu".into(),
+        Some(TrackKind::Present) => "present".into(),
         _ => CATEGORY.into(),
     }
 }

@@ -18,8 +18,11 @@ pub(crate) mod gpu;
 pub(crate) mod handles;
 pub(crate) mod histogram;
 pub(crate) mod lane_tracks;
+// Opted in from the workspace's `unsafe_code = "deny"`: one `clock_gettime` FFI call.
 #[cfg(feature = "metrics-facade")]
 pub(crate) mod metrics_facade;
+#[allow(unsafe_code)]
+pub(crate) mod monotonic;
 pub mod names;
 pub mod openmetrics;
 #[cfg(feature = "puffin")]
@@ -55,11 +58,15 @@ pub use histogram::{Buckets, Histogram, HistogramSnapshot};
 pub use lane_tracks::{name_lane_thread, parse_worker_name};
 #[cfg(feature = "metrics-facade")]
 pub use metrics_facade::MetricsRecorder;
+pub use monotonic::{monotonic_ns, stamp_of_monotonic_ns};
 pub use names::{MetricKind, Unit, WELL_KNOWN_METRICS};
 #[cfg(feature = "puffin")]
 pub use puffin_live::{PuffinError, PuffinServer};
 pub use registry::{global, MetricDesc, MetricSnapshot, MetricValue, Registry};
-pub use spans::{record_span, span, span_n, SpanGuard, SpanRecord, TrackId, TrackKind};
+pub use spans::{
+    is_enabled as spans_enabled, record_span, span, span_n, SpanGuard, SpanRecord, TrackId,
+    TrackKind,
+};
 pub use trace_history::{FrameSpans, TraceHistory};
 #[cfg(feature = "tracing-layer")]
 pub use tracing_layer::{SpanLayer, MAX_DEPTH as SPAN_LAYER_MAX_DEPTH};

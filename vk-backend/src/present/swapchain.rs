@@ -145,6 +145,10 @@ pub struct PresentStats {
     pub suboptimal: u64,
     /// How long the last acquire blocked, ns (FIFO paces here).
     pub last_acquire_wait_ns: u64,
+    /// When the last acquire began (`CLOCK_MONOTONIC` ns; 0 before the first).
+    pub last_acquire_start_ns: u64,
+    /// When the last present call began (`CLOCK_MONOTONIC` ns; 0 before the first).
+    pub last_present_start_ns: u64,
     /// Between the last two presents, ns (0 before the second).
     pub last_interval_ns: u64,
     /// When the last present returned (`CLOCK_MONOTONIC` ns; 0 before the first).
@@ -297,6 +301,7 @@ impl Swapchain {
                     vk::Fence::null(),
                 )
             };
+            self.stats.last_acquire_start_ns = t0;
             self.stats.last_acquire_wait_ns = monotonic_ns().saturating_sub(t0);
             match r {
                 Ok((index, suboptimal)) => {
@@ -466,6 +471,7 @@ impl Swapchain {
             .wait_semaphores(&waits)
             .swapchains(&chains)
             .image_indices(&indices);
+        let t0 = monotonic_ns();
         let r = {
             let queue = self.gpu.shared.queue();
             // SAFETY: the queue is locked (external synchronisation); the image was acquired
@@ -490,6 +496,7 @@ impl Swapchain {
             self.stats.last_interval_ns = now.saturating_sub(self.stats.last_present_ns);
         }
         self.stats.last_present_ns = now;
+        self.stats.last_present_start_ns = t0;
         self.stats.presented += 1;
         Ok(())
     }

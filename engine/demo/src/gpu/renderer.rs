@@ -751,12 +751,9 @@ impl Drop for Renderer {
 
 /// The GPU queue's trace track: each read frame's passes become spans on it, placed on the CPU
 /// timeline by the profiler's calibration (`begin_cpu_ns` / `end_cpu_ns`, `CLOCK_MONOTONIC`)
-/// and one offset to the engine's clock, read when the track is made.
+/// and the process-wide pairing of that clock with the engine's (`stamp_of_monotonic_ns`).
 struct GpuTrack {
     track: lanegraph::telemetry::TrackId,
-    /// `CLOCK_MONOTONIC` ns and the engine's stamp read together.
-    mono_at: u64,
-    stamp_at: lanegraph::jobs::clock::Stamp,
 }
 
 impl GpuTrack {
@@ -772,25 +769,12 @@ impl GpuTrack {
                 },
             )
         });
-        let before = lanegraph::vk::profiler::timeline::monotonic_ns();
-        let stamp_at = lanegraph::jobs::clock::now();
-        let after = lanegraph::vk::profiler::timeline::monotonic_ns();
-        GpuTrack {
-            track,
-            mono_at: before / 2 + after / 2,
-            stamp_at,
-        }
+        GpuTrack { track }
     }
 
     /// The engine stamp of a `CLOCK_MONOTONIC` instant.
     fn stamp(&self, mono_ns: u64) -> lanegraph::jobs::clock::Stamp {
-        let per_tick = lanegraph::jobs::clock::ns_per_tick();
-        let base = self.stamp_at.0;
-        lanegraph::jobs::clock::Stamp(if mono_ns >= self.mono_at {
-            base + ((mono_ns - self.mono_at) as f64 / per_tick) as u64
-        } else {
-            base.saturating_sub(((self.mono_at - mono_ns) as f64 / per_tick) as u64)
-        })
+        lanegraph::telemetry::stamp_of_monotonic_ns(mono_ns)
     }
 
     /// One read frame's passes as spans (nothing while spans are off).

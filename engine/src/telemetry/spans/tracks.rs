@@ -30,6 +30,9 @@ pub enum TrackKind {
         /// The queue's name.
         queue: String,
     },
+    /// A window's presentation: each frame's swapchain acquire and present, placed on the
+    /// CPU timeline (its gaps are the present-to-present intervals).
+    Present,
     /// Any other thread.
     Thread,
 }
@@ -40,7 +43,7 @@ impl TrackKind {
         match self {
             TrackKind::Owner => 0,
             TrackKind::LaneWorker { .. } => 1,
-            TrackKind::GpuQueue { .. } => 2,
+            TrackKind::GpuQueue { .. } | TrackKind::Present => 2,
             TrackKind::Thread => 3,
         }
     }
