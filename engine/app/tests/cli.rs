@@ -25,6 +25,36 @@ fn demo(out: &Path, extra: &[&str]) -> Output {
     c.output().expect("the binary runs")
 }
 
+/// `--window` without a display is a usage error that names what is missing and how to run
+/// it anyway, before anything runs or is written.
+#[test]
+fn a_window_without_a_display_says_what_is_missing() {
+    let out = scratch("nodisplay");
+    let o = bin()
+        .args([
+            "demo",
+            "--window",
+            "--frames",
+            "5",
+            "--entities",
+            "100",
+            "--out",
+        ])
+        .arg(&out)
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .output()
+        .expect("the binary runs");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("no display") && err.contains("DISPLAY"),
+        "{err}"
+    );
+    assert!(err.contains("fix:") && err.contains("xvfb-run"), "{err}");
+    assert!(!out.join("summary.json").exists(), "it ran anyway");
+}
+
 #[test]
 fn hostile_flags_are_usage_errors_before_anything_runs() {
     let long_name = format!("physics=1,{}=1", "a".repeat(200));
@@ -40,6 +70,13 @@ fn hostile_flags_are_usage_errors_before_anything_runs() {
         (vec!["--lanes", &long_name], "lane name"),
         (vec!["--target-fps", "0"], "--target-fps"),
         (vec!["--puffin-addr", "0.0.0.0:8585"], "loopback"),
+        // (`demo` adds --no-gpu: a window needs the GPU.)
+        (vec!["--window"], "--window"),
+        (
+            vec!["--present-mode", "vsync"],
+            "fifo, mailbox or immediate",
+        ),
+        (vec!["--present-mode", "mailbox"], "without --window"),
     ];
     for (args, mentions) in cases {
         let out = scratch("flags");

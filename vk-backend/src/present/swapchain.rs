@@ -89,7 +89,7 @@ impl std::str::FromStr for PresentMode {
         PresentMode::ALL
             .into_iter()
             .find(|m| m.name() == s)
-            .ok_or_else(|| format!("`{s}` is no present mode: use fifo, mailbox or immediate"))
+            .ok_or_else(|| format!("`{s}` is no present mode; fix: use fifo, mailbox or immediate"))
     }
 }
 
