@@ -93,6 +93,9 @@ struct Presenter {
     skipped_minimised: u64,
     /// The display's refresh period, ns (0: unknown).
     refresh_ns: u64,
+    /// Pass the window's resize events on to the swapchain (test seam: off, only the driver's
+    /// `OUT_OF_DATE` / `SUBOPTIMAL` results rebuild it).
+    resize_hints: std::sync::Arc<std::sync::atomic::AtomicBool>,
     /// Keeps the window alive until the swapchain and surface are gone (dropped last).
     _window: std::sync::Arc<lanegraph::window::winit::window::Window>,
 }
@@ -214,6 +217,7 @@ impl ParticleRenderer {
                 state,
                 skipped_minimised: 0,
                 refresh_ns,
+                resize_hints: std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)),
                 _window: window,
             }),
             gpu: Some((renderer, gpu)),
@@ -222,6 +226,14 @@ impl ParticleRenderer {
             texture_bytes: 0,
             textures_dropped: 0,
         })
+    }
+
+    /// Test seam: a switch that, cleared, stops passing the window's resize events to the
+    /// swapchain, so that only the driver's `OUT_OF_DATE` / `SUBOPTIMAL` rebuild it (`None`
+    /// headless).
+    #[doc(hidden)]
+    pub fn resize_hints_switch(&self) -> Option<std::sync::Arc<std::sync::atomic::AtomicBool>> {
+        self.present.as_ref().map(|p| p.resize_hints.clone())
     }
 
     /// The window's present figures so far (`None` headless).
@@ -316,7 +328,9 @@ impl RenderPass<ParticleFrame> for ParticleRenderer {
         let present = match self.present.as_mut() {
             Some(p) => {
                 let resizes = p.state.resizes();
-                if resizes != p.seen_resizes {
+                if resizes != p.seen_resizes
+                    && p.resize_hints.load(std::sync::atomic::Ordering::Relaxed)
+                {
                     p.seen_resizes = resizes;
                     let (w, h) = p.state.size();
                     p.swapchain.resized(w, h);
@@ -345,6 +359,7 @@ impl RenderPass<ParticleFrame> for ParticleRenderer {
                 presented: st.presented,
                 skipped_minimised: st.skipped_minimised + p.skipped_minimised,
                 recreated: st.recreated,
+                stale_results: st.out_of_date + st.suboptimal,
                 acquire_wait_ns: st.last_acquire_wait_ns,
                 interval_ns: st.last_interval_ns,
                 frames_in_flight: renderer.frames_in_flight_now(),

@@ -62,6 +62,8 @@ pub struct PresentFigures {
     pub skipped_minimised: u64,
     /// Swapchains rebuilt (resize, out of date, suboptimal).
     pub recreated: u64,
+    /// `OUT_OF_DATE` and `SUBOPTIMAL` results the driver gave (acquire or present).
+    pub stale_results: u64,
     /// How long the last acquire blocked, ns (FIFO paces the lane here).
     pub acquire_wait_ns: u64,
     /// Between the last two presents, ns (0 before the second).
