@@ -21,7 +21,8 @@
 //!    `fetch_add`: correct, just slower.
 //! 3. Slots are never returned: doing so would need a TLS destructor, and registering one can
 //!    allocate (std's fallback destructor list is a `Vec`) from inside the allocator. A game's
-//!    thread set is fixed, so 255 exclusive slots are plenty; a process that churns threads
+//!    thread set is fixed, so 1,023 exclusive slots are plenty (a test binary that starts an engine
+//!    per test needs hundreds); a process that churns threads
 //!    degrades to step 2's shared slot, never to wrong totals.
 //! 4. [`memory_stats`] sums every slot with relaxed loads: exact for the threads that have
 //!    synchronised with the reader, a close reading while others allocate.
@@ -37,8 +38,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-/// Counter slots (slot 0 shared); 256 x 64 B = 16 KiB of static memory.
-pub const MAX_ALLOC_SLOTS: usize = 256;
+/// Counter slots (slot 0 shared); 1,024 x 64 B = 64 KiB of static memory (zeroed, in .bss).
+pub const MAX_ALLOC_SLOTS: usize = 1024;
 
 #[derive(Debug)]
 #[repr(align(64))]
@@ -273,7 +274,7 @@ pub fn memory_stats() -> MemoryStats {
 /// The calling thread's own totals: what it allocated and freed (`current_bytes` is negative
 /// when it freed more than it allocated, e.g. blocks another thread made). Exact, whatever
 /// other threads do, which makes it the tool for "this frame allocated nothing" checks. `None`
-/// when the thread shares the overflow slot (more than 255 threads have allocated), or when no
+/// when the thread shares the overflow slot (more than 1,023 threads have allocated), or when no
 /// tracking allocator is installed.
 pub fn thread_memory_stats() -> Option<MemoryStats> {
     if !is_installed() {

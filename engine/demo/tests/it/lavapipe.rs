@@ -255,7 +255,7 @@ fn profile_100_frames(test: &str, calibrated: bool) {
             assert_eq!(method, CalibrationMethod::OffsetEstimate);
         }
         let (xs, ys) = cloud(4096);
-        let [cull, draw, _] = r.pass_ids();
+        let [cull, draw, _, _] = r.pass_ids();
         let mut cpu_before_submit = Vec::with_capacity(100);
         let mut ema_seen = Vec::new();
         for n in 0..100u64 {
