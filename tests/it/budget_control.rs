@@ -209,6 +209,7 @@ fn providers_are_polled_each_tick() {
         thermal: Some(Box::new(fixed.clone())),
         battery: None,
         memory: Some(Box::new(fixed.clone())),
+        gpu_memory: None,
     });
     // 8 ms fits the 15 ms target at full quality...
     run_frames(&mut c, 1, 10, 8.0);
@@ -230,6 +231,51 @@ fn providers_are_polled_each_tick() {
         .expect("memory pressure must downgrade");
     assert!(
         d.reason.starts_with("memory: 99 % of budget"),
+        "{}",
+        d.reason
+    );
+}
+
+/// GPU memory is its own signal: near its budget it caps the multiplier like host memory, the
+/// downgrade names GPU memory, and a game's providers without one keep the installed one.
+#[test]
+fn gpu_memory_pressure_downgrades_and_names_the_gpu() {
+    let gpu = FixedReadings::default();
+    let mut c = Controller::new(ControllerConfig::default()).unwrap();
+    let id = c
+        .register(Box::new(Recorder {
+            name: "physics",
+            told: Default::default(),
+        }))
+        .unwrap();
+    c.set_providers(Providers {
+        gpu_memory: Some(Box::new(gpu.clone())),
+        ..Providers::default()
+    });
+    // A game installs its own providers afterwards, without a GPU memory one: it stays.
+    c.set_providers(Providers {
+        thermal: Some(Box::new(FixedReadings::default())),
+        ..Providers::default()
+    });
+    run_frames(&mut c, 1, 10, 8.0);
+    assert_eq!(c.current(id), Some(StrategyIndex(0)));
+    // (FixedReadings answers a memory provider's poll with its `memory` field.)
+    gpu.set(Readings {
+        memory: Some(lanegraph::budget::providers::MemoryState {
+            used_bytes: 99,
+            budget_bytes: 100,
+        }),
+        ..Readings::default()
+    });
+    run_frames(&mut c, 10, 11, 8.0);
+    assert!(c.multiplier() <= 0.5);
+    let d = c
+        .log()
+        .iter()
+        .last()
+        .expect("GPU memory pressure must downgrade");
+    assert!(
+        d.reason.starts_with("GPU memory: 99 % of budget"),
         "{}",
         d.reason
     );

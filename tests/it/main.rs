@@ -23,6 +23,7 @@ mod engine_steady;
 mod engine_stress;
 mod game_loop_determinism;
 mod game_loop_steps;
+mod gpu_memory_monitor;
 mod hostile_input;
 mod input_replay;
 mod report_chromium;

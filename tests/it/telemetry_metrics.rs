@@ -114,8 +114,9 @@ fn a_running_engine_emits_exactly_the_documented_metrics() {
     use std::io::{Read, Write};
 
     use lanegraph::runtime::{DrawOutput, GpuFrame, GpuPass, RenderPass, RenderSettings};
-    // A pass that reports GPU pass timings, as a Vulkan renderer's profiler does.
-    struct Timed;
+    // A pass that reports GPU pass timings, as a Vulkan renderer's profiler does, and GPU
+    // memory readings (a new one every draw, churning far over the alert threshold).
+    struct Timed(u64);
     impl RenderPass<Vec<f32>> for Timed {
         fn draw(
             &mut self,
@@ -124,6 +125,23 @@ fn a_running_engine_emits_exactly_the_documented_metrics() {
             out: &mut DrawOutput,
         ) -> Result<(), String> {
             out.instances = v.len() as u64;
+            self.0 += 1;
+            let reading = self.0;
+            out.gpu_memory = Some(lanegraph::runtime::GpuMemoryFigures {
+                reading,
+                source: "memory_budget",
+                heaps: vec![lanegraph::runtime::GpuHeap {
+                    heap: 0,
+                    device_local: true,
+                    usage: Some(1 << 20),
+                    budget: 1 << 30,
+                }],
+                live_bytes: 1 << 20,
+                events: reading * 1_000_000,
+                by_name: vec![("churner", reading * 1_000_000)],
+                used_bytes: 1 << 20,
+                budget_bytes: 1 << 30,
+            });
             out.gpu = Some(GpuFrame {
                 frame: 1,
                 total_ms: 2.0,
@@ -145,15 +163,18 @@ fn a_running_engine_emits_exactly_the_documented_metrics() {
             Ok(())
         }
     }
-    let mut engine = lanegraph_tests::engine_with_pass(Timed, 120);
+    let mut engine = lanegraph_tests::engine_with_pass(Timed(0), 120);
     engine
         .world_mut()
         .register_system(SystemDef::new("tick", 1.0, |_, _| {}))
         .unwrap();
     for _ in 0..30 {
+        // A new entity each frame changes the view, and waiting for the draw makes every frame
+        // one draw: the pass's GPU memory readings change, so churn is measured.
+        engine.world_mut().spawn();
         engine.frame().unwrap();
+        engine.finish_render();
     }
-    engine.finish_render();
     let endpoint = MetricsEndpoint::start(
         "127.0.0.1:0".parse().unwrap(),
         engine.metrics().clone(),

@@ -22,6 +22,8 @@ pub struct GpuBuffer {
     buffer: vk::Buffer,
     allocation: Option<Allocation>,
     size: u64,
+    /// The allocation's name (the memory monitor counts churn by it).
+    name: &'static str,
 }
 
 impl std::fmt::Debug for GpuBuffer {
@@ -68,7 +70,10 @@ impl GpuBuffer {
             allocation_scheme: AllocationScheme::GpuAllocatorManaged,
         });
         let allocation = match allocation {
-            Ok(a) => a,
+            Ok(a) => {
+                shared.ledger.allocated(name, a.size());
+                a
+            }
             Err(e) => {
                 // SAFETY: unused, unbound buffer of this device.
                 unsafe { device.destroy_buffer(buffer, None) };
@@ -80,6 +85,7 @@ impl GpuBuffer {
         let bound =
             unsafe { device.bind_buffer_memory(buffer, allocation.memory(), allocation.offset()) };
         let out = GpuBuffer {
+            name,
             shared: shared.clone(),
             buffer,
             allocation: Some(allocation),
@@ -154,6 +160,7 @@ impl Drop for GpuBuffer {
         // its memory is freed.
         unsafe { self.shared.device.destroy_buffer(self.buffer, None) };
         if let Some(a) = self.allocation.take() {
+            self.shared.ledger.freed(self.name, a.size());
             if let Err(e) = self.shared.allocator().free(a) {
                 tracing::warn!(error = %e, "freeing a buffer allocation failed (leaked until teardown)");
             }
@@ -169,6 +176,8 @@ pub struct GpuImage {
     allocation: Option<Allocation>,
     extent: vk::Extent2D,
     format: vk::Format,
+    /// The allocation's name (the memory monitor counts churn by it).
+    name: &'static str,
 }
 
 impl GpuImage {
@@ -219,7 +228,10 @@ impl GpuImage {
             allocation_scheme: AllocationScheme::GpuAllocatorManaged,
         });
         let allocation = match allocation {
-            Ok(a) => a,
+            Ok(a) => {
+                shared.ledger.allocated(name, a.size());
+                a
+            }
             Err(e) => {
                 // SAFETY: unused, unbound image of this device.
                 unsafe { device.destroy_image(image, None) };
@@ -227,6 +239,7 @@ impl GpuImage {
             }
         };
         let mut out = GpuImage {
+            name,
             shared: shared.clone(),
             image,
             view: vk::ImageView::null(),
@@ -285,6 +298,7 @@ impl Drop for GpuImage {
             self.shared.device.destroy_image(self.image, None);
         }
         if let Some(a) = self.allocation.take() {
+            self.shared.ledger.freed(self.name, a.size());
             if let Err(e) = self.shared.allocator().free(a) {
                 tracing::warn!(error = %e, "freeing an image allocation failed (leaked until teardown)");
             }

@@ -6,6 +6,11 @@ use lanegraph_vk::{Gpu, GpuConfig, GpuError};
 /// A device with validation layers on; `None` (test skipped, and why printed) when this machine
 /// has no Vulkan. Under `CI=true` a missing Vulkan fails the test instead: CI installs lavapipe.
 pub fn validated_gpu(test: &str, calibrated: bool) -> Option<Gpu> {
+    validated_gpu_with(test, calibrated, true)
+}
+
+/// As [`validated_gpu`], choosing whether `VK_EXT_memory_budget` may be used.
+pub fn validated_gpu_with(test: &str, calibrated: bool, memory_budget: bool) -> Option<Gpu> {
     // Validation messages arrive as `tracing` events: show them in the test's output.
     let _ = tracing_subscriber::fmt()
         .with_test_writer()
@@ -14,6 +19,7 @@ pub fn validated_gpu(test: &str, calibrated: bool) -> Option<Gpu> {
     let config = GpuConfig {
         validation: true,
         calibrated_timestamps: calibrated,
+        memory_budget,
         ..GpuConfig::default()
     };
     match Gpu::new(&config) {

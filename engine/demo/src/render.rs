@@ -10,7 +10,8 @@
 
 use crate::gpu;
 use lanegraph::runtime::{
-    DecodedImage, DrawOutput, GpuFrame, PresentFigures, RenderDevice, RenderPass, RenderSettings,
+    DecodedImage, DrawOutput, GpuFrame, GpuHeap, GpuMemoryFigures, PresentFigures, RenderDevice,
+    RenderPass, RenderSettings,
 };
 use lanegraph::vk;
 use lanegraph::world::{Domain, DomainSet, World};
@@ -100,6 +101,44 @@ struct Presenter {
     _window: std::sync::Arc<lanegraph::window::winit::window::Window>,
 }
 
+/// The monitor's reading as the runtime takes it (buffers reused: no allocation once grown).
+fn fill_memory(r: &vk::GpuMemoryReport, g: &mut GpuMemoryFigures) {
+    g.reading += 1;
+    g.source = r.source.name();
+    g.heaps.clear();
+    g.heaps.extend(r.heaps.iter().map(|h| GpuHeap {
+        heap: h.heap,
+        device_local: h.device_local,
+        usage: h.usage,
+        budget: h.budget,
+    }));
+    g.live_bytes = r.live_bytes;
+    g.events = r.events;
+    g.by_name.clear();
+    g.by_name.extend_from_slice(&r.by_name);
+    // The pressure signal: the fullest heap with the driver's figures, else the live bytes
+    // against the device-local heaps (the report's own rule, as bytes).
+    let fullest = r
+        .heaps
+        .iter()
+        .filter(|h| h.budget > 0 && h.usage.is_some())
+        .max_by(|a, b| {
+            let f = |h: &&vk::HeapUsage| h.usage.unwrap_or(0) as f64 / h.budget as f64;
+            f(a).total_cmp(&f(b))
+        });
+    (g.used_bytes, g.budget_bytes) = match fullest {
+        Some(h) => (h.usage.unwrap_or(0), h.budget),
+        None => (
+            r.live_bytes,
+            r.heaps
+                .iter()
+                .filter(|h| h.device_local)
+                .map(|h| h.budget)
+                .sum(),
+        ),
+    };
+}
+
 /// Target size of the demo's picture at resolution scale 1, pixels.
 pub const TARGET_SIZE: (u32, u32) = (512, 512);
 
@@ -123,7 +162,13 @@ pub struct ParticleRenderer {
     textures: Vec<DecodedImage>,
     texture_bytes: usize,
     textures_dropped: u64,
+    /// The GPU memory monitor's last reading (buffers reused), and draws since the first.
+    memory: vk::GpuMemoryReport,
+    draws: u64,
 }
+
+/// Draws between two GPU memory readings (each is a driver query).
+pub const MEMORY_READ_EVERY: u64 = 30;
 
 impl std::fmt::Debug for ParticleRenderer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -171,6 +216,8 @@ impl ParticleRenderer {
                 textures: Vec::new(),
                 texture_bytes: 0,
                 textures_dropped: 0,
+                memory: vk::GpuMemoryReport::default(),
+                draws: 0,
             },
             Err(e) => ParticleRenderer::without_gpu(e.to_string()),
         }
@@ -225,6 +272,8 @@ impl ParticleRenderer {
             textures: Vec::new(),
             texture_bytes: 0,
             textures_dropped: 0,
+            memory: vk::GpuMemoryReport::default(),
+            draws: 0,
         })
     }
 
@@ -254,6 +303,8 @@ impl ParticleRenderer {
             textures: Vec::new(),
             texture_bytes: 0,
             textures_dropped: 0,
+            memory: vk::GpuMemoryReport::default(),
+            draws: 0,
         }
     }
 
@@ -353,6 +404,14 @@ impl RenderPass<ParticleFrame> for ParticleRenderer {
             self.lose_gpu(&e);
             return Err(e);
         }
+        if self.draws % MEMORY_READ_EVERY == 0 {
+            renderer.gpu().memory_report_into(&mut self.memory);
+            fill_memory(
+                &self.memory,
+                out.gpu_memory.get_or_insert_with(Default::default),
+            );
+        }
+        self.draws += 1;
         if let Some(p) = &self.present {
             let st = p.swapchain.stats();
             out.present = Some(PresentFigures {

@@ -78,6 +78,8 @@ pub struct ReportData {
     /// Presenting to a window: every present interval (ms), the refresh period (ms) and the
     /// one-line figures; `None` headless.
     pub present: Option<PresentReport>,
+    /// The GPU memory monitor's last reading and findings; `None` without one.
+    pub gpu_memory: Option<lanegraph::runtime::GpuMemoryEntry>,
 }
 
 /// The report's present-pacing section.
@@ -105,6 +107,7 @@ impl Default for ReportData {
             budget_ms: None,
             layout: Vec::new(),
             present: None,
+            gpu_memory: None,
         }
     }
 }
@@ -162,6 +165,7 @@ impl ReportData {
             gpu,
             budget_ms: Some(1000.0 / engine.config().target_fps),
             layout: LayoutRow::of_world(engine.world()),
+            gpu_memory: lanegraph::runtime::RunSummary::gpu_memory_of(&rs),
             present: rs.present.map(|p| {
                 let refresh_ms = (p.refresh_ns > 0).then(|| p.refresh_ns as f64 / 1e6);
                 PresentReport {
@@ -473,6 +477,34 @@ pub fn render_html(d: &ReportData) -> String {
         "MiB",
     ));
 
+    if let Some(m) = &d.gpu_memory {
+        let mib = |b: u64| format!("{:.1}", b as f64 / (1 << 20) as f64);
+        h.push_str(&format!(
+            "<h2>GPU memory</h2><p id=\"gpu-memory-line\">Source: {} ({}). {} MiB live in the renderer's allocations; the controller's GPU memory pressure {:.0} %; allocation churn peaked at {:.0} allocations and frees per second, {} alerts.</p>",
+            esc(&m.source),
+            if m.source == "memory_budget" {
+                "the driver's per-heap usage and budget"
+            } else {
+                "the renderer's own allocations; budgets are heap sizes"
+            },
+            mib(m.live_bytes),
+            m.pressure * 100.0,
+            m.churn_peak_per_second,
+            m.churn_alerts
+        ));
+        h.push_str("<table id=\"gpu-memory\"><tr><th>heap</th><th>device-local</th><th>usage MiB</th><th>budget MiB</th></tr>");
+        for heap in &m.heaps {
+            h.push_str(&format!(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                heap.heap,
+                if heap.device_local { "yes" } else { "no" },
+                heap.usage_bytes.map_or("n/a".into(), mib),
+                mib(heap.budget_bytes)
+            ));
+        }
+        h.push_str("</table>");
+    }
+
     h.push_str("<h2>GPU passes</h2>");
     match &d.gpu {
         Ok(passes) if !passes.is_empty() => {
@@ -495,6 +527,33 @@ pub fn render_html(d: &ReportData) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run with a GPU memory reading gets its section: the heaps and the churn line.
+    #[test]
+    fn the_gpu_memory_section_lists_heaps_and_churn() {
+        let mut d = ReportData::default();
+        assert!(!render_html(&d).contains("id=\"gpu-memory\""));
+        d.gpu_memory = Some(lanegraph::runtime::GpuMemoryEntry {
+            source: "ledger".into(),
+            heaps: vec![lanegraph::runtime::GpuHeapEntry {
+                heap: 0,
+                device_local: true,
+                usage_bytes: None,
+                budget_bytes: 2 << 30,
+            }],
+            live_bytes: 3 << 20,
+            pressure: 0.25,
+            churn_peak_per_second: 12.0,
+            churn_alerts: 1,
+        });
+        let html = render_html(&d);
+        assert!(html.contains("<h2>GPU memory</h2>"));
+        assert!(
+            html.contains("<td>0</td><td>yes</td><td>n/a</td><td>2048.0</td>"),
+            "{html}"
+        );
+        assert!(html.contains("3.0 MiB live") && html.contains("1 alerts"));
+    }
 
     /// A run that presented gets the present-pacing section: its line and its histogram
     /// against the refresh period; a headless run has neither.

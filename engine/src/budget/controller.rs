@@ -189,8 +189,13 @@ impl Controller {
         &self.cfg
     }
 
-    /// Installs the thermal, battery and memory providers polled every tick.
-    pub fn set_providers(&mut self, providers: Providers) {
+    /// Installs the thermal, battery, memory and GPU memory providers polled every tick. A
+    /// `providers` without a GPU memory provider keeps the one installed (an engine installs
+    /// its own, fed by its render pass).
+    pub fn set_providers(&mut self, mut providers: Providers) {
+        if providers.gpu_memory.is_none() {
+            providers.gpu_memory = self.providers.gpu_memory.take();
+        }
         self.providers = providers;
     }
 

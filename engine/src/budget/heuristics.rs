@@ -12,6 +12,7 @@
 //! | thermal      | `Fair`: target x0.9; `Serious`: cap 0.75; `Critical`: critical cap 0.5 | provider |
 //! | battery      | level <= 20 %: cap 0.8; <= 5 %: critical cap 0.5 | provider, not charging |
 //! | memory       | >= 85 % of budget: cap 0.8; >= 95 %: critical cap 0.5 | provider |
+//! | GPU memory   | >= 85 % of budget: cap 0.8; >= 95 %: critical cap 0.5 | provider (the engine's: its render pass's GPU memory monitor) |
 //! | stutter      | target `budget - jitter` | jitter (p95 of the frame-to-frame change over the last 64 frames, from its median) above the headroom |
 //! | trend        | target `base - slope * 10 frames` (at most 20 % off) | a steady rise over the last 32 frames (four 8-frame blocks, each higher than the last) above 0.05 ms/frame while the frame is past 80 % of the target |
 //! | frame time   | target `budget * (1 - headroom)` | always (the base target) |
@@ -63,6 +64,8 @@ pub enum HeuristicKind {
     Battery,
     /// Memory provider.
     Memory,
+    /// GPU memory provider.
+    GpuMemory,
     /// Frame-time jitter.
     Stutter,
     /// Rising frame time.
@@ -123,6 +126,11 @@ pub enum Finding {
         /// Used / budget.
         fraction: f64,
     },
+    /// GPU memory near its budget.
+    GpuMemory {
+        /// Used / budget (the fullest heap).
+        fraction: f64,
+    },
     /// Death spiral.
     DeathSpiral {
         /// Consecutive clamped frames seen.
@@ -143,6 +151,7 @@ impl Finding {
             Finding::Thermal { .. } => HeuristicKind::Thermal,
             Finding::Battery { .. } => HeuristicKind::Battery,
             Finding::Memory { .. } => HeuristicKind::Memory,
+            Finding::GpuMemory { .. } => HeuristicKind::GpuMemory,
             Finding::DeathSpiral { .. } => HeuristicKind::DeathSpiral,
         }
     }
@@ -205,6 +214,12 @@ impl fmt::Display for Finding {
             Finding::Memory { fraction } => write!(
                 f,
                 "memory: {:.0} % of budget caps multiplier at {:.2}",
+                fraction * 100.0,
+                memory_cap(fraction).map(|(c, _)| c).unwrap_or(1.0)
+            ),
+            Finding::GpuMemory { fraction } => write!(
+                f,
+                "GPU memory: {:.0} % of budget caps multiplier at {:.2}",
                 fraction * 100.0,
                 memory_cap(fraction).map(|(c, _)| c).unwrap_or(1.0)
             ),
@@ -478,6 +493,18 @@ impl Heuristics {
             }
         }
 
+        if let Some(m) = r.gpu_memory {
+            if let Some((c, crit)) = memory_cap(m.fraction()) {
+                cap_with(
+                    c,
+                    crit,
+                    Finding::GpuMemory {
+                        fraction: m.fraction(),
+                    },
+                );
+            }
+        }
+
         let pressure = |measured_ms: Option<f64>, gpu: bool| {
             measured_ms
                 .filter(|&m| m > target)
@@ -604,6 +631,25 @@ mod tests {
         });
         s.readings.memory = None;
         assert_eq!(h.assess(&s).cap, 1.0);
+        // GPU memory near its budget caps the same way, and says it is the GPU's.
+        s.readings.gpu_memory = Some(MemoryState {
+            used_bytes: 88,
+            budget_bytes: 100,
+        });
+        let a = h.assess(&s);
+        assert!(!a.critical);
+        assert_eq!(a.cap, 0.8);
+        assert_eq!(a.cap_by.unwrap().kind(), HeuristicKind::GpuMemory);
+        assert!(a
+            .cap_by
+            .unwrap()
+            .to_string()
+            .starts_with("GPU memory: 88 %"));
+        s.readings.gpu_memory = Some(MemoryState {
+            used_bytes: 97,
+            budget_bytes: 100,
+        });
+        assert!(h.assess(&s).critical);
     }
 
     #[test]

@@ -75,6 +75,9 @@ pub struct Readings {
     pub battery: Option<BatteryState>,
     /// Memory, when a provider reports it.
     pub memory: Option<MemoryState>,
+    /// GPU memory, when a provider reports it (the engine installs one fed by its render pass's
+    /// GPU memory monitor).
+    pub gpu_memory: Option<MemoryState>,
 }
 
 /// The providers a controller polls. Each is optional: a missing one reads as "no concern".
@@ -86,6 +89,8 @@ pub struct Providers {
     pub battery: Option<Box<dyn BatteryProvider>>,
     /// Memory source.
     pub memory: Option<Box<dyn MemoryProvider>>,
+    /// GPU memory source.
+    pub gpu_memory: Option<Box<dyn MemoryProvider>>,
 }
 
 impl std::fmt::Debug for Providers {
@@ -94,6 +99,7 @@ impl std::fmt::Debug for Providers {
             .field("thermal", &self.thermal.is_some())
             .field("battery", &self.battery.is_some())
             .field("memory", &self.memory.is_some())
+            .field("gpu_memory", &self.gpu_memory.is_some())
             .finish()
     }
 }
@@ -109,6 +115,7 @@ impl Providers {
                 .unwrap_or_default(),
             battery: self.battery.as_mut().and_then(|p| p.battery()),
             memory: self.memory.as_mut().and_then(|p| p.memory()),
+            gpu_memory: self.gpu_memory.as_mut().and_then(|p| p.memory()),
         }
     }
 }

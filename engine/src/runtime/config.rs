@@ -24,6 +24,9 @@
 //! [window]
 //! present_mode = "fifo"      # fifo (vsync), mailbox or immediate, for a game in a window
 //!
+//! [gpu]
+//! churn_alert_per_second = 1000.0 # GPU allocations + frees per second that log a warning
+//!
 //! [assets]
 //! max_file_bytes = 268435456 # largest asset file read (256 MiB)
 //! max_image_pixels = 67108864 # largest decoded image (64 Mi pixels)
@@ -66,6 +69,9 @@ pub struct EngineConfig {
     /// How a game in a window presents: `fifo` (vsync, the default), `mailbox` or
     /// `immediate` (the latter two fall back to fifo where the display lacks them).
     pub present_mode: String,
+    /// GPU allocations plus frees per second above which the render lane logs a (rate-limited)
+    /// churn warning naming the allocation that churned most.
+    pub gpu_churn_alert_per_second: f64,
 }
 
 /// The present modes `window.present_mode` accepts.
@@ -90,6 +96,7 @@ impl Default for EngineConfig {
             adaptive: true,
             asset_limits: super::loaders::AssetLimits::default(),
             present_mode: "fifo".into(),
+            gpu_churn_alert_per_second: super::gpu_memory::DEFAULT_CHURN_ALERT_PER_SECOND,
         }
     }
 }
@@ -123,6 +130,14 @@ struct FileDoc {
     assets: FileAssets,
     #[serde(default)]
     window: FileWindow,
+    #[serde(default)]
+    gpu: FileGpu,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileGpu {
+    churn_alert_per_second: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -193,6 +208,10 @@ impl EngineConfig {
         c.trace_frames = doc.telemetry.trace_frames.unwrap_or(c.trace_frames);
         c.adaptive = doc.budget.adaptive.unwrap_or(c.adaptive);
         c.present_mode = doc.window.present_mode.unwrap_or(c.present_mode);
+        c.gpu_churn_alert_per_second = doc
+            .gpu
+            .churn_alert_per_second
+            .unwrap_or(c.gpu_churn_alert_per_second);
         let a = doc.assets;
         c.asset_limits.max_file_bytes = a.max_file_bytes.unwrap_or(c.asset_limits.max_file_bytes);
         c.asset_limits.max_image_pixels = a
@@ -214,6 +233,13 @@ impl EngineConfig {
             message,
             fix: fix.into(),
         };
+        if !(self.gpu_churn_alert_per_second.is_finite() && self.gpu_churn_alert_per_second > 0.0) {
+            return Err(bad(
+                "gpu.churn_alert_per_second",
+                format!("{} is not a positive rate", self.gpu_churn_alert_per_second),
+                "a positive number of allocations plus frees per second, e.g. 1000.0",
+            ));
+        }
         if !PRESENT_MODES.contains(&self.present_mode.as_str()) {
             return Err(bad(
                 "window.present_mode",

@@ -457,7 +457,15 @@ impl Engine {
             pass,
             RenderAgent::settings(StrategyIndex(0)),
             registry.clone(),
+            config.gpu_churn_alert_per_second,
         );
+        // The render pass's GPU memory readings reach the controller as its GPU memory signal.
+        controller.set_providers(crate::budget::Providers {
+            gpu_memory: Some(Box::new(super::gpu_memory::GpuMemoryProvider(
+                render.gpu_memory_pressure(),
+            ))),
+            ..Default::default()
+        });
         let assets = AssetStream::new(
             &lanes,
             lanes.lane(lanegraph_jobs::plan::names::ASSET),

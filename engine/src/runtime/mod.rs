@@ -85,6 +85,7 @@ pub(crate) mod assets;
 pub(crate) mod builder;
 pub(crate) mod config;
 pub(crate) mod engine;
+pub(crate) mod gpu_memory;
 pub(crate) mod loaders;
 pub(crate) mod observer;
 pub(crate) mod record;
@@ -102,6 +103,9 @@ pub use engine::{
     AgentCost, Engine, FrameError, FrameOutcome, InputReplayError, PhysicsFn, PhysicsStep,
     ReplayDecision,
 };
+pub use gpu_memory::{
+    ChurnFigures, GpuHeap, GpuMemoryFigures, CHURN_ALERT_EVERY, DEFAULT_CHURN_ALERT_PER_SECOND,
+};
 pub use loaders::{
     decode_png, encode_png, Asset, AssetLimits, AssetLoader, DecodedImage, PngLoader,
 };
@@ -112,6 +116,7 @@ pub use render::{
     MAX_RENDER_ERRORS,
 };
 pub use summary::{
-    AssetEntry, DecisionEntry, FrameMs, GpuEntry, LaneEntry, LayoutRow, PresentEntry, RunSummary,
+    AssetEntry, DecisionEntry, FrameMs, GpuEntry, GpuHeapEntry, GpuMemoryEntry, LaneEntry,
+    LayoutRow, PresentEntry, RunSummary,
 };
 pub use view::{DeriveView, ViewCache, ViewCacheStats, VIEW_BUFFERS};

@@ -51,6 +51,9 @@ pub struct DrawOutput {
     pub gpu: Option<GpuFrame>,
     /// The window's present figures, when the pass presents to one.
     pub present: Option<PresentFigures>,
+    /// The GPU memory monitor's latest reading, when the pass reads one (every few frames:
+    /// bump its `reading` each time).
+    pub gpu_memory: Option<super::gpu_memory::GpuMemoryFigures>,
 }
 
 /// How a pass that presents to a window is paced (updated by the pass after each draw).
@@ -155,6 +158,10 @@ pub struct RenderStats {
     /// The run's present-to-present intervals, ms: nearest-rank p50, p99 and the max (`None`
     /// before two presents).
     pub present_interval_ms: Option<[f64; 3]>,
+    /// The pass's latest GPU memory reading.
+    pub gpu_memory: Option<super::gpu_memory::GpuMemoryFigures>,
+    /// What the GPU memory monitor found: peak churn, readings over the threshold, alerts.
+    pub gpu_memory_churn: super::gpu_memory::ChurnFigures,
     /// Errors the pass reported; the first [`MAX_RENDER_ERRORS`] are kept.
     pub errors: Vec<String>,
     /// Frames the owner read the previous [`RenderPulse`] because the render job was writing it.
@@ -253,6 +260,8 @@ struct Inner {
     registry: Registry,
     /// The `present.*` metrics, registered the first time the pass reports present figures.
     present: Option<PresentMetrics>,
+    /// Acts on the pass's GPU memory readings.
+    gpu_memory: super::gpu_memory::GpuMemoryMonitor,
 }
 
 /// The present-pacing metrics (docs/telemetry.md), set by the render job after each draw.
@@ -411,6 +420,7 @@ impl RenderLane {
         pass: Option<Box<dyn HeldPass>>,
         settings: RenderSettings,
         registry: Registry,
+        churn_alert_per_second: f64,
     ) -> Self {
         let shared = Arc::new(Shared {
             mailbox: Mutex::new(None),
@@ -419,6 +429,10 @@ impl RenderLane {
                 stats: RenderStats::default(),
                 out: DrawOutput::default(),
                 pass_gauges: Vec::new(),
+                gpu_memory: super::gpu_memory::GpuMemoryMonitor::new(
+                    registry.clone(),
+                    churn_alert_per_second,
+                ),
                 registry,
                 present: None,
             }),
@@ -535,6 +549,8 @@ impl RenderLane {
         let mut s = inner.stats.clone();
         s.gpu = inner.out.gpu.clone();
         s.present = inner.out.present;
+        s.gpu_memory = inner.out.gpu_memory.clone();
+        s.gpu_memory_churn = inner.gpu_memory.figures;
         s.present_interval_ms = inner.present.as_ref().and_then(|p| {
             let mut v = p.intervals.clone();
             v.sort_unstable();
@@ -555,6 +571,11 @@ impl RenderLane {
             .as_ref()
             .map(|p| p.intervals.iter().map(|&ns| ns as f64 / 1e6).collect())
             .unwrap_or_default()
+    }
+
+    /// The GPU memory pressure cell, for the controller's provider (at build).
+    pub(crate) fn gpu_memory_pressure(&self) -> Arc<super::gpu_memory::PressureCell> {
+        lock(&self.shared.inner).gpu_memory.pressure.clone()
     }
 
     /// The pass's device (waits for a draw in progress: not for every frame).
@@ -636,6 +657,7 @@ fn draw(shared: &Shared, view: &Published) {
         pass_gauges,
         registry,
         present,
+        gpu_memory,
     } = &mut *inner;
     if let Some(pass) = pass.as_mut() {
         if let Err(e) = pass.draw(&*view.view, &settings, out) {
@@ -663,6 +685,9 @@ fn draw(shared: &Shared, view: &Published) {
                 g.set(p.ema_ms / 1000.0);
             }
         }
+    }
+    if let Some(g) = &out.gpu_memory {
+        gpu_memory.update(g);
     }
     if let Some(p) = &out.present {
         present

@@ -77,6 +77,36 @@ pub struct PresentEntry {
     pub refresh_ms: Option<f64>,
 }
 
+/// `gpu_memory` of the summary.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GpuMemoryEntry {
+    /// `memory_budget` (the driver's per-heap figures) or `ledger` (the renderer's own count).
+    pub source: String,
+    /// Every heap at the last reading.
+    pub heaps: Vec<GpuHeapEntry>,
+    /// Bytes live in the renderer's allocations at the last reading.
+    pub live_bytes: u64,
+    /// The pressure signal the controller read last: used / budget, 0..1.
+    pub pressure: f64,
+    /// The highest churn between two readings, allocations plus frees per second.
+    pub churn_peak_per_second: f64,
+    /// Churn warnings logged.
+    pub churn_alerts: u64,
+}
+
+/// One heap of `gpu_memory`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GpuHeapEntry {
+    /// The heap's index.
+    pub heap: u32,
+    /// Device-local memory.
+    pub device_local: bool,
+    /// This process's usage, bytes (`null`: the driver does not say).
+    pub usage_bytes: Option<u64>,
+    /// What this process may use, bytes.
+    pub budget_bytes: u64,
+}
+
 /// One controller decision, as a run summary and a report show it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DecisionEntry {
@@ -269,6 +299,8 @@ pub struct RunSummary {
     pub render: BTreeMap<String, u64>,
     /// Presenting to a window (`null` headless).
     pub present: Option<PresentEntry>,
+    /// The GPU memory monitor's last reading and what it found (`null`: the pass reads none).
+    pub gpu_memory: Option<GpuMemoryEntry>,
     /// The layout advisor's word on each component, from the world's access telemetry.
     pub layout_advice: Vec<LayoutRow>,
     /// Every system over the whole run.
@@ -387,6 +419,7 @@ impl RunSummary {
                 interval_ms: rstats.present_interval_ms,
                 refresh_ms: (p.refresh_ns > 0).then(|| p.refresh_ns as f64 / 1e6),
             }),
+            gpu_memory: RunSummary::gpu_memory_of(&rstats),
             layout_advice: LayoutRow::of_world(engine.world()),
             systems: systems_of(engine.world(), rec),
             target_verdict,
@@ -425,9 +458,52 @@ impl RunSummary {
         out
     }
 
+    /// The summary's `gpu_memory` from the render lane's statistics (`None` without a reading).
+    pub fn gpu_memory_of(rstats: &super::render::RenderStats) -> Option<GpuMemoryEntry> {
+        let g = rstats.gpu_memory.as_ref()?;
+        Some(GpuMemoryEntry {
+            source: g.source.into(),
+            heaps: g
+                .heaps
+                .iter()
+                .map(|h| GpuHeapEntry {
+                    heap: h.heap,
+                    device_local: h.device_local,
+                    usage_bytes: h.usage,
+                    budget_bytes: h.budget,
+                })
+                .collect(),
+            live_bytes: g.live_bytes,
+            pressure: if g.budget_bytes == 0 {
+                0.0
+            } else {
+                g.used_bytes as f64 / g.budget_bytes as f64
+            },
+            churn_peak_per_second: rstats.gpu_memory_churn.peak_per_second,
+            churn_alerts: rstats.gpu_memory_churn.alerts,
+        })
+    }
+
     /// The summary as `key  value` rows, for a terminal.
     pub fn rows(&self) -> Vec<(&'static str, String)> {
         let mut rows = self.rows_headless();
+        if let Some(m) = &self.gpu_memory {
+            let mib = |b: u64| b as f64 / (1 << 20) as f64;
+            rows.insert(
+                6,
+                (
+                    "gpu memory",
+                    format!(
+                        "{:.1} MiB live, pressure {:.0} % ({}), churn peak {:.0}/s, {} alerts",
+                        mib(m.live_bytes),
+                        m.pressure * 100.0,
+                        m.source,
+                        m.churn_peak_per_second,
+                        m.churn_alerts
+                    ),
+                ),
+            );
+        }
         if let Some(p) = &self.present {
             let refresh = p
                 .refresh_ms

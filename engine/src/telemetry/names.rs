@@ -358,6 +358,32 @@ pub const WELL_KNOWN_METRICS: &[WellKnownMetric] = &[
         Unit::Seconds,
         "GPU time of one pass (EMA-smoothed).",
     ),
+    labelled(
+        "gpu.memory.usage",
+        &["heap"],
+        G,
+        Unit::Bytes,
+        "GPU memory this process uses in the heap (VK_EXT_memory_budget).",
+    ),
+    labelled(
+        "gpu.memory.budget",
+        &["heap"],
+        G,
+        Unit::Bytes,
+        "GPU memory this process may use in the heap.",
+    ),
+    wk(
+        "gpu.memory.churn",
+        G,
+        Unit::None,
+        "GPU allocations plus frees per second, between the last two readings.",
+    ),
+    wk(
+        "gpu.memory.churn_alerts",
+        C,
+        Unit::None,
+        "GPU allocation churn warnings logged (at most one per 10 s).",
+    ),
     wk(
         "present.frames",
         C,

@@ -45,6 +45,9 @@ pub struct GpuConfig {
     pub validation: bool,
     /// Which physical device.
     pub device: DevicePick,
+    /// Use `VK_EXT_memory_budget` for the memory monitor when the device has it. `false`
+    /// forces the monitor's fallback (the backend's own ledger against heap sizes).
+    pub memory_budget: bool,
     /// Use `VK_KHR/EXT_calibrated_timestamps` when the device has it. `false` forces the
     /// offset estimate (for testing that path on a device that has the extension).
     pub calibrated_timestamps: bool,
@@ -56,6 +59,7 @@ impl Default for GpuConfig {
             validation: false,
             device: DevicePick::Best,
             calibrated_timestamps: true,
+            memory_budget: true,
         }
     }
 }
@@ -98,6 +102,10 @@ pub(crate) struct Shared {
     pub(crate) info: DeviceInfo,
     pub(crate) calibrator: Option<Calibrator>,
     pub(crate) physical: vk::PhysicalDevice,
+    /// `VK_EXT_memory_budget` is enabled (the memory monitor reads the driver's figures).
+    pub(crate) memory_budget: bool,
+    /// Every allocation and free, for the memory monitor.
+    pub(crate) ledger: crate::memory_monitor::MemoryLedger,
 }
 
 impl Shared {
@@ -279,11 +287,22 @@ impl Gpu {
             }
         }
         let calib_name = calibration_extension(entry, &instance, physical, config)?;
+        let memory_budget = config.memory_budget && {
+            // SAFETY: enumeration on a valid physical device.
+            let exts = unsafe { instance.enumerate_device_extension_properties(physical) }
+                .map_err(vk_err("vkEnumerateDeviceExtensionProperties"))?;
+            exts.iter()
+                .any(|e| e.extension_name_as_c_str() == Ok(ash::ext::memory_budget::NAME))
+        };
+        let mut extra: Vec<&'static CStr> = calib_name.into_iter().collect();
+        if memory_budget {
+            extra.push(ash::ext::memory_budget::NAME);
+        }
         let device = create_device(
             &instance,
             physical,
             family,
-            calib_name,
+            &extra,
             partial.surface.is_some(),
         )?;
         // SAFETY: family/index 0 were requested in `create_device`.
@@ -361,6 +380,8 @@ impl Gpu {
                 info,
                 calibrator,
                 physical,
+                memory_budget,
+                ledger: Default::default(),
             }),
         };
         Ok((gpu, surface))
@@ -581,14 +602,14 @@ fn create_device(
     instance: &ash::Instance,
     physical: vk::PhysicalDevice,
     family: u32,
-    calibration: Option<&'static CStr>,
+    extensions: &[&'static CStr],
     swapchain: bool,
 ) -> Result<ash::Device, GpuError> {
     let priorities = [1.0f32];
     let queues = [vk::DeviceQueueCreateInfo::default()
         .queue_family_index(family)
         .queue_priorities(&priorities)];
-    let mut extensions: Vec<*const c_char> = calibration.iter().map(|n| n.as_ptr()).collect();
+    let mut extensions: Vec<*const c_char> = extensions.iter().map(|n| n.as_ptr()).collect();
     if swapchain {
         // SAFETY: enumeration on a valid physical device.
         let exts = unsafe { instance.enumerate_device_extension_properties(physical) }
