@@ -6,8 +6,7 @@
 //! The window runs in a child process (`isolated_with_env`): winit allows one event loop per
 //! process, and `DISPLAY` must name this test's own display.
 
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use lanegraph::input::InputEvent;
@@ -15,79 +14,7 @@ use lanegraph::window::winit::dpi::PhysicalSize;
 use lanegraph::window::{GameWindow, WindowConfig};
 use lanegraph::Engine;
 use lanegraph_demo::{physics, render, world};
-
-/// Xvfb and a window manager on a display of their own; killed on drop. One at a time: the
-/// window tests are heavy on two cores, and each must own its display.
-struct VirtualDisplay {
-    name: String,
-    children: Vec<Child>,
-    _one_at_a_time: std::sync::MutexGuard<'static, ()>,
-}
-
-static DISPLAYS: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-impl Drop for VirtualDisplay {
-    fn drop(&mut self) {
-        for c in self.children.iter_mut().rev() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-fn have(tool: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-/// Starts `Xvfb` and `openbox` on a free display, or says why not.
-fn virtual_display() -> Result<VirtualDisplay, String> {
-    let guard = DISPLAYS.lock().unwrap_or_else(|p| p.into_inner());
-    for tool in ["Xvfb", "openbox", "xwd"] {
-        if !have(tool) {
-            return Err(format!(
-                "`{tool}` is not installed (scripts/test installs xvfb, openbox and x11-apps)"
-            ));
-        }
-    }
-    let n = (100 + std::process::id() % 800..)
-        .find(|n| !Path::new(&format!("/tmp/.X{n}-lock")).exists())
-        .unwrap_or(999);
-    let name = format!(":{n}");
-    let xvfb = Command::new("Xvfb")
-        .args([&name, "-screen", "0", "1024x768x24", "-nolisten", "tcp"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("Xvfb did not start: {e}"))?;
-    let mut d = VirtualDisplay {
-        name: name.clone(),
-        children: vec![xvfb],
-        _one_at_a_time: guard,
-    };
-    let socket = format!("/tmp/.X11-unix/X{n}");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !Path::new(&socket).exists() {
-        if Instant::now() > deadline {
-            return Err(format!("Xvfb {name} did not open {socket} within 10 s"));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let wm = Command::new("openbox")
-        .arg("--sm-disable")
-        .env("DISPLAY", &name)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("openbox did not start: {e}"))?;
-    d.children.push(wm);
-    // Give the window manager time to take the root window before the game's window maps.
-    std::thread::sleep(Duration::from_millis(1500));
-    Ok(d)
-}
+use lanegraph_tests::display::VirtualDisplay;
 
 /// Pixels of the X display (`xwd -root`), as (width, height, RGB rows).
 fn screenshot() -> (usize, usize, Vec<[u8; 3]>) {
@@ -319,14 +246,8 @@ fn a_window_presents_300_frames_through_resizes_and_a_minimise_validation_clean(
         window_run();
         return;
     }
-    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
-    let display = match virtual_display() {
-        Ok(d) => d,
-        Err(why) => {
-            assert!(!ci, "the window test is required under CI=true: {why}");
-            eprintln!("SKIPPED window test: {why}");
-            return;
-        }
+    let Some(display) = VirtualDisplay::for_test(name, &["xwd"]) else {
+        return;
     };
     lanegraph_tests::isolated_with_env(name, &[("DISPLAY", &display.name)], window_run);
 }
@@ -379,14 +300,8 @@ fn the_event_loop_runs_frames_at_the_target_rate_until_exit() {
         event_loop_run();
         return;
     }
-    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
-    let display = match virtual_display() {
-        Ok(d) => d,
-        Err(why) => {
-            assert!(!ci, "the window test is required under CI=true: {why}");
-            eprintln!("SKIPPED window test: {why}");
-            return;
-        }
+    let Some(display) = VirtualDisplay::for_test(name, &[]) else {
+        return;
     };
     lanegraph_tests::isolated_with_env(name, &[("DISPLAY", &display.name)], event_loop_run);
 }

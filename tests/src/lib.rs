@@ -5,6 +5,7 @@
 //! Owns: tests that need more than one crate, and the tools they share. Must never: be a
 //! dependency of the runtime.
 
+pub mod display;
 pub mod stress;
 
 use lanegraph::telemetry::{alloc, thread_memory_stats};

@@ -25,6 +25,93 @@ fn demo(out: &Path, extra: &[&str]) -> Output {
     c.output().expect("the binary runs")
 }
 
+/// Closing the demo's window (through the window manager, as a player's click on the close
+/// button does) ends the run cleanly: exit 0, "window closed after N frames", and a complete
+/// output set for those frames.
+#[test]
+fn closing_the_window_ends_the_run_and_writes_the_outputs() {
+    use lanegraph_tests::display::VirtualDisplay;
+    let test = "closing_the_window_ends_the_run_and_writes_the_outputs";
+    let Some(display) = VirtualDisplay::for_test(test, &["wmctrl"]) else {
+        return;
+    };
+    let out = scratch("close");
+    let mut child = bin()
+        .args([
+            "demo",
+            "--window",
+            "--frames",
+            "100000",
+            "--entities",
+            "2000",
+            "--out",
+        ])
+        .arg(&out)
+        .env("DISPLAY", &display.name)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    // Wait for the window to be mapped and managed, then ask the window manager to close it.
+    let listed = || {
+        Command::new("wmctrl")
+            .arg("-l")
+            .env("DISPLAY", &display.name)
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).contains("lanegraph demo"))
+            .unwrap_or(false)
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !listed() {
+        assert!(
+            Instant::now() < deadline,
+            "the demo's window did not appear within 60 s"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the demo exited before its window appeared: {:?}",
+            child.wait_with_output()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Let it run some frames first.
+    std::thread::sleep(Duration::from_millis(1500));
+    let closed = Command::new("wmctrl")
+        .args(["-c", "lanegraph demo"])
+        .env("DISPLAY", &display.name)
+        .status()
+        .expect("wmctrl runs");
+    assert!(closed.success());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "the demo did not stop within 60 s of the close"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let o = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("window closed after"), "{stdout}\n{stderr}");
+    for f in [
+        "summary.json",
+        "report.html",
+        "trace.json",
+        "metrics.prom",
+        "manifest.json",
+    ] {
+        assert!(out.join(f).exists(), "{f} missing: {stdout}");
+    }
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let frames = summary["frames"].as_u64().unwrap();
+    assert!(frames > 0 && frames < 100_000, "{frames} frames");
+    assert!(summary["present"]["presented"].as_u64().unwrap() > 0);
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
 /// `--window` without a display is a usage error that names what is missing and how to run
 /// it anyway, before anything runs or is written.
 #[test]
