@@ -10,7 +10,10 @@ use tracing_subscriber::EnvFilter;
 
 /// What prints without `RUST_LOG`: warnings and errors (asset failures, budget overruns,
 /// dropped steps, a refused core pin).
-pub const DEFAULT_FILTER: &str = "warn";
+///
+/// winit's own warnings are left out by default: on a bare X server (Xvfb) it warns about a
+/// missing XSETTINGS manager on every start, which is nothing a player can act on.
+pub const DEFAULT_FILTER: &str = "warn,winit=error";
 
 /// Installs the stderr subscriber, filtered by `RUST_LOG` when it is set and valid.
 pub fn install() {
