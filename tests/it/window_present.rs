@@ -305,3 +305,90 @@ fn the_event_loop_runs_frames_at_the_target_rate_until_exit() {
     };
     lanegraph_tests::isolated_with_env(name, &[("DISPLAY", &display.name)], event_loop_run);
 }
+
+/// A failed submit between acquire and present (injected) gives the image up and the next
+/// frames present again, with no validation message: the acquire semaphore is made anew.
+fn recovery_run() {
+    use lanegraph::vk::{Gpu, GpuConfig, PresentMode, Swapchain, SwapchainConfig};
+    use lanegraph_demo::gpu::{ParticleView, Renderer, RendererConfig};
+    let win = GameWindow::open(&WindowConfig {
+        size: (320, 240),
+        ..WindowConfig::default()
+    })
+    .expect("the window opens");
+    let (gpu, surface) = Gpu::with_window(
+        &GpuConfig {
+            validation: true,
+            ..GpuConfig::default()
+        },
+        win.window().clone(),
+    )
+    .expect("lavapipe presents to the Xvfb window");
+    let counts = gpu.validation_counter();
+    let mut r = Renderer::new(
+        &gpu,
+        RendererConfig {
+            width: 64,
+            height: 64,
+            capacity: 1024,
+            frames_in_flight: 2,
+            clear: [0.0, 0.0, 0.1, 1.0],
+        },
+    )
+    .unwrap();
+    let mut sc = Swapchain::new(
+        surface,
+        SwapchainConfig {
+            mode: PresentMode::Fifo,
+            frames_in_flight: 2,
+            extent: (320, 240),
+        },
+    )
+    .unwrap();
+    let xs: Vec<f32> = (0..256).map(|i| (i as f32 / 128.0) - 1.0).collect();
+    let ys: Vec<f32> = xs.iter().map(|x| x * 0.5).collect();
+    let view = ParticleView {
+        xs: &xs,
+        ys: &ys,
+        center: [0.0, 0.0],
+        half_extent: [1.0, 1.0],
+        radius: 0.02,
+        color: [0.35, 0.75, 1.0, 1.0],
+    };
+    for _ in 0..10 {
+        r.render_to(&view, Some(&mut sc)).expect("a frame");
+    }
+    r.fail_next_submit();
+    assert!(
+        r.render_to(&view, Some(&mut sc)).is_err(),
+        "the injected failure"
+    );
+    assert_eq!(sc.stats().abandoned, 1);
+    for _ in 0..10 {
+        r.render_to(&view, Some(&mut sc))
+            .expect("presenting goes on");
+    }
+    r.finish().unwrap();
+    assert_eq!(sc.stats().presented, 20, "{:?}", sc.stats());
+    drop(sc);
+    drop(r);
+    drop(gpu);
+    assert_eq!(
+        counts.total(),
+        0,
+        "validation (with synchronization validation) reported messages: see the log above"
+    );
+}
+
+#[test]
+fn a_failed_submit_while_presenting_recovers_validation_clean() {
+    let name = "window_present::a_failed_submit_while_presenting_recovers_validation_clean";
+    if std::env::var("LANEGRAPH_ISOLATED_TEST").as_deref() == Ok(name) {
+        recovery_run();
+        return;
+    }
+    let Some(display) = VirtualDisplay::for_test(name, &[]) else {
+        return;
+    };
+    lanegraph_tests::isolated_with_env(name, &[("DISPLAY", &display.name)], recovery_run);
+}

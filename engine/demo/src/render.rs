@@ -97,8 +97,6 @@ struct Presenter {
     /// Pass the window's resize events on to the swapchain (test seam: off, only the driver's
     /// `OUT_OF_DATE` / `SUBOPTIMAL` results rebuild it).
     resize_hints: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    /// Keeps the window alive until the swapchain and surface are gone (dropped last).
-    _window: std::sync::Arc<lanegraph::window::winit::window::Window>,
 }
 
 /// The monitor's reading as the runtime takes it (buffers reused: no allocation once grown).
@@ -165,6 +163,8 @@ pub struct ParticleRenderer {
     /// The GPU memory monitor's last reading (buffers reused), and draws since the first.
     memory: vk::GpuMemoryReport,
     draws: u64,
+    /// The GPU was lost: the next draw withdraws its GPU figures (memory pressure, present).
+    lost: bool,
 }
 
 /// Draws between two GPU memory readings (each is a driver query).
@@ -218,6 +218,7 @@ impl ParticleRenderer {
                 textures_dropped: 0,
                 memory: vk::GpuMemoryReport::default(),
                 draws: 0,
+                lost: false,
             },
             Err(e) => ParticleRenderer::without_gpu(e.to_string()),
         }
@@ -236,7 +237,7 @@ impl ParticleRenderer {
             validation,
             ..Default::default()
         };
-        let (gpu, surface) = vk::Gpu::with_window(&cfg, window.as_ref())?;
+        let (gpu, surface) = vk::Gpu::with_window(&cfg, window.clone())?;
         let refresh_ns = window
             .current_monitor()
             .and_then(|m| m.refresh_rate_millihertz())
@@ -265,7 +266,6 @@ impl ParticleRenderer {
                 skipped_minimised: 0,
                 refresh_ns,
                 resize_hints: std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)),
-                _window: window,
             }),
             gpu: Some((renderer, gpu)),
             scale: 1.0,
@@ -274,6 +274,7 @@ impl ParticleRenderer {
             textures_dropped: 0,
             memory: vk::GpuMemoryReport::default(),
             draws: 0,
+            lost: false,
         })
     }
 
@@ -305,6 +306,7 @@ impl ParticleRenderer {
             textures_dropped: 0,
             memory: vk::GpuMemoryReport::default(),
             draws: 0,
+            lost: false,
         }
     }
 
@@ -346,6 +348,7 @@ impl ParticleRenderer {
     /// Gives up the GPU after an error, saying why.
     fn lose_gpu(&mut self, e: &str) {
         self.present = None;
+        self.lost = true;
         let name = self.device.name.take().unwrap_or_else(|| "the GPU".into());
         self.device.unavailable = Some(format!("{name} lost during the run: {e}"));
         self.gpu = None;
@@ -361,6 +364,11 @@ impl RenderPass<ParticleFrame> for ParticleRenderer {
     ) -> Result<(), String> {
         let cap = ((view.len() as f32) * settings.instance_fraction).ceil() as usize;
         out.instances = cap.min(view.len()) as u64;
+        if std::mem::take(&mut self.lost) {
+            // Readings of a device that is gone must not keep steering the controller.
+            out.gpu_memory = None;
+            out.present = None;
+        }
         if self.gpu.is_none() {
             return Ok(());
         }

@@ -69,12 +69,41 @@ pub struct GpuMemoryFigures {
     pub budget_bytes: u64,
 }
 
-/// The controller's view of GPU memory: written by the render job, read by the provider.
-#[derive(Debug, Default)]
+/// The controller's view of GPU memory: one reading's used / budget as `f64` bits in one
+/// atomic (two atomics could pair one reading's usage with another's budget), written by the
+/// render job, read by the provider. `NO_READING`: none (no reading yet, or withdrawn).
+#[derive(Debug)]
 pub(crate) struct PressureCell {
-    used: AtomicU64,
-    /// 0: no reading yet.
-    budget: AtomicU64,
+    fraction_bits: AtomicU64,
+}
+
+/// The cell's "no reading" value (a NaN no division produces here).
+const NO_READING: u64 = u64::MAX;
+
+/// The fraction is handed to the controller as used / budget over this many units.
+const PRESSURE_SCALE: u64 = 1_000_000;
+
+impl Default for PressureCell {
+    fn default() -> Self {
+        PressureCell {
+            fraction_bits: AtomicU64::new(NO_READING),
+        }
+    }
+}
+
+impl PressureCell {
+    fn set(&self, used: u64, budget: u64) {
+        let bits = if budget == 0 {
+            NO_READING
+        } else {
+            (used as f64 / budget as f64).to_bits()
+        };
+        self.fraction_bits.store(bits, Ordering::Relaxed);
+    }
+
+    pub(crate) fn clear(&self) {
+        self.fraction_bits.store(NO_READING, Ordering::Relaxed);
+    }
 }
 
 /// The engine's GPU memory provider for the controller (installed at build).
@@ -82,10 +111,10 @@ pub(crate) struct GpuMemoryProvider(pub(crate) Arc<PressureCell>);
 
 impl MemoryProvider for GpuMemoryProvider {
     fn memory(&mut self) -> Option<MemoryState> {
-        let budget = self.0.budget.load(Ordering::Relaxed);
-        (budget > 0).then(|| MemoryState {
-            used_bytes: self.0.used.load(Ordering::Relaxed),
-            budget_bytes: budget,
+        let bits = self.0.fraction_bits.load(Ordering::Relaxed);
+        (bits != NO_READING).then(|| MemoryState {
+            used_bytes: (f64::from_bits(bits) * PRESSURE_SCALE as f64).round() as u64,
+            budget_bytes: PRESSURE_SCALE,
         })
     }
 }
@@ -175,10 +204,7 @@ impl GpuMemoryMonitor {
                 g.set(h.budget as f64);
             }
         }
-        self.pressure.used.store(f.used_bytes, Ordering::Relaxed);
-        self.pressure
-            .budget
-            .store(f.budget_bytes, Ordering::Relaxed);
+        self.pressure.set(f.used_bytes, f.budget_bytes);
 
         let now = clock::now();
         if let Some((t, events)) = self.last {
@@ -323,9 +349,11 @@ mod tests {
         // The same reading twice is acted on once.
         m.update(&reading(3, 10_000, 9995));
         assert_eq!(m.figures.over_threshold, 2);
-        // The controller's provider sees the pressure.
+        // The controller's provider sees the pressure, until it is withdrawn.
         let mut p = GpuMemoryProvider(m.pressure.clone());
         assert_eq!(p.memory().unwrap().fraction(), 0.9);
+        m.pressure.clear();
+        assert_eq!(p.memory(), None);
     }
 
     #[test]

@@ -686,8 +686,10 @@ fn draw(shared: &Shared, view: &Published) {
             }
         }
     }
-    if let Some(g) = &out.gpu_memory {
-        gpu_memory.update(g);
+    match &out.gpu_memory {
+        Some(g) => gpu_memory.update(g),
+        // The pass stopped reporting (its GPU is gone): its last reading no longer holds.
+        None => gpu_memory.pressure.clear(),
     }
     if let Some(p) = &out.present {
         present

@@ -408,6 +408,10 @@ impl GameWindow {
     /// at the engine's target rate, until it returns [`Flow::Exit`] or the window is closed
     /// (`frame` still runs once after the close, with `close_requested` set, to finish).
     ///
+    /// Terminal: once it returns the game is over for this window. winit keeps the loop's
+    /// exit state, so a later [`pump`](Self::pump) reports `close_requested`; do not mix the
+    /// two forms on one window.
+    ///
     /// Errors: [`WindowError::EventLoop`] when winit's loop fails.
     pub fn run(
         &mut self,

@@ -212,12 +212,19 @@ impl Gpu {
     ///
     /// Errors: as [`Gpu::new`]; [`GpuError::NoPresent`] when the window's handles are not
     /// available or the device cannot present to them.
+    ///
+    /// The surface keeps `window` alive (an `Arc`) until the surface is destroyed, so the
+    /// window system never sees a surface on a window that is gone.
     pub fn with_window<W>(
         config: &GpuConfig,
-        window: &W,
+        window: std::sync::Arc<W>,
     ) -> Result<(Gpu, crate::present::Surface), GpuError>
     where
-        W: raw_window_handle::HasDisplayHandle + raw_window_handle::HasWindowHandle + ?Sized,
+        W: raw_window_handle::HasDisplayHandle
+            + raw_window_handle::HasWindowHandle
+            + Send
+            + Sync
+            + 'static,
     {
         let no_handle = |e: raw_window_handle::HandleError| GpuError::NoPresent {
             why: format!("the window gave no raw handle: {e}"),
@@ -228,7 +235,10 @@ impl Gpu {
         let surface = surface.ok_or(GpuError::NoPresent {
             why: "internal: the surface vanished".into(),
         })?;
-        Ok((gpu.clone(), crate::present::Surface::adopt(gpu, surface)))
+        Ok((
+            gpu.clone(),
+            crate::present::Surface::adopt(gpu, surface, window),
+        ))
     }
 
     fn bring_up(config: &GpuConfig, window: Option<WindowHandles>) -> Result<Surfaced, GpuError> {
@@ -261,9 +271,10 @@ impl Gpu {
         })?;
         if let Some((display, handle)) = window {
             // SAFETY: the instance was created with the extensions this display needs; the
-            // handles come from a live window that the caller keeps alive at least as long as
-            // the `Surface` (documented on `Surface`). The surface is destroyed before the
-            // instance (`Partial` on error, `Surface`'s drop holding the `Gpu` otherwise).
+            // handles come from a live window (the caller's `Arc`, held here until the call
+            // returns and then by the `Surface`, which drops it only after destroying the
+            // surface). The surface is destroyed before the instance (`Partial` on error,
+            // `Surface`'s drop holding the `Gpu` otherwise).
             let surface =
                 unsafe { ash_window::create_surface(entry, &instance, display, handle, None) }
                     .map_err(vk_err("vkCreate*SurfaceKHR"))?;

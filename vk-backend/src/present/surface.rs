@@ -1,9 +1,9 @@
 //! A window's Vulkan surface.
 //!
-//! Owns: the `VkSurfaceKHR` and destroying it before its instance. Must never: outlive the
-//! window it was made from (the caller keeps the window alive longer; the engine does so by
-//! holding the window in the same object as the surface), or be destroyed while a swapchain
-//! made from it lives (a [`Swapchain`](super::Swapchain) owns its surface and drops it last).
+//! Owns: the `VkSurfaceKHR`, destroying it before its instance, and a handle on the window it
+//! was made from. Must never: outlive that window (it holds the window's `Arc` and drops it
+//! only after destroying the surface), or be destroyed while a swapchain made from it lives
+//! (a [`Swapchain`](super::Swapchain) owns its surface and drops it last).
 
 use ash::vk;
 
@@ -16,6 +16,8 @@ pub struct Surface {
     handle: vk::SurfaceKHR,
     /// Keeps the instance alive until the surface is destroyed.
     gpu: Gpu,
+    /// Keeps the window alive until the surface is destroyed (fields drop after `drop`).
+    _window: std::sync::Arc<dyn std::any::Any + Send + Sync>,
 }
 
 impl std::fmt::Debug for Surface {
@@ -28,12 +30,17 @@ impl std::fmt::Debug for Surface {
 
 impl Surface {
     /// Takes ownership of `handle`, made on `gpu`'s instance.
-    pub(crate) fn adopt(gpu: Gpu, handle: vk::SurfaceKHR) -> Surface {
+    pub(crate) fn adopt(
+        gpu: Gpu,
+        handle: vk::SurfaceKHR,
+        window: std::sync::Arc<dyn std::any::Any + Send + Sync>,
+    ) -> Surface {
         let loader = ash::khr::surface::Instance::new(&gpu.shared.entry, &gpu.shared.instance);
         Surface {
             loader,
             handle,
             gpu,
+            _window: window,
         }
     }
 
@@ -82,7 +89,8 @@ pub(crate) struct SurfaceOffer {
 impl Drop for Surface {
     fn drop(&mut self) {
         // SAFETY: every swapchain made from this surface owned it and was destroyed first
-        // (`Drop for Swapchain` runs before its fields drop); the instance is alive (`gpu`).
+        // (`Drop for Swapchain` runs before its fields drop); the instance is alive (`gpu`);
+        // the window is alive (`_window`, dropped after this).
         unsafe { self.loader.destroy_surface(self.handle, None) };
     }
 }

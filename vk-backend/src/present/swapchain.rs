@@ -139,6 +139,11 @@ pub struct PresentStats {
     pub recreated: u64,
     /// Frames that presented nothing because the window had no area (minimised).
     pub skipped_minimised: u64,
+    /// Frames that presented nothing because the swapchain was out of date again right after
+    /// its rebuild (the window still changing size).
+    pub skipped_stale: u64,
+    /// Frames abandoned between acquire and present by an error ([`Swapchain::abandon`]).
+    pub abandoned: u64,
     /// `ERROR_OUT_OF_DATE_KHR` results (acquire or present).
     pub out_of_date: u64,
     /// `SUBOPTIMAL_KHR` results (acquire or present).
@@ -176,7 +181,8 @@ pub struct Swapchain {
     acquired: Vec<vk::Semaphore>,
     ready: Vec<vk::Semaphore>,
     stale: bool,
-    linear_blit: bool,
+    /// The last source format `record_copy_in` checked, and its blit filter.
+    blit_src: std::cell::Cell<Option<(vk::Format, vk::Filter)>>,
     stats: PresentStats,
     /// Last: dropped after `Drop for Swapchain` destroyed the swapchain.
     surface: Surface,
@@ -227,7 +233,7 @@ impl Swapchain {
             acquired: Vec::new(),
             ready: Vec::new(),
             stale: true,
-            linear_blit: false,
+            blit_src: std::cell::Cell::new(None),
             stats: PresentStats {
                 mode: config.mode,
                 ..PresentStats::default()
@@ -317,9 +323,15 @@ impl Swapchain {
                         signal: self.ready[index as usize],
                     }));
                 }
-                Err(vk::Result::ERROR_OUT_OF_DATE_KHR) if attempt == 0 => {
+                Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => {
                     self.stats.out_of_date += 1;
                     self.stale = true;
+                    if attempt == 1 {
+                        // Out of date right after a rebuild: the window is still changing (a
+                        // drag resize); present nothing now and rebuild next frame.
+                        self.stats.skipped_stale += 1;
+                        return Ok(None);
+                    }
                 }
                 Err(vk::Result::TIMEOUT) | Err(vk::Result::NOT_READY) => {
                     return Err(GpuError::Timeout {
@@ -330,22 +342,48 @@ impl Swapchain {
                 Err(e) => return Err(vk_err("vkAcquireNextImageKHR")(e)),
             }
         }
-        // Out of date twice in a row: the window is changing under us; try next frame.
-        self.stats.skipped_minimised += 1;
+        // Unreachable: the second attempt returns from the loop.
         Ok(None)
     }
 
-    /// Step 2: records the copy of `src` (in `TRANSFER_SRC_OPTIMAL`, `src_extent` pixels,
-    /// made with `TRANSFER_SRC` usage) into the acquired image: cleared to `clear`, the
+    /// Step 2: records the copy of `src` (in `TRANSFER_SRC_OPTIMAL`, `src_extent` pixels of
+    /// `src_format`, made with `TRANSFER_SRC` usage) into the acquired image: cleared to `clear`, the
     /// picture scaled to fit with its aspect kept and centred, then made ready to present.
+    ///
+    /// Errors: [`GpuError::BadInput`] when `src_format` cannot be a blit source (nothing is
+    /// recorded then).
     pub fn record_copy_in(
         &self,
         cmd: vk::CommandBuffer,
         img: &AcquiredImage,
         src: vk::Image,
         src_extent: vk::Extent2D,
+        src_format: vk::Format,
         clear: [f32; 4],
-    ) {
+    ) -> Result<(), GpuError> {
+        let filter = match self.blit_src.get() {
+            Some((f, filter)) if f == src_format => filter,
+            _ => {
+                let features = self.format_features(src_format);
+                if !features.contains(vk::FormatFeatureFlags::BLIT_SRC) {
+                    return Err(GpuError::BadInput {
+                        what: "src_format",
+                        why: format!(
+                            "{src_format:?} cannot be a blit source on this device: render the \
+                             picture in a format with BLIT_SRC (e.g. R8G8B8A8_UNORM)"
+                        ),
+                    });
+                }
+                let filter =
+                    if features.contains(vk::FormatFeatureFlags::SAMPLED_IMAGE_FILTER_LINEAR) {
+                        vk::Filter::LINEAR
+                    } else {
+                        vk::Filter::NEAREST
+                    };
+                self.blit_src.set(Some((src_format, filter)));
+                filter
+            }
+        };
         let d = &self.gpu.shared.device;
         let range = vk::ImageSubresourceRange {
             aspect_mask: vk::ImageAspectFlags::COLOR,
@@ -401,11 +439,6 @@ impl Swapchain {
             .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
             .image(img.image)
             .subresource_range(range);
-        let filter = if self.linear_blit {
-            vk::Filter::LINEAR
-        } else {
-            vk::Filter::NEAREST
-        };
         // SAFETY: `cmd` is recording (the caller's frame); the image was acquired for this
         // frame and the submit waits on `img.wait` at the transfer stage, which the first
         // barrier's source stage (TRANSFER) chains to, so no write starts before the
@@ -459,6 +492,19 @@ impl Swapchain {
                 &[to_present],
             );
         }
+        Ok(())
+    }
+
+    /// The optimal-tiling features of `format` on this device (a property query).
+    fn format_features(&self, format: vk::Format) -> vk::FormatFeatureFlags {
+        // SAFETY: a plain property query on a valid physical device.
+        unsafe {
+            self.gpu
+                .shared
+                .instance
+                .get_physical_device_format_properties(self.gpu.shared.physical, format)
+        }
+        .optimal_tiling_features
     }
 
     /// Step 4: presents `img` (its submit signals `img.signal`). A stale result
@@ -486,10 +532,17 @@ impl Swapchain {
                 }
             }
             Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => {
+                // The present was queued (its semaphore wait consumed) but not shown: not
+                // counted as presented, not an interval.
                 self.stats.out_of_date += 1;
                 self.stale = true;
+                return Ok(());
             }
-            Err(e) => return Err(vk_err("vkQueuePresentKHR")(e)),
+            Err(e) => {
+                // Not queued: `ready[index]` stays signalled and the image acquired.
+                self.abandon(img, true);
+                return Err(vk_err("vkQueuePresentKHR")(e));
+            }
         }
         let now = monotonic_ns();
         if self.stats.last_present_ns != 0 {
@@ -499,6 +552,42 @@ impl Swapchain {
         self.stats.last_present_start_ns = t0;
         self.stats.presented += 1;
         Ok(())
+    }
+
+    /// Gives up `img` after an error between [`acquire`](Self::acquire) and a queued
+    /// [`present`](Self::present) (a failed record or submit, or a present that was not
+    /// queued): its acquire semaphore may be signalled with no wait queued, and (when
+    /// `presented_failed`) its ready semaphore signalled with no present to wait on it. Waits for
+    /// the device, makes both semaphores anew, and rebuilds the swapchain before the next
+    /// acquire, which retires the image still held. Cold path: errors only.
+    pub fn abandon(&mut self, img: &AcquiredImage, present_failed: bool) {
+        self.stats.abandoned += 1;
+        self.stale = true;
+        if let Err(e) = self.gpu.wait_idle() {
+            tracing::warn!(error = %e, "waiting for the device before abandoning a frame");
+        }
+        let d = &self.gpu.shared.device;
+        let renew = |old: vk::Semaphore| -> Option<vk::Semaphore> {
+            // SAFETY: the device is idle, so no queued operation uses `old`; it is replaced in
+            // its slot before anything can use it again.
+            unsafe { d.destroy_semaphore(old, None) };
+            // SAFETY: plain creation on a valid device.
+            unsafe { d.create_semaphore(&vk::SemaphoreCreateInfo::default(), None) }.ok()
+        };
+        if let Some(slot) = self.acquired.iter().position(|&s| s == img.wait) {
+            match renew(img.wait) {
+                Some(s) => self.acquired[slot] = s,
+                None => tracing::warn!("could not make an acquire semaphore anew"),
+            }
+        }
+        if present_failed {
+            if let Some(i) = self.ready.iter().position(|&s| s == img.signal) {
+                match renew(img.signal) {
+                    Some(s) => self.ready[i] = s,
+                    None => tracing::warn!("could not make a present semaphore anew"),
+                }
+            }
+        }
     }
 
     fn semaphore(&self) -> Result<vk::Semaphore, GpuError> {
@@ -517,6 +606,11 @@ impl Swapchain {
     fn rebuild(&mut self) -> Result<bool, GpuError> {
         let offer = self.surface.query()?;
         let caps = offer.caps;
+        let no_area = self.extent_hint.0 == 0 || self.extent_hint.1 == 0;
+        if caps.current_extent.width == u32::MAX && no_area {
+            // The surface leaves the size to us and the window has none: minimised.
+            return Ok(false);
+        }
         let extent = if caps.current_extent.width == u32::MAX {
             vk::Extent2D {
                 width: self
@@ -577,16 +671,17 @@ impl Swapchain {
         .into_iter()
         .find(|a| caps.supported_composite_alpha.contains(*a))
         .unwrap_or(vk::CompositeAlphaFlagsKHR::OPAQUE);
-        // SAFETY: linear-filter support is a plain property query.
-        let props = unsafe {
-            self.gpu
-                .shared
-                .instance
-                .get_physical_device_format_properties(self.gpu.shared.physical, format.format)
-        };
-        self.linear_blit = props
-            .optimal_tiling_features
-            .contains(vk::FormatFeatureFlags::SAMPLED_IMAGE_FILTER_LINEAR);
+        if !self
+            .format_features(format.format)
+            .contains(vk::FormatFeatureFlags::BLIT_DST)
+        {
+            return Err(GpuError::NoPresent {
+                why: format!(
+                    "the surface's format {:?} cannot be a blit destination",
+                    format.format
+                ),
+            });
+        }
         self.gpu.wait_idle()?;
         let info = vk::SwapchainCreateInfoKHR::default()
             .surface(self.surface.raw())
@@ -606,10 +701,20 @@ impl Swapchain {
         // images or the per-image semaphores any more; the surface is alive and was checked to
         // support this family at device creation; `info` lives across the call.
         unsafe {
-            let new = self
-                .loader
-                .create_swapchain(&info, None)
-                .map_err(vk_err("vkCreateSwapchainKHR"))?;
+            let new = match self.loader.create_swapchain(&info, None) {
+                Ok(new) => new,
+                Err(e) => {
+                    // The old swapchain is retired even when creation fails: it may not be
+                    // passed as `oldSwapchain` again. Destroy it (the device is idle) and start
+                    // the next rebuild from nothing.
+                    if self.handle != vk::SwapchainKHR::null() {
+                        self.loader.destroy_swapchain(self.handle, None);
+                        self.handle = vk::SwapchainKHR::null();
+                        self.images.clear();
+                    }
+                    return Err(vk_err("vkCreateSwapchainKHR")(e));
+                }
+            };
             if self.handle != vk::SwapchainKHR::null() {
                 self.loader.destroy_swapchain(self.handle, None);
                 self.stats.recreated += 1;

@@ -420,18 +420,68 @@ impl Renderer {
         let rec = self.ring.begin()?;
         let slot = rec.slot() as usize;
         // After the ring waited for this slot: the acquire reuses the slot's semaphore.
-        let (present, acquired) = match present {
+        let (mut present, acquired) = match present {
             Some(sc) => match sc.acquire(rec.slot()) {
                 Ok(img) => (Some(sc), img),
                 Err(e) => {
                     // The slot's buffer is open: close it with an empty submit so the ring
-                    // stays consistent, then report.
-                    self.ring.submit(rec)?;
+                    // stays consistent, then report the acquire's error (a submit error is
+                    // logged: the acquire's says what went wrong first).
+                    if let Err(s) = self.ring.submit(rec) {
+                        tracing::warn!(error = %s, "closing the frame after a failed acquire");
+                    }
                     return Err(e);
                 }
             },
             None => (None, None),
         };
+        let recorded = self.record_frame(&rec, slot, view, &params, present.as_deref(), acquired);
+        let gpu_frame_read = match recorded {
+            Ok(read) => read,
+            Err(e) => {
+                if let (Some(sc), Some(img)) = (present.as_deref_mut(), acquired.as_ref()) {
+                    sc.abandon(img, false);
+                }
+                return Err(e);
+            }
+        };
+        let report = FrameReport {
+            frame: rec.frame(),
+            wait_ns: self.ring.last_wait_ns(),
+            gpu_frame_read,
+            presented: acquired.is_some(),
+        };
+        match (present, acquired) {
+            (Some(sc), Some(img)) => {
+                let submitted = self.ring.submit_with(
+                    rec,
+                    Some((img.wait, vk::PipelineStageFlags::TRANSFER)),
+                    Some(img.signal),
+                );
+                if let Err(e) = submitted {
+                    // Nothing waits on the acquire semaphore now: give the image up.
+                    sc.abandon(&img, false);
+                    return Err(e);
+                }
+                // A present that fails to queue abandons its image itself.
+                sc.present(&img)?;
+            }
+            _ => self.ring.submit(rec)?,
+        }
+        Ok(report)
+    }
+
+    /// Steps 2-5 of one frame: harvest, read the profiler, upload, record the passes (and the
+    /// copy into the acquired image). Returns the frame whose GPU timings were read.
+    fn record_frame(
+        &mut self,
+        rec: &Recording,
+        slot: usize,
+        view: &ParticleView<'_>,
+        params: &ViewParams,
+        present: Option<&Swapchain>,
+        acquired: Option<AcquiredImage>,
+    ) -> Result<Option<u64>, GpuError> {
         self.harvest(slot);
         let gpu_frame_read = match self.profiler.as_mut() {
             Some(p) => {
@@ -445,31 +495,9 @@ impl Renderer {
             None => None,
         };
         self.upload(slot, view);
-        self.textures.record_uploads(self.ring.gpu(), &rec, slot)?;
-        self.record(
-            &rec,
-            slot,
-            &params,
-            present.as_deref().zip(acquired.as_ref()),
-        );
-        let report = FrameReport {
-            frame: rec.frame(),
-            wait_ns: self.ring.last_wait_ns(),
-            gpu_frame_read,
-            presented: acquired.is_some(),
-        };
-        match (present, acquired) {
-            (Some(sc), Some(img)) => {
-                self.ring.submit_with(
-                    rec,
-                    Some((img.wait, vk::PipelineStageFlags::TRANSFER)),
-                    Some(img.signal),
-                )?;
-                sc.present(&img)?;
-            }
-            _ => self.ring.submit(rec)?,
-        }
-        Ok(report)
+        self.textures.record_uploads(self.ring.gpu(), rec, slot)?;
+        self.record(rec, slot, params, present.zip(acquired.as_ref()))?;
+        Ok(gpu_frame_read)
     }
 
     /// GPU frames submitted and not finished, now (polls the fences, never waits).
@@ -565,7 +593,9 @@ impl Renderer {
         slot: usize,
         params: &ViewParams,
         present: Option<(&Swapchain, &AcquiredImage)>,
-    ) {
+    ) -> Result<(), GpuError> {
+        // The copy's error, returned after the profiler's frame is closed.
+        let mut result = Ok(());
         let [cull_id, draw_id, readback_id, _] = self.pass_ids;
         let s = &mut self.slots[slot];
         let set = self.layout.sets[slot];
@@ -611,8 +641,16 @@ impl Renderer {
                 width: self.config.width,
                 height: self.config.height,
             };
-            sc.record_copy_in(rec.cmd(), img, s.target.raw(), extent, self.config.clear);
+            let copied = sc.record_copy_in(
+                rec.cmd(),
+                img,
+                s.target.raw(),
+                extent,
+                COLOR_FORMAT,
+                self.config.clear,
+            );
             end(&mut prof, rec, t);
+            result = copied;
         }
         if let Some(p) = prof {
             p.end_frame(rec);
@@ -620,6 +658,7 @@ impl Renderer {
         // The visible list is only touched by the GPU; keep it referenced for clarity of
         // ownership (it lives as long as the slot).
         let _ = &s.visible;
+        result
     }
 
     fn harvest(&mut self, slot: usize) {
