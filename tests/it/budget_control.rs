@@ -195,9 +195,11 @@ fn manual_mode_pins_strategies() {
     ));
 }
 
-#[test]
-fn providers_are_polled_each_tick() {
-    let fixed = FixedReadings::default();
+/// A controller with one physics agent and `providers` installed, running at 8 ms a frame:
+/// within the 15 ms target at full quality. Then `pressured` reports 99 % memory use (a
+/// `FixedReadings` answers a memory provider's poll with its `memory` field): the critical cap
+/// halves the multiplier the same tick, and the downgrade's reason must start with `reason`.
+fn memory_pressure_downgrades(providers: Providers, pressured: &FixedReadings, reason: &str) {
     let mut c = Controller::new(ControllerConfig::default()).unwrap();
     let id = c
         .register(Box::new(Recorder {
@@ -205,23 +207,16 @@ fn providers_are_polled_each_tick() {
             told: Default::default(),
         }))
         .unwrap();
-    c.set_providers(Providers {
-        thermal: Some(Box::new(fixed.clone())),
-        battery: None,
-        memory: Some(Box::new(fixed.clone())),
-        gpu_memory: None,
-    });
-    // 8 ms fits the 15 ms target at full quality...
+    c.set_providers(providers);
     run_frames(&mut c, 1, 10, 8.0);
     assert_eq!(c.current(id), Some(StrategyIndex(0)));
-    fixed.set(Readings {
+    pressured.set(Readings {
         memory: Some(lanegraph::budget::providers::MemoryState {
             used_bytes: 99,
             budget_bytes: 100,
         }),
         ..Readings::default()
     });
-    // ...but not half of it: the critical memory cap halves the multiplier the same tick.
     run_frames(&mut c, 10, 11, 8.0);
     assert!(c.multiplier() <= 0.5);
     let d = c
@@ -229,37 +224,58 @@ fn providers_are_polled_each_tick() {
         .iter()
         .last()
         .expect("memory pressure must downgrade");
-    assert!(
-        d.reason.starts_with("memory: 99 % of budget"),
-        "{}",
-        d.reason
+    assert!(d.reason.starts_with(reason), "{}", d.reason);
+}
+
+#[test]
+fn providers_are_polled_each_tick() {
+    let fixed = FixedReadings::default();
+    memory_pressure_downgrades(
+        Providers {
+            thermal: Some(Box::new(fixed.clone())),
+            battery: None,
+            memory: Some(Box::new(fixed.clone())),
+            gpu_memory: None,
+        },
+        &fixed,
+        "memory: 99 % of budget",
     );
 }
 
-/// GPU memory is its own signal: near its budget it caps the multiplier like host memory, the
-/// downgrade names GPU memory, and a game's providers without one keep the installed one.
+/// GPU memory is its own signal: near its budget it caps the multiplier like host memory, and
+/// the downgrade names GPU memory.
 #[test]
 fn gpu_memory_pressure_downgrades_and_names_the_gpu() {
     let gpu = FixedReadings::default();
+    memory_pressure_downgrades(
+        Providers {
+            gpu_memory: Some(Box::new(gpu.clone())),
+            ..Providers::default()
+        },
+        &gpu,
+        "GPU memory: 99 % of budget",
+    );
+}
+
+/// A game's `set_providers` without a GPU memory provider keeps the one installed (an engine
+/// installs its own at build).
+#[test]
+fn set_providers_keeps_the_installed_gpu_memory_provider() {
+    let gpu = FixedReadings::default();
     let mut c = Controller::new(ControllerConfig::default()).unwrap();
-    let id = c
-        .register(Box::new(Recorder {
-            name: "physics",
-            told: Default::default(),
-        }))
-        .unwrap();
+    c.register(Box::new(Recorder {
+        name: "physics",
+        told: Default::default(),
+    }))
+    .unwrap();
     c.set_providers(Providers {
         gpu_memory: Some(Box::new(gpu.clone())),
         ..Providers::default()
     });
-    // A game installs its own providers afterwards, without a GPU memory one: it stays.
     c.set_providers(Providers {
         thermal: Some(Box::new(FixedReadings::default())),
         ..Providers::default()
     });
-    run_frames(&mut c, 1, 10, 8.0);
-    assert_eq!(c.current(id), Some(StrategyIndex(0)));
-    // (FixedReadings answers a memory provider's poll with its `memory` field.)
     gpu.set(Readings {
         memory: Some(lanegraph::budget::providers::MemoryState {
             used_bytes: 99,
@@ -267,18 +283,8 @@ fn gpu_memory_pressure_downgrades_and_names_the_gpu() {
         }),
         ..Readings::default()
     });
-    run_frames(&mut c, 10, 11, 8.0);
-    assert!(c.multiplier() <= 0.5);
-    let d = c
-        .log()
-        .iter()
-        .last()
-        .expect("GPU memory pressure must downgrade");
-    assert!(
-        d.reason.starts_with("GPU memory: 99 % of budget"),
-        "{}",
-        d.reason
-    );
+    run_frames(&mut c, 1, 2, 8.0);
+    assert!(c.multiplier() <= 0.5, "the GPU memory provider was dropped");
 }
 
 #[test]

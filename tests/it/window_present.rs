@@ -16,6 +16,20 @@ use lanegraph::Engine;
 use lanegraph_demo::{physics, render, world};
 use lanegraph_tests::display::VirtualDisplay;
 
+/// Runs `body` alone in a child process of this test binary (winit allows one event loop per
+/// process) with `DISPLAY` naming a virtual display of its own (`tools` installed besides Xvfb
+/// and openbox).
+fn on_virtual_display(name: &str, tools: &[&str], body: fn()) {
+    if std::env::var("LANEGRAPH_ISOLATED_TEST").as_deref() == Ok(name) {
+        body();
+        return;
+    }
+    let Some(display) = VirtualDisplay::for_test(name, tools) else {
+        return;
+    };
+    lanegraph_tests::isolated_with_env(name, &[("DISPLAY", &display.name)], body);
+}
+
 /// Pixels of the X display (`xwd -root`), as (width, height, RGB rows).
 fn screenshot() -> (usize, usize, Vec<[u8; 3]>) {
     let out = Command::new("xwd")
@@ -241,15 +255,11 @@ fn window_run() {
 
 #[test]
 fn a_window_presents_300_frames_through_resizes_and_a_minimise_validation_clean() {
-    let name = "window_present::a_window_presents_300_frames_through_resizes_and_a_minimise_validation_clean";
-    if std::env::var("LANEGRAPH_ISOLATED_TEST").as_deref() == Ok(name) {
-        window_run();
-        return;
-    }
-    let Some(display) = VirtualDisplay::for_test(name, &["xwd"]) else {
-        return;
-    };
-    lanegraph_tests::isolated_with_env(name, &[("DISPLAY", &display.name)], window_run);
+    on_virtual_display(
+        "window_present::a_window_presents_300_frames_through_resizes_and_a_minimise_validation_clean",
+        &["xwd"],
+        window_run,
+    );
 }
 
 /// The event-loop form: winit drives, the closure runs one frame per call at most at the
@@ -295,15 +305,11 @@ fn event_loop_run() {
 
 #[test]
 fn the_event_loop_runs_frames_at_the_target_rate_until_exit() {
-    let name = "window_present::the_event_loop_runs_frames_at_the_target_rate_until_exit";
-    if std::env::var("LANEGRAPH_ISOLATED_TEST").as_deref() == Ok(name) {
-        event_loop_run();
-        return;
-    }
-    let Some(display) = VirtualDisplay::for_test(name, &[]) else {
-        return;
-    };
-    lanegraph_tests::isolated_with_env(name, &[("DISPLAY", &display.name)], event_loop_run);
+    on_virtual_display(
+        "window_present::the_event_loop_runs_frames_at_the_target_rate_until_exit",
+        &[],
+        event_loop_run,
+    );
 }
 
 /// A failed submit between acquire and present (injected) gives the image up and the next
@@ -382,13 +388,9 @@ fn recovery_run() {
 
 #[test]
 fn a_failed_submit_while_presenting_recovers_validation_clean() {
-    let name = "window_present::a_failed_submit_while_presenting_recovers_validation_clean";
-    if std::env::var("LANEGRAPH_ISOLATED_TEST").as_deref() == Ok(name) {
-        recovery_run();
-        return;
-    }
-    let Some(display) = VirtualDisplay::for_test(name, &[]) else {
-        return;
-    };
-    lanegraph_tests::isolated_with_env(name, &[("DISPLAY", &display.name)], recovery_run);
+    on_virtual_display(
+        "window_present::a_failed_submit_while_presenting_recovers_validation_clean",
+        &[],
+        recovery_run,
+    );
 }

@@ -204,22 +204,7 @@ impl ParticleRenderer {
             Ok((r, gpu))
         });
         match made {
-            Ok((r, gpu)) => ParticleRenderer {
-                present: None,
-                device: RenderDevice {
-                    name: Some(gpu.info().name.clone()),
-                    unavailable: None,
-                    validation_messages: None,
-                },
-                gpu: Some((r, gpu)),
-                scale: 1.0,
-                textures: Vec::new(),
-                texture_bytes: 0,
-                textures_dropped: 0,
-                memory: vk::GpuMemoryReport::default(),
-                draws: 0,
-                lost: false,
-            },
+            Ok((r, gpu)) => ParticleRenderer::with(Some((r, gpu)), None),
             Err(e) => ParticleRenderer::without_gpu(e.to_string()),
         }
     }
@@ -253,13 +238,9 @@ impl ParticleRenderer {
                 extent: state.size(),
             },
         )?;
-        Ok(ParticleRenderer {
-            device: RenderDevice {
-                name: Some(gpu.info().name.clone()),
-                unavailable: None,
-                validation_messages: None,
-            },
-            present: Some(Presenter {
+        Ok(ParticleRenderer::with(
+            Some((renderer, gpu)),
+            Some(Presenter {
                 swapchain,
                 seen_resizes: state.resizes(),
                 state,
@@ -267,15 +248,7 @@ impl ParticleRenderer {
                 refresh_ns,
                 resize_hints: std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)),
             }),
-            gpu: Some((renderer, gpu)),
-            scale: 1.0,
-            textures: Vec::new(),
-            texture_bytes: 0,
-            textures_dropped: 0,
-            memory: vk::GpuMemoryReport::default(),
-            draws: 0,
-            lost: false,
-        })
+        ))
     }
 
     /// Test seam: a switch that, cleared, stops passing the window's resize events to the
@@ -292,14 +265,21 @@ impl ParticleRenderer {
     }
 
     fn without_gpu(why: String) -> ParticleRenderer {
+        let mut r = ParticleRenderer::with(None, None);
+        r.device.unavailable = Some(why);
+        r
+    }
+
+    /// A pass on `gpu` (its device named), presenting through `present` when given.
+    fn with(gpu: Option<(gpu::Renderer, vk::Gpu)>, present: Option<Presenter>) -> Self {
         ParticleRenderer {
-            present: None,
             device: RenderDevice {
-                name: None,
-                unavailable: Some(why),
+                name: gpu.as_ref().map(|(_, g)| g.info().name.clone()),
+                unavailable: None,
                 validation_messages: None,
             },
-            gpu: None,
+            present,
+            gpu,
             scale: 1.0,
             textures: Vec::new(),
             texture_bytes: 0,

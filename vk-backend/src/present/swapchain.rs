@@ -392,15 +392,37 @@ impl Swapchain {
             base_array_layer: 0,
             layer_count: 1,
         };
-        let to_dst = vk::ImageMemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::empty())
-            .dst_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-            .old_layout(vk::ImageLayout::UNDEFINED)
-            .new_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
-            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .image(img.image)
-            .subresource_range(range);
+        let barrier = |src: vk::AccessFlags,
+                       dst: vk::AccessFlags,
+                       old: vk::ImageLayout,
+                       new: vk::ImageLayout| {
+            vk::ImageMemoryBarrier::default()
+                .src_access_mask(src)
+                .dst_access_mask(dst)
+                .old_layout(old)
+                .new_layout(new)
+                .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                .image(img.image)
+                .subresource_range(range)
+        };
+        let (write, dst) = (
+            vk::AccessFlags::TRANSFER_WRITE,
+            vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+        );
+        let to_dst = barrier(
+            vk::AccessFlags::empty(),
+            write,
+            vk::ImageLayout::UNDEFINED,
+            dst,
+        );
+        let clear_between = barrier(write, write, dst, dst);
+        let to_present = barrier(
+            write,
+            vk::AccessFlags::empty(),
+            dst,
+            vk::ImageLayout::PRESENT_SRC_KHR,
+        );
         let dst_rect = fit(src_extent, img.extent);
         let layers = vk::ImageSubresourceLayers {
             aspect_mask: vk::ImageAspectFlags::COLOR,
@@ -421,24 +443,6 @@ impl Swapchain {
             dst_subresource: layers,
             dst_offsets: dst_rect,
         };
-        let clear_between = vk::ImageMemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-            .dst_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-            .old_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
-            .new_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
-            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .image(img.image)
-            .subresource_range(range);
-        let to_present = vk::ImageMemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-            .dst_access_mask(vk::AccessFlags::empty())
-            .old_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
-            .new_layout(vk::ImageLayout::PRESENT_SRC_KHR)
-            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .image(img.image)
-            .subresource_range(range);
         // SAFETY: `cmd` is recording (the caller's frame); the image was acquired for this
         // frame and the submit waits on `img.wait` at the transfer stage, which the first
         // barrier's source stage (TRANSFER) chains to, so no write starts before the
@@ -448,15 +452,20 @@ impl Swapchain {
         // barrier. The last barrier hands the image to the present (which waits on the
         // submit's signal semaphore, so no access mask is needed on the destination side).
         unsafe {
-            d.cmd_pipeline_barrier(
-                cmd,
-                vk::PipelineStageFlags::TRANSFER,
-                vk::PipelineStageFlags::TRANSFER,
-                vk::DependencyFlags::empty(),
-                &[],
-                &[],
-                &[to_dst],
-            );
+            // A barrier after transfer-stage work (the acquire's wait stage, the clear, the
+            // blit), before `dst_stage`.
+            let transfer_barrier = |b: vk::ImageMemoryBarrier<'_>, dst_stage| {
+                d.cmd_pipeline_barrier(
+                    cmd,
+                    vk::PipelineStageFlags::TRANSFER,
+                    dst_stage,
+                    vk::DependencyFlags::empty(),
+                    &[],
+                    &[],
+                    &[b],
+                )
+            };
+            transfer_barrier(to_dst, vk::PipelineStageFlags::TRANSFER);
             d.cmd_clear_color_image(
                 cmd,
                 img.image,
@@ -464,15 +473,7 @@ impl Swapchain {
                 &vk::ClearColorValue { float32: clear },
                 &[range],
             );
-            d.cmd_pipeline_barrier(
-                cmd,
-                vk::PipelineStageFlags::TRANSFER,
-                vk::PipelineStageFlags::TRANSFER,
-                vk::DependencyFlags::empty(),
-                &[],
-                &[],
-                &[clear_between],
-            );
+            transfer_barrier(clear_between, vk::PipelineStageFlags::TRANSFER);
             d.cmd_blit_image(
                 cmd,
                 src,
@@ -482,15 +483,7 @@ impl Swapchain {
                 &[blit],
                 filter,
             );
-            d.cmd_pipeline_barrier(
-                cmd,
-                vk::PipelineStageFlags::TRANSFER,
-                vk::PipelineStageFlags::BOTTOM_OF_PIPE,
-                vk::DependencyFlags::empty(),
-                &[],
-                &[],
-                &[to_present],
-            );
+            transfer_barrier(to_present, vk::PipelineStageFlags::BOTTOM_OF_PIPE);
         }
         Ok(())
     }
