@@ -127,4 +127,26 @@ fn replay_refuses_what_it_cannot_reproduce() {
     .unwrap_err()
     .to_string();
     assert!(e.contains("weather"), "{e}");
+
+    // A windowed run's input log is replayed with it; a malformed one, or one cut short, is
+    // refused with the fix.
+    v["decisions"] = serde_json::json!([]);
+    v["inputs"] = serde_json::json!([
+        {"frame": 2, "event": {"kind": "key", "key": "Space", "pressed": true, "repeat": false}},
+        {"frame": 5, "event": {"kind": "close_requested"}}
+    ]);
+    let replay = demo::replay_of(&v.to_string()).expect("the input log parses");
+    let inputs = replay.options.replay_inputs.expect("inputs to replay");
+    assert_eq!(inputs.len(), 2);
+    assert_eq!(inputs[1].frame, 5);
+    v["inputs"] = serde_json::json!([{"frame": 2, "event": {"kind": "key", "key": "no key!"}}]);
+    let e = demo::replay_of(&v.to_string()).unwrap_err().to_string();
+    assert!(
+        e.contains("`inputs` is not an input log") && e.contains("fix:"),
+        "{e}"
+    );
+    v["inputs"] = serde_json::json!([]);
+    v["inputs_complete"] = serde_json::json!(false);
+    let e = demo::replay_of(&v.to_string()).unwrap_err().to_string();
+    assert!(e.contains("input log was cut") && e.contains("fix:"), "{e}");
 }

@@ -650,7 +650,11 @@ pub fn replay_of(summary_json: &str) -> Result<Recorded, DemoError> {
     }
     let inputs: Vec<lanegraph::input::RecordedInput> = match v.get("inputs") {
         Some(i) => serde_json::from_value(i.clone())
-            .map_err(|e| bad(format!("`inputs` is not an input log: {e}")))?,
+            .map_err(|e| {
+                bad(format!(
+                    "`inputs` is not an input log: {e}; fix: pass the summary.json a demo run of this version wrote"
+                ))
+            })?,
         None => Vec::new(),
     };
     let config = EngineConfig {
