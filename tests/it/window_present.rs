@@ -284,6 +284,14 @@ fn event_loop_run() {
     })
     .expect("the event loop runs");
     let elapsed = t0.elapsed();
+    // winit allows one event loop per process: a second window is a typed error, not a panic.
+    assert!(
+        matches!(
+            GameWindow::open(&WindowConfig::default()),
+            Err(lanegraph::window::WindowError::EventLoop { .. })
+        ),
+        "a second event loop in one process"
+    );
     assert_eq!(calls, 30);
     assert_eq!(engine.frames(), 30);
     // 30 frames at the 60 fps target cannot end before 29 periods have passed: the loop
