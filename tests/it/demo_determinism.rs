@@ -150,3 +150,54 @@ fn replay_refuses_what_it_cannot_reproduce() {
     let e = demo::replay_of(&v.to_string()).unwrap_err().to_string();
     assert!(e.contains("input log was cut") && e.contains("fix:"), "{e}");
 }
+
+/// The demo reads input like a game: a press of Space fires a burst. Input handed to a lockstep
+/// run (here through `replay_inputs`, as `lanegraph replay` does with a windowed run's log)
+/// changes the world, lands in `summary.json` `inputs`, and replaying that summary gives the
+/// same hash again.
+#[test]
+fn input_drives_the_demo_and_a_replay_of_its_summary_reproduces_the_hash() {
+    use lanegraph::input::{InputEvent, Key, RecordedInput};
+    let space = |frame, pressed| RecordedInput {
+        frame,
+        event: InputEvent::Key {
+            key: Key::named(demo::world::BURST_KEY).unwrap(),
+            pressed,
+            repeat: false,
+        },
+    };
+    let presses = vec![
+        space(10, true),
+        space(11, false),
+        space(25, true),
+        space(26, false),
+    ];
+    let still = demo::run(&options(3, None)).expect("the demo runs");
+    let played = demo::run(&DemoOptions {
+        replay_inputs: Some(presses.clone()),
+        ..options(3, None)
+    })
+    .expect("the demo runs with input");
+    assert_eq!(still.summary.score.bursts, 0);
+    assert_eq!(played.summary.score.bursts, 2);
+    assert_eq!(
+        played.summary.score.spawned,
+        still.summary.score.spawned + 2 * demo::world::BURST as u64
+    );
+    assert_ne!(played.summary.run.world_hash, still.summary.run.world_hash);
+    assert_eq!(played.summary.run.inputs, presses);
+
+    let json = serde_json::to_string(&played.summary).unwrap();
+    let replay = demo::replay_of(&json).expect("the run replays");
+    assert_eq!(replay.options.replay_inputs.as_deref(), Some(&presses[..]));
+    let again = demo::run(&DemoOptions {
+        out: None,
+        progress: false,
+        pace: false,
+        no_gpu: true,
+        ..replay.options
+    })
+    .expect("the replay runs");
+    assert_eq!(again.summary.run.world_hash, replay.world_hash);
+    assert_eq!(again.summary.score.bursts, 2);
+}

@@ -158,8 +158,8 @@ pub struct DemoArgs {
     /// 127.0.0.1:8585 (`puffin_viewer --url 127.0.0.1:8585` connects).
     #[arg(long)]
     pub puffin_addr: Option<std::net::SocketAddr>,
-    /// Show the particles in a window (X11; under a virtual display: `xvfb-run -a`). Closing
-    /// the window ends the run and writes the outputs.
+    /// Show the particles in a window (X11; under a virtual display: `xvfb-run -a`). Space
+    /// fires a burst of particles; closing the window ends the run and writes the outputs.
     #[arg(long)]
     pub window: bool,
     /// With --window: fifo (vsync, the default), mailbox or immediate (those two fall back to

@@ -6,7 +6,7 @@
 //!
 //! - 100,000 particles by default, positions and velocities field-SoA, moved by the `f32x8`
 //!   kernels in parallel chunks on the physics lane ([`physics`]).
-//! - Gameplay systems on the owner thread: spawn waves, the sink that despawns, scoring
+//! - Gameplay systems on the owner thread: spawn waves, the player's bursts (Space in `--window`), the sink that despawns, scoring
 //!   ([`world`]).
 //! - The render lane draws every frame through Vulkan when there is a device.
 //! - The asset lane decodes generated PNG files, one corrupt and one missing ([`textures`]).
@@ -299,7 +299,7 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
     let mut window = None;
     let renderer = if opts.window {
         let w = lanegraph::window::GameWindow::open(&lanegraph::window::WindowConfig {
-            title: "lanegraph demo".into(),
+            title: "lanegraph demo (Space: a burst of particles)".into(),
             size: (960, 720),
             resizable: true,
         })?;

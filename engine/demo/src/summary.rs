@@ -100,8 +100,8 @@ impl DemoSummary {
         row(
             "score",
             format!(
-                "{} spawned in {} waves, {} swallowed",
-                self.score.spawned, self.score.waves, self.score.swallowed
+                "{} spawned in {} waves and {} bursts, {} swallowed",
+                self.score.spawned, self.score.waves, self.score.bursts, self.score.swallowed
             ),
         );
         s

@@ -1,11 +1,12 @@
 //! The demo's world: field-SoA particles, the score, and the gameplay systems on the owner
-//! thread (spawn waves, despawns in the sink, scoring).
+//! thread (spawn waves, the player's bursts, despawns in the sink, scoring).
 //!
 //! Owns: the demo's components, its score resource and its seeded setup. Must never: read a clock or anything
 //! else that differs between runs (same seed, same world, whatever the lanes).
 
 use lanegraph::simd::SoaComponent;
 
+use lanegraph::input::InputEvent;
 use lanegraph::systems::{RegisterError as RegisterSystemError, SystemDef};
 use lanegraph::world::{Component, Domain, Entity, Resource, StateHash, World};
 
@@ -20,6 +21,10 @@ pub const WAVE_EVERY_TICKS: u64 = 30;
 pub const SINK_RADIUS: f32 = 12.0;
 /// Most particles the sink swallows per step (a wave's worth over a wave's steps).
 pub const SINK_PER_STEP: usize = 64;
+/// Particles one press of Space spawns at the arena's centre, flying outwards.
+pub const BURST: usize = 256;
+/// The key that fires a burst (a physical key name, `lanegraph::input::Key`).
+pub const BURST_KEY: &str = "Space";
 
 /// A particle's position.
 #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash, SoaComponent)]
@@ -51,6 +56,8 @@ pub struct Score {
     pub swallowed: u64,
     /// Waves spawned.
     pub waves: u64,
+    /// Bursts the player fired (Space in `--window`; each spawns [`BURST`] particles).
+    pub bursts: u64,
 }
 
 /// A small deterministic generator (xorshift64*, Vigna 2016): the demo's only randomness.
@@ -140,6 +147,46 @@ pub fn setup(world: &mut World, entities: usize, seed: u64) -> Result<(), Regist
                 s.waves += 1;
             }
             ctx.report_workload(wave as u64);
+        })
+        .domain(Domain::GAMEPLAY),
+    )?;
+
+    // The player's input, read like any system reads the world: each press of Space this step
+    // (auto-repeats not counted) fires a burst from the centre. Deterministic: its own seeded
+    // generator, and a replay hands the same presses to the same steps.
+    let mut burst_rng = Rng::new(seed.wrapping_add(2));
+    world.register_system(
+        SystemDef::new("player_bursts", 0.5, move |w: &mut World, ctx| {
+            let presses = w
+                .input()
+                .events()
+                .iter()
+                .filter(|e| {
+                    matches!(e, InputEvent::Key { key, pressed: true, repeat: false }
+                        if key.as_str() == BURST_KEY)
+                })
+                .count();
+            if presses == 0 || w.len() >= cap {
+                return;
+            }
+            for _ in 0..presses * BURST {
+                let angle = burst_rng.range(0.0, std::f32::consts::TAU);
+                let speed = burst_rng.range(20.0, 60.0);
+                let p = Position {
+                    x: angle.cos() * (SINK_RADIUS + 4.0),
+                    y: angle.sin() * (SINK_RADIUS + 4.0),
+                };
+                let v = Velocity {
+                    x: angle.cos() * speed,
+                    y: angle.sin() * speed,
+                };
+                spawn_particle(w, p, v);
+            }
+            if let Ok(s) = w.resource_mut::<Score>() {
+                s.spawned += (presses * BURST) as u64;
+                s.bursts += presses as u64;
+            }
+            ctx.report_workload((presses * BURST) as u64);
         })
         .domain(Domain::GAMEPLAY),
     )?;
