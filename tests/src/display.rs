@@ -45,7 +45,7 @@ impl VirtualDisplay {
         for tool in ["Xvfb", "openbox"].iter().chain(tools) {
             if !have(tool) {
                 return Err(format!(
-                    "`{tool}` is not installed (scripts/test installs xvfb, openbox, x11-apps and wmctrl)"
+                    "`{tool}` is not installed (scripts/test installs xvfb, openbox, x11-apps, wmctrl and xdotool)"
                 ));
             }
         }

@@ -25,14 +25,15 @@ fn demo(out: &Path, extra: &[&str]) -> Output {
     c.output().expect("the binary runs")
 }
 
-/// Closing the demo's window (through the window manager, as a player's click on the close
-/// button does) ends the run cleanly: exit 0, "window closed after N frames", and a complete
-/// output set for those frames.
+/// A player at the demo's window: a press of Space (real X input, `xdotool`) fires a burst,
+/// and closing the window (through the window manager, as a click on the close button does)
+/// ends the run cleanly: exit 0, "window closed after N frames", and a complete output set
+/// whose `inputs` hold the key press.
 #[test]
 fn closing_the_window_ends_the_run_and_writes_the_outputs() {
     use lanegraph_tests::display::VirtualDisplay;
     let test = "closing_the_window_ends_the_run_and_writes_the_outputs";
-    let Some(display) = VirtualDisplay::for_test(test, &["wmctrl"]) else {
+    let Some(display) = VirtualDisplay::for_test(test, &["wmctrl", "xdotool"]) else {
         return;
     };
     let out = scratch("close");
@@ -74,8 +75,16 @@ fn closing_the_window_ends_the_run_and_writes_the_outputs() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    // Let it run some frames first.
-    std::thread::sleep(Duration::from_millis(1500));
+    // Let it run some frames, press Space in the focused window, let the burst happen.
+    std::thread::sleep(Duration::from_millis(1000));
+    let pressed = Command::new("xdotool")
+        .args(["key", "space"])
+        .env("DISPLAY", &display.name)
+        .status()
+        .expect("xdotool runs");
+    assert!(pressed.success());
+    // Generous: the press must reach a frame before the close does (a loaded CI machine).
+    std::thread::sleep(Duration::from_millis(2500));
     let closed = Command::new("wmctrl")
         .args(["-c", "lanegraph demo"])
         .env("DISPLAY", &display.name)
@@ -109,6 +118,15 @@ fn closing_the_window_ends_the_run_and_writes_the_outputs() {
     let frames = summary["frames"].as_u64().unwrap();
     assert!(frames > 0 && frames < 100_000, "{frames} frames");
     assert!(summary["present"]["presented"].as_u64().unwrap() > 0);
+    // The key press went window -> input queue -> the demo's system -> the score, and the log.
+    assert_eq!(summary["score"]["bursts"].as_u64(), Some(1), "{summary}");
+    let inputs = summary["inputs"].as_array().unwrap();
+    assert!(
+        inputs.iter().any(|i| i["event"]["kind"] == "key"
+            && i["event"]["key"] == "Space"
+            && i["event"]["pressed"] == true),
+        "{inputs:?}"
+    );
     std::fs::remove_dir_all(&out).unwrap();
 }
 
