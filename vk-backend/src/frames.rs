@@ -209,13 +209,14 @@ impl FrameRing {
         let slot = &mut self.slots[rec.slot as usize];
         let d = &self.gpu.shared.device;
         let cmds = [rec.cmd];
-        let (wait_sems, wait_stages): (Vec<_>, Vec<_>) = wait.into_iter().unzip();
-        let signals: Vec<vk::Semaphore> = signal.into_iter().collect();
+        // Zero or one of each, as slices of stack arrays: a presenting frame allocates nothing.
+        let (wait_sem, wait_stage) = (wait.map(|(s, _)| [s]), wait.map(|(_, st)| [st]));
+        let signal = signal.map(|s| [s]);
         let submit = vk::SubmitInfo::default()
             .command_buffers(&cmds)
-            .wait_semaphores(&wait_sems)
-            .wait_dst_stage_mask(&wait_stages)
-            .signal_semaphores(&signals);
+            .wait_semaphores(wait_sem.as_ref().map_or(&[], |a| a))
+            .wait_dst_stage_mask(wait_stage.as_ref().map_or(&[], |a| a))
+            .signal_semaphores(signal.as_ref().map_or(&[], |a| a));
         // SAFETY: `rec` is this slot's recording buffer (only `begin` makes a Recording); the
         // slot is not in flight (`begin` waited for it), so no pending submission uses the
         // fence and resetting it is valid; the queue is locked for the submit; the semaphores

@@ -25,6 +25,15 @@ fn demo(out: &Path, extra: &[&str]) -> Output {
     c.output().expect("the binary runs")
 }
 
+/// Polls `done` every 100 ms until it holds; fails, naming what it waited for, after 60 s.
+fn poll_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !done() {
+        assert!(Instant::now() < deadline, "waited 60 s for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// A player at the demo's window: a press of Space (real X input, `xdotool`) fires a burst,
 /// and closing the window (through the window manager, as a click on the close button does)
 /// ends the run cleanly: exit 0, "window closed after N frames", and a complete output set
@@ -62,19 +71,13 @@ fn closing_the_window_ends_the_run_and_writes_the_outputs() {
             .map(|o| String::from_utf8_lossy(&o.stdout).contains("lanegraph demo"))
             .unwrap_or(false)
     };
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !listed() {
-        assert!(
-            Instant::now() < deadline,
-            "the demo's window did not appear within 60 s"
-        );
+    poll_until("the demo's window to appear", || {
         assert!(
             child.try_wait().unwrap().is_none(),
-            "the demo exited before its window appeared: {:?}",
-            child.wait_with_output()
+            "the demo exited before its window appeared"
         );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+        listed()
+    });
     // Let it run some frames, press Space in the focused window, let the burst happen.
     std::thread::sleep(Duration::from_millis(1000));
     let pressed = Command::new("xdotool")
@@ -91,14 +94,9 @@ fn closing_the_window_ends_the_run_and_writes_the_outputs() {
         .status()
         .expect("wmctrl runs");
     assert!(closed.success());
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while child.try_wait().unwrap().is_none() {
-        assert!(
-            Instant::now() < deadline,
-            "the demo did not stop within 60 s of the close"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    poll_until("the demo to stop after the close", || {
+        child.try_wait().unwrap().is_some()
+    });
     let o = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&o.stdout);
     let stderr = String::from_utf8_lossy(&o.stderr);

@@ -259,11 +259,6 @@ impl ParticleRenderer {
         self.present.as_ref().map(|p| p.resize_hints.clone())
     }
 
-    /// The window's present figures so far (`None` headless).
-    pub fn present_stats(&self) -> Option<vk::PresentStats> {
-        self.present.as_ref().map(|p| p.swapchain.stats())
-    }
-
     fn without_gpu(why: String) -> ParticleRenderer {
         let mut r = ParticleRenderer::with(None, None);
         r.device.unavailable = Some(why);

@@ -235,25 +235,9 @@ impl Input {
     /// Hands `event` to the world: appended to [`events`](Self::events), state updated.
     pub(crate) fn deliver(&mut self, event: InputEvent) {
         match event {
-            InputEvent::Key { key, pressed, .. } => {
-                let at = self.held.iter().position(|k| *k == key);
-                match (pressed, at) {
-                    (true, None) => self.held.push(key),
-                    (false, Some(i)) => {
-                        self.held.swap_remove(i);
-                    }
-                    _ => {}
-                }
-            }
+            InputEvent::Key { key, pressed, .. } => set_held(&mut self.held, key, pressed),
             InputEvent::MouseButton { button, pressed } => {
-                let at = self.buttons.iter().position(|b| *b == button);
-                match (pressed, at) {
-                    (true, None) => self.buttons.push(button),
-                    (false, Some(i)) => {
-                        self.buttons.swap_remove(i);
-                    }
-                    _ => {}
-                }
+                set_held(&mut self.buttons, button, pressed)
             }
             InputEvent::CursorMoved { x, y } => self.cursor = Some((x, y)),
             InputEvent::Focused { focused } => {
@@ -274,6 +258,18 @@ impl Input {
     /// The end of a step: its events are consumed (the capacity is kept).
     pub(crate) fn end_step(&mut self) {
         self.events.clear();
+    }
+}
+
+/// Adds `item` to the held set when `pressed` (once), removes it when released.
+fn set_held<T: PartialEq>(held: &mut Vec<T>, item: T, pressed: bool) {
+    let at = held.iter().position(|h| *h == item);
+    match (pressed, at) {
+        (true, None) => held.push(item),
+        (false, Some(i)) => {
+            held.swap_remove(i);
+        }
+        _ => {}
     }
 }
 

@@ -338,7 +338,9 @@ impl PresentMetrics {
                 )
                 .ok(),
             counted: 0,
-            intervals: Vec::new(),
+            // Reserved once (512 KiB) when a pass first presents: no growth on the render lane
+            // while frames are drawn.
+            intervals: Vec::with_capacity(MAX_PRESENT_INTERVALS),
         }
     }
 
