@@ -13,6 +13,7 @@
 #![allow(unsafe_code)]
 
 pub mod clock;
+mod deque;
 pub mod error;
 pub mod graph;
 mod job;

@@ -1,41 +1,63 @@
-//! A lane's run queue, and how its workers sleep and wake.
+//! A lane's run queues, and how its workers find work, sleep and wake.
 //!
-//! Owns: the FIFO of ready jobs of one lane, the sleeper count, the shutdown flag, and the
-//! spin-then-park policy of idle workers. Must never: lose a wake-up, spin where the lane shares
-//! its core, or allocate once warm (the `VecDeque` keeps its capacity; it grows only on warm-up).
+//! Owns: the lane's shared FIFO (the injector: jobs pushed from outside the lane, and overflow),
+//! one work-stealing deque per worker ([`crate::deque`]: jobs a worker readies or spawns), the
+//! sleeper count, the shutdown flag, and the spin-then-park policy of idle threads.
+//! Must never: lose a wake-up, spin where the lane shares its core, hide a job from the lane's
+//! other threads (everything queued is in the injector or a deque, both stealable), or allocate
+//! once warm (the injector's `VecDeque` keeps its capacity; deques are fixed rings).
 //!
-//! # Protocol
-//! 1. A pusher locks `state`, appends, publishes the new length to `len_hint` (release), and, if
-//!    some sleepers have not been notified yet (`sleepers > notified`), notifies
-//!    `min(pushed, sleepers - notified)` of them (all of them when the batch is at least as
-//!    large: a graph that needs every worker wakes every worker at once) and adds them to
-//!    `notified`, then unlocks. A sleeper already notified is not notified again: on Linux every
-//!    `notify_one` is a futex syscall, and a scope spawning 16 jobs one by one used to make 16
-//!    of them while the one worker it had woken was still on its way to the lock.
-//! 2. An idle worker first spins (only on a lane whose cores it does not share, and for at most
-//!    `spin_ns`), reading `len_hint` without the lock. The hint may be stale; it only decides
-//!    when to take the lock.
-//! 3. It then locks `state` and, finding no job and no shutdown, increments `sleepers` and waits
-//!    on `wake`, which releases the lock atomically. Because steps 1 and 3 both hold the lock,
-//!    a push either happens before the check (the worker sees the job) or after the wait began
-//!    (the pusher sees an unnotified sleeper and notifies): no lost wake-up (loom:
-//!    `tests/loom_lanes.rs`). On waking, under the lock, it leaves `sleepers` and takes one
-//!    credit from `notified` (saturating). A spurious wake-up takes a credit it was not given,
-//!    so `notified` can only undercount the notified sleepers still waiting: a later push then
-//!    notifies once more than needed, never once less. Every thread that takes a credit checks
-//!    the queue under the same lock before it waits again.
-//! 4. A thread that waits for a latch while serving this lane ([`LaneQueue::help_until`]) sleeps
-//!    on the same condition variable as a sleeper, so both a new job and the latch's completion
-//!    (which notifies all sleepers of this queue, under the lock) wake it.
-//! 5. Shutdown sets the flag under the lock and notifies everyone; workers drain what is queued
-//!    (nothing pushed is lost) and exit when the queue is empty.
+//! # Where jobs go and where they are taken
+//! - A worker of this lane pushes what it readies (graph successors, scope jobs, claim jobs of a
+//!   parallel-for) to its own deque; a full ring sends the rest to the injector. Everyone else
+//!   (the owner thread, other lanes, detached and repeatable jobs) pushes to the injector.
+//! - A worker looks for work in this order: its own deque (newest first), the injector (it takes
+//!   its fair share, `len / (workers + 1)` up to 16, runs the first and puts the rest in its
+//!   deque, where siblings and helpers can still steal them), then its siblings' deques (oldest
+//!   first). Every 64th search starts at the injector, so work from outside is never starved by
+//!   a lane that keeps readying its own.
+//! - A thread helping this lane while it waits on a latch searches the same way (the owner
+//!   thread has no deque: injector, then every worker's deque).
+//!
+//! # Protocol (sleep and wake)
+//! 1. An injector push locks `state`, appends, publishes the length to `len_hint` (release),
+//!    and, if some sleepers have not been notified yet (`sleepers > notified`), notifies
+//!    `min(pushed, sleepers - notified)` of them (all when the batch is at least as large) and
+//!    adds them to `notified`, then unlocks. A sleeper already notified is not notified again
+//!    (every `notify_one` is a futex syscall).
+//! 2. A deque push (by the owning worker) writes the ring, then issues a SeqCst fence, then
+//!    reads `sleepers_hint`; only if it is non-zero does it lock `state` and notify as in step 1.
+//! 3. An idle thread first spins (only where the lane does not share its core, for at most its
+//!    learned budget), reading `len_hint` and the deques' indices without the lock.
+//! 4. It then locks `state`; finding the injector empty, it joins the sleepers and stores the
+//!    count to `sleepers_hint`, issues a SeqCst fence, and checks every deque (and, for a helper,
+//!    its latch) once more. Steps 2 and 4 are the two sides of a store-buffer race, each with a
+//!    SeqCst fence between its store and its load: either the pusher's fence is first and the
+//!    sleeper's check sees the job, or the sleeper's is first and the pusher sees a sleeper and
+//!    notifies under the lock, which the sleeper holds until its wait has begun. Finding work, it
+//!    leaves the sleepers and searches again. Otherwise, unless shut down, it waits on `wake`
+//!    (releasing the lock atomically). An injector push is ordered by the lock alone. No lost
+//!    wake-up (loom: `tests/loom_lanes.rs`; weakening either fence fails
+//!    `a_job_readied_on_a_worker_wakes_its_parked_sibling`).
+//! 5. On waking it leaves the sleepers and takes one credit from `notified` (saturating). A
+//!    spurious wake-up takes a credit it was not given, so `notified` can only undercount the
+//!    notified sleepers still waiting: a later push notifies once more than needed, never once
+//!    less.
+//! 6. A latch that completes notifies all sleepers of its helper queue under the lock, so a
+//!    helper waiting on `wake` sees its latch done.
+//! 7. Shutdown sets the flag under the lock and notifies everyone; workers drain the injector and
+//!    their deques (nothing pushed is lost) and exit when all are empty.
 
 use std::collections::VecDeque;
 
 use crate::clock;
-use crate::job::{JobRef, WorkerInfo};
+use crate::deque::{Deque, Steal};
+use crate::job::{self, JobRef, WorkerInfo};
 use crate::latch::Latch;
-use crate::sync::{lock, spin_step, wait, AtomicUsize, Condvar, Mutex, MutexGuard, Ordering};
+use crate::plan::LaneId;
+use crate::sync::{
+    fence, lock, spin_step, wait, AtomicU32, AtomicUsize, Condvar, Mutex, MutexGuard, Ordering,
+};
 
 /// The shortest spin an adaptive budget falls to: long enough to catch the next node of a busy
 /// frame (nodes follow each other within a few µs), short enough to cost 0.2 % of a core at a
@@ -91,46 +113,22 @@ impl SpinBudget {
     }
 }
 
-/// Jobs a worker takes from its lane's queue under one lock (at most its fair share: the
-/// queue's length divided by the lane's workers). Amortises the lock over a burst of graph
-/// nodes; small enough that one worker never hoards a frame's work.
-pub(crate) const LOCAL_BATCH: usize = 16;
+/// Most jobs a worker moves from the injector to its deque at once (at most its fair share: the
+/// injector's length divided by the lane's threads). Amortises the lock over a burst of graph
+/// roots; the moved jobs stay stealable.
+pub(crate) const INJECTOR_BATCH: usize = 16;
 
-/// A worker's private run list: jobs it took from the queue in one batch.
-pub(crate) struct LocalBatch {
-    jobs: [Option<JobRef>; LOCAL_BATCH],
-    head: usize,
-    len: usize,
-}
+/// How often (in searches) a worker looks at the injector before its own deque.
+const INJECTOR_FIRST_EVERY: u32 = 64;
 
-impl LocalBatch {
-    pub(crate) fn new() -> Self {
-        LocalBatch {
-            jobs: [None; LOCAL_BATCH],
-            head: 0,
-            len: 0,
-        }
-    }
-
-    #[inline]
-    pub(crate) fn pop(&mut self) -> Option<JobRef> {
-        if self.head == self.len {
-            return None;
-        }
-        let j = self.jobs[self.head].take();
-        self.head += 1;
-        j
-    }
-}
-
-/// Initial queue capacity: enough for a frame's worth of graph nodes on most lanes without a
+/// Initial injector capacity: enough for a frame's worth of graph nodes on most lanes without a
 /// grow; larger graphs grow it once, on warm-up.
 const INITIAL_CAPACITY: usize = 1024;
 
 #[derive(Debug)]
 struct QueueState {
     jobs: VecDeque<JobRef>,
-    /// Threads waiting on `wake` (idle workers and helping waiters).
+    /// Threads waiting on `wake` or about to (idle workers and helping waiters, step 4).
     sleepers: u32,
     /// How many of the `sleepers` have been notified and not yet woken (at most `sleepers`; may
     /// undercount after a spurious wake-up, never overcount).
@@ -138,25 +136,65 @@ struct QueueState {
     shutdown: bool,
 }
 
-/// The run queue of one lane.
+/// Who is searching a lane's queues: one of its workers (which owns a deque), or a helper.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Searcher {
+    /// Worker `i` of the lane, on its own thread.
+    Worker(u16),
+    /// A thread helping the lane while it waits (no deque of its own).
+    Helper,
+}
+
+impl Searcher {
+    pub(crate) fn of(who: WorkerInfo) -> Searcher {
+        if who.worker == WorkerInfo::HELPER {
+            Searcher::Helper
+        } else {
+            Searcher::Worker(who.worker)
+        }
+    }
+}
+
+/// A worker's search state: its learned spin and the injector-first counter.
+#[derive(Debug)]
+pub(crate) struct WorkerSearch {
+    pub(crate) me: u16,
+    pub(crate) spin: SpinBudget,
+    ticks: u32,
+}
+
+impl WorkerSearch {
+    pub(crate) fn new(me: u16, spin: SpinBudget) -> Self {
+        WorkerSearch { me, spin, ticks: 0 }
+    }
+}
+
+/// The run queues of one lane.
 #[derive(Debug)]
 pub(crate) struct LaneQueue {
-    /// Workers serving this queue (fixed at start): a batch pop takes at most `len / workers`.
-    workers: usize,
+    /// `Lanes` identity and lane index: a push from one of this lane's workers goes to its deque.
+    lanes_id: usize,
+    lane: LaneId,
     /// Writers: pushers and poppers, under the lock. Readers: the same, under the lock.
     state: Mutex<QueueState>,
-    /// Waited on by sleepers (step 3) and helpers (step 4); notified by pushers, latches and
-    /// shutdown, always while holding `state`.
+    /// Waited on by sleepers and helpers (step 4); notified by pushers, latches and shutdown,
+    /// always while holding `state`.
     wake: Condvar,
-    /// Number of queued jobs. Writer: whoever holds `state`, after changing the queue
-    /// (release). Reader: spinning workers, without the lock (acquire). A hint only.
+    /// Number of jobs in the injector. Writer: whoever holds `state`, after changing it
+    /// (release). Reader: searching and spinning threads, without the lock (acquire). A hint.
     len_hint: AtomicUsize,
+    /// `state.sleepers`, readable without the lock. Writer: a sleeper, under the lock, before its
+    /// SeqCst fence (step 4). Reader: a deque pusher, after its SeqCst fence (step 2).
+    sleepers_hint: AtomicU32,
+    /// One per worker; ring `i` is pushed and popped only by worker `i`'s thread.
+    deques: Box<[Deque]>,
 }
 
 impl LaneQueue {
-    pub(crate) fn new(workers: usize) -> Self {
+    pub(crate) fn new(lanes_id: usize, lane: LaneId, workers: usize) -> Self {
         LaneQueue {
-            workers: workers.max(1),
+            lanes_id,
+            lane,
             state: Mutex::new(QueueState {
                 jobs: VecDeque::with_capacity(INITIAL_CAPACITY),
                 sleepers: 0,
@@ -165,79 +203,219 @@ impl LaneQueue {
             }),
             wake: Condvar::new(),
             len_hint: AtomicUsize::new(0),
+            sleepers_hint: AtomicU32::new(0),
+            deques: (0..workers.max(1)).map(|_| Deque::new()).collect(),
         }
     }
 
-    /// Makes room for `n` more queued jobs (setup path: graphs call it when built for a lane).
+    /// Makes room for `n` more injector jobs (setup path: graphs call it when built for a lane).
     pub(crate) fn reserve(&self, n: usize) {
         let mut s = lock(&self.state);
         let spare = s.jobs.capacity() - s.jobs.len();
         s.jobs.reserve(n.saturating_sub(spare));
     }
 
-    /// Step 1: appends jobs and wakes as many sleepers as there are jobs. Returns whether it
-    /// had to wake anyone (the lane was asleep: a waiter should park, not spin).
+    /// The calling thread's worker index, when it is one of this lane's workers.
+    #[inline]
+    fn local_worker(&self) -> Option<u16> {
+        job::current_role()
+            .filter(|r| {
+                r.lanes == self.lanes_id && r.lane == self.lane && r.worker != WorkerInfo::HELPER
+            })
+            .map(|r| r.worker)
+    }
+
+    /// Queues jobs: to the calling worker's deque when it is one of this lane's workers, to the
+    /// injector otherwise. Returns whether it had to wake anyone (the lane was asleep: a waiter
+    /// should park, not spin).
     pub(crate) fn push_batch(&self, jobs: &[JobRef]) -> bool {
+        match self.local_worker() {
+            Some(w) => self.push_local(w, jobs),
+            None => self.push_shared(jobs),
+        }
+    }
+
+    /// [`LaneQueue::push_batch`] for one job.
+    #[inline]
+    pub(crate) fn push(&self, job: JobRef) -> bool {
+        self.push_batch(std::slice::from_ref(&job))
+    }
+
+    /// Queues jobs readied by `who`, a thread serving this lane (to its deque if it is a worker).
+    #[inline]
+    pub(crate) fn push_from(&self, who: WorkerInfo, jobs: &[JobRef]) -> bool {
+        match Searcher::of(who) {
+            Searcher::Worker(w) => self.push_local(w, jobs),
+            Searcher::Helper => self.push_shared(jobs),
+        }
+    }
+
+    /// Step 1: appends to the injector and wakes as many sleepers as there are jobs.
+    pub(crate) fn push_shared(&self, jobs: &[JobRef]) -> bool {
         if jobs.is_empty() {
             return false;
         }
         let mut s = lock(&self.state);
         s.jobs.extend(jobs.iter().copied());
         self.len_hint.store(s.jobs.len(), Ordering::Release);
+        self.notify_up_to(&mut s, jobs.len())
+    }
+
+    /// Notifies up to `n` sleepers not yet notified (under the lock). Returns whether there
+    /// were sleepers.
+    fn notify_up_to(&self, s: &mut QueueState, n: usize) -> bool {
         let sleepers = s.sleepers as usize;
         let unnotified = sleepers - s.notified as usize;
         if unnotified > 0 {
-            if jobs.len() >= unnotified {
+            if n >= unnotified {
                 self.wake.notify_all();
                 s.notified = s.sleepers;
             } else {
-                for _ in 0..jobs.len() {
+                for _ in 0..n {
                     self.wake.notify_one();
                 }
-                s.notified += jobs.len() as u32;
+                s.notified += n as u32;
             }
         }
         sleepers > 0
     }
 
-    /// Step 1 for one job.
-    #[inline]
-    pub(crate) fn push(&self, job: JobRef) -> bool {
-        self.push_batch(std::slice::from_ref(&job))
+    /// Step 2: worker `w` (the calling thread) pushes to its own deque; what does not fit goes
+    /// to the injector.
+    fn push_local(&self, w: u16, jobs: &[JobRef]) -> bool {
+        let deque = &self.deques[w as usize];
+        for (i, &job) in jobs.iter().enumerate() {
+            // SAFETY: `w` is the calling thread's own worker index (from its role, or from the
+            // `WorkerInfo` the runtime handed to the job it is running), so only this thread
+            // pushes to or pops from ring `w`.
+            if unsafe { deque.push(job) }.is_err() {
+                // Full: the rest goes to the injector, which wakes sleepers itself.
+                let woke = self.push_shared(&jobs[i..]);
+                return self.wake_for_local(i) || woke;
+            }
+        }
+        self.wake_for_local(jobs.len())
     }
 
-    /// Takes the oldest job without waiting.
+    /// Step 2's second half: `n` jobs were just pushed to a deque.
     #[inline]
-    pub(crate) fn try_pop(&self) -> Option<JobRef> {
+    fn wake_for_local(&self, n: usize) -> bool {
+        if n == 0 {
+            return false;
+        }
+        fence(Ordering::SeqCst);
+        if self.sleepers_hint.load(Ordering::Relaxed) == 0 {
+            return false;
+        }
+        let mut s = lock(&self.state);
+        self.notify_up_to(&mut s, n)
+    }
+
+    /// Takes one job for `me` without waiting: own deque, injector, siblings (module docs).
+    #[inline]
+    pub(crate) fn find(&self, me: Searcher) -> Option<JobRef> {
+        if let Searcher::Worker(w) = me {
+            // SAFETY: `me` names the calling thread's own worker index (as in `push_local`).
+            if let Some(job) = unsafe { self.deques[w as usize].pop() } {
+                return Some(job);
+            }
+        }
+        self.take_injected(me).or_else(|| self.steal(me))
+    }
+
+    /// A worker's search without waiting, with the injector-first tick.
+    #[inline]
+    pub(crate) fn find_now(&self, ws: &mut WorkerSearch) -> Option<JobRef> {
+        ws.ticks = ws.ticks.wrapping_add(1);
+        if ws.ticks % INJECTOR_FIRST_EVERY == 0 {
+            if let Some(job) = self.take_injected(Searcher::Worker(ws.me)) {
+                return Some(job);
+            }
+        }
+        self.find(Searcher::Worker(ws.me))
+    }
+
+    /// Takes from the injector: one job for a helper; a worker takes its fair share, runs the
+    /// first and moves the rest to its deque (still stealable).
+    fn take_injected(&self, me: Searcher) -> Option<JobRef> {
         if self.len_hint.load(Ordering::Acquire) == 0 {
             return None;
         }
         let mut s = lock(&self.state);
-        let job = s.jobs.pop_front();
-        self.len_hint.store(s.jobs.len(), Ordering::Release);
-        job
+        self.take_locked(&mut s, me)
     }
 
-    /// Steps 2 and 3 for a worker: fills `out` with the next jobs (at most its fair share of
-    /// the queue, at least one). Returns false once shut down and drained.
-    pub(crate) fn next_batch_for_worker(
-        &self,
-        spin: &mut SpinBudget,
-        out: &mut LocalBatch,
-    ) -> bool {
-        loop {
-            if self.len_hint.load(Ordering::Acquire) > 0 {
-                let mut s = lock(&self.state);
-                if self.take_batch(&mut s, out) {
-                    return true;
+    /// [`LaneQueue::take_injected`] with the lock held. The moved jobs need no wake-up of their
+    /// own: the push that put them in the injector already notified sleepers for them, and a
+    /// thread that parks later checks the deques (step 4) after taking this lock.
+    fn take_locked(&self, s: &mut QueueState, me: Searcher) -> Option<JobRef> {
+        let len = s.jobs.len();
+        let first = s.jobs.pop_front()?;
+        if let Searcher::Worker(w) = me {
+            let k = (len / (self.deques.len() + 1)).clamp(1, INJECTOR_BATCH);
+            let deque = &self.deques[w as usize];
+            let mut moved = 0;
+            for &job in s.jobs.iter().take(k - 1) {
+                // SAFETY: as in `push_local`: ring `w` is the calling thread's own.
+                if unsafe { deque.push(job) }.is_err() {
+                    break;
                 }
+                moved += 1;
+            }
+            s.jobs.drain(..moved);
+        }
+        self.len_hint.store(s.jobs.len(), Ordering::Release);
+        Some(first)
+    }
+
+    /// Steals the oldest job of another thread's deque.
+    fn steal(&self, me: Searcher) -> Option<JobRef> {
+        let n = self.deques.len();
+        let start = match me {
+            Searcher::Worker(w) => w as usize + 1,
+            Searcher::Helper => 0,
+        };
+        for k in 0..n {
+            let i = (start + k) % n;
+            if me == Searcher::Worker(i as u16) {
+                continue;
+            }
+            loop {
+                match self.deques[i].steal() {
+                    Steal::Taken(job) => return Some(job),
+                    Steal::Empty => break,
+                    Steal::Retry => spin_step(),
+                }
+            }
+        }
+        None
+    }
+
+    /// Whether any deque (other than `me`'s own, known empty) or the injector may hold work.
+    #[inline]
+    fn work_visible(&self, me: Searcher) -> bool {
+        self.len_hint.load(Ordering::Acquire) > 0
+            || self
+                .deques
+                .iter()
+                .enumerate()
+                .any(|(i, d)| me != Searcher::Worker(i as u16) && !d.is_empty())
+    }
+
+    /// Steps 3 to 5 for a worker: the next job, waiting as long as it takes. `None` once shut
+    /// down and drained.
+    pub(crate) fn next_for_worker(&self, ws: &mut WorkerSearch) -> Option<JobRef> {
+        let me = Searcher::Worker(ws.me);
+        loop {
+            if let Some(job) = self.find_now(ws) {
+                return Some(job);
             }
             // One clock read starts both the spin and the idle gap a parked worker learns from;
             // a lane that may not spin reads no clock at all.
-            let idle_since = if spin.max > 0 {
+            let idle_since = if ws.spin.max() > 0 {
                 let start = clock::now();
-                if self.spin_for_work(start, spin.cur) {
-                    spin.success();
+                if self.spin_for_work(me, start, ws.spin.cur()) {
+                    ws.spin.success();
                     continue;
                 }
                 Some(start)
@@ -246,43 +424,62 @@ impl LaneQueue {
             };
             let mut s = lock(&self.state);
             loop {
-                if self.take_batch(&mut s, out) {
+                if let Some(job) = self.take_locked(&mut s, me) {
                     if let Some(start) = idle_since {
-                        spin.parked(clock::now().ns_since(start));
+                        ws.spin.parked(clock::now().ns_since(start));
                     }
-                    return true;
+                    return Some(job);
                 }
-                if s.shutdown {
-                    return false;
+                let (g, outcome) = self.park(s, me, || false);
+                s = g;
+                match outcome {
+                    Park::WorkVisible => break,
+                    Park::Woken => {}
+                    Park::ShutDown => return None,
                 }
-                s = self.sleep(s);
+            }
+            drop(s);
+            if let Some(start) = idle_since {
+                ws.spin.parked(clock::now().ns_since(start));
             }
         }
     }
 
-    /// Moves up to the worker's fair share of queued jobs into `out` (under the lock).
-    fn take_batch(&self, s: &mut QueueState, out: &mut LocalBatch) -> bool {
-        let len = s.jobs.len();
-        if len == 0 {
-            return false;
+    /// Step 4 and 5 (with the lock held and the injector empty): join the sleepers, fence,
+    /// check the deques and `done`, and wait unless there is something to do.
+    fn park<'a>(
+        &self,
+        mut s: MutexGuard<'a, QueueState>,
+        me: Searcher,
+        done: impl Fn() -> bool,
+    ) -> (MutexGuard<'a, QueueState>, Park) {
+        s.sleepers += 1;
+        self.sleepers_hint.store(s.sleepers, Ordering::Relaxed);
+        fence(Ordering::SeqCst);
+        let outcome = if done() || self.work_visible(me) {
+            Park::WorkVisible
+        } else if s.shutdown {
+            Park::ShutDown
+        } else {
+            s = wait(&self.wake, s);
+            Park::Woken
+        };
+        s.sleepers -= 1;
+        self.sleepers_hint.store(s.sleepers, Ordering::Relaxed);
+        s.notified = if outcome == Park::Woken {
+            s.notified.saturating_sub(1)
+        } else {
+            s.notified
         }
-        // At most a share that leaves as much for one more thread (a helper, or a worker waking
-        // up): jobs in a private batch cannot be helped with, so never hoard the whole queue.
-        let k = (len / (self.workers + 1)).clamp(1, LOCAL_BATCH);
-        out.head = 0;
-        out.len = k;
-        for slot in out.jobs.iter_mut().take(k) {
-            *slot = s.jobs.pop_front();
-        }
-        self.len_hint.store(len - k, Ordering::Release);
-        true
+        .min(s.sleepers);
+        (s, outcome)
     }
 
-    /// Step 2: spins until the hint says there is work, for at most `spin_ns` from `start`.
-    fn spin_for_work(&self, start: clock::Stamp, spin_ns: u64) -> bool {
+    /// Step 3: spins until there may be work, for at most `spin_ns` from `start`.
+    fn spin_for_work(&self, me: Searcher, start: clock::Stamp, spin_ns: u64) -> bool {
         let mut i = 0u32;
         loop {
-            if self.len_hint.load(Ordering::Acquire) > 0 {
+            if self.work_visible(me) {
                 return true;
             }
             spin_step();
@@ -294,55 +491,46 @@ impl LaneQueue {
         }
     }
 
-    /// Step 4: runs this lane's jobs on the calling thread until `latch` is done.
+    /// Step 6's waiter: runs this lane's jobs on the calling thread until `latch` is done.
     /// `latch` must have been made with this queue as its helper queue.
     pub(crate) fn help_until(&self, latch: &Latch<'_>, who: WorkerInfo, spin_ns: u64) {
+        let me = Searcher::of(who);
         loop {
             if latch.probe() {
                 break;
             }
-            if let Some(job) = self.try_pop() {
-                // SAFETY: popped once from the queue it was pushed to; its pusher keeps the data
+            if let Some(job) = self.find(me) {
+                // SAFETY: taken once from the queue it was pushed to; its pusher keeps the data
                 // alive until its latch completes (see `JobRef`).
                 unsafe { job.run(who) };
                 continue;
             }
-            if spin_ns > 0 && self.spin_until(latch, spin_ns) {
+            if spin_ns > 0 && self.spin_until(latch, me, spin_ns) {
                 continue;
             }
-            let mut s = lock(&self.state);
+            let s = lock(&self.state);
             if latch.probe() {
                 break;
             }
-            if let Some(job) = s.jobs.pop_front() {
-                self.len_hint.store(s.jobs.len(), Ordering::Release);
+            let mut s = s;
+            if let Some(job) = self.take_locked(&mut s, me) {
                 drop(s);
                 // SAFETY: as above.
                 unsafe { job.run(who) };
                 continue;
             }
-            s = self.sleep(s);
+            // Shut down cannot happen while a helper waits (lanes outlive their waiters).
+            let _ = self.park(s, me, || latch.probe());
         }
         latch.wait_confirmed();
     }
 
-    /// Steps 3 and 4's wait: joins the sleepers, waits on `wake` (releasing the lock), and on
-    /// waking leaves the sleepers and takes one notification credit. The caller then checks the
-    /// queue under the lock it gets back.
-    fn sleep<'a>(&self, mut s: MutexGuard<'a, QueueState>) -> MutexGuard<'a, QueueState> {
-        s.sleepers += 1;
-        s = wait(&self.wake, s);
-        s.sleepers -= 1;
-        s.notified = s.notified.saturating_sub(1).min(s.sleepers);
-        s
-    }
-
-    /// Spins until the queue has work or the latch is done, for at most `spin_ns`.
-    fn spin_until(&self, latch: &Latch<'_>, spin_ns: u64) -> bool {
+    /// Spins until there may be work or the latch is done, for at most `spin_ns`.
+    fn spin_until(&self, latch: &Latch<'_>, me: Searcher, spin_ns: u64) -> bool {
         let start = clock::now();
         let mut i = 0u32;
         loop {
-            if latch.probe() || self.len_hint.load(Ordering::Acquire) > 0 {
+            if latch.probe() || self.work_visible(me) {
                 return true;
             }
             spin_step();
@@ -354,14 +542,14 @@ impl LaneQueue {
     }
 
     /// Wakes every thread waiting on this queue (a helper's latch completed). Takes the lock so
-    /// the notification cannot fall between a helper's check and its wait (step 4).
+    /// the notification cannot fall between a helper's check and its wait (step 6).
     pub(crate) fn notify_all(&self) {
         let mut s = lock(&self.state);
         self.wake.notify_all();
         s.notified = s.sleepers;
     }
 
-    /// Step 5.
+    /// Step 7.
     pub(crate) fn shutdown(&self) {
         let mut s = lock(&self.state);
         s.shutdown = true;
@@ -369,10 +557,21 @@ impl LaneQueue {
         s.notified = s.sleepers;
     }
 
-    /// Jobs queued now (a racy snapshot, for reports).
+    /// Jobs queued now, in the injector and every deque (a racy snapshot, for reports).
     pub(crate) fn len(&self) -> usize {
-        self.len_hint.load(Ordering::Relaxed)
+        self.len_hint.load(Ordering::Relaxed) + self.deques.iter().map(Deque::len).sum::<usize>()
     }
+}
+
+/// How a park ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Park {
+    /// Did not wait: a deque or the injector has work, or the helper's latch is done.
+    WorkVisible,
+    /// Waited and was woken (a push, a latch, shutdown, or spuriously).
+    Woken,
+    /// Did not wait: shut down and nothing left.
+    ShutDown,
 }
 
 #[cfg(all(test, not(loom)))]
@@ -416,7 +615,7 @@ mod tests {
     fn a_notified_sleeper_is_not_notified_again() {
         // No real sleeper here: set the counters as a parked worker and a first push would, and
         // check that a second push before the wake adds no notification.
-        let q = LaneQueue::new(1);
+        let q = LaneQueue::new(0, LaneId(0), 1);
         {
             let mut s = lock(&q.state);
             s.sleepers = 1;

@@ -80,7 +80,7 @@ fn scoped_dependency_registration_races_completion() {
 
 /// Dropping the lanes while a job is queued or running still runs it (shutdown drains).
 /// Covers: shutdown. Not the push's own wake-up: shutdown's wake-all rescues a push that failed
-/// to notify (this model passes with `push_batch`'s notify removed); that is
+/// to notify (this model passes with `push_shared`'s notify removed); that is
 /// `a_push_wakes_a_parked_worker_without_shutdown`'s job.
 #[test]
 fn no_lost_wakeup_and_shutdown_drains() {
@@ -170,7 +170,7 @@ impl Signal {
 
 /// A push wakes a parked worker by itself: the caller waits for the job *before* dropping the
 /// lanes, so shutdown's wake-all cannot rescue a push that failed to notify.
-/// Fails when: `push_batch` skips its notify (loom reports a deadlock: the worker parked, the
+/// Fails when: `push_shared` skips its notify (loom reports a deadlock: the worker parked, the
 /// caller blocked on the job).
 #[test]
 fn a_push_wakes_a_parked_worker_without_shutdown() {
@@ -188,7 +188,7 @@ fn a_push_wakes_a_parked_worker_without_shutdown() {
 /// Two sleepers, two single-job pushes: each push must wake a sleeper of its own (the partial
 /// `notify_one` credit path), because the first job blocks until the second has run, so a
 /// second job left to the busy first worker never runs.
-/// Fails when: `push_batch` over-credits `notified` on the partial path (`+ 1` per push: the
+/// Fails when: `notify_up_to` over-credits `notified` on the partial path (`+ 1` per push: the
 /// second push then sees no unnotified sleeper and notifies nobody; loom reports a deadlock).
 #[test]
 fn each_push_wakes_a_sleeper_of_its_own() {
@@ -212,6 +212,29 @@ fn each_push_wakes_a_sleeper_of_its_own() {
             })
             .unwrap();
         done.wait_for(2);
+        drop(lanes);
+    });
+}
+
+/// A job a worker readies goes to its own deque; when the worker then blocks (here: node `b`,
+/// run inline, waits until `c` has run), its parked sibling must be woken by that push and
+/// steal `c`. Nothing else wakes it: the caller waits for the graph before dropping the lanes.
+/// Fails when: the SeqCst fence after a deque push (`wake_for_local`) or before a sleeper's
+/// deque check (`park`) is removed (loom reports a deadlock: the sibling sleeps, `b` waits).
+#[test]
+fn a_job_readied_on_a_worker_wakes_its_parked_sibling() {
+    loom::model(|| {
+        let lanes = lanes(&[("physics", 2)]);
+        let mut g = GraphBuilder::<Signal>::new("fork");
+        let a = g.node("a", "physics", |_, _| {});
+        // `b` is `a`'s first successor, so the worker that ran `a` runs `b` inline and pushes
+        // `c` to its deque.
+        let b = g.node("b", "physics", |_, s| s.wait_for(1));
+        let c = g.node("c", "physics", |_, s| s.add());
+        g.edge(a, b).edge(a, c);
+        let mut g = g.build(&lanes).unwrap();
+        let s = Signal::default();
+        g.run(&lanes, &s).unwrap();
         drop(lanes);
     });
 }

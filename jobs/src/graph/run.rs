@@ -347,20 +347,20 @@ unsafe fn exec_node<C: Sync>(data: *const (), arg: usize, who: WorkerInfo) {
                 exec: exec_node::<C>,
             };
             if lane != who.lane {
-                run.lanes.shared().queues[lane.index()].push(job);
+                run.lanes.shared().queues[lane.index()].push_shared(&[job]);
             } else if inline.is_none() {
                 inline = Some(s);
             } else {
                 batch[batched] = job;
                 batched += 1;
                 if batched == PUSH_BATCH {
-                    queue.push_batch(&batch[..batched]);
+                    queue.push_from(who, &batch[..batched]);
                     batched = 0;
                 }
             }
         }
         if batched > 0 {
-            queue.push_batch(&batch[..batched]);
+            queue.push_from(who, &batch[..batched]);
         }
         match inline {
             Some(s) => node = s,

@@ -29,7 +29,7 @@ use crate::clock;
 use crate::job::{self, JobRef, ThreadRole, WorkerInfo};
 use crate::latch::Latch;
 use crate::plan::{LaneId, LaneKind, LanePlan};
-use crate::queue::{LaneQueue, LocalBatch, SpinBudget};
+use crate::queue::{LaneQueue, SpinBudget, WorkerSearch};
 use crate::sync::{lock, thread, Arc, AtomicU32, AtomicU64, Mutex, Ordering};
 
 /// The longest an idle frame-critical worker spins before it parks, in ns. The budget adapts
@@ -185,10 +185,12 @@ impl Lanes {
         // Cache the core list before any worker pins itself (see `plan::machine_cores`).
         let _cores = crate::plan::machine_cores();
         let n = plan.lanes().len();
+        let id = NEXT_LANES_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let queues: Box<[LaneQueue]> = plan
             .lanes()
             .iter()
-            .map(|l| LaneQueue::new(l.worker_cores.len()))
+            .enumerate()
+            .map(|(i, l)| LaneQueue::new(id, LaneId(i as u16), l.worker_cores.len()))
             .collect();
         // More threads than cores (workers plus the owner): nobody may spin, a spinner would
         // hold the core its peer needs (the "never spin on a peer that may share a core" rule).
@@ -239,7 +241,7 @@ impl Lanes {
             0
         };
         let shared = Arc::new(Shared {
-            id: NEXT_LANES_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            id,
             queues,
             spin_ns,
             counters,
@@ -344,11 +346,13 @@ impl Lanes {
             f: Box::new(f),
             shared: Arc::clone(&self.shared),
         });
-        q.push(JobRef {
+        // Always the injector: background work queues behind what is waiting (FIFO), even when
+        // spawned from one of the lane's own workers.
+        q.push_shared(&[JobRef {
             data: Box::into_raw(job) as *const (),
             arg: 0,
             exec: exec_detached,
-        });
+        }]);
         Ok(())
     }
 
@@ -438,11 +442,13 @@ impl RepeatableJob {
     /// job that hands the lane back and queues its own continuation behind what is waiting.
     pub fn spawn(&self) {
         let raw = std::sync::Arc::into_raw(std::sync::Arc::clone(&self.inner));
-        self.inner.shared.queues[self.inner.lane.index()].push(JobRef {
+        // The injector, never the spawning worker's deque: the continuation queues behind what
+        // is waiting (a deque would run it next).
+        self.inner.shared.queues[self.inner.lane.index()].push_shared(&[JobRef {
             data: raw as *const (),
             arg: 0,
             exec: exec_repeatable,
-        });
+        }]);
     }
 }
 
@@ -543,17 +549,20 @@ fn worker_main(
         thread: job::thread_index(),
     };
     let q = &shared.queues[lane.index()];
-    let mut spin = SpinBudget::new(shared.spin_ns[lane.index()]);
+    let mut search = WorkerSearch::new(worker, SpinBudget::new(shared.spin_ns[lane.index()]));
     let counters = &shared.counters[lane.index()];
-    let mut local = LocalBatch::new();
-    while q.next_batch_for_worker(&mut spin, &mut local) {
+    // Busy time is measured per stretch of back-to-back jobs (two clock reads per stretch, not
+    // per job): from the first job found after idling until the search comes up empty.
+    while let Some(first) = q.next_for_worker(&mut search) {
         let t0 = clock::now();
         let mut jobs = 0;
-        while let Some(job) = local.pop() {
-            // SAFETY: popped once from the queue it was pushed to; its pusher keeps the data
+        let mut next = Some(first);
+        while let Some(job) = next {
+            // SAFETY: taken once from the queue it was pushed to; its pusher keeps the data
             // alive until the job's latch completes (see `JobRef`). Entry functions catch panics.
             unsafe { job.run(who) };
             jobs += 1;
+            next = q.find_now(&mut search);
         }
         let busy = clock::now().ns_since(t0);
         counters.busy_ns.fetch_add(busy, Ordering::Relaxed);
