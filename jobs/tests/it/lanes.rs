@@ -284,3 +284,49 @@ fn only_the_registered_owner_helps_the_owner_lane() {
     assert!(lanes.is_owner_thread());
     assert_eq!(run_once(&lanes, true), std::thread::current().id());
 }
+
+/// Everything a worker holds is stealable. Eight roots on a two-worker lane: the first blocks
+/// until the other seven have run. Whichever worker takes it from the lane's queue takes its
+/// fair share with it (`len / (workers + 1)` = 2 jobs); the second must reach the other worker.
+/// With the old private batch it was hidden behind the blocked job until the timeout (the
+/// review's "a fork-join's claim job waits behind an unrelated long job"); with deques the
+/// other worker steals it.
+#[test]
+fn a_job_taken_with_a_blocked_one_is_stolen_not_hidden() {
+    struct Gate {
+        ran: std::sync::Mutex<usize>,
+        cv: std::sync::Condvar,
+        timed_out: std::sync::atomic::AtomicBool,
+    }
+    let lanes = common::lanes(2, 1, 1);
+    let mut g = GraphBuilder::<Gate>::new("gate");
+    g.node("blocked", "physics", |_, gate| {
+        let ran = gate.ran.lock().unwrap();
+        let (_ran, wait) = gate
+            .cv
+            .wait_timeout_while(ran, Duration::from_secs(20), |r| *r < 7)
+            .unwrap();
+        if wait.timed_out() {
+            gate.timed_out.store(true, Ordering::SeqCst);
+        }
+    });
+    for i in 0..7 {
+        g.node(&format!("quick{i}"), "physics", |_, gate| {
+            *gate.ran.lock().unwrap() += 1;
+            gate.cv.notify_all();
+        });
+    }
+    let mut g = g.build(&lanes).unwrap();
+    for _ in 0..20 {
+        let gate = Gate {
+            ran: std::sync::Mutex::new(0),
+            cv: std::sync::Condvar::new(),
+            timed_out: std::sync::atomic::AtomicBool::new(false),
+        };
+        g.run(&lanes, &gate).unwrap();
+        assert!(
+            !gate.timed_out.load(Ordering::SeqCst),
+            "a job stayed hidden behind the blocked one"
+        );
+    }
+}
