@@ -6,9 +6,14 @@
 //! panics.
 //!
 //! # Run protocol
-//! 1. `run` resets every node's pending-predecessor counter and poison flag (relaxed: the pushes
-//!    in step 2 publish them under the queue lock), arms the latch with the node count, and
-//!    pushes the roots to their lanes' queues, one batch per lane.
+//! 1. `run` arms the latch with the node count and pushes the roots to their lanes' queues, one
+//!    batch per lane. It resets no node state: every run leaves it armed for the next. The thread
+//!    that brings a node's pending-predecessor counter to zero stores the predecessor count back
+//!    at once (no other predecessor touches it again in this run); a skipped node clears its own
+//!    poison flag and timing. Those relaxed stores precede that job's latch count-down
+//!    (release), which `run` acquires before it returns, and the next run's pushes publish them.
+//!    (Resetting every counter from the caller made it write every node's cache line once per
+//!    run, which the workers then had to fetch back.)
 //! 2. A worker runs a node (catching a panic: the node is marked failed and its successors
 //!    poisoned), then, for each successor: poisons it if needed (relaxed store, published by the
 //!    next step's release), decrements its counter (acq-rel). The worker that brings a counter to

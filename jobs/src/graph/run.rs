@@ -202,19 +202,7 @@ impl<C: Sync> Graph<C> {
         }
         let core = &self.core;
         let n = core.names.len();
-        for i in 0..n {
-            // Relaxed: published to the workers by the queue push below (mutex release).
-            core.pending[i].store(core.preds[i], Ordering::Relaxed);
-            core.poisoned[i].store(false, Ordering::Relaxed);
-            if core.record_timing {
-                // A node skipped in this run must not report the last run's stamps as its own.
-                let raw = &core.raw[i];
-                raw.start.store(0, Ordering::Relaxed);
-                raw.end.store(0, Ordering::Relaxed);
-                raw.place.store(0, Ordering::Relaxed);
-                raw.thread.store(0, Ordering::Relaxed);
-            }
-        }
+        // No per-run reset of the node state (protocol step 1): the last run re-armed it.
         core.skipped.store(0, Ordering::Relaxed);
         let helper = lanes.shared().helper_queue();
         let latch = Latch::new(n, helper.map(|(q, _)| q));
@@ -291,7 +279,18 @@ unsafe fn exec_node<C: Sync>(data: *const (), arg: usize, who: WorkerInfo) {
         // store before this load.
         let mut failed = core.poisoned[i].load(Ordering::Relaxed);
         if failed {
+            // Re-armed for the next run (step 1): no predecessor writes the flag again in this
+            // run, and the next run's pushes publish the store.
+            core.poisoned[i].store(false, Ordering::Relaxed);
             core.skipped.fetch_add(1, Ordering::Relaxed);
+            if core.record_timing {
+                // A skipped node must not report an earlier run's stamps as its own.
+                let raw = &core.raw[i];
+                raw.start.store(0, Ordering::Relaxed);
+                raw.end.store(0, Ordering::Relaxed);
+                raw.place.store(0, Ordering::Relaxed);
+                raw.thread.store(0, Ordering::Relaxed);
+            }
         } else {
             let ctx = NodeCtx {
                 lanes: run.lanes,
@@ -336,9 +335,14 @@ unsafe fn exec_node<C: Sync>(data: *const (), arg: usize, who: WorkerInfo) {
             // A single-predecessor successor is ours alone: no counter traffic. Otherwise
             // AcqRel: release our node's writes (and the poison) to whoever finishes the count;
             // acquire everyone else's if we do.
-            let ready = core.preds[si] == 1 || core.pending[si].fetch_sub(1, Ordering::AcqRel) == 1;
-            if !ready {
-                continue;
+            let preds = core.preds[si];
+            if preds > 1 {
+                if core.pending[si].fetch_sub(1, Ordering::AcqRel) != 1 {
+                    continue;
+                }
+                // Re-armed for the next run (step 1): every predecessor has counted down, so
+                // nothing else touches this counter in this run.
+                core.pending[si].store(preds, Ordering::Relaxed);
             }
             let lane = core.lane_of[si];
             let job = JobRef {
