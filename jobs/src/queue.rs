@@ -56,7 +56,8 @@ use crate::job::{self, JobRef, WorkerInfo};
 use crate::latch::Latch;
 use crate::plan::LaneId;
 use crate::sync::{
-    fence, lock, spin_step, wait, AtomicU32, AtomicUsize, Condvar, Mutex, MutexGuard, Ordering,
+    fence, lock, spin_step, thread, wait, AtomicBool, AtomicU32, AtomicUsize, Condvar, Mutex,
+    MutexGuard, Ordering,
 };
 
 /// The shortest spin an adaptive budget falls to: long enough to catch the next node of a busy
@@ -188,6 +189,10 @@ pub(crate) struct LaneQueue {
     sleepers_hint: AtomicU32,
     /// One per worker; ring `i` is pushed and popped only by worker `i`'s thread.
     deques: Box<[Deque]>,
+    /// The lane's threads plus the owner outnumber the cores: a spinning thread yields its core
+    /// at every clock check, so a runnable peer (the owner, woken to start the next frame) is
+    /// not kept off the CPU until the spin runs out. Set once, before the workers start.
+    yield_in_spin: AtomicBool,
 }
 
 impl LaneQueue {
@@ -205,7 +210,24 @@ impl LaneQueue {
             len_hint: AtomicUsize::new(0),
             sleepers_hint: AtomicU32::new(0),
             deques: (0..workers.max(1)).map(|_| Deque::new()).collect(),
+            yield_in_spin: AtomicBool::new(false),
         }
+    }
+
+    /// Makes spinning threads of this lane yield their core at every clock check (set by
+    /// `Lanes::start` when the lane's threads and the owner outnumber the cores).
+    pub(crate) fn set_yield_in_spin(&self, on: bool) {
+        self.yield_in_spin.store(on, Ordering::Relaxed);
+    }
+
+    /// The spin loops' periodic check: yields if told to, then says whether `spin_ns` has
+    /// passed since `start`.
+    #[inline]
+    fn spin_expired(&self, start: clock::Stamp, spin_ns: u64) -> bool {
+        if self.yield_in_spin.load(Ordering::Relaxed) {
+            thread::yield_now();
+        }
+        clock::now().ns_since(start) >= spin_ns
     }
 
     /// Makes room for `n` more injector jobs (setup path: graphs call it when built for a lane).
@@ -247,6 +269,19 @@ impl LaneQueue {
         match Searcher::of(who) {
             Searcher::Worker(w) => self.push_local(w, jobs),
             Searcher::Helper => self.push_shared(jobs),
+        }
+    }
+
+    /// The newest job of the calling worker's own deque (`None` for a helper, or when empty):
+    /// a graph node that finished its inline chain continues with it when it is a node of the
+    /// same run, without returning to the worker loop.
+    #[inline]
+    pub(crate) fn pop_own(&self, who: WorkerInfo) -> Option<JobRef> {
+        match Searcher::of(who) {
+            // SAFETY: `who` is the calling thread's own identity (the runtime hands every job
+            // the `WorkerInfo` of the thread running it), so ring `w` is this thread's own.
+            Searcher::Worker(w) => unsafe { self.deques[w as usize].pop() },
+            Searcher::Helper => None,
         }
     }
 
@@ -485,7 +520,7 @@ impl LaneQueue {
             spin_step();
             i = i.wrapping_add(1);
             // Read the clock every 64 spins: a clock read costs more than a pause.
-            if i % 64 == 0 && clock::now().ns_since(start) >= spin_ns {
+            if i % 64 == 0 && self.spin_expired(start, spin_ns) {
                 return false;
             }
         }
@@ -535,7 +570,7 @@ impl LaneQueue {
             }
             spin_step();
             i = i.wrapping_add(1);
-            if i % 64 == 0 && clock::now().ns_since(start) >= spin_ns {
+            if i % 64 == 0 && self.spin_expired(start, spin_ns) {
                 return false;
             }
         }

@@ -20,10 +20,16 @@
 //!    zero owns that successor: it sees every predecessor's writes (the decrements form one
 //!    release sequence) and schedules it exactly once (loom: `tests/loom_lanes.rs`).
 //! 3. The first ready successor on the worker's own lane runs inline on the same worker, with no
-//!    queue round trip (a chain costs one counter decrement per link); the others are pushed.
+//!    queue round trip (a chain costs one counter decrement per link); the others are pushed to
+//!    the worker's own deque (stealable by its siblings). When a chain ends, the job continues
+//!    with the newest job of its own deque if that is a node of the same run (the rest go back),
+//!    so a worker works through its share of a run as one stretch.
 //! 4. A poisoned node does not run; it poisons its successors in turn. Every node, run or
-//!    skipped, counts the latch down once, after it has scheduled its successors: while a node's
-//!    successor is pending the latch cannot reach zero, so the run state outlives every access.
+//!    skipped, is counted down on the latch once, after it has scheduled its successors; a
+//!    stretch counts all its nodes down in one decrement at its end (the latch's line is shared
+//!    by every thread of the run, and a decrement per node made it the hottest line at two
+//!    threads). While a node's successor is pending, or a stretch holds uncounted nodes, the latch
+//!    cannot reach zero, so the run state outlives every access.
 //! 5. The caller waits on the latch (helping its own lane only), copies the timings out, and
 //!    returns the first panic, if any, naming the node.
 

@@ -366,15 +366,25 @@ unsafe fn exec_node<C: Sync>(data: *const (), arg: usize, who: WorkerInfo) {
         if batched > 0 {
             queue.push_from(who, &batch[..batched]);
         }
-        match inline {
-            Some(s) => node = s,
-            None => {
-                // Last touch of `run`: a pending successor would keep the latch above zero
-                // until here (protocol step 4), and nothing of ours is pending any more.
-                run.latch.count_down_by(finished);
-                return;
-            }
+        if let Some(s) = inline {
+            node = s;
+            continue;
         }
+        // The chain ended: continue with the newest job of our own deque if it is a node of
+        // this same run (the latch is counted down once per stretch, not once per chain: the
+        // latch's line is shared by every thread of the run).
+        if let Some(next) = queue.pop_own(who) {
+            if next.data == data && next.exec as *const () == exec_node::<C> as *const () {
+                node = next.arg as u32;
+                continue;
+            }
+            // Someone else's job: back where it was, for the worker loop to run.
+            queue.push_from(who, &[next]);
+        }
+        // Last touch of `run`: a pending successor would keep the latch above zero until here
+        // (protocol step 4), and nothing of ours is pending any more.
+        run.latch.count_down_by(finished);
+        return;
     }
 }
 

@@ -223,6 +223,9 @@ impl Lanes {
                 }
             })
             .collect();
+        for (i, q) in queues.iter().enumerate() {
+            q.set_yield_in_spin(spin_ns[i] > 0 && oversubscribed);
+        }
         let counters: Box<[LaneCounters]> = (0..n).map(|_| LaneCounters::default()).collect();
         // The owner spins while it waits unless it would take a core from a frame-critical worker.
         let owner_shares = plan.owner_core().is_some_and(|c| {
