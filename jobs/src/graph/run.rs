@@ -44,6 +44,20 @@ struct RawTiming {
     thread: AtomicU32,
 }
 
+/// One node's per-run state (see `Core::state`).
+#[derive(Debug)]
+#[repr(align(64))]
+struct NodeState {
+    /// Pending predecessors. Writers: completing predecessors (acq-rel decrement); the thread
+    /// that reaches zero owns the node and re-arms the counter (relaxed; protocol step 1).
+    pending: AtomicU32,
+    /// Set (relaxed) by a failed or skipped predecessor before its decrement (which releases
+    /// it); read (relaxed) by the owner of the node after its acquiring decrement, which clears
+    /// it for the next run.
+    poisoned: AtomicBool,
+    raw: RawTiming,
+}
+
 /// Everything the workers read during a run.
 struct Core<C> {
     names: Box<[String]>,
@@ -52,13 +66,10 @@ struct Core<C> {
     succ_off: Box<[u32]>,
     succs: Box<[u32]>,
     preds: Box<[u32]>,
-    /// Pending predecessors per node. Writers: `run` (reset, relaxed, before publishing) and
-    /// completing predecessors (acq-rel decrement). The thread that reaches zero owns the node.
-    pending: Box<[AtomicU32]>,
-    /// Set (relaxed) by a failed or skipped predecessor before its decrement (which releases it);
-    /// read (relaxed) by the owner of the node after its acquiring decrement.
-    poisoned: Box<[AtomicBool]>,
-    raw: Box<[RawTiming]>,
+    /// Each node's per-run state, one cache line per node: its counter is decremented by
+    /// predecessors on any worker and its timing written by whoever runs it, so two nodes never
+    /// share a line (no false sharing between workers, however many there are).
+    state: Box<[NodeState]>,
     record_timing: bool,
     /// The first panic of the run (node, message): written only on failure.
     panic: Mutex<Option<(u32, String)>>,
@@ -145,10 +156,15 @@ impl<C: Sync> Graph<C> {
                 lane_of: lane_of.into_boxed_slice(),
                 succ_off: succ_off.into_boxed_slice(),
                 succs: succs.into_boxed_slice(),
-                pending: preds.iter().map(|&p| AtomicU32::new(p)).collect(),
+                state: preds
+                    .iter()
+                    .map(|&p| NodeState {
+                        pending: AtomicU32::new(p),
+                        poisoned: AtomicBool::new(false),
+                        raw: RawTiming::default(),
+                    })
+                    .collect(),
                 preds: preds.into_boxed_slice(),
-                poisoned: (0..n).map(|_| AtomicBool::new(false)).collect(),
-                raw: (0..n).map(|_| RawTiming::default()).collect(),
                 record_timing,
                 panic: Mutex::new(None),
                 skipped: AtomicUsize::new(0),
@@ -230,7 +246,11 @@ impl<C: Sync> Graph<C> {
         // Every job has finished with `run` (the latch says so); it lives until here.
         let _ = &run;
         if core.record_timing {
-            for (t, raw) in self.timings.iter_mut().zip(core.raw.iter()) {
+            for (t, raw) in self
+                .timings
+                .iter_mut()
+                .zip(core.state.iter().map(|st| &st.raw))
+            {
                 let place = raw.place.load(Ordering::Relaxed);
                 *t = NodeTiming {
                     start: Stamp(raw.start.load(Ordering::Relaxed)),
@@ -277,15 +297,15 @@ unsafe fn exec_node<C: Sync>(data: *const (), arg: usize, who: WorkerInfo) {
         // Relaxed: our acquiring decrement of `pending` (or the queue lock, for roots, or program
         // order, for a single-predecessor node run inline) ordered every predecessor's poison
         // store before this load.
-        let mut failed = core.poisoned[i].load(Ordering::Relaxed);
+        let mut failed = core.state[i].poisoned.load(Ordering::Relaxed);
         if failed {
             // Re-armed for the next run (step 1): no predecessor writes the flag again in this
             // run, and the next run's pushes publish the store.
-            core.poisoned[i].store(false, Ordering::Relaxed);
+            core.state[i].poisoned.store(false, Ordering::Relaxed);
             core.skipped.fetch_add(1, Ordering::Relaxed);
             if core.record_timing {
                 // A skipped node must not report an earlier run's stamps as its own.
-                let raw = &core.raw[i];
+                let raw = &core.state[i].raw;
                 raw.start.store(0, Ordering::Relaxed);
                 raw.end.store(0, Ordering::Relaxed);
                 raw.place.store(0, Ordering::Relaxed);
@@ -305,7 +325,7 @@ unsafe fn exec_node<C: Sync>(data: *const (), arg: usize, who: WorkerInfo) {
             let result = catch_unwind(AssertUnwindSafe(|| (core.bodies[i])(&ctx, run.ctx)));
             if core.record_timing {
                 let end = clock::now();
-                let raw = &core.raw[i];
+                let raw = &core.state[i].raw;
                 raw.start.store(start.0, Ordering::Relaxed);
                 raw.end.store(end.0, Ordering::Relaxed);
                 raw.place.store(
@@ -330,19 +350,19 @@ unsafe fn exec_node<C: Sync>(data: *const (), arg: usize, who: WorkerInfo) {
         for &s in &core.succs[from..to] {
             let si = s as usize;
             if failed {
-                core.poisoned[si].store(true, Ordering::Relaxed);
+                core.state[si].poisoned.store(true, Ordering::Relaxed);
             }
             // A single-predecessor successor is ours alone: no counter traffic. Otherwise
             // AcqRel: release our node's writes (and the poison) to whoever finishes the count;
             // acquire everyone else's if we do.
             let preds = core.preds[si];
             if preds > 1 {
-                if core.pending[si].fetch_sub(1, Ordering::AcqRel) != 1 {
+                if core.state[si].pending.fetch_sub(1, Ordering::AcqRel) != 1 {
                     continue;
                 }
                 // Re-armed for the next run (step 1): every predecessor has counted down, so
                 // nothing else touches this counter in this run.
-                core.pending[si].store(preds, Ordering::Relaxed);
+                core.state[si].pending.store(preds, Ordering::Relaxed);
             }
             let lane = core.lane_of[si];
             let job = JobRef {
