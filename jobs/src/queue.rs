@@ -29,6 +29,10 @@
 //!    reads `sleepers_hint`; only if it is non-zero does it lock `state` and notify as in step 1.
 //! 3. An idle thread first spins (only where the lane does not share its core, for at most its
 //!    learned budget), reading `len_hint` and the deques' indices without the lock.
+//!    a. A worker of a ticked lane ([`crate::Lanes::set_tick`]) whose next tick is at least
+//!       100 us away first parks as in step 4, with a timer that ends a learned lead before the
+//!       tick, then spins through the tick (as a spinner, not a sleeper, so the tick's push
+//!       needs no futex wake), and waits the usual way if nothing came.
 //! 4. It then locks `state`; finding the injector empty, it joins the sleepers and stores the
 //!    count to `sleepers_hint`, issues a SeqCst fence, and checks every deque (and, for a helper,
 //!    its latch) once more. Steps 2 and 4 are the two sides of a store-buffer race, each with a
@@ -56,9 +60,10 @@ use crate::job::{self, JobRef, WorkerInfo};
 use crate::latch::Latch;
 use crate::plan::LaneId;
 use crate::sync::{
-    fence, lock, spin_step, thread, wait, AtomicBool, AtomicU32, AtomicUsize, Condvar, Mutex,
-    MutexGuard, Ordering,
+    fence, lock, spin_step, thread, wait, wait_timeout, AtomicBool, AtomicU32, AtomicU64,
+    AtomicUsize, Condvar, Mutex, MutexGuard, Ordering,
 };
+use std::time::Duration;
 
 /// The shortest spin an adaptive budget falls to: long enough to catch the next node of a busy
 /// frame (nodes follow each other within a few µs), short enough to cost 0.2 % of a core at a
@@ -119,6 +124,17 @@ impl SpinBudget {
 /// roots; the moved jobs stay stealable.
 pub(crate) const INJECTOR_BATCH: usize = 16;
 
+/// The shortest timed park of a ticked lane worth its timer; a nearer tick is waited for the
+/// usual way (spin, then park).
+const MIN_TIMED_PARK_NS: u64 = 100_000;
+
+/// A ticked lane's wake-up lead (how long before the expected tick a timed park ends): twice
+/// the learned jitter of the arrivals plus a floor, within these bounds. The spin after the
+/// timer lasts at most twice the lead, so a tick costs at most a timer wake-up and
+/// `2 * TICK_LEAD_MAX_NS` of spinning.
+const TICK_LEAD_MIN_NS: u64 = 5_000;
+const TICK_LEAD_MAX_NS: u64 = 50_000;
+
 /// How often (in searches) a worker looks at the injector before its own deque.
 const INJECTOR_FIRST_EVERY: u32 = 64;
 
@@ -156,17 +172,27 @@ impl Searcher {
     }
 }
 
-/// A worker's search state: its learned spin and the injector-first counter.
+/// A worker's search state: its learned spin, the injector-first counter, and, for a ticked
+/// lane, when work last arrived after an idle gap and its learned wake-up lead.
 #[derive(Debug)]
 pub(crate) struct WorkerSearch {
     pub(crate) me: u16,
     pub(crate) spin: SpinBudget,
     ticks: u32,
+    last_arrival: Option<clock::Stamp>,
+    /// Mean distance of an arrival from one tick after the previous one (ns, moving average).
+    jitter_ns: u64,
 }
 
 impl WorkerSearch {
     pub(crate) fn new(me: u16, spin: SpinBudget) -> Self {
-        WorkerSearch { me, spin, ticks: 0 }
+        WorkerSearch {
+            me,
+            spin,
+            ticks: 0,
+            last_arrival: None,
+            jitter_ns: TICK_LEAD_MAX_NS,
+        }
     }
 }
 
@@ -193,6 +219,9 @@ pub(crate) struct LaneQueue {
     /// at every clock check, so a runnable peer (the owner, woken to start the next frame) is
     /// not kept off the CPU until the spin runs out. Set once, before the workers start.
     yield_in_spin: AtomicBool,
+    /// The lane's tick period in ns (0: not ticked), set by `Lanes::set_tick`. Relaxed: a hint
+    /// read by idle workers (step 3a).
+    tick_ns: AtomicU64,
 }
 
 impl LaneQueue {
@@ -211,7 +240,13 @@ impl LaneQueue {
             sleepers_hint: AtomicU32::new(0),
             deques: (0..workers.max(1)).map(|_| Deque::new()).collect(),
             yield_in_spin: AtomicBool::new(false),
+            tick_ns: AtomicU64::new(0),
         }
+    }
+
+    /// Declares the lane ticked every `ns` (0: not ticked; step 3a).
+    pub(crate) fn set_tick_ns(&self, ns: u64) {
+        self.tick_ns.store(ns, Ordering::Relaxed);
     }
 
     /// Makes spinning threads of this lane yield their core at every clock check (set by
@@ -440,6 +475,66 @@ impl LaneQueue {
     /// Steps 3 to 5 for a worker: the next job, waiting as long as it takes. `None` once shut
     /// down and drained.
     pub(crate) fn next_for_worker(&self, ws: &mut WorkerSearch) -> Option<JobRef> {
+        if let Some(job) = self.find_now(ws) {
+            return Some(job);
+        }
+        // An idle gap: the job that ends it is an arrival (a ticked lane times its parks by it).
+        let job = match self.tick_wait(ws) {
+            Some(job) => Some(job),
+            None => self.wait_for_worker(ws),
+        };
+        let tick = self.tick_ns.load(Ordering::Relaxed);
+        if job.is_some() && tick > 0 {
+            let now = clock::now();
+            if let Some(prev) = ws.last_arrival {
+                let gap = now.ns_since(prev);
+                // A gap of several ticks (a paused game) says nothing about the jitter.
+                if gap < 2 * tick {
+                    ws.jitter_ns = (ws.jitter_ns * 7 + gap.abs_diff(tick)) / 8;
+                }
+            }
+            ws.last_arrival = Some(now);
+        }
+        job
+    }
+
+    /// Step 3a, for a ticked lane: parks with a timer until `lead` before the next expected
+    /// tick (as a sleeper: a push before then wakes it as usual), then spins for at most twice
+    /// the lead (not a sleeper: the tick's push needs no futex wake). The lead is twice the
+    /// learned arrival jitter, within bounds. `None`: not ticked, the tick is too near, or
+    /// nothing came in the window (the caller then waits the usual way).
+    fn tick_wait(&self, ws: &mut WorkerSearch) -> Option<JobRef> {
+        let tick = self.tick_ns.load(Ordering::Relaxed);
+        if tick == 0 || ws.spin.max() == 0 {
+            return None;
+        }
+        let arrived = ws.last_arrival?;
+        let me = Searcher::Worker(ws.me);
+        let since = clock::now().ns_since(arrived);
+        let lead = (2 * ws.jitter_ns).clamp(TICK_LEAD_MIN_NS, TICK_LEAD_MAX_NS);
+        let next_tick = ((since + lead) / tick + 1) * tick;
+        let park_ns = next_tick - since - lead;
+        if park_ns < MIN_TIMED_PARK_NS {
+            return None;
+        }
+        let mut s = lock(&self.state);
+        if let Some(job) = self.take_locked(&mut s, me) {
+            return Some(job);
+        }
+        let (s, outcome) = self.park(s, me, || false, Some(park_ns));
+        drop(s);
+        if outcome != Park::TimedOut {
+            // Woken by a push (or spuriously), work visible, or shut down: the usual path.
+            return None;
+        }
+        if !self.spin_for_work(me, clock::now(), 2 * lead) {
+            return None;
+        }
+        self.find_now(ws)
+    }
+
+    /// Steps 3 to 5 for a worker, untimed: spin for the learned budget, then park.
+    fn wait_for_worker(&self, ws: &mut WorkerSearch) -> Option<JobRef> {
         let me = Searcher::Worker(ws.me);
         loop {
             if let Some(job) = self.find_now(ws) {
@@ -465,11 +560,11 @@ impl LaneQueue {
                     }
                     return Some(job);
                 }
-                let (g, outcome) = self.park(s, me, || false);
+                let (g, outcome) = self.park(s, me, || false, None);
                 s = g;
                 match outcome {
                     Park::WorkVisible => break,
-                    Park::Woken => {}
+                    Park::Woken | Park::TimedOut => {}
                     Park::ShutDown => return None,
                 }
             }
@@ -481,12 +576,14 @@ impl LaneQueue {
     }
 
     /// Step 4 and 5 (with the lock held and the injector empty): join the sleepers, fence,
-    /// check the deques and `done`, and wait unless there is something to do.
+    /// check the deques and `done`, and wait (at most `timeout_ns`, if given) unless there is
+    /// something to do. A timed-out wait takes a credit like a spurious wake-up (step 5).
     fn park<'a>(
         &self,
         mut s: MutexGuard<'a, QueueState>,
         me: Searcher,
         done: impl Fn() -> bool,
+        timeout_ns: Option<u64>,
     ) -> (MutexGuard<'a, QueueState>, Park) {
         s.sleepers += 1;
         self.sleepers_hint.store(s.sleepers, Ordering::Relaxed);
@@ -495,16 +592,23 @@ impl LaneQueue {
             Park::WorkVisible
         } else if s.shutdown {
             Park::ShutDown
+        } else if let Some(ns) = timeout_ns {
+            let (g, timed_out) = wait_timeout(&self.wake, s, Duration::from_nanos(ns));
+            s = g;
+            if timed_out {
+                Park::TimedOut
+            } else {
+                Park::Woken
+            }
         } else {
             s = wait(&self.wake, s);
             Park::Woken
         };
         s.sleepers -= 1;
         self.sleepers_hint.store(s.sleepers, Ordering::Relaxed);
-        s.notified = if outcome == Park::Woken {
-            s.notified.saturating_sub(1)
-        } else {
-            s.notified
+        s.notified = match outcome {
+            Park::Woken | Park::TimedOut => s.notified.saturating_sub(1),
+            Park::WorkVisible | Park::ShutDown => s.notified,
         }
         .min(s.sleepers);
         (s, outcome)
@@ -555,7 +659,7 @@ impl LaneQueue {
                 continue;
             }
             // Shut down cannot happen while a helper waits (lanes outlive their waiters).
-            let _ = self.park(s, me, || latch.probe());
+            let _ = self.park(s, me, || latch.probe(), None);
         }
         latch.wait_confirmed();
     }
@@ -605,6 +709,8 @@ enum Park {
     WorkVisible,
     /// Waited and was woken (a push, a latch, shutdown, or spuriously).
     Woken,
+    /// Waited until the timer (a ticked lane's timed park).
+    TimedOut,
     /// Did not wait: shut down and nothing left.
     ShutDown,
 }

@@ -77,3 +77,21 @@ pub(crate) fn wait<'a, T>(cv: &Condvar, g: MutexGuard<'a, T>) -> MutexGuard<'a, 
         Err(p) => p.into_inner(),
     }
 }
+
+/// Waits on a condition variable for at most `timeout`, with the same poison recovery as
+/// [`lock`]. Returns the guard and whether the wait timed out (never, under loom: a timeout is
+/// just a wake-up the protocol must already tolerate, like a spurious one).
+#[inline]
+pub(crate) fn wait_timeout<'a, T>(
+    cv: &Condvar,
+    g: MutexGuard<'a, T>,
+    timeout: std::time::Duration,
+) -> (MutexGuard<'a, T>, bool) {
+    match cv.wait_timeout(g, timeout) {
+        Ok((g, r)) => (g, r.timed_out()),
+        Err(p) => {
+            let (g, r) = p.into_inner();
+            (g, r.timed_out())
+        }
+    }
+}

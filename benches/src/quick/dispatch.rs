@@ -8,7 +8,7 @@
 //! `parallel_for_1mi`, run at 1, 2 and every core of the machine. Each runs ours and the rayon baseline alternately after a
 //! warm-up and reports medians (and p99 where asked) with the ratio.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -290,6 +290,9 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     }
     if want("idle_cpu") {
         out.extend(idle_cpu(opts)?);
+    }
+    if want("tick_wake") {
+        out.extend(tick_wake(opts)?);
     }
     if want("lane_isolation") {
         out.extend(lane_isolation(opts)?);
@@ -714,6 +717,78 @@ fn idle_cpu(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
             ours / 1e6,
         )
         .with_baseline("rayon install at 1 kHz", theirs / 1e6),
+    ])
+}
+
+/// `tick_wake`: a one-node graph run at 1 kHz on a lane told it is ticked at 1 kHz
+/// ([`Lanes::set_tick`]: timed parks) against the same lane untold (spin briefly, then park
+/// until a push wakes it): how long from the push to the node's start, and the CPU it costs.
+fn tick_wake(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
+    if clock::process_cpu_ns().is_none() {
+        return Ok(Vec::new());
+    }
+    let seconds = if opts.quick { 1.0 } else { 5.0 };
+    let hz = 1000.0;
+    let bare = idle_cpu_of(|| std::hint::black_box(()), seconds, hz);
+    let measure = |ticked: bool| -> Result<(Vec<f64>, f64), BenchError> {
+        let lanes = physics_lanes(1);
+        let physics = lanes
+            .lane("physics")
+            .ok_or_else(|| fail("no physics lane"))?;
+        if ticked {
+            lanes
+                .set_tick(physics, Some(Duration::from_secs_f64(1.0 / hz)))
+                .map_err(|e| fail(e.to_string()))?;
+        }
+        let mut b = GraphBuilder::<AtomicU64>::new("tick").record_timing(false);
+        b.node("tick", "physics", |_, started| {
+            started.store(clock::now().0, Ordering::Relaxed);
+        });
+        let mut g = b.build(&lanes).map_err(|e| fail(e.to_string()))?;
+        let started = AtomicU64::new(0);
+        let mut wake_us = Vec::with_capacity((seconds * hz) as usize + 64);
+        let cpu = idle_cpu_of(
+            || {
+                let t = clock::now();
+                let _ = g.run(&lanes, &started);
+                let s = clock::Stamp(started.load(Ordering::Relaxed));
+                wake_us.push(s.ns_since(t) as f64 / 1000.0);
+            },
+            seconds,
+            hz,
+        );
+        Ok((wake_us, (cpu - bare).max(0.0) / 1e6))
+    };
+    let (mut untold, untold_cpu) = measure(false)?;
+    let (mut told, told_cpu) = measure(true)?;
+    Ok(vec![
+        Figure::new(
+            SUITE,
+            "tick_wake",
+            1,
+            "p50_push_to_start_us",
+            "us",
+            percentile(&mut told, 50.0),
+        )
+        .with_baseline("untold lane", percentile(&mut untold, 50.0)),
+        Figure::new(
+            SUITE,
+            "tick_wake",
+            1,
+            "p99_push_to_start_us",
+            "us",
+            percentile(&mut told, 99.0),
+        )
+        .with_baseline("untold lane", percentile(&mut untold, 99.0)),
+        Figure::new(
+            SUITE,
+            "tick_wake",
+            1,
+            "cpu_ms_per_s_net_of_tick_loop",
+            "ms",
+            told_cpu,
+        )
+        .with_baseline("untold lane", untold_cpu),
     ])
 }
 

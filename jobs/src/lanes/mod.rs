@@ -390,6 +390,30 @@ impl Lanes {
         Ok(())
     }
 
+    /// Tells the runtime that `lane`'s work arrives once per `period` (a frame, a fixed step).
+    /// Its idle workers then park with a timer that ends a learned lead before the next
+    /// expected arrival and spin through it, so the tick's first job starts without a futex
+    /// wake-up: lower latency for the tick, paid for with a timer wake and a short spin per tick
+    /// (`docs/benchmarks.md`, `tick_wake`). A push before the timer still wakes them at once.
+    /// `None` turns it off (the default: spin briefly, then park until woken). Only lanes whose
+    /// workers may spin use it (not one that shares its core, nor a background lane).
+    pub fn set_tick(
+        &self,
+        lane: LaneId,
+        period: Option<std::time::Duration>,
+    ) -> Result<(), crate::error::UnknownLane> {
+        let q = self
+            .shared
+            .queues
+            .get(lane.index())
+            .ok_or(crate::error::UnknownLane(lane.index()))?;
+        let ns = period.map_or(0, |p| {
+            u64::try_from(p.as_nanos()).unwrap_or(u64::MAX).max(1)
+        });
+        q.set_tick_ns(ns);
+        Ok(())
+    }
+
     /// The messages of detached jobs that panicked since the last call (at most 64 kept).
     pub fn take_detached_panics(&self) -> Vec<String> {
         std::mem::take(&mut *lock(&self.shared.detached_panic_log))
@@ -523,6 +547,11 @@ fn worker_main(
     let spec = &shared.plan.lanes()[lane.index()];
     let pinned = core.map(pin::pin_current).unwrap_or(false);
     let lowered = (kind == LaneKind::Background).then(pin::lower_priority_current);
+    if kind == LaneKind::FrameCritical {
+        // Best effort: only a ticked lane's timed parks depend on it, and they stay correct
+        // (only later) without it.
+        let _tight: bool = pin::tighten_timer_slack_current();
+    }
     {
         let mut outcomes = lock(&shared.pin_outcomes);
         let first_refusal = core.is_some() && !pinned && outcomes.iter().all(|o| o.pinned);

@@ -330,3 +330,44 @@ fn a_job_taken_with_a_blocked_one_is_stolen_not_hidden() {
         );
     }
 }
+
+/// A ticked lane's worker in a timed park (here: a 60 s tick, so its timer would end a minute
+/// from now) is still woken by a push at once: the tick is a hint, never a delay. Runs the
+/// graph on a helper thread so a missed wake-up fails the test instead of hanging it.
+#[test]
+fn a_push_wakes_a_ticked_lane_before_its_timer() {
+    let plan = LanePlan::empty(&[0])
+        .with_lane("tick", LaneKind::FrameCritical, vec![None])
+        .unwrap();
+    let lanes = Arc::new(Lanes::start(plan).unwrap());
+    let tick = lanes.lane("tick").unwrap();
+    lanes.set_tick(tick, Some(Duration::from_secs(60))).unwrap();
+    let mut g = GraphBuilder::<AtomicUsize>::new("ticked");
+    g.node("n", "tick", |_, c| {
+        c.fetch_add(1, Ordering::Relaxed);
+    });
+    let mut g = g.build(&lanes).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let l2 = Arc::clone(&lanes);
+    let runner = std::thread::spawn(move || {
+        let c = AtomicUsize::new(0);
+        for _ in 0..5 {
+            g.run(&l2, &c).unwrap();
+            // Long enough for the worker to give up spinning and take its timed park.
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        tx.send(c.load(Ordering::Relaxed)).unwrap();
+    });
+    let ran = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("a push did not wake the ticked lane's timed park");
+    assert_eq!(ran, 5);
+    runner.join().unwrap();
+    // Unknown lanes are typed errors; `None` turns the tick off.
+    let other = common::lanes(1, 1, 1);
+    let unknown = other.lane("asset").unwrap();
+    assert!(lanes
+        .set_tick(unknown, Some(Duration::from_millis(1)))
+        .is_err());
+    lanes.set_tick(tick, None).unwrap();
+}
