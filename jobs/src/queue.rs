@@ -30,9 +30,9 @@
 //! 3. An idle thread first spins (only where the lane does not share its core, for at most its
 //!    learned budget), reading `len_hint` and the deques' indices without the lock.
 //!    a. A worker of a ticked lane ([`crate::Lanes::set_tick`]) whose next tick is at least
-//!       100 us away first parks as in step 4, with a timer that ends a learned lead before the
-//!       tick, then spins through the tick (as a spinner, not a sleeper, so the tick's push
-//!       needs no futex wake), and waits the usual way if nothing came.
+//!    100 us away first parks as in step 4, with a timer that ends a learned lead before the
+//!    tick, then spins through the tick (as a spinner, not a sleeper, so the tick's push
+//!    needs no futex wake), and waits the usual way if nothing came.
 //! 4. It then locks `state`; finding the injector empty, it joins the sleepers and stores the
 //!    count to `sleepers_hint`, issues a SeqCst fence, and checks every deque (and, for a helper,
 //!    its latch) once more. Steps 2 and 4 are the two sides of a store-buffer race, each with a
