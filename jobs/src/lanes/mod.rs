@@ -79,9 +79,10 @@ fn wait_learning(latch: &Latch<'_>, max_ns: u64) {
 pub struct LaneStats {
     /// Nanoseconds its workers spent running jobs.
     pub busy_ns: u64,
-    /// Jobs its workers popped (a graph node run inline after its predecessor is not a pop).
+    /// Jobs its workers took from a queue (the graph nodes one job runs itself, inline
+    /// successors and the next nodes of its own run, count once, with that job).
     pub jobs: u64,
-    /// Jobs queued right now (a snapshot).
+    /// Jobs queued right now, in the lane's shared queue and its workers' deques (a snapshot).
     pub queued: usize,
     /// Detached jobs that panicked.
     pub detached_panics: u64,
