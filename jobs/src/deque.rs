@@ -229,6 +229,16 @@ mod loom_models {
         }
     }
 
+    /// A thread that steals until the ring looks empty, returning what it took.
+    fn spawn_thief(d: &Arc<Deque>) -> loom::thread::JoinHandle<Vec<usize>> {
+        let d = Arc::clone(d);
+        loom::thread::spawn(move || {
+            let mut got = Vec::new();
+            steal_all(&d, &mut got);
+            got
+        })
+    }
+
     /// Owner pushes two jobs and pops while a thief steals: every job is taken exactly once,
     /// including the last one, which owner and thief race for.
     /// Fails when: `pop`'s SeqCst fence is weakened to AcqRel (both take the last job).
@@ -241,14 +251,7 @@ mod loom_models {
                 d.push(job(1)).unwrap();
                 d.push(job(2)).unwrap();
             }
-            let thief = {
-                let d = Arc::clone(&d);
-                loom::thread::spawn(move || {
-                    let mut got = Vec::new();
-                    steal_all(&d, &mut got);
-                    got
-                })
-            };
+            let thief = spawn_thief(&d);
             let mut got = Vec::new();
             // SAFETY: as above.
             while let Some(j) = unsafe { d.pop() } {
@@ -267,14 +270,7 @@ mod loom_models {
     fn a_thief_sees_what_the_push_published_and_a_full_ring_refuses() {
         loom::model(|| {
             let d = Arc::new(Deque::new());
-            let thief = {
-                let d = Arc::clone(&d);
-                loom::thread::spawn(move || {
-                    let mut got = Vec::new();
-                    steal_all(&d, &mut got);
-                    got
-                })
-            };
+            let thief = spawn_thief(&d);
             let mut got = Vec::new();
             let mut refused = Vec::new();
             for a in 1..=3 {

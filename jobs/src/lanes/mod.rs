@@ -341,11 +341,7 @@ impl Lanes {
         lane: LaneId,
         f: impl FnOnce() + Send + 'static,
     ) -> Result<(), crate::error::UnknownLane> {
-        let q = self
-            .shared
-            .queues
-            .get(lane.index())
-            .ok_or(crate::error::UnknownLane(lane.index()))?;
+        let q = self.queue(lane)?;
         let job: Box<Detached> = Box::new(Detached {
             f: Box::new(f),
             shared: Arc::clone(&self.shared),
@@ -403,11 +399,7 @@ impl Lanes {
         lane: LaneId,
         period: Option<std::time::Duration>,
     ) -> Result<(), crate::error::UnknownLane> {
-        let q = self
-            .shared
-            .queues
-            .get(lane.index())
-            .ok_or(crate::error::UnknownLane(lane.index()))?;
+        let q = self.queue(lane)?;
         let ns = period.map_or(0, |p| {
             u64::try_from(p.as_nanos()).unwrap_or(u64::MAX).max(1)
         });
@@ -418,6 +410,14 @@ impl Lanes {
     /// The messages of detached jobs that panicked since the last call (at most 64 kept).
     pub fn take_detached_panics(&self) -> Vec<String> {
         std::mem::take(&mut *lock(&self.shared.detached_panic_log))
+    }
+
+    /// The run queues of `lane`.
+    fn queue(&self, lane: LaneId) -> Result<&LaneQueue, crate::error::UnknownLane> {
+        self.shared
+            .queues
+            .get(lane.index())
+            .ok_or(crate::error::UnknownLane(lane.index()))
     }
 
     pub(crate) fn shared(&self) -> &Shared {
