@@ -20,11 +20,15 @@
 //!   thread has no deque: injector, then every worker's deque).
 //!
 //! # Protocol (sleep and wake)
+//! Every worker has a parker of its own (a condition variable used with `state`); helpers share
+//! one (`helper_wake`). `state` lists the parked workers not yet notified (`parked`, most
+//! recently parked last) and counts the waiting helpers and how many of them were notified.
 //! 1. An injector push locks `state`, appends, publishes the length to `len_hint` (release),
-//!    and, if some sleepers have not been notified yet (`sleepers > notified`), notifies
-//!    `min(pushed, sleepers - notified)` of them (all when the batch is at least as large) and
-//!    adds them to `notified`, then unlocks. A sleeper already notified is not notified again
-//!    (every `notify_one` is a futex syscall).
+//!    and notifies up to one sleeper per pushed job: parked workers first, taken from the end of
+//!    `parked` (the warmest caches; the others sleep on) and removed from it as they are
+//!    notified, then helpers not yet notified (`helpers > helpers_notified`; all of them when
+//!    the batch is at least as large), counted in `helpers_notified`. Then it unlocks. A sleeper
+//!    already notified is not notified again (every notify is a futex syscall).
 //! 2. A deque push (by the owning worker) writes the ring, then issues a SeqCst fence, then
 //!    reads `sleepers_hint`; only if it is non-zero does it lock `state` and notify as in step 1.
 //! 3. An idle thread first spins (only where the lane does not share its core, for at most its
@@ -33,22 +37,24 @@
 //!    100 us away first parks as in step 4, with a timer that ends a learned lead before the
 //!    tick, then spins through the tick (as a spinner, not a sleeper, so the tick's push
 //!    needs no futex wake), and waits the usual way if nothing came.
-//! 4. It then locks `state`; finding the injector empty, it joins the sleepers and stores the
-//!    count to `sleepers_hint`, issues a SeqCst fence, and checks every deque (and, for a helper,
-//!    its latch) once more. Steps 2 and 4 are the two sides of a store-buffer race, each with a
-//!    SeqCst fence between its store and its load: either the pusher's fence is first and the
-//!    sleeper's check sees the job, or the sleeper's is first and the pusher sees a sleeper and
-//!    notifies under the lock, which the sleeper holds until its wait has begun. Finding work, it
-//!    leaves the sleepers and searches again. Otherwise, unless shut down, it waits on `wake`
-//!    (releasing the lock atomically). An injector push is ordered by the lock alone. No lost
-//!    wake-up (loom: `tests/loom_lanes.rs`; weakening either fence fails
-//!    `a_job_readied_on_a_worker_wakes_its_parked_sibling`).
-//! 5. On waking it leaves the sleepers and takes one credit from `notified` (saturating). A
-//!    spurious wake-up takes a credit it was not given, so `notified` can only undercount the
-//!    notified sleepers still waiting: a later push notifies once more than needed, never once
-//!    less.
-//! 6. A latch that completes notifies all sleepers of its helper queue under the lock, so a
-//!    helper waiting on `wake` sees its latch done.
+//! 4. It then locks `state`; finding the injector empty, it joins the sleepers (a worker pushes
+//!    itself on `parked` and marks itself waiting, and helping if it waits on a latch; a helper
+//!    counts itself), stores the count to `sleepers_hint`, issues a SeqCst fence, and checks
+//!    every deque (and its latch, if it waits on one) once more. Steps 2 and 4 are the two sides
+//!    of a store-buffer race, each with a SeqCst fence between its store and its load: either
+//!    the pusher's fence is first and the sleeper's check sees the job, or the sleeper's is
+//!    first and the pusher sees a sleeper and notifies under the lock, which the sleeper holds
+//!    until its wait has begun. Finding work, it leaves the sleepers and searches again.
+//!    Otherwise, unless shut down, it waits on its parker (releasing the lock atomically). An
+//!    injector push is ordered by the lock alone. No lost wake-up (loom: `tests/loom_lanes.rs`;
+//!    weakening either fence fails `a_job_readied_on_a_worker_wakes_its_parked_sibling`).
+//! 5. On waking (or not waiting) it leaves the sleepers under the lock. A worker still on
+//!    `parked` was not notified (a spurious wake-up, a timer, or it never waited) and takes
+//!    itself off. A helper takes one credit from `helpers_notified` (saturating): a spurious
+//!    wake-up takes a credit it was not given, so the count can only undercount the notified
+//!    helpers still waiting, and a later push notifies once more than needed, never once less.
+//! 6. A latch that completes locks its helper queue's `state` and notifies every thread waiting
+//!    on a latch there: all helpers, and the workers marked helping. Idle workers sleep on.
 //! 7. Shutdown sets the flag under the lock and notifies everyone; workers drain the injector and
 //!    their deques (nothing pushed is lost) and exit when all are empty.
 
@@ -145,12 +151,29 @@ const INITIAL_CAPACITY: usize = 1024;
 #[derive(Debug)]
 struct QueueState {
     jobs: VecDeque<JobRef>,
-    /// Threads waiting on `wake` or about to (idle workers and helping waiters, step 4).
-    sleepers: u32,
-    /// How many of the `sleepers` have been notified and not yet woken (at most `sleepers`; may
+    /// Parked workers not yet notified, the most recently parked last: a push wakes from the
+    /// end (the warmest caches; the others stay asleep). Capacity reserved for every worker.
+    parked: Vec<u16>,
+    /// Per worker: it is in step 4 now (parked, notified or not), and whether it parked while
+    /// waiting on a latch (`help_until`), so a latch's completion wakes it.
+    waiting: Box<[bool]>,
+    helping: Box<[bool]>,
+    /// Workers with `waiting` set.
+    waiting_workers: u32,
+    /// Helpers (threads serving the lane without a deque: the owner thread) in step 4, on
+    /// `helper_wake`.
+    helpers: u32,
+    /// How many of the `helpers` have been notified and not yet woken (at most `helpers`; may
     /// undercount after a spurious wake-up, never overcount).
-    notified: u32,
+    helpers_notified: u32,
     shutdown: bool,
+}
+
+impl QueueState {
+    /// Threads in step 4: the count `sleepers_hint` mirrors.
+    fn sleepers(&self) -> u32 {
+        self.waiting_workers + self.helpers
+    }
 }
 
 /// Who is searching a lane's queues: one of its workers (which owns a deque), or a helper.
@@ -204,13 +227,15 @@ pub(crate) struct LaneQueue {
     lane: LaneId,
     /// Writers: pushers and poppers, under the lock. Readers: the same, under the lock.
     state: Mutex<QueueState>,
-    /// Waited on by sleepers and helpers (step 4); notified by pushers, latches and shutdown,
-    /// always while holding `state`.
-    wake: Condvar,
+    /// One parker per worker: worker `i` waits on `parkers[i]` (step 4), with `state`; pushers,
+    /// latches and shutdown notify it while holding `state`.
+    parkers: Box<[Condvar]>,
+    /// Where helpers wait (step 4), with `state`; notified like the parkers.
+    helper_wake: Condvar,
     /// Number of jobs in the injector. Writer: whoever holds `state`, after changing it
     /// (release). Reader: searching and spinning threads, without the lock (acquire). A hint.
     len_hint: AtomicUsize,
-    /// `state.sleepers`, readable without the lock. Writer: a sleeper, under the lock, before its
+    /// `state.sleepers()`, readable without the lock. Writer: a sleeper, under the lock, before its
     /// SeqCst fence (step 4). Reader: a deque pusher, after its SeqCst fence (step 2).
     sleepers_hint: AtomicU32,
     /// One per worker; ring `i` is pushed and popped only by worker `i`'s thread.
@@ -226,19 +251,25 @@ pub(crate) struct LaneQueue {
 
 impl LaneQueue {
     pub(crate) fn new(lanes_id: usize, lane: LaneId, workers: usize) -> Self {
+        let workers = workers.max(1);
         LaneQueue {
             lanes_id,
             lane,
             state: Mutex::new(QueueState {
                 jobs: VecDeque::with_capacity(INITIAL_CAPACITY),
-                sleepers: 0,
-                notified: 0,
+                parked: Vec::with_capacity(workers),
+                waiting: vec![false; workers].into_boxed_slice(),
+                helping: vec![false; workers].into_boxed_slice(),
+                waiting_workers: 0,
+                helpers: 0,
+                helpers_notified: 0,
                 shutdown: false,
             }),
-            wake: Condvar::new(),
+            parkers: (0..workers).map(|_| Condvar::new()).collect(),
+            helper_wake: Condvar::new(),
             len_hint: AtomicUsize::new(0),
             sleepers_hint: AtomicU32::new(0),
-            deques: (0..workers.max(1)).map(|_| Deque::new()).collect(),
+            deques: (0..workers).map(|_| Deque::new()).collect(),
             yield_in_spin: AtomicBool::new(false),
             tick_ns: AtomicU64::new(0),
         }
@@ -331,23 +362,29 @@ impl LaneQueue {
         self.notify_up_to(&mut s, jobs.len())
     }
 
-    /// Notifies up to `n` sleepers not yet notified (under the lock). Returns whether there
-    /// were sleepers.
+    /// Notifies up to `n` sleepers not yet notified (under the lock): parked workers first,
+    /// the most recently parked first, then helpers. Returns whether there were sleepers.
     fn notify_up_to(&self, s: &mut QueueState, n: usize) -> bool {
-        let sleepers = s.sleepers as usize;
-        let unnotified = sleepers - s.notified as usize;
-        if unnotified > 0 {
-            if n >= unnotified {
-                self.wake.notify_all();
-                s.notified = s.sleepers;
+        let had = s.sleepers() > 0;
+        let mut left = n;
+        while left > 0 {
+            let Some(w) = s.parked.pop() else { break };
+            self.parkers[w as usize].notify_one();
+            left -= 1;
+        }
+        let unnotified = (s.helpers - s.helpers_notified) as usize;
+        if left > 0 && unnotified > 0 {
+            if left >= unnotified {
+                self.helper_wake.notify_all();
+                s.helpers_notified = s.helpers;
             } else {
-                for _ in 0..n {
-                    self.wake.notify_one();
+                for _ in 0..left {
+                    self.helper_wake.notify_one();
                 }
-                s.notified += n as u32;
+                s.helpers_notified += left as u32;
             }
         }
-        sleepers > 0
+        had
     }
 
     /// Step 2: worker `w` (the calling thread) pushes to its own deque; what does not fit goes
@@ -521,7 +558,7 @@ impl LaneQueue {
         if let Some(job) = self.take_locked(&mut s, me) {
             return Some(job);
         }
-        let (s, outcome) = self.park(s, me, || false, Some(park_ns));
+        let (s, outcome) = self.park(s, me, false, || false, Some(park_ns));
         drop(s);
         if outcome != Park::TimedOut {
             // Woken by a push (or spuriously), work visible, or shut down: the usual path.
@@ -560,7 +597,7 @@ impl LaneQueue {
                     }
                     return Some(job);
                 }
-                let (g, outcome) = self.park(s, me, || false, None);
+                let (g, outcome) = self.park(s, me, false, || false, None);
                 s = g;
                 match outcome {
                     Park::WorkVisible => break,
@@ -576,24 +613,38 @@ impl LaneQueue {
     }
 
     /// Step 4 and 5 (with the lock held and the injector empty): join the sleepers, fence,
-    /// check the deques and `done`, and wait (at most `timeout_ns`, if given) unless there is
-    /// something to do. A timed-out wait takes a credit like a spurious wake-up (step 5).
+    /// check the deques and `done`, and wait on this thread's parker (at most `timeout_ns`, if
+    /// given) unless there is something to do. `helping`: the caller waits on a latch (its
+    /// completion must wake it).
     fn park<'a>(
         &self,
         mut s: MutexGuard<'a, QueueState>,
         me: Searcher,
+        helping: bool,
         done: impl Fn() -> bool,
         timeout_ns: Option<u64>,
     ) -> (MutexGuard<'a, QueueState>, Park) {
-        s.sleepers += 1;
-        self.sleepers_hint.store(s.sleepers, Ordering::Relaxed);
+        match me {
+            Searcher::Worker(w) => {
+                s.parked.push(w);
+                s.waiting[w as usize] = true;
+                s.helping[w as usize] = helping;
+                s.waiting_workers += 1;
+            }
+            Searcher::Helper => s.helpers += 1,
+        }
+        self.sleepers_hint.store(s.sleepers(), Ordering::Relaxed);
         fence(Ordering::SeqCst);
+        let cv = match me {
+            Searcher::Worker(w) => &self.parkers[w as usize],
+            Searcher::Helper => &self.helper_wake,
+        };
         let outcome = if done() || self.work_visible(me) {
             Park::WorkVisible
         } else if s.shutdown {
             Park::ShutDown
         } else if let Some(ns) = timeout_ns {
-            let (g, timed_out) = wait_timeout(&self.wake, s, Duration::from_nanos(ns));
+            let (g, timed_out) = wait_timeout(cv, s, Duration::from_nanos(ns));
             s = g;
             if timed_out {
                 Park::TimedOut
@@ -601,16 +652,30 @@ impl LaneQueue {
                 Park::Woken
             }
         } else {
-            s = wait(&self.wake, s);
+            s = wait(cv, s);
             Park::Woken
         };
-        s.sleepers -= 1;
-        self.sleepers_hint.store(s.sleepers, Ordering::Relaxed);
-        s.notified = match outcome {
-            Park::Woken | Park::TimedOut => s.notified.saturating_sub(1),
-            Park::WorkVisible | Park::ShutDown => s.notified,
+        match me {
+            Searcher::Worker(w) => {
+                s.waiting[w as usize] = false;
+                s.helping[w as usize] = false;
+                s.waiting_workers -= 1;
+                // Still listed: nobody notified it (it did not wait, timed out, or woke
+                // spuriously). A notifier removed it when it notified.
+                if let Some(at) = s.parked.iter().rposition(|&x| x == w) {
+                    s.parked.remove(at);
+                }
+            }
+            Searcher::Helper => {
+                s.helpers -= 1;
+                let taken = match outcome {
+                    Park::Woken | Park::TimedOut => 1,
+                    Park::WorkVisible | Park::ShutDown => 0,
+                };
+                s.helpers_notified = s.helpers_notified.saturating_sub(taken).min(s.helpers);
+            }
         }
-        .min(s.sleepers);
+        self.sleepers_hint.store(s.sleepers(), Ordering::Relaxed);
         (s, outcome)
     }
 
@@ -659,7 +724,7 @@ impl LaneQueue {
                 continue;
             }
             // Shut down cannot happen while a helper waits (lanes outlive their waiters).
-            let _ = self.park(s, me, || latch.probe(), None);
+            let _ = self.park(s, me, true, || latch.probe(), None);
         }
         latch.wait_confirmed();
     }
@@ -680,20 +745,37 @@ impl LaneQueue {
         }
     }
 
-    /// Wakes every thread waiting on this queue (a helper's latch completed). Takes the lock so
-    /// the notification cannot fall between a helper's check and its wait (step 6).
+    /// Wakes every thread waiting on a latch in step 4 (a helper's latch completed): helpers
+    /// and workers that parked in `help_until`; idle workers sleep on. Takes the lock so the
+    /// notification cannot fall between a helper's check and its wait (step 6).
     pub(crate) fn notify_all(&self) {
         let mut s = lock(&self.state);
-        self.wake.notify_all();
-        s.notified = s.sleepers;
+        self.helper_wake.notify_all();
+        s.helpers_notified = s.helpers;
+        let QueueState {
+            parked,
+            waiting,
+            helping,
+            ..
+        } = &mut *s;
+        for (w, cv) in self.parkers.iter().enumerate() {
+            if waiting[w] && helping[w] {
+                cv.notify_one();
+            }
+        }
+        parked.retain(|&w| !helping[w as usize]);
     }
 
     /// Step 7.
     pub(crate) fn shutdown(&self) {
         let mut s = lock(&self.state);
         s.shutdown = true;
-        self.wake.notify_all();
-        s.notified = s.sleepers;
+        self.helper_wake.notify_all();
+        s.helpers_notified = s.helpers;
+        for cv in self.parkers.iter() {
+            cv.notify_one();
+        }
+        s.parked.clear();
     }
 
     /// Jobs queued now, in the injector and every deque (a racy snapshot, for reports).
@@ -753,30 +835,39 @@ mod tests {
     }
 
     #[test]
-    fn a_notified_sleeper_is_not_notified_again() {
-        // No real sleeper here: set the counters as a parked worker and a first push would, and
-        // check that a second push before the wake adds no notification.
-        let q = LaneQueue::new(0, LaneId(0), 1);
+    fn a_push_wakes_the_most_recently_parked_workers_once_each() {
+        // No real sleepers here: set the state as three parked workers would (parked in the
+        // order 0, 1, 2), and check whom each push notifies.
+        let q = LaneQueue::new(0, LaneId(0), 3);
         {
             let mut s = lock(&q.state);
-            s.sleepers = 1;
+            for w in 0..3u16 {
+                s.parked.push(w);
+                s.waiting[w as usize] = true;
+            }
+            s.waiting_workers = 3;
         }
         let job = JobRef {
             data: std::ptr::null(),
             arg: 0,
             exec: |_, _, _| {},
         };
+        // One job: the most recently parked worker (2) is notified, the others sleep on.
         assert!(q.push(job));
-        assert_eq!(lock(&q.state).notified, 1);
-        assert!(q.push(job));
-        assert_eq!(lock(&q.state).notified, 1, "no second notification");
-        // Two sleepers, one of them notified: a batch of two notifies only the other.
+        assert_eq!(lock(&q.state).parked, vec![0, 1]);
+        // Two more: workers 1 and 0; a fourth push finds nobody left to notify.
+        assert!(q.push_batch(&[job, job]));
+        assert!(lock(&q.state).parked.is_empty());
+        assert!(q.push(job), "sleepers still counted until they wake");
+        // A helper: notified once, its credit kept until it wakes.
         {
             let mut s = lock(&q.state);
-            s.sleepers = 2;
+            s.helpers = 1;
         }
-        assert!(q.push_batch(&[job, job]));
-        assert_eq!(lock(&q.state).notified, 2);
+        assert!(q.push(job));
+        assert_eq!(lock(&q.state).helpers_notified, 1);
+        assert!(q.push(job));
+        assert_eq!(lock(&q.state).helpers_notified, 1, "no second notification");
         lock(&q.state).jobs.clear();
     }
 }

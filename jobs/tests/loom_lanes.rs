@@ -188,8 +188,9 @@ fn a_push_wakes_a_parked_worker_without_shutdown() {
 /// Two sleepers, two single-job pushes: each push must wake a sleeper of its own (the partial
 /// `notify_one` credit path), because the first job blocks until the second has run, so a
 /// second job left to the busy first worker never runs.
-/// Fails when: `notify_up_to` over-credits `notified` on the partial path (`+ 1` per push: the
-/// second push then sees no unnotified sleeper and notifies nobody; loom reports a deadlock).
+/// Fails when: `notify_up_to` takes a second parked worker off `parked` for each job it
+/// notifies one for (the second push then finds nobody left to notify; loom reports a
+/// deadlock).
 #[test]
 fn each_push_wakes_a_sleeper_of_its_own() {
     loom::model(|| {
@@ -236,5 +237,37 @@ fn a_job_readied_on_a_worker_wakes_its_parked_sibling() {
         let s = Signal::default();
         g.run(&lanes, &s).unwrap();
         drop(lanes);
+    });
+}
+
+/// A worker waits on a scope of its own lane (`help_until`) while its sibling runs the scoped
+/// job: when the sibling steals it, the waiting worker parks as a helper of its latch, and the
+/// latch's completion must wake it on its own parker.
+/// Fails when: the latch's `notify_all` skips the parked helping workers (loom reports a
+/// deadlock).
+#[test]
+fn a_worker_waiting_on_its_own_lanes_scope_is_woken_by_completion() {
+    loom::model(|| {
+        let lanes = lanes(&[("physics", 2)]);
+        let physics = lanes.lane("physics").unwrap();
+        let hits = AtomicUsize::new(0);
+        lanes
+            .scope(|s| {
+                s.spawn(physics, || {
+                    lanes
+                        .scope(|inner| {
+                            inner
+                                .spawn(physics, || {
+                                    hits.fetch_add(1, Ordering::Relaxed);
+                                })
+                                .unwrap();
+                        })
+                        .unwrap();
+                    hits.fetch_add(10, Ordering::Relaxed);
+                })
+                .unwrap();
+            })
+            .unwrap();
+        assert_eq!(hits.load(Ordering::Relaxed), 11);
     });
 }
