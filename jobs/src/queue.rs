@@ -33,10 +33,11 @@
 //!    reads `sleepers_hint`; only if it is non-zero does it lock `state` and notify as in step 1.
 //! 3. An idle thread first spins (only where the lane does not share its core, for at most its
 //!    learned budget), reading `len_hint` and the deques' indices without the lock.
-//!    a. A worker of a ticked lane ([`crate::Lanes::set_tick`]) whose next tick is at least
-//!    100 us away first parks as in step 4, with a timer that ends a learned lead before the
-//!    tick, then spins through the tick (as a spinner, not a sleeper, so the tick's push
-//!    needs no futex wake), and waits the usual way if nothing came.
+//!    a. A worker of a ticked lane ([`crate::Lanes::set_tick`]) whose spin found nothing and
+//!    whose next tick is at least 100 us away then parks as in step 4, with a timer that ends
+//!    a learned lead before the tick, then spins through the tick (as a spinner, not a
+//!    sleeper, so the tick's push needs no futex wake), and waits the usual way if nothing
+//!    came.
 //! 4. It then locks `state`; finding the injector empty, it joins the sleepers (a worker pushes
 //!    itself on `parked` and marks itself waiting, and helping if it waits on a latch; a helper
 //!    counts itself), stores the count to `sleepers_hint`, issues a SeqCst fence, and checks
@@ -516,17 +517,14 @@ impl LaneQueue {
             return Some(job);
         }
         // An idle gap: the job that ends it is an arrival (a ticked lane times its parks by it).
-        let job = match self.tick_wait(ws) {
-            Some(job) => Some(job),
-            None => self.wait_for_worker(ws),
-        };
+        let job = self.wait_for_worker(ws);
         let tick = self.tick_ns.load(Ordering::Relaxed);
         if job.is_some() && tick > 0 {
             let now = clock::now();
             if let Some(prev) = ws.last_arrival {
                 let gap = now.ns_since(prev);
                 // A gap of several ticks (a paused game) says nothing about the jitter.
-                if gap < 2 * tick {
+                if gap < tick.saturating_mul(2) {
                     ws.jitter_ns = (ws.jitter_ns * 7 + gap.abs_diff(tick)) / 8;
                 }
             }
@@ -535,11 +533,12 @@ impl LaneQueue {
         job
     }
 
-    /// Step 3a, for a ticked lane: parks with a timer until `lead` before the next expected
-    /// tick (as a sleeper: a push before then wakes it as usual), then spins for at most twice
-    /// the lead (not a sleeper: the tick's push needs no futex wake). The lead is twice the
-    /// learned arrival jitter, within bounds. `None`: not ticked, the tick is too near, or
-    /// nothing came in the window (the caller then waits the usual way).
+    /// Step 3a, for a ticked lane whose spin found nothing (so a frame's next job, which the
+    /// spin catches, never waits for a timer): parks with a timer until `lead` before the next
+    /// expected tick (as a sleeper: a push before then wakes it as usual), then spins for at
+    /// most twice the lead (not a sleeper: the tick's push needs no futex wake). The lead is
+    /// twice the learned arrival jitter, within bounds. `None`: not ticked, the tick is too
+    /// near, or nothing came in the window (the caller then waits the usual way).
     fn tick_wait(&self, ws: &mut WorkerSearch) -> Option<JobRef> {
         let tick = self.tick_ns.load(Ordering::Relaxed);
         if tick == 0 || ws.spin.max() == 0 {
@@ -584,6 +583,11 @@ impl LaneQueue {
                 if self.spin_for_work(me, start, ws.spin.cur()) {
                     ws.spin.success();
                     continue;
+                }
+                // The spin found nothing: a ticked lane parks until just before its next tick
+                // (step 3a), not mid-frame, where the spin catches the next job.
+                if let Some(job) = self.tick_wait(ws) {
+                    return Some(job);
                 }
                 Some(start)
             } else {
