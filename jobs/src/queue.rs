@@ -67,8 +67,8 @@ use crate::job::{self, JobRef, WorkerInfo};
 use crate::latch::Latch;
 use crate::plan::LaneId;
 use crate::sync::{
-    fence, lock, spin_step, thread, wait, wait_timeout, AtomicBool, AtomicU32, AtomicU64,
-    AtomicUsize, Condvar, Mutex, MutexGuard, Ordering,
+    fence, lock, spin_step, thread, wait, wait_timeout, AtomicU32, AtomicU64, AtomicUsize, Condvar,
+    Mutex, MutexGuard, Ordering,
 };
 use std::time::Duration;
 
@@ -243,15 +243,15 @@ pub(crate) struct LaneQueue {
     deques: Box<[Deque]>,
     /// The lane's threads plus the owner outnumber the cores: a spinning thread yields its core
     /// at every clock check, so a runnable peer (the owner, woken to start the next frame) is
-    /// not kept off the CPU until the spin runs out. Set once, before the workers start.
-    yield_in_spin: AtomicBool,
+    /// not kept off the CPU until the spin runs out. Fixed at start.
+    yield_in_spin: bool,
     /// The lane's tick period in ns (0: not ticked), set by `Lanes::set_tick`. Relaxed: a hint
     /// read by idle workers (step 3a).
     tick_ns: AtomicU64,
 }
 
 impl LaneQueue {
-    pub(crate) fn new(lanes_id: usize, lane: LaneId, workers: usize) -> Self {
+    pub(crate) fn new(lanes_id: usize, lane: LaneId, workers: usize, yield_in_spin: bool) -> Self {
         let workers = workers.max(1);
         LaneQueue {
             lanes_id,
@@ -271,7 +271,7 @@ impl LaneQueue {
             len_hint: AtomicUsize::new(0),
             sleepers_hint: AtomicU32::new(0),
             deques: (0..workers).map(|_| Deque::new()).collect(),
-            yield_in_spin: AtomicBool::new(false),
+            yield_in_spin,
             tick_ns: AtomicU64::new(0),
         }
     }
@@ -281,17 +281,11 @@ impl LaneQueue {
         self.tick_ns.store(ns, Ordering::Relaxed);
     }
 
-    /// Makes spinning threads of this lane yield their core at every clock check (set by
-    /// `Lanes::start` when the lane's threads and the owner outnumber the cores).
-    pub(crate) fn set_yield_in_spin(&self, on: bool) {
-        self.yield_in_spin.store(on, Ordering::Relaxed);
-    }
-
     /// The spin loops' periodic check: yields if told to, then says whether `spin_ns` has
     /// passed since `start`.
     #[inline]
     fn spin_expired(&self, start: clock::Stamp, spin_ns: u64) -> bool {
-        if self.yield_in_spin.load(Ordering::Relaxed) {
+        if self.yield_in_spin {
             thread::yield_now();
         }
         clock::now().ns_since(start) >= spin_ns
@@ -510,13 +504,10 @@ impl LaneQueue {
                 .any(|(i, d)| me != Searcher::Worker(i as u16) && !d.is_empty())
     }
 
-    /// Steps 3 to 5 for a worker: the next job, waiting as long as it takes. `None` once shut
-    /// down and drained.
+    /// Steps 3 to 5 for a worker whose search ([`LaneQueue::find_now`]) just came up empty:
+    /// the next job, waiting as long as it takes. `None` once shut down and drained. The job
+    /// that ends this idle gap is an arrival (a ticked lane times its parks by it).
     pub(crate) fn next_for_worker(&self, ws: &mut WorkerSearch) -> Option<JobRef> {
-        if let Some(job) = self.find_now(ws) {
-            return Some(job);
-        }
-        // An idle gap: the job that ends it is an arrival (a ticked lane times its parks by it).
         let job = self.wait_for_worker(ws);
         let tick = self.tick_ns.load(Ordering::Relaxed);
         if job.is_some() && tick > 0 {
@@ -541,7 +532,7 @@ impl LaneQueue {
     /// near, or nothing came in the window (the caller then waits the usual way).
     fn tick_wait(&self, ws: &mut WorkerSearch) -> Option<JobRef> {
         let tick = self.tick_ns.load(Ordering::Relaxed);
-        if tick == 0 || ws.spin.max() == 0 {
+        if tick == 0 {
             return None;
         }
         let arrived = ws.last_arrival?;
@@ -569,19 +560,20 @@ impl LaneQueue {
         self.find_now(ws)
     }
 
-    /// Steps 3 to 5 for a worker, untimed: spin for the learned budget, then park.
+    /// Steps 3 to 5 for a worker that has just searched in vain: spin for the learned budget,
+    /// then park; search again only when there may be work.
     fn wait_for_worker(&self, ws: &mut WorkerSearch) -> Option<JobRef> {
         let me = Searcher::Worker(ws.me);
         loop {
-            if let Some(job) = self.find_now(ws) {
-                return Some(job);
-            }
             // One clock read starts both the spin and the idle gap a parked worker learns from;
             // a lane that may not spin reads no clock at all.
             let idle_since = if ws.spin.max() > 0 {
                 let start = clock::now();
                 if self.spin_for_work(me, start, ws.spin.cur()) {
                     ws.spin.success();
+                    if let Some(job) = self.find_now(ws) {
+                        return Some(job);
+                    }
                     continue;
                 }
                 // The spin found nothing: a ticked lane parks until just before its next tick
@@ -612,6 +604,9 @@ impl LaneQueue {
             drop(s);
             if let Some(start) = idle_since {
                 ws.spin.parked(clock::now().ns_since(start));
+            }
+            if let Some(job) = self.find_now(ws) {
+                return Some(job);
             }
         }
     }
@@ -842,7 +837,7 @@ mod tests {
     fn a_push_wakes_the_most_recently_parked_workers_once_each() {
         // No real sleepers here: set the state as three parked workers would (parked in the
         // order 0, 1, 2), and check whom each push notifies.
-        let q = LaneQueue::new(0, LaneId(0), 3);
+        let q = LaneQueue::new(0, LaneId(0), 3, false);
         {
             let mut s = lock(&q.state);
             for w in 0..3u16 {

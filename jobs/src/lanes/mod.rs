@@ -187,12 +187,6 @@ impl Lanes {
         let _cores = crate::plan::machine_cores();
         let n = plan.lanes().len();
         let id = NEXT_LANES_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let queues: Box<[LaneQueue]> = plan
-            .lanes()
-            .iter()
-            .enumerate()
-            .map(|(i, l)| LaneQueue::new(id, LaneId(i as u16), l.worker_cores.len()))
-            .collect();
         // More threads than cores (workers plus the owner): nobody may spin, a spinner would
         // hold the core its peer needs (the "never spin on a peer that may share a core" rule).
         let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
@@ -224,9 +218,17 @@ impl Lanes {
                 }
             })
             .collect();
-        for (i, q) in queues.iter().enumerate() {
-            q.set_yield_in_spin(spin_ns[i] > 0 && oversubscribed);
-        }
+        // A spinning worker yields its core at each clock check where the lane's threads and
+        // the owner outnumber the cores.
+        let queues: Box<[LaneQueue]> = plan
+            .lanes()
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let yield_in_spin = spin_ns[i] > 0 && oversubscribed;
+                LaneQueue::new(id, LaneId(i as u16), l.worker_cores.len(), yield_in_spin)
+            })
+            .collect();
         let counters: Box<[LaneCounters]> = (0..n).map(|_| LaneCounters::default()).collect();
         // The owner spins while it waits unless it would take a core from a frame-critical worker.
         let owner_shares = plan.owner_core().is_some_and(|c| {
