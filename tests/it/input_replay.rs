@@ -3,7 +3,7 @@
 //! ignored) ends in the same world hash.
 
 use lanegraph::input::{InputEvent, Key, MouseButton, RecordedInput};
-use lanegraph::runtime::InputReplayError;
+use lanegraph::runtime::ReplayError;
 use lanegraph::systems::SystemDef;
 use lanegraph::world::{Resource, StateHash};
 use lanegraph::Engine;
@@ -155,7 +155,14 @@ fn a_bad_input_log_is_refused_with_the_fix() {
         },
     ];
     let err = e.replay_inputs(out_of_order).unwrap_err();
-    assert_eq!(err, InputReplayError::OutOfOrder { frame: 2, after: 5 });
+    assert_eq!(
+        err,
+        ReplayError::OutOfOrder {
+            what: "input",
+            frame: 2,
+            after: 5
+        }
+    );
     assert!(err.to_string().contains("fix:"), "{err}");
     e.frame().unwrap();
     e.frame().unwrap();
@@ -167,6 +174,23 @@ fn a_bad_input_log_is_refused_with_the_fix() {
         .unwrap_err();
     assert!(matches!(
         err,
-        InputReplayError::AlreadyRun { frame: 1, now: 2 }
+        ReplayError::AlreadyRun {
+            what: "input",
+            frame: 1,
+            now: 2,
+            ..
+        }
     ));
+    // Frame 0 is no frame: said so, not "already run".
+    let mut fresh = lanegraph::runtime::Engine::builder()
+        .lockstep(true)
+        .build()
+        .unwrap();
+    let err = fresh
+        .replay_inputs(vec![RecordedInput {
+            frame: 0,
+            event: ev,
+        }])
+        .unwrap_err();
+    assert_eq!(err, ReplayError::FrameZeroInput);
 }

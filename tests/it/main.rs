@@ -10,6 +10,7 @@
 static ALLOC: lanegraph::telemetry::TrackingAllocator =
     lanegraph::telemetry::TrackingAllocator::new();
 
+mod budget_adaptation;
 mod budget_control;
 mod budget_cost_model;
 mod budget_determinism;
@@ -27,6 +28,7 @@ mod gpu_memory_monitor;
 mod hostile_input;
 mod input_replay;
 mod report_chromium;
+mod second_game;
 mod systems_alloc_free;
 mod systems_registration;
 mod telemetry_alloc;

@@ -84,6 +84,11 @@ pub fn engine_with_pass(
     use lanegraph::world::{Domain, DomainSet};
     lanegraph::Engine::builder()
         .lanes_spec("physics=1,render=1,asset=1")
+        // A game that draws opts into the render agent (resolution and instance cap).
+        .builtin_agents(lanegraph::runtime::BuiltinAgents {
+            render: true,
+            ..lanegraph::runtime::BuiltinAgents::NONE
+        })
         .lockstep(true)
         .telemetry(true, trace_frames)
         .render(

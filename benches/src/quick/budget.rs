@@ -18,6 +18,10 @@
 //! - `steady_flips`: strategy changes in 10,000 steady frames after settling (frame 300 on).
 //! - `noisy_flips_per_min`: most changes by one agent per simulated minute, over 10 minutes of
 //!   a load at the edge between two choices with 10 % noise and 1 % hitches.
+//! - `mispriced_overrun_probes_per_30s`, `mispriced_flips_per_min`: `sim::mispriced_ladder`
+//!   (a rung quoted 6.7x its cheapest sibling that truly costs 56x, 28 ms in a 16.7 ms budget)
+//!   over 10 simulated minutes: upgrades undone within 120 frames (probes that overran) per
+//!   30 s, and changes after settling per minute (goals: <= 1 each).
 //! - `tick_us`: median wall time of one controller tick replaying the step scenario's recorded
 //!   inputs (shared clock), against the same replay in manual mode (no arbitration).
 //!
@@ -183,6 +187,30 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
         "changes_per_agent_per_min",
         "count",
         worst as f64 / minutes as f64,
+    ));
+    // A ladder whose quote is 8x off (issue 24): probes of the rung that does not fit, and
+    // flips after settling, over 10 simulated minutes at steady load.
+    let minutes = 10u64;
+    let sc = sim::mispriced_ladder(minutes * 3600, 7);
+    let t = sim::run(&sc, Driver::Adaptive);
+    let mine: Vec<&lanegraph::budget::Decision> = t.decisions.iter().collect();
+    let probes = mine
+        .windows(2)
+        .filter(|w| {
+            w[0].frame >= 300 && w[0].to.get() < w[0].from.get() && w[1].frame <= w[0].frame + 120
+        })
+        .count();
+    out.push(fig(
+        "mispriced_overrun_probes_per_30s",
+        "probes",
+        "count",
+        probes as f64 / (minutes as f64 * 2.0),
+    ));
+    out.push(fig(
+        "mispriced_flips_per_min",
+        "changes_after_settling",
+        "count",
+        t.decisions.iter().filter(|d| d.frame >= 300).count() as f64 / minutes as f64,
     ));
     demo_figures(opts, &mut out)?;
     Ok(out)

@@ -85,7 +85,7 @@ pub struct DemoOptions {
     pub puffin_addr: Option<std::net::SocketAddr>,
     /// Recorded decisions to apply instead of the live controller (a lockstep run's
     /// `summary.json` `decisions`: see [`replay_of`]).
-    pub replay: Option<Vec<lanegraph::runtime::ReplayDecision>>,
+    pub replay: Option<Vec<lanegraph::runtime::DecisionEntry>>,
     /// Recorded input to hand to the world instead of live input (a lockstep run's
     /// `summary.json` `inputs`: see [`replay_of`]).
     pub replay_inputs: Option<Vec<lanegraph::input::RecordedInput>>,
@@ -327,8 +327,10 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
     } else {
         render::ParticleRenderer::new(config.vulkan, opts.validation)
     };
+    // The demo adapts all three built-in agents (a game installs only those it wants).
     let mut engine = Engine::builder()
         .config(config)
+        .builtin_agents(lanegraph::runtime::BuiltinAgents::ALL)
         .lockstep(lockstep)
         .render(render::VIEW_DOMAINS, render::derive_view, renderer)
         .build()?;
@@ -621,26 +623,12 @@ pub fn replay_of(summary_json: &str) -> Result<Recorded, DemoError> {
                 .into(),
         ));
     }
-    let decisions: Vec<lanegraph::runtime::ReplayDecision> = field("decisions")?
-        .as_array()
-        .ok_or_else(|| bad("`decisions` is not a list".into()))?
-        .iter()
-        .map(|d| {
-            Ok(lanegraph::runtime::ReplayDecision {
-                frame: d["frame"]
-                    .as_u64()
-                    .ok_or_else(|| bad("a decision has no frame".into()))?,
-                agent: d["agent"]
-                    .as_str()
-                    .ok_or_else(|| bad("a decision has no agent".into()))?
-                    .into(),
-                strategy: d["to"]
-                    .as_str()
-                    .ok_or_else(|| bad("a decision has no `to`".into()))?
-                    .into(),
-            })
-        })
-        .collect::<Result<_, DemoError>>()?;
+    let decisions: Vec<lanegraph::runtime::DecisionEntry> =
+        serde_json::from_value(field("decisions")?).map_err(|e| {
+            bad(format!(
+                "`decisions` is not a decision log: {e}; fix: pass the summary.json a demo run of this version wrote"
+            ))
+        })?;
     // A run without a window has no input; a summary written before inputs were logged has
     // no `inputs` key and none to replay.
     if v.get("inputs_complete").and_then(|c| c.as_bool()) == Some(false) {

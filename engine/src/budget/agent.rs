@@ -59,7 +59,7 @@ impl fmt::Display for AgentId {
 }
 
 /// Index of a strategy in the list its agent declared at registration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct StrategyIndex(pub u8);
 
 impl StrategyIndex {

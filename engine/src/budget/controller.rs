@@ -25,6 +25,16 @@
 //!    an agent changed within `dwell_frames` may not upgrade. No fit: every agent of the pool
 //!    takes its cheapest strategy, and the log says so.
 //! 9. Apply each change (the new strategy runs from frame `N + 1`) and log it with its reason.
+//!
+//! # Remembered costs, probes and bars
+//! Each strategy is priced by its own measurements when it has any (`slot`: remembered, fading
+//! with a [`COST_MEMORY_HALF_LIFE_S`] half-life), by its quote only when it has none. An
+//! upgrade is a probe until it holds through its dwell. A probe that overruns (the pool no
+//! longer fits and the agent steps down before its dwell ends) is undone on the tick its
+//! samples show it, and the strategy is barred for [`BAR_FIRST_S`], doubling with each overrun
+//! in a row up to [`BAR_MAX_S`]; the bar lifts early when the evidence changes (the agent's
+//! workload falls by the overrun ratio, or the pool's other costs fall by the excess).
+//! An idle agent (no sample with work for [`IDLE_FRAMES`]) takes no decisions.
 
 use super::agent::{self, limits, Agent, AgentId, Pool, RegisterError, Strategy, StrategyIndex};
 use super::arbitration::{self, Arbiter, ArbiterOption};
@@ -35,7 +45,7 @@ use super::log::{Decision, DecisionLog};
 use super::pid::Pid;
 use super::providers::{Providers, Readings};
 use super::record::{RecordedFrame, Recording};
-use super::slot::Slot;
+use super::slot::{Bar, Slot};
 
 /// The default fixed step when no agent declares one, seconds: the game loop's
 /// [`FixedStep::DEFAULT`](crate::game_loop::FixedStep::DEFAULT).
@@ -50,6 +60,20 @@ const OVERHEAD_WINDOW: usize = 15;
 
 /// A GPU reading older than this many frames is not used.
 const GPU_STALE_FRAMES: u64 = 4;
+
+/// Half-life of a strategy's remembered cost, seconds: a rung's own measurement keeps pricing
+/// it for about this long before it fades half way back to the quote's ratio (`slot`).
+pub const COST_MEMORY_HALF_LIFE_S: f64 = 30.0;
+
+/// The first bar on a strategy that overran right after an upgrade, seconds; each further
+/// overrun in a row doubles it, up to [`BAR_MAX_S`].
+pub const BAR_FIRST_S: f64 = 2.0;
+/// The longest bar, seconds.
+pub const BAR_MAX_S: f64 = 64.0;
+
+/// An agent whose latest sample with work (`n > 0`) is older than this many frames is idle:
+/// it takes no decisions (nothing drawn, nothing loaded) and keeps its strategy.
+pub const IDLE_FRAMES: u64 = 60;
 
 /// Adaptive or pinned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -262,6 +286,11 @@ impl Controller {
             .map(|i| AgentId(i as u16))
     }
 
+    /// The pool the agent's cost lands on.
+    pub fn pool(&self, id: AgentId) -> Option<Pool> {
+        self.slots.get(id.index()).map(|s| s.pool)
+    }
+
     /// The agent's current strategy.
     pub fn current(&self, id: AgentId) -> Option<StrategyIndex> {
         self.slots.get(id.index()).map(|s| s.current)
@@ -283,11 +312,28 @@ impl Controller {
         let s = self.slots.get(id.index())?;
         // The law is only needed to extrapolate to an announced workload.
         let fit = s.announced_n.and_then(|_| s.fit());
+        let frame = self.last_frame.unwrap_or(0);
+        let half_life = self.frames_per_second() * COST_MEMORY_HALF_LIFE_S;
         Some(
             (0..s.strategies.len())
-                .map(|i| s.calibrated(i, fit.as_ref()))
+                .map(|i| s.calibrated(i, fit.as_ref(), frame, half_life))
                 .collect(),
         )
+    }
+
+    /// True while the agent's strategy `strategy` is barred (it overran right after an upgrade;
+    /// module docs): the arbiter will not choose it.
+    pub fn is_barred(&self, id: AgentId, strategy: StrategyIndex) -> bool {
+        let frame = self.last_frame.unwrap_or(0);
+        self.slots.get(id.index()).is_some_and(|s| {
+            strategy.get() < s.strategies.len()
+                && s.barred(strategy.get(), frame, self.overhead[s.pool.index()])
+        })
+    }
+
+    /// Frames per second of the frame budget (bars and memory are kept in seconds).
+    fn frames_per_second(&self) -> f64 {
+        1000.0 / self.cfg.frame_budget_ms
     }
 
     /// Announces the workload an agent is about to run (e.g. a level streamed in 10,000
@@ -505,13 +551,29 @@ impl Controller {
         );
 
         // 6. Calibrated costs.
+        let half_life = self.frames_per_second() * COST_MEMORY_HALF_LIFE_S;
+        // A probe that held through its dwell is no longer a probe: its strikes are forgiven.
+        let dwell_frames = self.cfg.dwell_frames;
+        for slot in &mut self.slots {
+            if let Some((j, start)) = slot.probe {
+                if slot.current != j {
+                    slot.probe = None;
+                } else if frame >= start + dwell_frames {
+                    slot.strikes[j.get()] = 0;
+                    slot.probe = None;
+                }
+            }
+        }
         self.costs.resize_with(self.slots.len(), Vec::new);
         let mut pool_cost = [0.0f64; 2];
         for (slot, costs) in self.slots.iter().zip(self.costs.iter_mut()) {
             // Fitting costs 4 laws x 64 samples: only when a workload was announced.
             let fit = slot.announced_n.and_then(|_| slot.fit());
             costs.clear();
-            costs.extend((0..slot.strategies.len()).map(|i| slot.calibrated(i, fit.as_ref())));
+            costs.extend(
+                (0..slot.strategies.len())
+                    .map(|i| slot.calibrated(i, fit.as_ref(), frame, half_life)),
+            );
             pool_cost[slot.pool.index()] += costs[slot.current.get()];
         }
         let capacity = |p: usize| m * a.target_ms - self.overhead[p];
@@ -597,7 +659,11 @@ impl Controller {
             if slot.pool != pool {
                 continue;
             }
-            if slot.pinned.is_some() {
+            let idle = slot
+                .last_work
+                .is_none_or(|f| frame.saturating_sub(f) > IDLE_FRAMES);
+            if slot.pinned.is_some() || idle {
+                // Held where it is: its cost is reserved from the pool.
                 pinned_cost += self.costs[i][slot.current.get()];
             } else {
                 self.members.push(i);
@@ -622,6 +688,9 @@ impl Controller {
                 let c = self.costs[i][j];
                 let upgrade = s.quality > cur_q;
                 if upgrade && dwelling {
+                    continue;
+                }
+                if j != cur && slot.barred(j, frame, self.overhead[p]) {
                     continue;
                 }
                 let counted = if j == cur {
@@ -685,6 +754,8 @@ impl Controller {
                 upgraded.push_str(&slot.name);
             }
         }
+        let trade = feasible && current_cost <= capacity && !upgraded.is_empty();
+        let fps = self.frames_per_second();
         let mut changes = 0;
         for k in 0..self.members.len() {
             let i = self.members[k];
@@ -695,6 +766,62 @@ impl Controller {
                 continue;
             }
             let upgrade = slot.strategies[to.get()].quality > slot.strategies[from.get()].quality;
+            // What the strategy this agent moves to is priced by: its own measurement or the
+            // quote (named in the reason).
+            let to_cost = self.costs[i][to.get()];
+            let rung = if slot.measured(to.get()) {
+                format!(
+                    "{} `{}` measured {:.1} ms",
+                    slot.name,
+                    slot.strategies[to.get()].name,
+                    to_cost
+                )
+            } else {
+                format!(
+                    "{} `{}` quoted {:.1} ms (not yet measured)",
+                    slot.name,
+                    slot.strategies[to.get()].name,
+                    to_cost
+                )
+            };
+            // A probe that overran: bar it (module docs).
+            let mut barred = String::new();
+            if !upgrade && !trade {
+                if let Some((j, start)) = slot.probe.filter(|&(j, _)| j == from) {
+                    if frame < start + cfg.dwell_frames {
+                        let others: f64 = self
+                            .members
+                            .iter()
+                            .zip(&self.chosen)
+                            .filter(|&(&m, _)| m != i)
+                            .map(|(&m, &c)| self.costs[m][c as usize])
+                            .sum();
+                        let available = capacity - others;
+                        let measured_cost = self.costs[i][j.get()];
+                        let strikes = slot.strikes[j.get()].saturating_add(1).min(16);
+                        let secs = (BAR_FIRST_S * 2f64.powi(i32::from(strikes) - 1)).min(BAR_MAX_S);
+                        let until = frame + (secs * fps).ceil() as u64;
+                        let bar = Bar {
+                            until,
+                            n_at: slot.workload(),
+                            overrun: (measured_cost / available.max(1e-6)).clamp(1.0, 1e6),
+                            overhead_at: self.overhead[p],
+                            excess_ms: (measured_cost - available).max(0.0),
+                        };
+                        barred = format!(
+                            "; `{}` overran ({:.1} ms measured, {:.1} ms available): barred {secs:.0} s",
+                            slot.strategies[j.get()].name,
+                            measured_cost,
+                            available.max(0.0)
+                        );
+                        let slot = &mut self.slots[i];
+                        slot.strikes[j.get()] = strikes;
+                        slot.bars[j.get()] = Some(bar);
+                        slot.probe = None;
+                    }
+                }
+            }
+            let slot = &self.slots[i];
             let reason = reason(&ReasonCtx {
                 pool,
                 upgrade,
@@ -709,7 +836,8 @@ impl Controller {
                 overhead: self.overhead[p],
                 margin: cfg.upgrade_margin,
                 upgraded: &upgraded,
-            });
+                rung: &rung,
+            }) + &barred;
             let d = Decision {
                 frame,
                 agent: AgentId(i as u16),
@@ -722,7 +850,11 @@ impl Controller {
                 multiplier: m,
                 target_ms: a.target_ms,
             };
-            self.slots[i].switch(to, frame + 1, frame);
+            let slot = &mut self.slots[i];
+            slot.switch(to, frame + 1, frame);
+            if upgrade {
+                slot.probe = Some((to, frame + 1));
+            }
             self.log.push(d);
             changes += 1;
         }
@@ -744,6 +876,18 @@ struct ReasonCtx<'a> {
     overhead: f64,
     margin: f64,
     upgraded: &'a str,
+    /// The moved agent's target strategy and what prices it (`physics `full` measured 28.0 ms`).
+    rung: &'a str,
+}
+
+/// The comparison `a` to `b` as printed with one decimal: `<=` or `>`, chosen from the printed
+/// figures, so a reason's inequality always agrees with its own numbers.
+pub(crate) fn le_or_gt(a: f64, b: f64) -> &'static str {
+    if (a * 10.0).round() <= (b * 10.0).round() {
+        "<="
+    } else {
+        ">"
+    }
 }
 
 /// The reason text: the cause (a cap, the pool's pressure, a heuristic's target, or the PID),
@@ -752,21 +896,35 @@ fn reason(c: &ReasonCtx<'_>) -> String {
     let pool = c.pool.name();
     if c.upgrade {
         let pm = c.pool_measured.unwrap_or(c.measured);
+        let lead = if le_or_gt(pm, c.a.target_ms) == "<=" {
+            "headroom"
+        } else {
+            "cost fits"
+        };
         return format!(
-            "headroom: {pool} {pm:.1} ms <= target {:.1} ms; {pool} cost {:.1} -> {:.1} ms fits capacity {:.1} ms with {:.0} % margin (multiplier {:.2})",
+            "{lead}: {pool} {pm:.1} ms {} target {:.1} ms; {pool} cost {:.1} -> {:.1} ms {} capacity {:.1} ms with {:.0} % margin (multiplier {:.2}); {}",
+            le_or_gt(pm, c.a.target_ms),
             c.a.target_ms,
             c.current_cost,
             c.new_cost,
+            le_or_gt(c.new_cost, c.capacity),
             c.capacity,
             c.margin * 100.0,
-            c.m
+            c.m,
+            c.rung
         );
     }
     if c.feasible && c.current_cost <= c.capacity && !c.upgraded.is_empty() {
         // The current choice fitted: this downgrade is a trade for more total quality.
         return format!(
-            "trade: makes room for {} (more total quality); {pool} cost {:.1} -> {:.1} ms within capacity {:.1} ms (multiplier {:.2})",
-            c.upgraded, c.current_cost, c.new_cost, c.capacity, c.m
+            "trade: makes room for {} (more total quality); {pool} cost {:.1} -> {:.1} ms {} capacity {:.1} ms (multiplier {:.2}); {}",
+            c.upgraded,
+            c.current_cost,
+            c.new_cost,
+            le_or_gt(c.new_cost, c.capacity),
+            c.capacity,
+            c.m,
+            c.rung
         );
     }
     let cause: String = match (c.a.cap_by, c.a.pressure[c.pool.index()]) {
@@ -782,13 +940,23 @@ fn reason(c: &ReasonCtx<'_>) -> String {
     };
     if c.feasible {
         format!(
-            "{cause}; {pool} cost {:.1} ms > capacity {:.1} ms (multiplier {:.2}, overhead {:.1} ms) -> {:.1} ms",
-            c.current_cost, c.capacity, c.m, c.overhead, c.new_cost
+            "{cause}; {pool} cost {:.1} ms {} capacity {:.1} ms (multiplier {:.2}, overhead {:.1} ms) -> {:.1} ms; {}",
+            c.current_cost,
+            le_or_gt(c.current_cost, c.capacity),
+            c.capacity,
+            c.m,
+            c.overhead,
+            c.new_cost,
+            c.rung
         )
     } else {
         format!(
-            "{cause}; even the cheapest {pool} choice ({:.1} ms) exceeds capacity {:.1} ms (multiplier {:.2}) — degrading to cheapest",
-            c.new_cost, c.capacity, c.m
+            "{cause}; even the cheapest {pool} choice ({:.1} ms) {} capacity {:.1} ms (multiplier {:.2}) — degrading to cheapest; {}",
+            c.new_cost,
+            le_or_gt(c.new_cost, c.capacity),
+            c.capacity,
+            c.m,
+            c.rung
         )
     }
 }

@@ -597,3 +597,43 @@ pub fn standard(frames: u64, load: Schedule<f64>, noise: f64, seed: u64) -> Scen
 pub fn agent_id(k: usize) -> AgentId {
     AgentId(k as u16)
 }
+
+/// A ladder whose quote is wrong by an order of magnitude (the demo's physics on a slow
+/// 2-vCPU machine, issue 24): the quote says `full` costs 6.7x the cheapest rung, the truth is
+/// 56x (28 ms in a 16.7 ms budget), and the middle rung (12 ms) fits. A controller that
+/// rescales quotes by one factor predicts `full` at ~3 ms from the cheapest rung's
+/// measurements and probes it every dwell; one that remembers each rung's own cost probes it
+/// rarely and settles on the middle rung.
+pub fn mispriced_ladder(frames: u64, seed: u64) -> Scenario {
+    use CostLaw::*;
+    let s = |name: &str, q: u16, c: f64| Strategy::new(name, q, Quote::new(Linear, c));
+    let n = 10_000;
+    Scenario {
+        config: ControllerConfig::default(),
+        agents: vec![SimAgentSpec {
+            name: "physics".into(),
+            pool: Pool::Cpu,
+            weight: 3,
+            strategies: vec![
+                s("full", 3, 20e-6),
+                s("detail_every_2", 2, 12e-6),
+                s("no_detail", 1, 3e-6),
+            ],
+            law: Linear,
+            truth: vec![28.0 / n as f64, 12.0 / n as f64, 0.5 / n as f64],
+            n,
+            per_step: false,
+        }],
+        frames,
+        seed,
+        noise: 0.05,
+        hitch_chance: 0.0,
+        hitch_ms: 0.0,
+        load: Vec::new(),
+        cpu_load: Vec::new(),
+        gpu_load: Vec::new(),
+        cpu_overhead_ms: 0.5,
+        gpu_overhead_ms: 0.0,
+        readings: Vec::new(),
+    }
+}

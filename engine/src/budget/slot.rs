@@ -2,11 +2,30 @@
 //! what its strategies cost now.
 //!
 //! Owns: the strategy history (so late samples are credited to the strategy that ran), the
-//! per-strategy cost models and level trackers, the calibration factor, the workload, dwell and
-//! pin state. Must never: choose a strategy (the controller does) or touch other agents.
+//! per-strategy cost models and level trackers, each strategy's remembered cost (what it
+//! measured when it last ran, fading with age), the bars on strategies that overran, the
+//! calibration factor, the workload, dwell and pin state. Must never: choose a strategy (the
+//! controller does) or touch other agents.
+//!
+//! # What a strategy costs (the prediction the arbiter reads)
+//! Every measurement is a *level*: measured ms over quoted ms. The machine's load moves every
+//! rung's level together; a wrong quote moves one rung's level alone. So each rung keeps a
+//! *relative* correction `rel` (1 until measured): when the agent moves from rung `k` to rung
+//! `j` and `j`'s first samples arrive, `rel_j = rel_k * level_j / level_k` (`k`'s level as it
+//! left, the same load a moment apart). Then:
+//! - the strategy in force costs its quote times its own measured level;
+//! - any other costs its quote times the current level times `(rel_j / rel_current)^w`, with
+//!   `w = 0.5^(age / half-life)` (`age`: frames since that comparison; `w = 0` never
+//!   measured): a rung that measured 56x its cheapest sibling is priced so, not rescaled from
+//!   the quote's 6.7x, and when the load falls the prediction falls with it; as the evidence
+//!   ages it fades back to the quote's ratio.
 
 use super::agent::{Agent, Pool, Strategy, StrategyIndex};
 use super::cost_model::{calibration_factor, CostLaw, CostModel, Fit, LevelTracker};
+
+/// Samples after a switch that compare the new strategy with the one left (the same load a
+/// moment apart); later samples move the level, not the relative correction.
+const COMPARE_SAMPLES: usize = 8;
 
 /// Strategy changes remembered for crediting late samples (GPU samples are two frames late;
 /// eight changes cover far more than that).
@@ -24,6 +43,20 @@ pub(crate) struct Slot {
     history: Vec<(u64, StrategyIndex)>,
     models: Vec<CostModel>,
     levels: Vec<LevelTracker>,
+    /// Per strategy, its relative correction and the frame it was last compared at (`None`:
+    /// never measured, the quote's ratio stands; module docs).
+    rel: Vec<(f64, Option<u64>)>,
+    /// The strategy left at the last switch and its level then (the reference the new
+    /// strategy's first samples are compared with), and the samples compared so far.
+    left: Option<(StrategyIndex, f64)>,
+    compared: usize,
+    /// Per strategy, the bar an overrun put on it (none: free to choose).
+    pub bars: Vec<Option<Bar>>,
+    /// Per strategy, how many times in a row it overran (the back-off's exponent).
+    pub strikes: Vec<u8>,
+    /// The upgrade being tried: `(strategy, first frame it runs)`, until it holds through its
+    /// dwell or is undone.
+    pub probe: Option<(StrategyIndex, u64)>,
     /// The last known measured/quoted factor (carried to a strategy not yet measured).
     carried_factor: Option<f64>,
     /// Workload the latest sample reported.
@@ -34,6 +67,25 @@ pub(crate) struct Slot {
     pub last_change: Option<u64>,
     /// Manual pin.
     pub pinned: Option<StrategyIndex>,
+    /// Frame of the latest sample with work in it (`n > 0`); `None`: never. An agent with no
+    /// work (nothing drawn, nothing loaded) takes no decisions.
+    pub last_work: Option<u64>,
+}
+
+/// A bar on a strategy that overran right after an upgrade: it may not be chosen again until
+/// `until`, unless the evidence changes (module docs of `controller`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bar {
+    /// First frame it may be chosen again.
+    pub until: u64,
+    /// The agent's workload when it overran.
+    pub n_at: u64,
+    /// Measured cost over the capacity it had (> 1).
+    pub overrun: f64,
+    /// The pool's overhead (the frame's other costs) when it overran, ms.
+    pub overhead_at: f64,
+    /// How far it overran, ms.
+    pub excess_ms: f64,
 }
 
 impl Slot {
@@ -50,10 +102,17 @@ impl Slot {
             history: vec![(0, initial)],
             models: vec![CostModel::new(); count],
             levels: vec![LevelTracker::default(); count],
+            rel: vec![(1.0, None); count],
+            left: None,
+            compared: 0,
+            bars: vec![None; count],
+            strikes: vec![0; count],
+            probe: None,
             carried_factor: None,
             announced_n: None,
             last_change: None,
             pinned: None,
+            last_work: None,
         }
     }
 
@@ -77,18 +136,38 @@ impl Slot {
         let quoted = self.strategies[i].quote.ms(n);
         if quoted > 0.0 {
             self.levels[i].push(ms / quoted);
+            if let Some(l) = self.levels[i].level() {
+                match self.left {
+                    // The first samples after a switch: compare with the rung just left.
+                    Some((k, lk)) if i == self.current.get() && self.compared < COMPARE_SAMPLES => {
+                        if k.get() != i && lk > 0.0 {
+                            self.rel[i] = ((self.rel[k.get()].0 * l / lk).max(1e-9), Some(frame));
+                        }
+                        self.compared += 1;
+                    }
+                    // The first rung ever run is the reference everything is relative to.
+                    None if self.rel[i].1.is_none() => self.rel[i].1 = Some(frame),
+                    _ => {}
+                }
+            }
         }
         self.sampled_n = n;
+        if n > 0 {
+            self.last_work = Some(frame);
+        }
     }
 
     /// Switches to `to` from frame `effective` on, telling the agent.
     pub fn switch(&mut self, to: StrategyIndex, effective: u64, decided: u64) {
         if let Some(f) = self.factor_of_current() {
             self.carried_factor = Some(f);
+            self.left = Some((self.current, f));
+            self.compared = 0;
         }
         self.current = to;
-        // What `to` measured when it last ran may be stale (the load has moved since): it
-        // starts afresh and runs on the carried factor until its own samples arrive.
+        // What `to` measured when it last ran may be stale (the load has moved since): its
+        // tracker starts afresh, and until its own samples arrive it is priced by what it
+        // remembers, faded by age (module docs).
         self.levels[to.get()] = LevelTracker::default();
         self.history.push((effective, to));
         if self.history.len() > HISTORY {
@@ -127,13 +206,42 @@ impl Slot {
         self.models[self.current.get()].fit()
     }
 
-    /// Calibrated cost of strategy `s`, ms: its quote at the workload, times the factor, and,
-    /// when the workload was announced ahead of the samples and the fitted law differs from the
-    /// quote's, corrected by the fitted law's growth from the sampled to the announced `n`.
-    pub fn calibrated(&self, s: usize, fit: Option<&Fit>) -> f64 {
+    /// The measured-over-quoted factor that prices strategy `s` at `frame` (module docs): its
+    /// own level when in force and measured, else the current factor corrected by the rung's
+    /// relative correction, faded with `half_life` frames.
+    pub fn factor_of(&self, s: usize, frame: u64, half_life: f64) -> f64 {
+        let cur = self.current.get();
+        if s == cur {
+            if let Some(l) = self.levels[s].level() {
+                return calibration_factor(l, 1.0);
+            }
+        }
+        let now = self.factor();
+        let (rel_s, at) = self.rel[s];
+        let Some(at) = at else {
+            return now;
+        };
+        let (rel_cur, at_cur) = self.rel[cur];
+        let ratio = rel_s / rel_cur;
+        // The comparison linking the two is as old as the later of their two comparisons.
+        let age = frame.saturating_sub(at.max(at_cur.unwrap_or(at))) as f64;
+        let w = 0.5f64.powf(age / half_life.max(1.0));
+        calibration_factor(now * ratio.powf(w), 1.0)
+    }
+
+    /// True when strategy `s` has measurements of its own (its cost is not the quote's ratio).
+    pub fn measured(&self, s: usize) -> bool {
+        self.rel[s].1.is_some()
+    }
+
+    /// Calibrated cost of strategy `s` at `frame`, ms: its quote at the workload times
+    /// [`Self::factor_of`], and, when the workload was announced ahead of the samples and the
+    /// fitted law differs from the quote's, corrected by the fitted law's growth from the
+    /// sampled to the announced `n`.
+    pub fn calibrated(&self, s: usize, fit: Option<&Fit>, frame: u64, half_life: f64) -> f64 {
         let n = self.workload();
         let quote = self.strategies[s].quote;
-        let mut ms = quote.ms(n) * self.factor();
+        let mut ms = quote.ms(n) * self.factor_of(s, frame, half_life);
         if let (Some(fit), Some(_)) = (fit, self.announced_n) {
             if fit.identifiable && fit.law != quote.law && self.sampled_n > 0 {
                 let grow = |law: CostLaw| law.eval(n) / law.eval(self.sampled_n);
@@ -144,6 +252,21 @@ impl Slot {
             }
         }
         ms
+    }
+
+    /// True when strategy `s` is barred at `frame` and the evidence has not changed: the
+    /// workload has not fallen by the overrun ratio and the pool's overhead has not fallen
+    /// by the excess.
+    pub fn barred(&self, s: usize, frame: u64, overhead: f64) -> bool {
+        let Some(b) = self.bars[s] else {
+            return false;
+        };
+        if frame >= b.until {
+            return false;
+        }
+        let lighter = (self.workload() as f64) * b.overrun <= b.n_at as f64;
+        let roomier = overhead <= b.overhead_at - b.excess_ms;
+        !(lighter || roomier)
     }
 
     /// Quality rank of strategy `s` times the agent's weight.
@@ -186,28 +309,68 @@ mod tests {
         // Decided at frame 10, lean runs from frame 11.
         s.switch(StrategyIndex(1), 11, 10);
         // No lean sample yet: the carried factor prices it.
-        assert_eq!(s.calibrated(1, None), 4.0);
+        assert_eq!(s.calibrated(1, None, 10, HL), 4.0);
         // A GPU-style late sample of frame 9 still belongs to rich, not lean.
         s.ingest(9, 1, 8.0);
-        assert_eq!(s.calibrated(1, None), 4.0);
+        assert_eq!(s.calibrated(1, None, 10, HL), 4.0);
         // Lean's own samples take over.
         s.ingest(11, 1, 3.0);
         assert_eq!(s.factor(), 1.5);
-        assert_eq!(s.calibrated(0, None), 6.0);
+        // Rich remembers its own 2x (frame 10, one frame old): not lean's 1.5x.
+        let rich = s.calibrated(0, None, 11, HL);
+        assert!((rich - 8.0).abs() < 0.01, "{rich}");
     }
 
+    const HL: f64 = 1800.0;
+
     #[test]
-    fn a_strategy_returned_to_starts_afresh() {
+    fn a_strategy_is_priced_by_its_own_measurements_fading_with_age() {
         let mut s = slot();
         for f in 1..=10 {
-            s.ingest(f, 1, 12.0); // rich under load: 3x
+            s.ingest(f, 1, 56.0); // rich measures 14x its quote
         }
         s.switch(StrategyIndex(1), 11, 10);
         for f in 11..=20 {
-            s.ingest(f, 1, 2.0); // load gone: lean at 1x
+            s.ingest(f, 1, 2.0); // lean at 1x: rich is 14x relative to lean
         }
-        s.switch(StrategyIndex(0), 21, 20);
-        // Rich's old 3x is stale: it is priced by lean's carried 1x until measured.
-        assert_eq!(s.calibrated(0, None), 4.0);
+        // The quote's ratio would say 4 ms; rich's own measurements say 56.
+        let fresh = s.calibrated(0, None, 20, HL);
+        assert!((fresh - 56.0).abs() < 1.0, "{fresh}");
+        assert!(s.measured(0) && s.measured(1));
+        // The load halves: lean measures 0.5x; rich's prediction halves with it (a load change
+        // moves every rung; only the relative correction is remembered).
+        for f in 21..=40 {
+            s.ingest(f, 1, 1.0);
+        }
+        let lighter = s.calibrated(0, None, 40, HL);
+        assert!((lighter - 28.0).abs() < 1.0, "{lighter}");
+        // One half-life after the comparison, half way (geometrically) to the quote's ratio.
+        let later = s.calibrated(0, None, 20 + HL as u64, HL);
+        assert!((later - 14f64.sqrt() * 2.0).abs() < 0.1, "{later}");
+        // Back on rich, its tracker starts afresh: the first new sample prices it alone.
+        s.switch(StrategyIndex(0), 41, 40);
+        s.ingest(41, 1, 20.0);
+        assert_eq!(s.calibrated(0, None, 41, HL), 20.0);
+    }
+
+    #[test]
+    fn a_bar_holds_until_its_time_or_until_the_evidence_changes() {
+        let mut s = slot();
+        s.sampled_n = 100;
+        s.bars[0] = Some(Bar {
+            until: 200,
+            n_at: 100,
+            overrun: 2.0,
+            overhead_at: 10.0,
+            excess_ms: 4.0,
+        });
+        assert!(s.barred(0, 150, 10.0));
+        assert!(!s.barred(0, 200, 10.0), "expired");
+        assert!(!s.barred(1, 150, 10.0), "another strategy");
+        // The frame's other costs fell by the excess.
+        assert!(!s.barred(0, 150, 6.0));
+        // The workload halved (the overrun ratio).
+        s.sampled_n = 50;
+        assert!(!s.barred(0, 150, 10.0));
     }
 }

@@ -51,6 +51,39 @@ pub struct EngineBuilder {
     lockstep: bool,
     render: Option<RenderSetup>,
     loaders: Loaders,
+    agents: BuiltinAgents,
+}
+
+/// Which of the runtime's built-in budget agents a game installs. None by default: no agent
+/// changes a game's fixed step, resolution or asset rate unless the game asked for it.
+///
+/// - `physics`: the detail-pass frequency and fixed step of the physics hook
+///   ([`super::PhysicsSettings`]); its cheapest strategy halves the fixed step's rate.
+/// - `render`: resolution scale, instance cap and compute pre-pass of the render pass.
+/// - `asset`: asset jobs admitted per frame.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BuiltinAgents {
+    /// Install the physics agent.
+    pub physics: bool,
+    /// Install the render agent.
+    pub render: bool,
+    /// Install the asset agent.
+    pub asset: bool,
+}
+
+impl BuiltinAgents {
+    /// No built-in agent (the default).
+    pub const NONE: BuiltinAgents = BuiltinAgents {
+        physics: false,
+        render: false,
+        asset: false,
+    };
+    /// All three (the demo's choice).
+    pub const ALL: BuiltinAgents = BuiltinAgents {
+        physics: true,
+        render: true,
+        asset: true,
+    };
 }
 
 /// The game's view source and pass, their view type erased (one builder call pairs them).
@@ -135,6 +168,13 @@ impl EngineBuilder {
         self
     }
 
+    /// Installs the built-in budget agents the game wants adapted ([`BuiltinAgents`]; none by
+    /// default). A game's own agents are added with [`Engine::add_agent`].
+    pub fn builtin_agents(mut self, agents: BuiltinAgents) -> Self {
+        self.agents = agents;
+        self
+    }
+
     /// Lockstep time: every frame simulates exactly one fixed step, whatever the wall clock
     /// says (same inputs, same world, on any machine: `--frames` runs of the demo).
     pub fn lockstep(mut self, on: bool) -> Self {
@@ -163,7 +203,7 @@ impl EngineBuilder {
         self
     }
 
-    /// Validates everything, starts the lanes, registers the built-in agents.
+    /// Validates everything, starts the lanes, registers the built-in agents asked for.
     pub fn build(self) -> Result<Engine, BuildError> {
         self.config.validate()?;
         let limits = self.config.asset_limits;
@@ -188,6 +228,7 @@ impl EngineBuilder {
             self.world.unwrap_or_default(),
             self.lockstep,
             self.render,
+            self.agents,
             {
                 let mut loaders = self.loaders;
                 loaders.limits = limits;

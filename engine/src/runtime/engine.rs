@@ -32,6 +32,7 @@ use super::config::EngineConfig;
 use super::loaders::Asset;
 use super::observer::{FrameFigures, FrameObserver, HeldObserver, ObserverId};
 use super::render::{Published, RenderDevice, RenderLane};
+use super::summary::{DecisionEntry, RunLog};
 use super::view::{ViewCacheStats, ViewSource};
 use crate::budget::{
     AdaptationMode, Agent, AgentId, AgentSample, Controller, ControllerConfig, FrameInput,
@@ -71,36 +72,48 @@ pub enum AgentCost {
     Reported,
 }
 
-/// One recorded strategy decision: at the end of frame `frame`, `agent` switched to
-/// `strategy` (a run's decision log, `summary.json`'s `decisions`).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct ReplayDecision {
-    /// The frame whose end the decision was made at.
-    pub frame: u64,
-    /// The agent's name.
-    pub agent: String,
-    /// The strategy it switched to.
-    pub strategy: String,
-}
-
-/// Recorded input that [`Engine::replay_inputs`] refused.
+/// What a replay refused ([`Engine::replay_run`], [`Engine::replay`],
+/// [`Engine::replay_inputs`]): nothing of a refused log is applied.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum InputReplayError {
-    /// An event comes before the one listed ahead of it.
-    #[error("replay input: an event for frame {frame} follows one for frame {after} (fix: pass the log in the order `input_log` / summary.json `inputs` gives it)")]
+pub enum ReplayError {
+    /// An entry comes before the one listed ahead of it.
+    #[error("replay: a {what} for frame {frame} follows one for frame {after} (fix: pass the log in the order the run log gives it)")]
     OutOfOrder {
-        /// The out-of-order event's frame.
+        /// `decision` or `input`.
+        what: &'static str,
+        /// The out-of-order entry's frame.
         frame: u64,
-        /// The frame of the event listed before it.
+        /// The frame of the entry listed before it.
         after: u64,
     },
-    /// An event is for a frame the engine has already run.
-    #[error("replay input: an event is for frame {frame} but the engine has run {now} frames (fix: start the replay on a fresh engine, before its first frame)")]
+    /// An entry would take effect in a frame the engine has already run. A decision made at
+    /// frame `N` takes effect at frame `N + 1`; an input at its own frame.
+    #[error("replay: a {what} recorded at frame {frame} takes effect at frame {effective}, but the engine has already run {now} frames (fix: start the replay on a fresh engine, before its first frame)")]
     AlreadyRun {
-        /// The event's frame.
+        /// `decision` or `input`.
+        what: &'static str,
+        /// The entry's recorded frame.
         frame: u64,
+        /// The frame it would take effect in.
+        effective: u64,
         /// Frames run.
         now: u64,
+    },
+    /// An input for frame 0: frames are numbered from 1, so no frame can deliver it.
+    #[error("replay: an input is recorded for frame 0, which no run has (frames are numbered from 1) (fix: pass an input log an engine wrote: `input_log`, or summary.json `inputs`)")]
+    FrameZeroInput,
+    /// A decision names an agent this engine does not have.
+    #[error("replay: no agent named `{0}` (fix: replay a run log made by this game, with the same agents installed)")]
+    UnknownAgent(String),
+    /// A decision names a strategy its agent does not have.
+    #[error("replay: agent `{agent}` has no strategy `{strategy}` (fix: one of {known})")]
+    UnknownStrategy {
+        /// The agent.
+        agent: String,
+        /// The name asked for.
+        strategy: String,
+        /// The names it has.
+        known: String,
     },
 }
 
@@ -311,10 +324,13 @@ impl SystemSeries {
 /// Asset failure messages kept for the report; later failures are counted, not kept.
 pub const MAX_ASSET_FAILURES: usize = 64;
 
+/// The built-in agents the game installed ([`super::BuiltinAgents`]); `None`: not installed,
+/// and the runtime runs that work at its first (full) strategy, never changing it.
 struct Builtins {
-    physics: AgentId,
-    render: AgentId,
-    asset: AgentId,
+    physics: Option<AgentId>,
+    render: Option<AgentId>,
+    asset: Option<AgentId>,
+    /// Resolves the physics strategies' step rates (also when not installed: its first rung).
     physics_agent: PhysicsAgent,
 }
 
@@ -326,7 +342,7 @@ pub struct Engine {
     /// Lockstep: the frame and clock reading at which the step in force was adopted.
     lockstep_base: (u64, u64, FixedStep),
     /// Recorded strategy decisions to apply instead of the live controller's, in frame order.
-    replay: Option<std::collections::VecDeque<ReplayDecision>>,
+    replay: Option<std::collections::VecDeque<DecisionEntry>>,
     controller: Controller,
     builtins: Builtins,
     custom: Vec<(AgentId, AgentCost)>,
@@ -408,6 +424,7 @@ impl Engine {
         world: World,
         lockstep: bool,
         render: Option<RenderSetup>,
+        agents: super::builder::BuiltinAgents,
         loaders: super::loaders::Loaders,
     ) -> Result<Engine, BuildError> {
         clock::init();
@@ -442,9 +459,18 @@ impl Engine {
         let config_hz = config.fixed_step_hz;
         let physics_agent = PhysicsAgent::new(config.fixed_step_hz);
         let builtins = Builtins {
-            physics: controller.register(Box::new(physics_agent.clone()))?,
-            render: controller.register(Box::new(RenderAgent::new(has_gpu)))?,
-            asset: controller.register(Box::new(AssetAgent))?,
+            physics: agents
+                .physics
+                .then(|| controller.register(Box::new(physics_agent.clone())))
+                .transpose()?,
+            render: agents
+                .render
+                .then(|| controller.register(Box::new(RenderAgent::new(has_gpu))))
+                .transpose()?,
+            asset: agents
+                .asset
+                .then(|| controller.register(Box::new(AssetAgent)))
+                .transpose()?,
             physics_agent,
         };
         if !config.adaptive {
@@ -645,13 +671,46 @@ impl Engine {
         &mut self.controller
     }
 
-    /// The ids of the built-in agents: physics, render, asset.
-    pub fn builtin_agents(&self) -> [AgentId; 3] {
+    /// The ids of the built-in agents the game installed, in the order physics, render,
+    /// asset ([`super::BuiltinAgents`]; empty by default).
+    pub fn builtin_agents(&self) -> Vec<AgentId> {
         [
             self.builtins.physics,
             self.builtins.render,
             self.builtins.asset,
         ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+
+    /// The built-in physics agent's id, when installed.
+    pub fn physics_agent(&self) -> Option<AgentId> {
+        self.builtins.physics
+    }
+
+    /// The built-in render agent's id, when installed.
+    pub fn render_agent(&self) -> Option<AgentId> {
+        self.builtins.render
+    }
+
+    /// The built-in asset agent's id, when installed.
+    pub fn asset_agent(&self) -> Option<AgentId> {
+        self.builtins.asset
+    }
+
+    /// Pins `agent` to `strategy` from the next frame on (live, or before the first frame).
+    /// The pin is logged as a decision at the current frame and takes effect at the next frame
+    /// boundary, exactly as a controller decision or a replayed one does, so a replay of the
+    /// run's log reproduces it bit for bit. A pinned agent leaves arbitration until
+    /// [`Engine::unpin`].
+    pub fn pin(&mut self, agent: AgentId, strategy: &str) -> Result<(), PinError> {
+        self.controller.pin(agent, strategy)
+    }
+
+    /// Releases a pin: the agent rejoins arbitration on the next tick.
+    pub fn unpin(&mut self, agent: AgentId) {
+        self.controller.unpin(agent);
     }
 
     /// Queues an asset load (decoded on the asset lane, uploaded by the render lane).
@@ -688,9 +747,11 @@ impl Engine {
             self.lanes.register_owner();
         }
         let frame = self.frame + 1;
-        // Recorded decisions take effect at the frame boundary they were made at (before the
-        // clock is read, as a live decision's step change is).
+        // The frame boundary: every decision made since the last frame (the controller's at the
+        // end of the last tick, a manual pin between frames, a replayed one) takes effect here,
+        // through one path, before the clock is read; then this frame's input is handed over.
         self.apply_replay(frame);
+        self.apply_strategies();
         self.deliver_input(frame);
         if let Some(m) = &self.lockstep {
             // Exactly one step per frame, also across a change of step: the clock advances one
@@ -715,8 +776,9 @@ impl Engine {
         let (asset_settings, asset_ms) = self.pump_assets();
         // 2. Fixed steps: systems, then the physics hook.
         let physics_settings = self.builtins.physics_agent.settings(
-            self.controller
-                .current(self.builtins.physics)
+            self.builtins
+                .physics
+                .and_then(|id| self.controller.current(id))
                 .unwrap_or(StrategyIndex(0)),
         );
         let mut physics_ns = 0u64;
@@ -769,18 +831,35 @@ impl Engine {
 
         // 5. The controller.
         self.samples.clear();
-        self.samples.push(AgentSample {
-            agent: self.builtins.physics,
-            frame,
-            n: world_len.max(1),
-            ms: physics_ns as f64 / 1e6,
-        });
-        self.samples.push(AgentSample {
-            agent: self.builtins.asset,
-            frame,
-            n: u64::from(asset_settings.jobs_per_frame),
-            ms: asset_ms,
-        });
+        if let Some(agent) = self.builtins.physics {
+            // No physics hook: no work (the agent takes no decisions).
+            let n = if self.physics.is_some() {
+                world_len.max(1)
+            } else {
+                0
+            };
+            self.samples.push(AgentSample {
+                agent,
+                frame,
+                n,
+                ms: physics_ns as f64 / 1e6,
+            });
+        }
+        if let Some(agent) = self.builtins.asset {
+            // The workload is what the stream had to do: completions applied and loads still
+            // waiting; nothing to load is no work.
+            let work = self.completions.len() as u64 + self.assets.pending();
+            self.samples.push(AgentSample {
+                agent,
+                frame,
+                n: if work > 0 {
+                    u64::from(asset_settings.jobs_per_frame)
+                } else {
+                    0
+                },
+                ms: asset_ms,
+            });
+        }
         let rstats = self.render.pulse();
         // The GPU reading measures a frame `GPU_READ_LAG_FRAMES` back: tag it so.
         let gpu_tag = frame.saturating_sub(GPU_READ_LAG_FRAMES).max(1);
@@ -793,29 +872,30 @@ impl Engine {
                 }
             })
         });
-        match (gpu, self.render_on_gpu) {
+        match (gpu, self.render_on_gpu, self.builtins.render) {
+            (_, _, None) => {}
             // On the GPU pool, the render agent's cost is the GPU frame.
-            (Some(g), true) => self.samples.push(AgentSample {
-                agent: self.builtins.render,
+            (Some(g), true, Some(agent)) => self.samples.push(AgentSample {
+                agent,
                 frame: g.frame,
-                n: rstats.last_instances.max(1),
+                n: rstats.last_instances,
                 ms: g.ms,
             }),
-            (_, false) => {
+            (_, false, Some(agent)) => {
                 // Without a GPU, it is the render job's CPU time on the render lane.
                 if let Some((vf, ns)) = rstats.last {
                     if vf > self.last_render_sample && vf <= frame {
                         self.last_render_sample = vf;
                         self.samples.push(AgentSample {
-                            agent: self.builtins.render,
+                            agent,
                             frame: vf,
-                            n: rstats.last_instances.max(1),
+                            n: rstats.last_instances,
                             ms: ns as f64 / 1e6,
                         });
                     }
                 }
             }
-            (None, true) => {}
+            (None, true, Some(_)) => {}
         }
         self.collect_custom_samples(frame, report.steps);
         if let Some((_, total_ms)) = rstats.gpu {
@@ -879,8 +959,9 @@ impl Engine {
     /// settings used and the time it took, ms.
     pub fn pump_assets(&mut self) -> (super::agents::AssetSettings, f64) {
         let asset_settings = AssetAgent::settings(
-            self.controller
-                .current(self.builtins.asset)
+            self.builtins
+                .asset
+                .and_then(|id| self.controller.current(id))
                 .unwrap_or(StrategyIndex(0)),
         );
         let asset_t0 = clock::now();
@@ -913,23 +994,33 @@ impl Engine {
         (asset_settings, clock::now().ms_since(asset_t0))
     }
 
-    /// Applies the controller's current choices (physics step, render settings).
+    /// Applies the strategies in force (the frame boundary's one path, see `frame`): the
+    /// physics step and render settings of the installed built-in agents, and every agent's
+    /// choice where systems read it ([`World::agent_strategy`]).
     fn apply_strategies(&mut self) {
-        let p = self.builtins.physics_agent.settings(
-            self.controller
-                .current(self.builtins.physics)
-                .unwrap_or(StrategyIndex(0)),
-        );
-        if let Ok(step) = FixedStep::from_hz(p.step_hz) {
-            if self.game.fixed_step() != step {
-                self.game.declare_fixed_step("physics", step);
+        if let Some(id) = self.builtins.physics {
+            let p = self
+                .builtins
+                .physics_agent
+                .settings(self.controller.current(id).unwrap_or(StrategyIndex(0)));
+            if let Ok(step) = FixedStep::from_hz(p.step_hz) {
+                if self.game.fixed_step() != step {
+                    self.game.declare_fixed_step("physics", step);
+                }
             }
         }
-        self.render.set_settings(RenderAgent::settings(
-            self.controller
-                .current(self.builtins.render)
-                .unwrap_or(StrategyIndex(0)),
-        ));
+        if let Some(id) = self.builtins.render {
+            self.render.set_settings(RenderAgent::settings(
+                self.controller.current(id).unwrap_or(StrategyIndex(0)),
+            ));
+        }
+        let controller = &self.controller;
+        let world = self.game.world_mut();
+        world.agent_strategies.clear();
+        world.agent_strategies.extend(
+            (0..controller.agent_count())
+                .map(|i| controller.current(AgentId(i as u16)).unwrap_or_default()),
+        );
     }
 
     fn collect_custom_samples(&mut self, frame: u64, steps: u32) {
@@ -1107,22 +1198,57 @@ impl Engine {
         self.game.totals()
     }
 
-    /// Replaces the live budget controller with recorded decisions (a run's decision log):
-    /// the controller stops choosing (manual mode), and each decision is applied at the end
-    /// of the frame it was made in, so it takes effect from the next frame exactly as it did
-    /// live. With the same seed, the same frames and the same decisions, a lockstep run
-    /// reproduces the recorded run's world hash on any lane plan. Errors name a decision whose
-    /// agent or strategy this engine does not have.
-    pub fn replay(&mut self, mut decisions: Vec<ReplayDecision>) -> Result<(), PinError> {
-        for d in &decisions {
+    /// Replays a run from its log (`summary.json` read back as a [`RunLog`] or a
+    /// [`super::RunSummary`]): its decisions (controller decisions and pins alike) replace the
+    /// live controller, and its inputs replace live input, both from the next frame. With the
+    /// same seed and frames, a lockstep run reproduces the recorded world hash on any lane plan.
+    ///
+    /// Errors: an agent or strategy this engine does not have, entries out of frame order, or
+    /// an entry for a frame already run. Nothing is applied when refused.
+    pub fn replay_run(&mut self, log: &RunLog) -> Result<(), ReplayError> {
+        self.check_decisions(&log.decisions)?;
+        self.check_inputs(&log.inputs)?;
+        self.replay(log.decisions.clone())?;
+        self.replay_inputs(log.inputs.clone())
+    }
+
+    /// Replaces the live budget controller with recorded decisions (a run log's `decisions`):
+    /// the controller stops choosing (manual mode), and each decision takes effect at the
+    /// frame boundary after the frame it was made in, exactly as it did live. Errors as
+    /// [`Engine::replay_run`].
+    pub fn replay(&mut self, decisions: Vec<DecisionEntry>) -> Result<(), ReplayError> {
+        self.check_decisions(&decisions)?;
+        self.controller.set_mode(AdaptationMode::Manual);
+        self.replay = Some(decisions.into());
+        Ok(())
+    }
+
+    fn check_decisions(&self, decisions: &[DecisionEntry]) -> Result<(), ReplayError> {
+        if let Some(w) = decisions.windows(2).find(|w| w[1].frame < w[0].frame) {
+            return Err(ReplayError::OutOfOrder {
+                what: "decision",
+                frame: w[1].frame,
+                after: w[0].frame,
+            });
+        }
+        // A decision made at frame N takes effect at frame N + 1.
+        if let Some(d) = decisions.first().filter(|d| d.frame < self.frame) {
+            return Err(ReplayError::AlreadyRun {
+                what: "decision",
+                frame: d.frame,
+                effective: d.frame + 1,
+                now: self.frame,
+            });
+        }
+        for d in decisions {
             let Some(id) = self.agent_by_name(&d.agent) else {
-                return Err(PinError::UnknownAgentName(d.agent.clone()));
+                return Err(ReplayError::UnknownAgent(d.agent.clone()));
             };
             let known = self.controller.strategies(id).unwrap_or(&[]);
-            if !known.iter().any(|s| s.name == d.strategy) {
-                return Err(PinError::UnknownStrategy {
+            if !known.iter().any(|s| s.name == d.to) {
+                return Err(ReplayError::UnknownStrategy {
                     agent: d.agent.clone(),
-                    strategy: d.strategy.clone(),
+                    strategy: d.to.clone(),
                     known: known
                         .iter()
                         .map(|s| s.name.as_str())
@@ -1131,23 +1257,16 @@ impl Engine {
                 });
             }
         }
-        decisions.sort_by_key(|d| d.frame);
-        self.controller.set_mode(AdaptationMode::Manual);
-        self.replay = Some(decisions.into());
         Ok(())
     }
 
     fn agent_by_name(&self, name: &str) -> Option<AgentId> {
-        let mut ids = self.builtin_agents().to_vec();
-        ids.extend(self.custom.iter().map(|(id, _)| *id));
-        ids.into_iter()
-            .find(|&id| self.controller.agent_name(id) == Some(name))
+        self.controller.agent_id(name)
     }
 
     /// Applies the recorded decisions made at frames before `frame` (the end of frame N is
     /// the start of frame N + 1).
     fn apply_replay(&mut self, frame: u64) {
-        let mut applied = false;
         while let Some(d) = self.replay.as_mut().and_then(|r| {
             r.front()
                 .filter(|d| d.frame < frame)
@@ -1157,12 +1276,8 @@ impl Engine {
         }) {
             if let Some(id) = self.agent_by_name(&d.agent) {
                 // Checked in `replay`: the agent and the strategy exist.
-                let _ = self.controller.pin(id, &d.strategy);
-                applied = true;
+                let _ = self.controller.pin(id, &d.to);
             }
-        }
-        if applied {
-            self.apply_strategies();
         }
     }
 
@@ -1199,24 +1314,32 @@ impl Engine {
     /// Replays recorded input: from the next frame, each event is handed to the world at its
     /// recorded frame, and live input ([`Engine::push_input`]) is ignored. With the same seed
     /// and decisions ([`Engine::replay`]), a lockstep run ends in the recorded world hash.
-    ///
-    /// Errors: the events are not in frame order, or one is for a frame already run.
-    pub fn replay_inputs(&mut self, inputs: Vec<RecordedInput>) -> Result<(), InputReplayError> {
+    /// Errors as [`Engine::replay_run`].
+    pub fn replay_inputs(&mut self, inputs: Vec<RecordedInput>) -> Result<(), ReplayError> {
+        self.check_inputs(&inputs)?;
+        self.pending_input.clear();
+        self.input_replay = Some(inputs.into());
+        Ok(())
+    }
+
+    fn check_inputs(&self, inputs: &[RecordedInput]) -> Result<(), ReplayError> {
         if let Some(w) = inputs.windows(2).find(|w| w[1].frame < w[0].frame) {
-            return Err(InputReplayError::OutOfOrder {
+            return Err(ReplayError::OutOfOrder {
+                what: "input",
                 frame: w[1].frame,
                 after: w[0].frame,
             });
         }
-        if let Some(first) = inputs.first().filter(|i| i.frame <= self.frame) {
-            return Err(InputReplayError::AlreadyRun {
-                frame: first.frame,
+        match inputs.first() {
+            Some(i) if i.frame == 0 => Err(ReplayError::FrameZeroInput),
+            Some(i) if i.frame <= self.frame => Err(ReplayError::AlreadyRun {
+                what: "input",
+                frame: i.frame,
+                effective: i.frame,
                 now: self.frame,
-            });
+            }),
+            _ => Ok(()),
         }
-        self.pending_input.clear();
-        self.input_replay = Some(inputs.into());
-        Ok(())
     }
 
     /// Hands this frame's input to the world and logs it (step 2 of [`crate::input`]).

@@ -97,11 +97,10 @@ pub(crate) mod view;
 pub use crate::telemetry::{GpuFrame, GpuPass};
 pub use agents::{AssetSettings, PhysicsSettings, RenderSettings};
 pub use assets::{AssetCompletion, AssetError, AssetStream, AssetTotals};
-pub use builder::{BuildError, EngineBuilder};
+pub use builder::{BuildError, BuiltinAgents, EngineBuilder};
 pub use config::{ConfigError, EngineConfig};
 pub use engine::{
-    AgentCost, Engine, FrameError, FrameOutcome, InputReplayError, PhysicsFn, PhysicsStep,
-    ReplayDecision,
+    AgentCost, Engine, FrameError, FrameOutcome, PhysicsFn, PhysicsStep, ReplayError,
 };
 pub use gpu_memory::{
     ChurnFigures, GpuHeap, GpuMemoryFigures, CHURN_ALERT_EVERY, DEFAULT_CHURN_ALERT_PER_SECOND,
@@ -117,6 +116,6 @@ pub use render::{
 };
 pub use summary::{
     AssetEntry, DecisionEntry, FrameMs, GpuEntry, GpuHeapEntry, GpuMemoryEntry, LaneEntry,
-    LayoutRow, PresentEntry, RunSummary,
+    LayoutRow, PresentEntry, RunLog, RunSummary,
 };
 pub use view::{DeriveView, ViewCache, ViewCacheStats, VIEW_BUFFERS};

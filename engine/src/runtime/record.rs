@@ -79,6 +79,8 @@ pub struct RunRecorder {
     frames: u64,
     frame_ms: LogHistogram,
     last_target_ms: f64,
+    /// Frames whose time was over the controller's target in force for them.
+    over_target: u64,
     busy_sum: Vec<f64>,
     systems: Vec<SystemRecord>,
     /// `runs` of each system at the previous frame (index = system id).
@@ -102,6 +104,7 @@ impl RunRecorder {
             frames: 0,
             frame_ms: LogHistogram::new(FRAME_MS_UNIT),
             last_target_ms: 0.0,
+            over_target: 0,
             busy_sum: Vec::new(),
             systems: Vec::new(),
             seen_runs: Vec::new(),
@@ -116,6 +119,11 @@ impl RunRecorder {
     /// Frame times (ms) over the whole run.
     pub fn frame_ms(&self) -> &LogHistogram {
         &self.frame_ms
+    }
+
+    /// Frames over the controller's target (each against the target of its own tick).
+    pub fn frames_over_target(&self) -> u64 {
+        self.over_target
     }
 
     /// The controller's target after the last frame, ms (0 before the first).
@@ -202,6 +210,9 @@ impl FrameObserver for RunRecorder {
             self.slots.clear();
             self.start = 0;
             self.len = 0;
+        }
+        if f.frame_ms > f.target_ms {
+            self.over_target += 1;
         }
         let slot = Slot {
             frame: f.frame,

@@ -139,6 +139,10 @@ pub struct World {
     /// This step's input and the state it left ([`World::input`]). Not part of the state
     /// hash: it is an input, and what systems make of it is in the hashed state.
     pub(crate) input: crate::input::Input,
+    /// The strategy in force for each budget agent (index = agent id), written by the engine
+    /// at each frame boundary ([`World::agent_strategy`]). Not hashed: decisions are inputs,
+    /// recorded and replayed; what systems make of them is in the hashed state.
+    pub(crate) agent_strategies: Vec<crate::budget::StrategyIndex>,
 }
 
 impl Default for World {
@@ -160,6 +164,18 @@ impl std::fmt::Debug for World {
 }
 
 impl World {
+    /// The strategy in force for this step for a budget agent (the id
+    /// [`Engine::add_agent`](crate::runtime::Engine::add_agent) returned): what a system reads
+    /// to do its agent's work the chosen way. Set at the frame boundary where a decision, a pin
+    /// or a replayed decision takes effect, the same live and in replay. `None` for an unknown
+    /// agent, or a world not run by an engine.
+    pub fn agent_strategy(
+        &self,
+        agent: crate::budget::AgentId,
+    ) -> Option<crate::budget::StrategyIndex> {
+        self.agent_strategies.get(agent.index()).copied()
+    }
+
     /// An empty world. Pays the one-time setup cost of the system table (room for the maximum
     /// number of systems, each with its fixed timing window) so registration never reallocates.
     pub fn new() -> Self {
@@ -179,6 +195,7 @@ impl World {
             resources: resource::Resources::default(),
             parallel: None,
             input: crate::input::Input::default(),
+            agent_strategies: Vec::new(),
         }
     }
 

@@ -1,0 +1,253 @@
+//! Swarm: the second game in the repo, written from the docs as a new user would, and unlike
+//! the particle demo in every way the runtime cares about: many bodies, five systems with
+//! budgets, scripted input, an agent of its own (collisions every step or every other step),
+//! no physics hook, no render pass, no asset loads and no built-in agent.
+//!
+//! Owns: the game (components, resources, systems, its agent, its input script). Must never:
+//! reach into the runtime past its public API (it is the test that a game can be written from
+//! the README and docs alone). `main.rs` runs it; `tests/it/second_game.rs` includes this
+//! file and checks determinism and adaptation on it.
+
+use lanegraph::budget::{Agent, AgentId, CostLaw, Quote, Strategy, StrategyIndex};
+use lanegraph::input::{InputEvent, Key};
+use lanegraph::jobs::LanePlan;
+use lanegraph::runtime::{AgentCost, Engine};
+use lanegraph::systems::SystemDef;
+use lanegraph::world::{Component, Resource, StateHash, World};
+
+/// Side of the square the bodies live in.
+pub const ARENA: f32 = 1000.0;
+/// Side of one collision cell.
+pub const CELL: f32 = 10.0;
+const CELLS: usize = (ARENA / CELL) as usize;
+
+/// Where a body is.
+#[derive(Clone, Copy, Debug, Component, StateHash)]
+#[component(domains(TRANSFORM))]
+pub struct Pos {
+    /// x.
+    pub x: f32,
+    /// y.
+    pub y: f32,
+}
+
+/// How it moves.
+#[derive(Clone, Copy, Debug, Component, StateHash)]
+#[component(domains(PHYSICS))]
+pub struct Vel {
+    /// x.
+    pub x: f32,
+    /// y.
+    pub y: f32,
+}
+
+/// The wind the player steers with the arrow keys.
+#[derive(Debug, Resource, StateHash)]
+#[resource(domains(PHYSICS))]
+pub struct Wind(pub f32);
+
+/// What happened so far.
+#[derive(Debug, Default, Resource, StateHash)]
+#[resource(domains(GAMEPLAY))]
+pub struct Score {
+    /// Pairs of bodies found sharing a cell, summed over the collision passes.
+    pub bumps: u64,
+    /// Collision passes run.
+    pub passes: u64,
+    /// Steps simulated.
+    pub steps: u64,
+}
+
+/// The game's own budget agent: collisions every step, or every other step.
+pub struct Collide;
+
+impl Agent for Collide {
+    fn name(&self) -> &str {
+        "collide"
+    }
+    fn strategies(&self) -> Vec<Strategy> {
+        // Quoted per body per frame; every other step costs half on average.
+        vec![
+            Strategy::new("every_step", 2, Quote::new(CostLaw::Linear, 20e-6)),
+            Strategy::new("every_other", 1, Quote::new(CostLaw::Linear, 10e-6)),
+        ]
+    }
+    fn initial_workload(&self) -> u64 {
+        50_000
+    }
+}
+
+/// How to run the game.
+#[derive(Debug, Clone)]
+pub struct SwarmOptions {
+    /// Bodies spawned.
+    pub bodies: usize,
+    /// Seed of the spawn positions.
+    pub seed: u64,
+    /// A lane plan spec (`physics=1,render=1,asset=1`); `None`: the engine's own.
+    pub lanes: Option<String>,
+    /// Frame rate the controller holds.
+    pub target_fps: f64,
+    /// One step per frame, whatever the clock (replayable).
+    pub lockstep: bool,
+}
+
+impl Default for SwarmOptions {
+    fn default() -> Self {
+        SwarmOptions {
+            bodies: 50_000,
+            seed: 1,
+            lanes: None,
+            target_fps: 60.0,
+            lockstep: true,
+        }
+    }
+}
+
+/// The running game: its engine and its agent.
+pub struct Swarm {
+    /// The engine.
+    pub engine: Engine,
+    /// The collision agent.
+    pub collide: AgentId,
+}
+
+/// Builds the game.
+pub fn build(opts: &SwarmOptions) -> Result<Swarm, Box<dyn std::error::Error>> {
+    let mut builder = Engine::builder()
+        .lockstep(opts.lockstep)
+        .target_fps(opts.target_fps);
+    if let Some(spec) = &opts.lanes {
+        builder = builder.lane_plan(LanePlan::from_spec(
+            spec,
+            &lanegraph::jobs::plan::machine_cores(),
+        )?);
+    }
+    let mut engine = builder.build()?;
+    let w = engine.world_mut();
+    w.insert_resource(Wind(0.0))?;
+    w.insert_resource(Score::default())?;
+    let mut rng = opts.seed.max(1);
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        (rng >> 40) as f32 / (1u64 << 24) as f32
+    };
+    for _ in 0..opts.bodies {
+        let e = w.spawn();
+        w.insert(
+            e,
+            Pos {
+                x: next() * ARENA,
+                y: next() * ARENA,
+            },
+        )?;
+        w.insert(
+            e,
+            Vel {
+                x: next() * 20.0 - 10.0,
+                y: next() * 20.0 - 10.0,
+            },
+        )?;
+    }
+    w.register_system(SystemDef::new("steer", 0.1, |w: &mut World, _| {
+        let left = w.input().is_down("ArrowLeft");
+        let right = w.input().is_down("ArrowRight");
+        if let Ok(wind) = w.resource_mut::<Wind>() {
+            wind.0 += (right as i32 - left as i32) as f32 * 0.5;
+        }
+    }))?;
+    w.register_system(SystemDef::new("integrate", 2.0, |w: &mut World, ctx| {
+        let dt = ctx.dt();
+        let wind = w.resource::<Wind>().map_or(0.0, |w| w.0);
+        let n = w
+            .for_each_mut2::<Pos, Vel>(|_, p, v| {
+                v.x += wind * dt;
+                p.x += v.x * dt;
+                p.y += v.y * dt;
+                if !(0.0..ARENA).contains(&p.x) {
+                    v.x = -v.x;
+                    p.x = p.x.clamp(0.0, ARENA - 0.001);
+                }
+                if !(0.0..ARENA).contains(&p.y) {
+                    v.y = -v.y;
+                    p.y = p.y.clamp(0.0, ARENA - 0.001);
+                }
+            })
+            .unwrap_or(0);
+        ctx.report_workload(n as u64);
+    }))?;
+    // The agent's id is known once it is added, after the system that it is costed by.
+    let agent = std::sync::Arc::new(std::sync::OnceLock::<AgentId>::new());
+    let mine = agent.clone();
+    let mut cells = vec![0u32; CELLS * CELLS];
+    let collide =
+        w.register_system(SystemDef::new("collide", 4.0, move |w: &mut World, ctx| {
+            // The strategy in force this step, as the engine applied it at the frame boundary.
+            let every_other =
+                mine.get().and_then(|&id| w.agent_strategy(id)) == Some(StrategyIndex(1));
+            if every_other && ctx.tick() % 2 == 1 {
+                return;
+            }
+            cells.fill(0);
+            let mut n = 0u64;
+            if let Ok(col) = w.column::<Pos>() {
+                for p in col.values() {
+                    let (cx, cy) = ((p.x / CELL) as usize, (p.y / CELL) as usize);
+                    cells[cy.min(CELLS - 1) * CELLS + cx.min(CELLS - 1)] += 1;
+                    n += 1;
+                }
+            }
+            let bumps: u64 = cells
+                .iter()
+                .map(|&c| u64::from(c) * u64::from(c.saturating_sub(1)) / 2)
+                .sum();
+            if let Ok(s) = w.resource_mut::<Score>() {
+                s.bumps += bumps;
+                s.passes += 1;
+            }
+            ctx.report_workload(n);
+        }))?;
+    w.register_system(SystemDef::new("score", 0.1, |w: &mut World, _| {
+        if let Ok(s) = w.resource_mut::<Score>() {
+            s.steps += 1;
+        }
+    }))?;
+    let id = engine.add_agent(Box::new(Collide), AgentCost::System(collide))?;
+    agent.set(id).map_err(|_| "the agent id is set once")?;
+    Ok(Swarm {
+        engine,
+        collide: id,
+    })
+}
+
+/// The scripted player: wind left for frames 30-59, right for 90-149.
+pub fn input_for(frame: u64) -> Vec<InputEvent> {
+    let key = |name: &str, pressed: bool| InputEvent::Key {
+        key: Key::named(name).expect("a valid key name"),
+        pressed,
+        repeat: false,
+    };
+    match frame {
+        30 => vec![key("ArrowLeft", true)],
+        60 => vec![key("ArrowLeft", false)],
+        90 => vec![key("ArrowRight", true)],
+        150 => vec![key("ArrowRight", false)],
+        _ => Vec::new(),
+    }
+}
+
+impl Swarm {
+    /// Runs `frames` frames, feeding the scripted input (ignored while a replay runs).
+    pub fn run(&mut self, frames: u64) -> Result<(), lanegraph::runtime::FrameError> {
+        for _ in 0..frames {
+            let next = self.engine.frames() + 1;
+            for e in input_for(next) {
+                self.engine.push_input(e);
+            }
+            self.engine.frame()?;
+        }
+        Ok(())
+    }
+}
