@@ -300,7 +300,7 @@ fn pins_at_frame_zero_and_mid_run_replay_bit_for_bit_on_three_plans() {
         let (mut live, collide) = pinned_game(plan);
         let physics = live.physics_agent().unwrap();
         // Frame 0: before the first frame.
-        live.pin(physics, "detail_every_2").unwrap();
+        live.pin(physics, "detail_4_8").unwrap();
         for f in 1..=120u64 {
             if f == 40 {
                 live.pin(physics, "no_detail_half_rate").unwrap();

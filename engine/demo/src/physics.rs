@@ -131,9 +131,29 @@ impl DemoPhysics {
         }
         let grid = &self.grid;
         self.slot_sums.reset(n);
+        // The share of the grid's slots summed this step: `k` of every 8 blocks of
+        // `DETAIL_BLOCK` slots, the selection rotating with the tick, so every particle gets its
+        // neighbours `k` steps in 8 and every step covers the same spread of the arena (blocks
+        // from everywhere, not one dense region: each step costs about the same). It depends on
+        // the tick and `n` only (never on the lane plan): the hash stays plan-independent.
+        let eighths = detail_eighths(step.settings.detail_fraction);
+        let tick = step.tick;
         let summed = per_chunk(step, lane, &mut self.slot_sums, |first, out| {
+            let end = first + out[0].len();
             let _s = lanegraph::span!("physics.neighbour_sums", out[0].len() as u64);
-            grid.neighbour_sums_slots(first, out).is_ok()
+            let mut out = out;
+            let mut ok = true;
+            let mut a = first;
+            while a < end {
+                let block = a / DETAIL_BLOCK;
+                let b = ((block + 1) * DETAIL_BLOCK).min(end);
+                if detail_block_selected(block, eighths, tick) {
+                    let part = out.each_mut().map(|c| &mut c[a - first..b - first]);
+                    ok &= grid.neighbour_sums_slots(a, part).is_ok();
+                }
+                a = b;
+            }
+            ok
         });
         self.sums.reset(n);
         let slot_sums = self.slot_sums.columns();
@@ -148,6 +168,21 @@ impl DemoPhysics {
             self.mean_neighbours = total / self.sums.count.len() as f64;
         }
     }
+}
+
+/// Slots per block of the partial detail pass (a block is summed whole or not at all).
+pub const DETAIL_BLOCK: usize = 256;
+
+/// A detail share in eighths, 1..=8 (the physics ladder's shares are k/8).
+pub fn detail_eighths(share: f32) -> u64 {
+    ((f64::from(share) * 8.0).round() as u64).clamp(1, 8)
+}
+
+/// Whether block `block` gets the detail pass at `tick` when the pass covers `eighths`/8 of
+/// the blocks: `k` of every 8 consecutive blocks, shifted by one each tick (over 8 ticks every
+/// block is summed exactly `k` times).
+pub fn detail_block_selected(block: usize, eighths: u64, tick: u64) -> bool {
+    eighths >= 8 || (block as u64 + tick) % 8 < eighths
 }
 
 /// Most neighbour-sum chunks per pass (a stack array: no allocation).

@@ -112,6 +112,10 @@ pub struct Strategy {
     /// step this way: 1/120, 1/60, 1/30). The game loop steps at the smallest one any agent's
     /// current strategy declares.
     pub fixed_step_s: Option<f64>,
+    /// The strategy works every this many frames (1: every frame). A periodic strategy is
+    /// priced by its peak frame (the costliest of its last `period` samples), not by its mean:
+    /// the frame that does the work is the one that must fit.
+    pub period: u32,
 }
 
 impl Strategy {
@@ -122,7 +126,15 @@ impl Strategy {
             quality,
             quote,
             fixed_step_s: None,
+            period: 1,
         }
+    }
+
+    /// The same strategy, working every `frames` frames (1 to [`limits::MAX_PERIOD`]): priced
+    /// by its peak frame.
+    pub fn every(mut self, frames: u32) -> Self {
+        self.period = frames;
+        self
     }
 
     /// The same strategy declaring a fixed simulation step of `seconds`.
@@ -180,6 +192,8 @@ pub mod limits {
     pub const MAX_QUALITY: u16 = 1_000;
     /// Highest weight.
     pub const MAX_WEIGHT: u16 = 100;
+    /// Longest period of a periodic strategy, frames.
+    pub const MAX_PERIOD: u32 = 8;
     /// Longest fixed step in seconds: the game loop clamps a frame's real dt to 0.25 s, so a
     /// longer step could never run.
     pub const MAX_FIXED_STEP_S: f64 = 0.25;
@@ -241,6 +255,18 @@ pub enum RegisterError {
         value: u16,
         /// The limit.
         max: u16,
+    },
+    /// A period is not in `1..=MAX_PERIOD` frames.
+    #[error("agent `{agent}`: strategy `{strategy}` declares a period of {period} frames, outside 1..={max} (fix: `every(2)` for work every other frame)")]
+    BadPeriod {
+        /// The agent.
+        agent: String,
+        /// The strategy.
+        strategy: String,
+        /// The declared period.
+        period: u32,
+        /// The limit.
+        max: u32,
     },
     /// A fixed step is not in `(0, 0.25]` seconds.
     #[error("agent `{agent}`: strategy `{strategy}` declares fixed step {seconds} s, outside (0, 0.25] (fix: a step like 1/120, 1/60 or 1/30 s)")]
@@ -322,6 +348,14 @@ pub(crate) fn validate(
                 what: format!("quality of `{}`", s.name),
                 value: s.quality,
                 max: limits::MAX_QUALITY,
+            });
+        }
+        if !(1..=limits::MAX_PERIOD).contains(&s.period) {
+            return Err(RegisterError::BadPeriod {
+                agent: agent(),
+                strategy: s.name.clone(),
+                period: s.period,
+                max: limits::MAX_PERIOD,
             });
         }
         if let Some(step) = s.fixed_step_s {

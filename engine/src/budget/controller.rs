@@ -55,6 +55,9 @@ pub const DEFAULT_FIXED_STEP_S: f64 = crate::game_loop::FixedStep::DEFAULT.as_se
 /// a lucky low reading is a 1-in-40 event per look instead of 1-in-2).
 const UPGRADE_NOISE_SIGMAS: f64 = 2.0;
 
+/// Frame-to-frame spreads of the measured level added to an upgrade's margin.
+const UPGRADE_SPREADS: f64 = 1.0;
+
 /// Frames of per-pool overhead the median runs over (a 1-in-100 hitch stays out of it).
 const OVERHEAD_WINDOW: usize = 15;
 
@@ -682,7 +685,11 @@ impl Controller {
                 .last_change
                 .is_some_and(|f| frame < f + cfg.dwell_frames);
             // The upgrade margin widens with the measurement's noise (two standard errors).
-            let up = cfg.upgrade_margin + UPGRADE_NOISE_SIGMAS * slot.level_noise();
+            // And with the frame-to-frame spread: the upgraded frames, not only their mean,
+            // must fit (one spread: a rung whose frames swing 10 % needs 10 % more room).
+            let up = cfg.upgrade_margin
+                + UPGRADE_NOISE_SIGMAS * slot.level_noise()
+                + UPGRADE_SPREADS * slot.level_spread();
             g.clear();
             for (j, s) in slot.strategies.iter().enumerate() {
                 let c = self.costs[i][j];

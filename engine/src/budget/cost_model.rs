@@ -299,6 +299,13 @@ impl LevelTracker {
         sd / (self.len as f64).sqrt() / mean
     }
 
+    /// Relative spread of the held ratios: their sample standard deviation over their mean (0
+    /// with fewer than 2 samples or a zero mean). Frame to frame, not of the mean: what a single
+    /// frame may add on top of the level.
+    pub fn rel_spread(&self) -> f64 {
+        self.rel_std_error() * (self.len as f64).sqrt()
+    }
+
     /// The mean of the held ratios, `None` before the first sample.
     pub fn level(&self) -> Option<f64> {
         if self.len == 0 {

@@ -20,7 +20,7 @@
 //!   the quote's 6.7x, and when the load falls the prediction falls with it; as the evidence
 //!   ages it fades back to the quote's ratio.
 
-use super::agent::{Agent, Pool, Strategy, StrategyIndex};
+use super::agent::{limits, Agent, Pool, Strategy, StrategyIndex};
 use super::cost_model::{calibration_factor, CostLaw, CostModel, Fit, LevelTracker};
 
 /// Samples after a switch that compare the new strategy with the one left (the same load a
@@ -43,6 +43,9 @@ pub(crate) struct Slot {
     history: Vec<(u64, StrategyIndex)>,
     models: Vec<CostModel>,
     levels: Vec<LevelTracker>,
+    /// Per strategy, its last [`limits::MAX_PERIOD`] ratios (periodic strategies are priced
+    /// by the peak of their last `period`) and the ring's head.
+    recent: Vec<([f64; limits::MAX_PERIOD as usize], usize)>,
     /// Per strategy, its relative correction and the frame it was last compared at (`None`:
     /// never measured, the quote's ratio stands; module docs).
     rel: Vec<(f64, Option<u64>)>,
@@ -103,6 +106,7 @@ impl Slot {
             models: vec![CostModel::new(); count],
             levels: vec![LevelTracker::default(); count],
             rel: vec![(1.0, None); count],
+            recent: vec![([0.0; limits::MAX_PERIOD as usize], 0); count],
             left: None,
             compared: 0,
             bars: vec![None; count],
@@ -135,7 +139,17 @@ impl Slot {
         self.models[i].push(n, ms);
         let quoted = self.strategies[i].quote.ms(n);
         if quoted > 0.0 {
-            self.levels[i].push(ms / quoted);
+            let period = self.strategies[i].period.clamp(1, limits::MAX_PERIOD) as usize;
+            let ratio = if period > 1 {
+                // The peak of the last `period` frames: the frame that does the work.
+                let (ring, head) = &mut self.recent[i];
+                ring[*head % period] = ms / quoted;
+                *head = (*head + 1) % period;
+                ring[..period].iter().copied().fold(0.0, f64::max)
+            } else {
+                ms / quoted
+            };
+            self.levels[i].push(ratio);
             if let Some(l) = self.levels[i].level() {
                 match self.left {
                     // The first samples after a switch: compare with the rung just left.
@@ -194,6 +208,11 @@ impl Slot {
     /// Relative standard error of the current strategy's measured level (0 when unmeasured).
     pub fn level_noise(&self) -> f64 {
         self.levels[self.current.get()].rel_std_error()
+    }
+
+    /// Relative frame-to-frame spread of the current strategy's measured level.
+    pub fn level_spread(&self) -> f64 {
+        self.levels[self.current.get()].rel_spread()
     }
 
     /// The workload to cost at.
@@ -351,6 +370,31 @@ mod tests {
         s.switch(StrategyIndex(0), 41, 40);
         s.ingest(41, 1, 20.0);
         assert_eq!(s.calibrated(0, None, 41, HL), 20.0);
+    }
+
+    #[test]
+    fn a_periodic_strategy_is_priced_by_its_peak_frame() {
+        struct Alt;
+        impl Agent for Alt {
+            fn name(&self) -> &str {
+                "alt"
+            }
+            fn strategies(&self) -> Vec<Strategy> {
+                vec![
+                    Strategy::new("every_step", 2, Quote::constant(4.0)),
+                    Strategy::new("every_other", 1, Quote::constant(4.0)).every(2),
+                ]
+            }
+        }
+        let a: Box<dyn Agent> = Box::new(Alt);
+        let st = a.strategies();
+        let mut s = Slot::new(a, st, StrategyIndex(1));
+        // Work every other frame: 8 ms, then nothing.
+        for f in 1..=16 {
+            s.ingest(f, 1, if f % 2 == 0 { 8.0 } else { 0.0 });
+        }
+        // Priced at its 8 ms peak, not its 4 ms mean.
+        assert_eq!(s.calibrated(1, None, 16, HL), 8.0);
     }
 
     #[test]

@@ -19,6 +19,11 @@ pub struct PhysicsSettings {
     /// Run the game's optional detail pass (neighbour search, contact refinement: whatever
     /// the game's physics can skip) every this many steps; 0: never.
     pub detail_every: u32,
+    /// The share of bodies the detail pass covers in a step that runs it, in `(0, 1]`: the
+    /// fine-grained quality between "every body" and "none" (the demo's neighbour pass covers a
+    /// window of this share of its grid, rotating step by step, so every body gets the pass
+    /// every `1 / share` steps and each step costs the same).
+    pub detail_fraction: f32,
     /// The fixed step the strategy declares, Hz.
     pub step_hz: u32,
 }
@@ -56,32 +61,108 @@ pub struct Rung<S> {
 }
 
 /// The physics table, best first. `step_hz` here is a divisor of the configured step rate
-/// (1: the configured rate, 2: half of it).
-pub const PHYSICS_LADDER: [Rung<PhysicsSettings>; 3] = [
+/// (1: the configured rate, 2: half of it). Between `full` and `no_detail`, seven rungs cover
+/// the detail pass over 7/8 ... 1/8 of the bodies each step: the controller picks the largest
+/// share that fits (fine-grained quality, not a jump from the whole pass to none). Costs are
+/// quoted as 20 % for the step without the pass plus 80 % times the share.
+pub const PHYSICS_LADDER: [Rung<PhysicsSettings>; 10] = [
     Rung {
         name: "full",
-        quality: 3,
+        quality: 10,
         relative_cost: 1.0,
         settings: PhysicsSettings {
             detail_every: 1,
+            detail_fraction: 1.0,
             step_hz: 1,
         },
     },
     Rung {
-        name: "detail_every_2",
-        quality: 2,
+        name: "detail_7_8",
+        quality: 9,
+        relative_cost: 0.9,
+        settings: PhysicsSettings {
+            detail_every: 1,
+            detail_fraction: 0.875,
+            step_hz: 1,
+        },
+    },
+    Rung {
+        name: "detail_6_8",
+        quality: 8,
+        relative_cost: 0.8,
+        settings: PhysicsSettings {
+            detail_every: 1,
+            detail_fraction: 0.75,
+            step_hz: 1,
+        },
+    },
+    Rung {
+        name: "detail_5_8",
+        quality: 7,
+        relative_cost: 0.7,
+        settings: PhysicsSettings {
+            detail_every: 1,
+            detail_fraction: 0.625,
+            step_hz: 1,
+        },
+    },
+    Rung {
+        name: "detail_4_8",
+        quality: 6,
         relative_cost: 0.6,
         settings: PhysicsSettings {
-            detail_every: 2,
+            detail_every: 1,
+            detail_fraction: 0.5,
+            step_hz: 1,
+        },
+    },
+    Rung {
+        name: "detail_3_8",
+        quality: 5,
+        relative_cost: 0.5,
+        settings: PhysicsSettings {
+            detail_every: 1,
+            detail_fraction: 0.375,
+            step_hz: 1,
+        },
+    },
+    Rung {
+        name: "detail_2_8",
+        quality: 4,
+        relative_cost: 0.4,
+        settings: PhysicsSettings {
+            detail_every: 1,
+            detail_fraction: 0.25,
+            step_hz: 1,
+        },
+    },
+    Rung {
+        name: "detail_1_8",
+        quality: 3,
+        relative_cost: 0.3,
+        settings: PhysicsSettings {
+            detail_every: 1,
+            detail_fraction: 0.125,
+            step_hz: 1,
+        },
+    },
+    Rung {
+        name: "no_detail",
+        quality: 2,
+        relative_cost: 0.2,
+        settings: PhysicsSettings {
+            detail_every: 0,
+            detail_fraction: 1.0,
             step_hz: 1,
         },
     },
     Rung {
         name: "no_detail_half_rate",
         quality: 1,
-        relative_cost: 0.15,
+        relative_cost: 0.1,
         settings: PhysicsSettings {
             detail_every: 0,
+            detail_fraction: 1.0,
             step_hz: 2,
         },
     },
@@ -190,6 +271,7 @@ impl PhysicsAgent {
         let s = rung(&PHYSICS_LADDER, index).settings;
         PhysicsSettings {
             detail_every: s.detail_every,
+            detail_fraction: s.detail_fraction,
             step_hz: (self.base_hz / s.step_hz).max(1),
         }
     }
@@ -317,8 +399,16 @@ mod tests {
         let ps = p.strategies();
         assert_eq!(ps.len(), PHYSICS_LADDER.len());
         assert_eq!(p.settings(StrategyIndex(0)).detail_every, 1);
-        assert_eq!(p.settings(StrategyIndex(2)).step_hz, 30);
-        assert_eq!(ps[2].fixed_step_s, Some(1.0 / 30.0));
+        let last = PHYSICS_LADDER.len() - 1;
+        assert_eq!(p.settings(StrategyIndex(last as u8)).step_hz, 30);
+        assert_eq!(ps[last].fixed_step_s, Some(1.0 / 30.0));
+        assert_eq!(p.settings(StrategyIndex(4)).detail_fraction, 0.5);
+        assert_eq!(ps[4].name, "detail_4_8");
+        // Best first, every rank distinct, and the quotes fall with the rank.
+        for w in ps.windows(2) {
+            assert!(w[0].quality > w[1].quality, "{} / {}", w[0].name, w[1].name);
+            assert!(w[0].quote.coefficient > w[1].quote.coefficient);
+        }
         assert_eq!(
             RenderAgent::settings(StrategyIndex(2)).instance_fraction,
             0.25
