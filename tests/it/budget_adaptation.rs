@@ -10,7 +10,7 @@ use std::sync::Arc;
 use lanegraph::budget::sim::{self, Driver};
 use lanegraph::budget::{Agent, Decision, Quote, Strategy, StrategyIndex};
 use lanegraph::jobs::LanePlan;
-use lanegraph::runtime::{AgentCost, BuiltinAgents, DecisionEntry, Engine, ReplayError, RunLog};
+use lanegraph::runtime::{AgentCost, DecisionEntry, Engine, ReplayError, RunLog};
 use lanegraph::systems::SystemDef;
 use lanegraph::world::World;
 
@@ -196,7 +196,7 @@ fn built_in_agents_with_no_work_take_no_decisions() {
     // All three installed, but no physics hook, no render pass, no asset loads: each agent's
     // workload is zero, so none decides, even on a frame far over the target.
     let mut engine = Engine::builder()
-        .builtin_agents(BuiltinAgents::ALL)
+        .builtin_agents(lanegraph_demo::agents::all())
         .lockstep(true)
         .build()
         .unwrap();
@@ -245,7 +245,7 @@ fn pinned_game(plan: &str) -> (Engine, lanegraph::budget::AgentId) {
         spec => Engine::builder().lane_plan(LanePlan::from_spec(spec, &[0]).unwrap()),
     };
     let mut engine = builder
-        .builtin_agents(BuiltinAgents::ALL)
+        .builtin_agents(lanegraph_demo::agents::all())
         .lockstep(true)
         .adaptive(false)
         .build()

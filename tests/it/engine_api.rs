@@ -483,7 +483,7 @@ fn the_target_verdict_tells_held_from_missed_from_nothing_left() {
     fn run(fps: f64, spin_ms: u64, cheapest: bool) -> String {
         let mut engine = Engine::builder()
             .lanes_spec("physics=1,render=1,asset=1")
-            .builtin_agents(lanegraph::runtime::BuiltinAgents::ALL)
+            .builtin_agents(lanegraph_demo::agents::all())
             .lockstep(true)
             .adaptive(false)
             .target_fps(fps)

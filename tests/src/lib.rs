@@ -86,7 +86,7 @@ pub fn engine_with_pass(
         .lanes_spec("physics=1,render=1,asset=1")
         // A game that draws opts into the render agent (resolution and instance cap).
         .builtin_agents(lanegraph::runtime::BuiltinAgents {
-            render: true,
+            render: Some(lanegraph_demo::agents::RENDER_LADDER.to_vec()),
             ..lanegraph::runtime::BuiltinAgents::NONE
         })
         .lockstep(true)

@@ -26,6 +26,7 @@ macro_rules! progress_line {
     }};
 }
 
+pub mod agents;
 pub mod gpu;
 pub mod outputs;
 pub mod physics;
@@ -327,10 +328,11 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
     } else {
         render::ParticleRenderer::new(config.vulkan, opts.validation)
     };
-    // The demo adapts all three built-in agents (a game installs only those it wants).
+    // The demo adapts all three built-in agents on its own ladders (a game installs only
+    // those it wants).
     let mut engine = Engine::builder()
         .config(config)
-        .builtin_agents(lanegraph::runtime::BuiltinAgents::ALL)
+        .builtin_agents(agents::all())
         .lockstep(lockstep)
         .render(render::VIEW_DOMAINS, render::derive_view, renderer)
         .build()?;

@@ -1,15 +1,15 @@
-//! The built-in budget agents: physics, render and asset, and the settings each strategy means.
+//! The built-in budget agents' building blocks: a fixed-step physics agent, a render-scale
+//! agent and an asset-throughput agent, each driven by a ladder the game declares.
 //!
-//! Owns: one table per built-in agent ([`PHYSICS_LADDER`], [`RENDER_LADDER`], [`ASSET_LADDER`]):
-//! each row is one strategy, declared once, with its name, quality rank, cost quote and the typed
-//! settings it maps to ([`PhysicsSettings`], [`RenderSettings`], [`AssetSettings`]). The agents
-//! read their strategies from the table and the engine reads the settings of the strategy in
-//! force from the same row. Must never: measure or decide (the engine feeds measured costs to
-//! the controller and reads back which strategy it chose), or hold a strategy outside its table.
+//! Owns: the settings each built-in strategy maps to ([`PhysicsSettings`], [`RenderSettings`],
+//! [`AssetSettings`]), the [`Rung`] a ladder is made of, the three agents that read their
+//! strategies from a game's ladder, and the ladders' validation. Must never: measure or decide
+//! (the engine feeds measured costs to the controller and reads back which strategy it chose),
+//! hold a game's ladder of its own (the demo's ladders live in the demo: `lanegraph-demo`'s
+//! `agents`), or hold a strategy outside the game's ladder.
 //!
-//! Quotes are a-priori ratios (the controller rescales them to measurements): a detail pass
-//! every second step costs about 60 % of one every step; half resolution about 40 % of the GPU
-//! time; a quarter of the instances about 30 %.
+//! A game installs what it wants with [`super::EngineBuilder::builtin_agents`]; an agent not
+//! installed leaves its work at the settings' `FULL` (or `DEFAULT`) value, never changing it.
 
 use crate::budget::{Agent, CostLaw, Pool, Quote, Strategy, StrategyIndex};
 
@@ -28,6 +28,16 @@ pub struct PhysicsSettings {
     pub step_hz: u32,
 }
 
+impl PhysicsSettings {
+    /// The detail pass over every body every step, at the configured step: what the physics
+    /// hook gets when no physics agent is installed.
+    pub const FULL: PhysicsSettings = PhysicsSettings {
+        detail_every: 1,
+        detail_fraction: 1.0,
+        step_hz: 1,
+    };
+}
+
 /// What a render strategy asks of the game's render pass.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RenderSettings {
@@ -40,6 +50,16 @@ pub struct RenderSettings {
     pub gpu_cull: bool,
 }
 
+impl RenderSettings {
+    /// Full resolution, every instance, the compute pre-pass on: what the render pass gets when
+    /// no render agent is installed.
+    pub const FULL: RenderSettings = RenderSettings {
+        resolution_scale: 1.0,
+        instance_fraction: 1.0,
+        gpu_cull: true,
+    };
+}
+
 /// What an asset strategy asks of the asset stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AssetSettings {
@@ -47,7 +67,12 @@ pub struct AssetSettings {
     pub jobs_per_frame: u32,
 }
 
-/// One row of a built-in agent's table: a strategy, declared once.
+impl AssetSettings {
+    /// Four asset jobs a frame: what the asset stream admits when no asset agent is installed.
+    pub const DEFAULT: AssetSettings = AssetSettings { jobs_per_frame: 4 };
+}
+
+/// One row of a built-in agent's ladder: a strategy, declared once.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rung<S> {
     /// The strategy's name (decision log, pins, the summary).
@@ -60,186 +85,10 @@ pub struct Rung<S> {
     pub settings: S,
 }
 
-/// The physics table, best first. `step_hz` here is a divisor of the configured step rate
-/// (1: the configured rate, 2: half of it). Between `full` and `no_detail`, seven rungs cover
-/// the detail pass over 7/8 ... 1/8 of the bodies each step: the controller picks the largest
-/// share that fits (fine-grained quality, not a jump from the whole pass to none). Costs are
-/// quoted as 20 % for the step without the pass plus 80 % times the share.
-pub const PHYSICS_LADDER: [Rung<PhysicsSettings>; 10] = [
-    Rung {
-        name: "full",
-        quality: 10,
-        relative_cost: 1.0,
-        settings: PhysicsSettings {
-            detail_every: 1,
-            detail_fraction: 1.0,
-            step_hz: 1,
-        },
-    },
-    Rung {
-        name: "detail_7_8",
-        quality: 9,
-        relative_cost: 0.9,
-        settings: PhysicsSettings {
-            detail_every: 1,
-            detail_fraction: 0.875,
-            step_hz: 1,
-        },
-    },
-    Rung {
-        name: "detail_6_8",
-        quality: 8,
-        relative_cost: 0.8,
-        settings: PhysicsSettings {
-            detail_every: 1,
-            detail_fraction: 0.75,
-            step_hz: 1,
-        },
-    },
-    Rung {
-        name: "detail_5_8",
-        quality: 7,
-        relative_cost: 0.7,
-        settings: PhysicsSettings {
-            detail_every: 1,
-            detail_fraction: 0.625,
-            step_hz: 1,
-        },
-    },
-    Rung {
-        name: "detail_4_8",
-        quality: 6,
-        relative_cost: 0.6,
-        settings: PhysicsSettings {
-            detail_every: 1,
-            detail_fraction: 0.5,
-            step_hz: 1,
-        },
-    },
-    Rung {
-        name: "detail_3_8",
-        quality: 5,
-        relative_cost: 0.5,
-        settings: PhysicsSettings {
-            detail_every: 1,
-            detail_fraction: 0.375,
-            step_hz: 1,
-        },
-    },
-    Rung {
-        name: "detail_2_8",
-        quality: 4,
-        relative_cost: 0.4,
-        settings: PhysicsSettings {
-            detail_every: 1,
-            detail_fraction: 0.25,
-            step_hz: 1,
-        },
-    },
-    Rung {
-        name: "detail_1_8",
-        quality: 3,
-        relative_cost: 0.3,
-        settings: PhysicsSettings {
-            detail_every: 1,
-            detail_fraction: 0.125,
-            step_hz: 1,
-        },
-    },
-    Rung {
-        name: "no_detail",
-        quality: 2,
-        relative_cost: 0.2,
-        settings: PhysicsSettings {
-            detail_every: 0,
-            detail_fraction: 1.0,
-            step_hz: 1,
-        },
-    },
-    Rung {
-        name: "no_detail_half_rate",
-        quality: 1,
-        relative_cost: 0.1,
-        settings: PhysicsSettings {
-            detail_every: 0,
-            detail_fraction: 1.0,
-            step_hz: 2,
-        },
-    },
-];
-
-/// The render table, best first. The last rung also drops the compute pre-pass: the picture
-/// is the same but every drawn instance reaches the rasteriser, so it is a bet that pays when
-/// most of the (already capped) instances are on screen, as in the demo, and when the GPU's
-/// compute is what overruns.
-pub const RENDER_LADDER: [Rung<RenderSettings>; 4] = [
-    Rung {
-        name: "full",
-        quality: 4,
-        relative_cost: 1.0,
-        settings: RenderSettings {
-            resolution_scale: 1.0,
-            instance_fraction: 1.0,
-            gpu_cull: true,
-        },
-    },
-    Rung {
-        name: "half_res",
-        quality: 3,
-        relative_cost: 0.4,
-        settings: RenderSettings {
-            resolution_scale: 0.5,
-            instance_fraction: 1.0,
-            gpu_cull: true,
-        },
-    },
-    Rung {
-        name: "half_res_quarter_instances",
-        quality: 2,
-        relative_cost: 0.3,
-        settings: RenderSettings {
-            resolution_scale: 0.5,
-            instance_fraction: 0.25,
-            gpu_cull: true,
-        },
-    },
-    Rung {
-        name: "half_res_quarter_instances_no_compute",
-        quality: 1,
-        relative_cost: 0.25,
-        settings: RenderSettings {
-            resolution_scale: 0.5,
-            instance_fraction: 0.25,
-            gpu_cull: false,
-        },
-    },
-];
-
-/// The asset table, best first (costs are constant per frame, in ms of owner time).
-pub const ASSET_LADDER: [Rung<AssetSettings>; 3] = [
-    Rung {
-        name: "4_per_frame",
-        quality: 3,
-        relative_cost: 1.0,
-        settings: AssetSettings { jobs_per_frame: 4 },
-    },
-    Rung {
-        name: "2_per_frame",
-        quality: 2,
-        relative_cost: 0.5,
-        settings: AssetSettings { jobs_per_frame: 2 },
-    },
-    Rung {
-        name: "1_per_frame",
-        quality: 1,
-        relative_cost: 0.25,
-        settings: AssetSettings { jobs_per_frame: 1 },
-    },
-];
-
-/// The row of `index` in `table` (the first for an index out of range).
-fn rung<S>(table: &[Rung<S>], index: StrategyIndex) -> &Rung<S> {
-    table.get(index.get()).unwrap_or(&table[0])
+/// The row of `index` in `ladder` (the first for an index out of range; ladders are checked
+/// non-empty when installed).
+fn rung<S>(ladder: &[Rung<S>], index: StrategyIndex) -> Option<&Rung<S>> {
+    ladder.get(index.get()).or(ladder.first())
 }
 
 /// Per-entity cost quote of one physics step with the detail pass, ms (a 2-core laptop core
@@ -250,29 +99,121 @@ const RENDER_MS_PER_INSTANCE: f64 = 10e-6;
 /// Owner time of admitting four asset jobs in a frame, ms.
 const ASSET_MS_AT_FOUR: f64 = 0.4;
 
-/// The physics agent: detail-pass frequency and fixed step.
+/// The built-in agents a game installs, each with its ladder (best first). None by default:
+/// no agent changes a game's fixed step, resolution or asset rate unless the game installed it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BuiltinAgents {
+    /// The fixed-step physics agent: the detail pass's frequency and share, and the fixed step
+    /// (`step_hz` is a divisor of the configured rate).
+    pub physics: Option<Vec<Rung<PhysicsSettings>>>,
+    /// The render-scale agent: resolution scale, instance cap, compute pre-pass.
+    pub render: Option<Vec<Rung<RenderSettings>>>,
+    /// The asset-throughput agent: asset jobs admitted per frame.
+    pub asset: Option<Vec<Rung<AssetSettings>>>,
+}
+
+impl BuiltinAgents {
+    /// No built-in agent (the default).
+    pub const NONE: BuiltinAgents = BuiltinAgents {
+        physics: None,
+        render: None,
+        asset: None,
+    };
+
+    /// Checks every installed ladder: non-empty, each rung's settings in range (the agents'
+    /// names and quotes are checked again at registration).
+    pub fn validate(&self) -> Result<(), LadderError> {
+        fn check<S>(
+            agent: &'static str,
+            ladder: &Option<Vec<Rung<S>>>,
+            bad: impl Fn(&S) -> Option<&'static str>,
+        ) -> Result<(), LadderError> {
+            let Some(l) = ladder else {
+                return Ok(());
+            };
+            if l.is_empty() {
+                return Err(LadderError {
+                    agent,
+                    rung: String::new(),
+                    why: "the ladder has no rung",
+                });
+            }
+            for r in l {
+                if let Some(why) = bad(&r.settings) {
+                    return Err(LadderError {
+                        agent,
+                        rung: r.name.to_string(),
+                        why,
+                    });
+                }
+            }
+            Ok(())
+        }
+        let share = |x: f32| x > 0.0 && x <= 1.0;
+        check("physics", &self.physics, |s| {
+            if s.step_hz == 0 {
+                Some("step_hz (a divisor of the configured rate) is 0")
+            } else if !share(s.detail_fraction) {
+                Some("detail_fraction is outside (0, 1]")
+            } else {
+                None
+            }
+        })?;
+        check("render", &self.render, |s| {
+            if !share(s.resolution_scale) {
+                Some("resolution_scale is outside (0, 1]")
+            } else if !share(s.instance_fraction) {
+                Some("instance_fraction is outside (0, 1]")
+            } else {
+                None
+            }
+        })?;
+        check("asset", &self.asset, |s| {
+            (s.jobs_per_frame == 0).then_some("jobs_per_frame is 0")
+        })
+    }
+}
+
+/// A built-in agent's ladder the engine cannot run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{agent} agent: rung `{rung}`: {why} (fix: give every rung settings in range, best rung first)"
+)]
+pub struct LadderError {
+    /// `physics`, `render` or `asset`.
+    pub agent: &'static str,
+    /// The rung's name (empty: the ladder itself).
+    pub rung: String,
+    /// What is wrong.
+    pub why: &'static str,
+}
+
+/// The fixed-step physics agent: detail-pass frequency and share, and fixed step, from the
+/// game's ladder.
 #[derive(Debug, Clone)]
-pub struct PhysicsAgent {
+pub(crate) struct PhysicsAgent {
     base_hz: u32,
+    ladder: Vec<Rung<PhysicsSettings>>,
 }
 
 impl PhysicsAgent {
-    /// Strategies stepping at `base_hz` (the configured fixed step), or half of it at the
-    /// cheapest.
-    pub fn new(base_hz: u32) -> Self {
+    /// The ladder's strategies stepping at `base_hz` (the configured fixed step) divided by
+    /// each rung's `step_hz`.
+    pub(crate) fn new(base_hz: u32, ladder: Vec<Rung<PhysicsSettings>>) -> Self {
         PhysicsAgent {
-            base_hz: base_hz.max(2),
+            base_hz: base_hz.max(1),
+            ladder,
         }
     }
 
     /// The settings of strategy `index` (the first for an index out of range), with the step
     /// rate resolved against the configured one.
-    pub fn settings(&self, index: StrategyIndex) -> PhysicsSettings {
-        let s = rung(&PHYSICS_LADDER, index).settings;
+    pub(crate) fn settings(&self, index: StrategyIndex) -> PhysicsSettings {
+        let s = rung(&self.ladder, index).map_or(PhysicsSettings::FULL, |r| r.settings);
         PhysicsSettings {
             detail_every: s.detail_every,
             detail_fraction: s.detail_fraction,
-            step_hz: (self.base_hz / s.step_hz).max(1),
+            step_hz: (self.base_hz / s.step_hz.max(1)).max(1),
         }
     }
 }
@@ -287,7 +228,7 @@ impl Agent for PhysicsAgent {
     }
 
     fn strategies(&self) -> Vec<Strategy> {
-        PHYSICS_LADDER
+        self.ladder
             .iter()
             .enumerate()
             .map(|(i, r)| {
@@ -307,24 +248,26 @@ impl Agent for PhysicsAgent {
     }
 }
 
-/// The render agent: resolution scale, instance cap, and the compute pre-pass on or off
-/// ([`RENDER_LADDER`]).
+/// The render-scale agent: resolution scale, instance cap, and the compute pre-pass on or off,
+/// from the game's ladder.
 #[derive(Debug, Clone)]
-pub struct RenderAgent {
+pub(crate) struct RenderAgent {
     pool: Pool,
+    ladder: Vec<Rung<RenderSettings>>,
 }
 
 impl RenderAgent {
     /// A render agent whose cost lands on the GPU (`gpu: true`) or the CPU.
-    pub fn new(gpu: bool) -> Self {
+    pub(crate) fn new(gpu: bool, ladder: Vec<Rung<RenderSettings>>) -> Self {
         RenderAgent {
             pool: if gpu { Pool::Gpu } else { Pool::Cpu },
+            ladder,
         }
     }
 
     /// The settings of strategy `index` (the first for an index out of range).
-    pub fn settings(index: StrategyIndex) -> RenderSettings {
-        rung(&RENDER_LADDER, index).settings
+    pub(crate) fn settings(&self, index: StrategyIndex) -> RenderSettings {
+        rung(&self.ladder, index).map_or(RenderSettings::FULL, |r| r.settings)
     }
 }
 
@@ -342,7 +285,7 @@ impl Agent for RenderAgent {
     }
 
     fn strategies(&self) -> Vec<Strategy> {
-        RENDER_LADDER
+        self.ladder
             .iter()
             .map(|r| {
                 Strategy::new(
@@ -359,14 +302,21 @@ impl Agent for RenderAgent {
     }
 }
 
-/// The asset agent: how many asset jobs a frame admits ([`ASSET_LADDER`]).
-#[derive(Debug, Clone, Default)]
-pub struct AssetAgent;
+/// The asset-throughput agent: how many asset jobs a frame admits, from the game's ladder.
+#[derive(Debug, Clone)]
+pub(crate) struct AssetAgent {
+    ladder: Vec<Rung<AssetSettings>>,
+}
 
 impl AssetAgent {
+    /// An asset agent on `ladder`.
+    pub(crate) fn new(ladder: Vec<Rung<AssetSettings>>) -> Self {
+        AssetAgent { ladder }
+    }
+
     /// The settings of strategy `index` (the first for an index out of range).
-    pub fn settings(index: StrategyIndex) -> AssetSettings {
-        rung(&ASSET_LADDER, index).settings
+    pub(crate) fn settings(&self, index: StrategyIndex) -> AssetSettings {
+        rung(&self.ladder, index).map_or(AssetSettings::DEFAULT, |r| r.settings)
     }
 }
 
@@ -376,7 +326,7 @@ impl Agent for AssetAgent {
     }
 
     fn strategies(&self) -> Vec<Strategy> {
-        ASSET_LADDER
+        self.ladder
             .iter()
             .map(|r| {
                 Strategy::new(
@@ -393,47 +343,76 @@ impl Agent for AssetAgent {
 mod tests {
     use super::*;
 
+    fn physics_rung(
+        name: &'static str,
+        quality: u16,
+        fraction: f32,
+        hz: u32,
+    ) -> Rung<PhysicsSettings> {
+        Rung {
+            name,
+            quality,
+            relative_cost: f64::from(fraction),
+            settings: PhysicsSettings {
+                detail_every: 1,
+                detail_fraction: fraction,
+                step_hz: hz,
+            },
+        }
+    }
+
     #[test]
-    fn every_strategy_comes_from_its_table_row() {
-        let p = PhysicsAgent::new(60);
-        let ps = p.strategies();
-        assert_eq!(ps.len(), PHYSICS_LADDER.len());
-        assert_eq!(p.settings(StrategyIndex(0)).detail_every, 1);
-        let last = PHYSICS_LADDER.len() - 1;
-        assert_eq!(p.settings(StrategyIndex(last as u8)).step_hz, 30);
-        assert_eq!(ps[last].fixed_step_s, Some(1.0 / 30.0));
-        assert_eq!(p.settings(StrategyIndex(4)).detail_fraction, 0.5);
-        assert_eq!(ps[4].name, "detail_4_8");
-        // Best first, every rank distinct, and the quotes fall with the rank.
-        for w in ps.windows(2) {
-            assert!(w[0].quality > w[1].quality, "{} / {}", w[0].name, w[1].name);
-            assert!(w[0].quote.coefficient > w[1].quote.coefficient);
-        }
-        assert_eq!(
-            RenderAgent::settings(StrategyIndex(2)).instance_fraction,
-            0.25
+    fn strategies_and_settings_come_from_the_games_ladder() {
+        let p = PhysicsAgent::new(
+            60,
+            vec![
+                physics_rung("all", 2, 1.0, 1),
+                physics_rung("half", 1, 0.5, 2),
+            ],
         );
-        assert_eq!(AssetAgent::settings(StrategyIndex(1)).jobs_per_frame, 2);
-        assert_eq!(AssetAgent::settings(StrategyIndex(9)).jobs_per_frame, 4);
-        let render = RenderAgent::new(true).strategies();
-        for (s, r) in render.iter().zip(&RENDER_LADDER) {
-            assert_eq!((s.name.as_str(), s.quality), (r.name, r.quality));
-        }
-        for (i, s) in render.iter().enumerate() {
-            let set = RenderAgent::settings(StrategyIndex(i as u8));
-            assert_eq!(
-                set.gpu_cull,
-                !s.name.ends_with("no_compute"),
-                "strategy {} and its settings disagree on the compute pass",
-                s.name
-            );
-        }
-        let asset: Vec<String> = AssetAgent
-            .strategies()
-            .into_iter()
-            .map(|s| s.name)
-            .collect();
-        assert_eq!(asset, ["4_per_frame", "2_per_frame", "1_per_frame"]);
-        assert_eq!(RenderAgent::new(true).pool(), Pool::Gpu);
+        let ps = p.strategies();
+        assert_eq!(ps.len(), 2);
+        assert_eq!(ps[1].name, "half");
+        assert_eq!(ps[1].fixed_step_s, Some(1.0 / 30.0));
+        assert_eq!(p.settings(StrategyIndex(1)).detail_fraction, 0.5);
+        assert_eq!(p.settings(StrategyIndex(1)).step_hz, 30);
+        // Out of range: the first rung.
+        assert_eq!(p.settings(StrategyIndex(9)).step_hz, 60);
+        let r = RenderAgent::new(true, Vec::new());
+        assert_eq!(r.settings(StrategyIndex(0)), RenderSettings::FULL);
+        assert_eq!(r.pool(), Pool::Gpu);
+        assert_eq!(
+            AssetAgent::new(Vec::new()).settings(StrategyIndex(0)),
+            AssetSettings::DEFAULT
+        );
+    }
+
+    #[test]
+    fn a_bad_ladder_is_refused_with_the_rung_named() {
+        assert!(BuiltinAgents::NONE.validate().is_ok());
+        let empty = BuiltinAgents {
+            physics: Some(Vec::new()),
+            ..BuiltinAgents::NONE
+        };
+        assert!(empty
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("no rung"));
+        let zero_hz = BuiltinAgents {
+            physics: Some(vec![physics_rung("x", 1, 1.0, 0)]),
+            ..BuiltinAgents::NONE
+        };
+        let e = zero_hz.validate().unwrap_err();
+        assert_eq!((e.agent, e.rung.as_str()), ("physics", "x"));
+        let bad_share = BuiltinAgents {
+            physics: Some(vec![physics_rung("y", 1, 1.5, 1)]),
+            ..BuiltinAgents::NONE
+        };
+        assert!(bad_share
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("detail_fraction"));
     }
 }

@@ -4,6 +4,7 @@
 //! Owns: [`EngineBuilder`] and [`BuildError`]. Must never: leave half-started lanes behind on an
 //! error (everything is built in order and dropped on the way out).
 
+use super::agents::BuiltinAgents;
 use lanegraph_jobs::{LaneOptions, LanePlan, Lanes, PlanError, StartError};
 
 use super::config::{ConfigError, EngineConfig};
@@ -37,6 +38,9 @@ pub enum BuildError {
     /// The budget controller refused its configuration.
     #[error(transparent)]
     Budget(#[from] BudgetConfigError),
+    /// A built-in agent's ladder is not one the engine can run.
+    #[error(transparent)]
+    Ladder(#[from] super::agents::LadderError),
     /// A built-in agent could not be registered.
     #[error(transparent)]
     Agent(#[from] AgentRegisterError),
@@ -52,38 +56,6 @@ pub struct EngineBuilder {
     render: Option<RenderSetup>,
     loaders: Loaders,
     agents: BuiltinAgents,
-}
-
-/// Which of the runtime's built-in budget agents a game installs. None by default: no agent
-/// changes a game's fixed step, resolution or asset rate unless the game asked for it.
-///
-/// - `physics`: the detail-pass frequency and fixed step of the physics hook
-///   ([`super::PhysicsSettings`]); its cheapest strategy halves the fixed step's rate.
-/// - `render`: resolution scale, instance cap and compute pre-pass of the render pass.
-/// - `asset`: asset jobs admitted per frame.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct BuiltinAgents {
-    /// Install the physics agent.
-    pub physics: bool,
-    /// Install the render agent.
-    pub render: bool,
-    /// Install the asset agent.
-    pub asset: bool,
-}
-
-impl BuiltinAgents {
-    /// No built-in agent (the default).
-    pub const NONE: BuiltinAgents = BuiltinAgents {
-        physics: false,
-        render: false,
-        asset: false,
-    };
-    /// All three (the demo's choice).
-    pub const ALL: BuiltinAgents = BuiltinAgents {
-        physics: true,
-        render: true,
-        asset: true,
-    };
 }
 
 /// The game's view source and pass, their view type erased (one builder call pairs them).
@@ -168,8 +140,9 @@ impl EngineBuilder {
         self
     }
 
-    /// Installs the built-in budget agents the game wants adapted ([`BuiltinAgents`]; none by
-    /// default). A game's own agents are added with [`Engine::add_agent`].
+    /// Installs the built-in budget agents the game wants adapted, each on the game's ladder
+    /// ([`BuiltinAgents`]; none by default). A game's own agents are added with
+    /// [`Engine::add_agent`].
     pub fn builtin_agents(mut self, agents: BuiltinAgents) -> Self {
         self.agents = agents;
         self
@@ -206,6 +179,7 @@ impl EngineBuilder {
     /// Validates everything, starts the lanes, registers the built-in agents asked for.
     pub fn build(self) -> Result<Engine, BuildError> {
         self.config.validate()?;
+        self.agents.validate()?;
         let limits = self.config.asset_limits;
         let plan = match (self.plan, &self.config.lanes) {
             (Some(p), _) => p,

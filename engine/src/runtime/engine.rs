@@ -24,7 +24,9 @@ use std::sync::Arc;
 
 use lanegraph_jobs::{clock, LaneId, Lanes};
 
-use super::agents::{AssetAgent, PhysicsAgent, PhysicsSettings, RenderAgent};
+use super::agents::{
+    AssetAgent, AssetSettings, PhysicsAgent, PhysicsSettings, RenderAgent, RenderSettings,
+};
 use super::assets::{AssetCompletion, AssetStream};
 use super::builder::RenderSetup;
 use super::builder::{BuildError, EngineBuilder};
@@ -330,8 +332,38 @@ struct Builtins {
     physics: Option<AgentId>,
     render: Option<AgentId>,
     asset: Option<AgentId>,
-    /// Resolves the physics strategies' step rates (also when not installed: its first rung).
-    physics_agent: PhysicsAgent,
+    /// The installed agents' ladders, read back for the settings of the strategy in force
+    /// (not installed: `PhysicsSettings::FULL`, `RenderSettings::FULL`,
+    /// `AssetSettings::DEFAULT`).
+    physics_agent: Option<PhysicsAgent>,
+    render_agent: Option<RenderAgent>,
+    asset_agent: Option<AssetAgent>,
+}
+
+impl Builtins {
+    fn physics_settings(&self, c: &Controller, base_hz: u32) -> PhysicsSettings {
+        match (self.physics, &self.physics_agent) {
+            (Some(id), Some(a)) => a.settings(c.current(id).unwrap_or_default()),
+            _ => PhysicsSettings {
+                step_hz: base_hz,
+                ..PhysicsSettings::FULL
+            },
+        }
+    }
+
+    fn render_settings(&self, c: &Controller) -> RenderSettings {
+        match (self.render, &self.render_agent) {
+            (Some(id), Some(a)) => a.settings(c.current(id).unwrap_or_default()),
+            _ => RenderSettings::FULL,
+        }
+    }
+
+    fn asset_settings(&self, c: &Controller) -> AssetSettings {
+        match (self.asset, &self.asset_agent) {
+            (Some(id), Some(a)) => a.settings(c.current(id).unwrap_or_default()),
+            _ => AssetSettings::DEFAULT,
+        }
+    }
 }
 
 /// The engine runtime (see the module docs for one frame). Build it with [`Engine::builder`].
@@ -424,7 +456,7 @@ impl Engine {
         world: World,
         lockstep: bool,
         render: Option<RenderSetup>,
-        agents: super::builder::BuiltinAgents,
+        agents: super::agents::BuiltinAgents,
         loaders: super::loaders::Loaders,
     ) -> Result<Engine, BuildError> {
         clock::init();
@@ -457,21 +489,27 @@ impl Engine {
         };
         let has_gpu = pass.as_ref().is_some_and(|p| p.device().name.is_some());
         let config_hz = config.fixed_step_hz;
-        let physics_agent = PhysicsAgent::new(config.fixed_step_hz);
+        let physics_agent = agents
+            .physics
+            .map(|l| PhysicsAgent::new(config.fixed_step_hz, l));
+        let render_agent = agents.render.map(|l| RenderAgent::new(has_gpu, l));
+        let asset_agent = agents.asset.map(AssetAgent::new);
         let builtins = Builtins {
-            physics: agents
-                .physics
-                .then(|| controller.register(Box::new(physics_agent.clone())))
+            physics: physics_agent
+                .as_ref()
+                .map(|a| controller.register(Box::new(a.clone())))
                 .transpose()?,
-            render: agents
-                .render
-                .then(|| controller.register(Box::new(RenderAgent::new(has_gpu))))
+            render: render_agent
+                .as_ref()
+                .map(|a| controller.register(Box::new(a.clone())))
                 .transpose()?,
-            asset: agents
-                .asset
-                .then(|| controller.register(Box::new(AssetAgent)))
+            asset: asset_agent
+                .as_ref()
+                .map(|a| controller.register(Box::new(a.clone())))
                 .transpose()?,
             physics_agent,
+            render_agent,
+            asset_agent,
         };
         if !config.adaptive {
             controller.set_mode(AdaptationMode::Manual);
@@ -481,7 +519,7 @@ impl Engine {
             &lanes,
             lanes.lane(lanegraph_jobs::plan::names::RENDER),
             pass,
-            RenderAgent::settings(StrategyIndex(0)),
+            builtins.render_settings(&controller),
             registry.clone(),
             config.gpu_churn_alert_per_second,
         );
@@ -775,12 +813,9 @@ impl Engine {
         // 1. Assets.
         let (asset_settings, asset_ms) = self.pump_assets();
         // 2. Fixed steps: systems, then the physics hook.
-        let physics_settings = self.builtins.physics_agent.settings(
-            self.builtins
-                .physics
-                .and_then(|id| self.controller.current(id))
-                .unwrap_or(StrategyIndex(0)),
-        );
+        let physics_settings = self
+            .builtins
+            .physics_settings(&self.controller, self.config.fixed_step_hz);
         let mut physics_ns = 0u64;
         let report = {
             let lanes = &self.lanes;
@@ -957,13 +992,8 @@ impl Engine {
     /// jobs per frame) and issues queued requests, without simulating. `frame()` calls it; a
     /// game may call it between frames (a loading screen) to let loads finish. Returns the
     /// settings used and the time it took, ms.
-    pub fn pump_assets(&mut self) -> (super::agents::AssetSettings, f64) {
-        let asset_settings = AssetAgent::settings(
-            self.builtins
-                .asset
-                .and_then(|id| self.controller.current(id))
-                .unwrap_or(StrategyIndex(0)),
-        );
+    pub fn pump_assets(&mut self) -> (AssetSettings, f64) {
+        let asset_settings = self.builtins.asset_settings(&self.controller);
         let asset_t0 = clock::now();
         let _s = crate::span!("assets.drain");
         self.completions.clear();
@@ -998,21 +1028,19 @@ impl Engine {
     /// physics step and render settings of the installed built-in agents, and every agent's
     /// choice where systems read it ([`World::agent_strategy`]).
     fn apply_strategies(&mut self) {
-        if let Some(id) = self.builtins.physics {
+        if self.builtins.physics.is_some() {
             let p = self
                 .builtins
-                .physics_agent
-                .settings(self.controller.current(id).unwrap_or(StrategyIndex(0)));
+                .physics_settings(&self.controller, self.config.fixed_step_hz);
             if let Ok(step) = FixedStep::from_hz(p.step_hz) {
                 if self.game.fixed_step() != step {
                     self.game.declare_fixed_step("physics", step);
                 }
             }
         }
-        if let Some(id) = self.builtins.render {
-            self.render.set_settings(RenderAgent::settings(
-                self.controller.current(id).unwrap_or(StrategyIndex(0)),
-            ));
+        if self.builtins.render.is_some() {
+            self.render
+                .set_settings(self.builtins.render_settings(&self.controller));
         }
         let controller = &self.controller;
         let world = self.game.world_mut();

@@ -16,7 +16,7 @@
 //! | `render` | the render lane: mailbox, the game's [`RenderPass`], GPU timings |
 //! | `assets` | the asset stream: decode on the asset lane, completions to the owner |
 //! | `loaders` | asset loaders per file extension, the limits, the provided PNG loader |
-//! | `agents` | the built-in budget agents and their settings |
+//! | `agents` | the built-in agents' building blocks: settings, rungs, ladder-driven agents |
 //! | `observer` | frame observers: each frame's figures, lent by reference |
 //! | `record` | the provided bounded run record (an observer) |
 //! | `summary` | the run summary built from the engine and its run record |
@@ -95,9 +95,11 @@ pub(crate) mod summary;
 pub(crate) mod view;
 
 pub use crate::telemetry::{GpuFrame, GpuPass};
-pub use agents::{AssetSettings, PhysicsSettings, RenderSettings};
+pub use agents::{
+    AssetSettings, BuiltinAgents, LadderError, PhysicsSettings, RenderSettings, Rung,
+};
 pub use assets::{AssetCompletion, AssetError, AssetStream, AssetTotals};
-pub use builder::{BuildError, BuiltinAgents, EngineBuilder};
+pub use builder::{BuildError, EngineBuilder};
 pub use config::{ConfigError, EngineConfig};
 pub use engine::{
     AgentCost, Engine, FrameError, FrameOutcome, PhysicsFn, PhysicsStep, ReplayError,
