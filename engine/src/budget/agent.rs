@@ -116,6 +116,9 @@ pub struct Strategy {
     /// priced by its peak frame (the costliest of its last `period` samples), not by its mean:
     /// the frame that does the work is the one that must fit.
     pub period: u32,
+    /// For a rung of a continuous strategy ([`Strategy::fraction_steps`]): the share of the
+    /// work it does, in `(0, 1]`.
+    pub fraction: Option<f64>,
 }
 
 impl Strategy {
@@ -127,7 +130,43 @@ impl Strategy {
             quote,
             fixed_step_s: None,
             period: 1,
+            fraction: None,
         }
+    }
+
+    /// A continuous strategy, "do a share `f` in (0, 1] of the work" (dynamic resolution, the
+    /// share of bodies that get a detail pass this step), as `steps` rungs best first:
+    /// `{name}_{k}_{steps}` for `k = steps ..= 1`, each with `fraction = k / steps`, quality
+    /// `lowest_quality + k - 1`, and a quote of `quote_at_full` times
+    /// `fixed_share + (1 - fixed_share) * f` (the part of the cost that does not shrink with
+    /// the share, then the part that does). The arbiter then picks the largest share that fits,
+    /// to `1 / steps`; decisions, pins and replays name the rung, so they stay exact. `steps`
+    /// is clamped to `1..=16`.
+    pub fn fraction_steps(
+        name: &str,
+        steps: u8,
+        lowest_quality: u16,
+        quote_at_full: Quote,
+        fixed_share: f64,
+    ) -> Vec<Strategy> {
+        let steps = steps.clamp(1, 16);
+        let fixed = fixed_share.clamp(0.0, 1.0);
+        (1..=steps)
+            .rev()
+            .map(|k| {
+                let f = f64::from(k) / f64::from(steps);
+                let mut s = Strategy::new(
+                    format!("{name}_{k}_{steps}"),
+                    lowest_quality + u16::from(k) - 1,
+                    Quote::new(
+                        quote_at_full.law,
+                        quote_at_full.coefficient * (fixed + (1.0 - fixed) * f),
+                    ),
+                );
+                s.fraction = Some(f);
+                s
+            })
+            .collect()
     }
 
     /// The same strategy, working every `frames` frames (1 to [`limits::MAX_PERIOD`]): priced
@@ -377,6 +416,23 @@ mod tests {
 
     fn s(name: &str, q: u16, c: f64) -> Strategy {
         Strategy::new(name, q, Quote::constant(c))
+    }
+
+    #[test]
+    fn a_continuous_strategy_is_a_ladder_of_shares() {
+        let ss = Strategy::fraction_steps("detail", 4, 2, Quote::constant(10.0), 0.2);
+        let names: Vec<&str> = ss.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["detail_4_4", "detail_3_4", "detail_2_4", "detail_1_4"]
+        );
+        assert_eq!(ss[0].fraction, Some(1.0));
+        assert_eq!(ss[3].fraction, Some(0.25));
+        assert_eq!((ss[0].quality, ss[3].quality), (5, 2));
+        // 20 % fixed, 80 % shrinking with the share.
+        assert!((ss[0].quote.coefficient - 10.0).abs() < 1e-12);
+        assert!((ss[2].quote.coefficient - 6.0).abs() < 1e-12);
+        assert!(validate("a", 1, &ss, |_| false).is_ok());
     }
 
     #[test]
