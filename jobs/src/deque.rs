@@ -33,7 +33,7 @@
 //! races; the lanes' models check the deque against the parking protocol.
 
 use crate::job::{ExecFn, JobRef};
-use crate::sync::{fence, AtomicIsize, AtomicUsize, Ordering};
+use crate::sync::{fence, AtomicIsize, AtomicPtr, AtomicUsize, Ordering};
 use crossbeam_utils::CachePadded;
 
 /// Slots per worker ring. A layered frame readies at most a layer's width at once on one
@@ -45,11 +45,24 @@ pub(crate) const DEQUE_CAPACITY: usize = 256;
 pub(crate) const DEQUE_CAPACITY: usize = 2;
 
 /// One job, stored as three atomics (see step 3: a thief may read a slot while it is rewritten).
-#[derive(Debug, Default)]
+/// Pointers are stored as pointers (`AtomicPtr`), never as integers, so they keep their
+/// provenance: the job's data and its entry function come back as the pointers that went in.
+#[derive(Debug)]
 struct Slot {
-    data: AtomicUsize,
+    data: AtomicPtr<()>,
     arg: AtomicUsize,
-    exec: AtomicUsize,
+    /// The job's `ExecFn`, as a data pointer (function pointers have no atomic type).
+    exec: AtomicPtr<()>,
+}
+
+impl Default for Slot {
+    fn default() -> Self {
+        Slot {
+            data: AtomicPtr::new(std::ptr::null_mut()),
+            arg: AtomicUsize::new(0),
+            exec: AtomicPtr::new(std::ptr::null_mut()),
+        }
+    }
 }
 
 /// The result of a steal attempt.
@@ -75,6 +88,7 @@ pub(crate) struct Deque {
 }
 
 const MASK: usize = DEQUE_CAPACITY - 1;
+const _: () = assert!(std::mem::size_of::<ExecFn>() == std::mem::size_of::<*mut ()>());
 const _: () = assert!(DEQUE_CAPACITY.is_power_of_two());
 
 impl Deque {
@@ -88,9 +102,9 @@ impl Deque {
 
     fn write(&self, i: isize, job: JobRef) {
         let s = &self.slots[i as usize & MASK];
-        s.data.store(job.data as usize, Ordering::Relaxed);
+        s.data.store(job.data.cast_mut(), Ordering::Relaxed);
         s.arg.store(job.arg, Ordering::Relaxed);
-        s.exec.store(job.exec as usize, Ordering::Relaxed);
+        s.exec.store(job.exec as *mut (), Ordering::Relaxed);
     }
 
     /// Reads slot `i`.
@@ -103,15 +117,17 @@ impl Deque {
         let s = &self.slots[i as usize & MASK];
         let exec = s.exec.load(Ordering::Relaxed);
         JobRef {
-            data: s.data.load(Ordering::Relaxed) as *const (),
+            data: s.data.load(Ordering::Relaxed).cast_const(),
             arg: s.arg.load(Ordering::Relaxed),
-            // SAFETY: (1) every value ever stored in `exec` is an `ExecFn` cast to usize (`write`);
-            // (2) a slot is written whole before its `bottom` is published (release fence), and
-            // the caller observed that `bottom` (acquire), so this load reads one of those values
+            // SAFETY: (1) every value ever stored in `exec` is an `ExecFn` cast to a pointer
+            // (`write`), and a pointer-to-function-pointer transmute keeps the provenance the
+            // cast gave it (no integer round trip); (2) a slot is written whole before its
+            // `bottom` is published (release fence), and the caller observed that `bottom`
+            // (acquire), so this load reads one of those values, never the null of `default`
             // (a torn job, read while the owner rewrote the slot, is discarded by the caller's
             // failed CAS before use, but its `exec` is still some valid `ExecFn`); (3) function
-            // pointers and usize have the same size on every supported target.
-            exec: unsafe { std::mem::transmute::<usize, ExecFn>(exec) },
+            // and data pointers have the same size on every supported target (checked below).
+            exec: unsafe { std::mem::transmute::<*mut (), ExecFn>(exec) },
         }
     }
 

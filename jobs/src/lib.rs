@@ -28,7 +28,7 @@ mod sync;
 pub use error::{JobPanicked, UnknownLane};
 pub use graph::{Graph, GraphBuilder, GraphError, NodeCtx, NodeId, NodeTiming};
 pub use job::{thread_index, WorkerInfo};
-pub use lanes::{LaneOptions, LaneStats, Lanes, PinOutcome, RepeatableJob, StartError};
+pub use lanes::{LaneOptions, LaneStats, Lanes, PinOutcome, RepeatableJob, StartError, MAX_TICK};
 pub use parallel::ParallelError;
 pub use plan::{
     max_workers_per_lane, CoreIndex, LaneId, LaneKind, LanePlan, LaneSpec, PlanError,

@@ -516,7 +516,13 @@ impl LaneQueue {
                 let gap = now.ns_since(prev);
                 // A gap of several ticks (a paused game) says nothing about the jitter.
                 if gap < tick.saturating_mul(2) {
-                    ws.jitter_ns = (ws.jitter_ns * 7 + gap.abs_diff(tick)) / 8;
+                    // Saturating: a gap or a tick near `u64::MAX` must not overflow (the tick
+                    // is clamped where it is set, and this stays safe without that).
+                    ws.jitter_ns = ws
+                        .jitter_ns
+                        .saturating_mul(7)
+                        .saturating_add(gap.abs_diff(tick))
+                        / 8;
                 }
             }
             ws.last_arrival = Some(now);
@@ -538,9 +544,14 @@ impl LaneQueue {
         let arrived = ws.last_arrival?;
         let me = Searcher::Worker(ws.me);
         let since = clock::now().ns_since(arrived);
-        let lead = (2 * ws.jitter_ns).clamp(TICK_LEAD_MIN_NS, TICK_LEAD_MAX_NS);
-        let next_tick = ((since + lead) / tick + 1) * tick;
-        let park_ns = next_tick - since - lead;
+        let lead = ws
+            .jitter_ns
+            .saturating_mul(2)
+            .clamp(TICK_LEAD_MIN_NS, TICK_LEAD_MAX_NS);
+        let next_tick = (since.saturating_add(lead) / tick)
+            .saturating_add(1)
+            .saturating_mul(tick);
+        let park_ns = next_tick.saturating_sub(since.saturating_add(lead));
         if park_ns < MIN_TIMED_PARK_NS {
             return None;
         }

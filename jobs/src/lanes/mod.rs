@@ -174,6 +174,9 @@ pub enum StartError {
     },
 }
 
+/// The longest tick [`Lanes::set_tick`] keeps (a minute): longer periods are clamped to it.
+pub const MAX_TICK: std::time::Duration = std::time::Duration::from_secs(60);
+
 impl Lanes {
     /// Starts every lane of `plan` with default options.
     pub fn start(plan: LanePlan) -> Result<Lanes, StartError> {
@@ -395,15 +398,20 @@ impl Lanes {
     /// wake-up: lower latency for the tick, paid for with a timer wake and a short spin per tick
     /// (`docs/benchmarks.md`, `tick_wake`). A push before the timer still wakes them at once.
     /// `None` turns it off (the default: spin briefly, then park until woken). Only lanes whose
-    /// workers may spin use it (not one that shares its core, nor a background lane).
+    /// workers may spin use it (not one that shares its core, nor a background lane). A period
+    /// longer than [`MAX_TICK`] is taken as `MAX_TICK`.
     pub fn set_tick(
         &self,
         lane: LaneId,
         period: Option<std::time::Duration>,
     ) -> Result<(), crate::error::UnknownLane> {
         let q = self.queue(lane)?;
+        // A period past `MAX_TICK` (`Duration::MAX` included) is clamped to it: the timed
+        // park's arithmetic stays far from overflow, and a tick that long gains nothing anyway.
         let ns = period.map_or(0, |p| {
-            u64::try_from(p.as_nanos()).unwrap_or(u64::MAX).max(1)
+            u64::try_from(p.min(MAX_TICK).as_nanos())
+                .unwrap_or(u64::MAX)
+                .max(1)
         });
         q.set_tick_ns(ns);
         Ok(())

@@ -371,3 +371,40 @@ fn a_push_wakes_a_ticked_lane_before_its_timer() {
         .is_err());
     lanes.set_tick(tick, None).unwrap();
 }
+
+/// Issue 26, defect 3: `set_tick(Some(Duration::MAX))` overflowed the jitter average on the
+/// second or third arrival (debug build: the worker panicked outside any job and the lane
+/// hung). Each arrival here is a few ms apart, so the jitter is updated every round.
+#[test]
+fn a_tick_of_duration_max_is_clamped_and_the_lane_keeps_running() {
+    let plan = LanePlan::empty(&[0])
+        .with_lane("tick", LaneKind::FrameCritical, vec![None])
+        .unwrap();
+    let lanes = Arc::new(Lanes::start(plan).unwrap());
+    let tick = lanes.lane("tick").unwrap();
+    lanes.set_tick(tick, Some(Duration::MAX)).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let l2 = Arc::clone(&lanes);
+    let runner = std::thread::spawn(move || {
+        let done = Arc::new(AtomicUsize::new(0));
+        for round in 1..=6 {
+            let d = Arc::clone(&done);
+            l2.spawn_detached(tick, move || {
+                d.fetch_add(1, Ordering::SeqCst);
+            })
+            .unwrap();
+            // Each round's job ran (on a worker still alive) before the next is pushed.
+            while done.load(Ordering::SeqCst) < round {
+                std::thread::yield_now();
+            }
+            std::thread::sleep(Duration::from_millis(3));
+        }
+        tx.send(done.load(Ordering::SeqCst)).unwrap();
+    });
+    let ran = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the ticked lane stopped running jobs");
+    assert_eq!(ran, 6);
+    runner.join().unwrap();
+    assert_eq!(lanes.stats(tick).unwrap().detached_panics, 0);
+}
