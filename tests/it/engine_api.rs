@@ -527,3 +527,53 @@ fn the_target_verdict_tells_held_from_missed_from_nothing_left() {
         "{nothing_left}"
     );
 }
+
+/// Issue 26, defect 2: a panic in the game's render pass was caught and counted, but the render
+/// lane's in-flight flag stayed set: nothing was drawn after it and `finish_render` waited its
+/// 30 s. Now it costs that one frame's draw.
+#[test]
+fn a_render_pass_that_panics_once_costs_one_draw_not_the_run() {
+    use lanegraph::runtime::{DrawOutput, RenderPass, RenderSettings};
+    struct Flaky(u64);
+    impl RenderPass<Vec<f32>> for Flaky {
+        fn draw(
+            &mut self,
+            v: &Vec<f32>,
+            _: &RenderSettings,
+            out: &mut DrawOutput,
+        ) -> Result<(), String> {
+            self.0 += 1;
+            if self.0 == 3 {
+                panic!("driver hiccup");
+            }
+            out.instances = v.len() as u64;
+            Ok(())
+        }
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut engine = lanegraph_tests::engine_with_pass(Flaky(0), 16);
+        for _ in 0..20 {
+            engine.world_mut().spawn();
+            engine.frame().unwrap();
+            engine.finish_render();
+        }
+        let _ = tx.send(engine.render_stats());
+    });
+    let stats = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("the render lane stopped after the pass panicked");
+    assert_eq!(stats.panics, 1);
+    assert_eq!(
+        stats.drawn, 19,
+        "every frame but the one that panicked was drawn"
+    );
+    assert!(
+        stats
+            .errors
+            .iter()
+            .any(|e| e.contains("panicked") && e.contains("driver hiccup")),
+        "{:?}",
+        stats.errors
+    );
+}

@@ -162,11 +162,14 @@ pub struct RenderStats {
     pub gpu_memory: Option<super::gpu_memory::GpuMemoryFigures>,
     /// What the GPU memory monitor found: peak churn, readings over the threshold, alerts.
     pub gpu_memory_churn: super::gpu_memory::ChurnFigures,
-    /// Errors the pass reported; the first [`MAX_RENDER_ERRORS`] are kept.
+    /// Errors the pass reported (and its panics); the first [`MAX_RENDER_ERRORS`] are kept.
     pub errors: Vec<String>,
+    /// Draws that panicked in the game's pass (each cost that frame's draw; the lane went on).
+    pub panics: u64,
     /// Frames the owner read the previous [`RenderPulse`] because the render job was writing it.
     pub pulse_skips: u64,
-    /// Frames the owner kept new settings pending because the render job was reading them.
+    /// Times the owner could not hand new settings over because the render job was reading
+    /// them (handed over at a later frame boundary).
     pub settings_deferrals: u64,
 }
 
@@ -400,8 +403,8 @@ pub struct RenderLane {
     /// The owner's last reading of the pulse (used when the render job holds it).
     pulse: RenderPulse,
     pulse_skips: u64,
-    /// Settings the owner could not hand over yet (the render job was reading them).
-    pending: Option<RenderSettings>,
+    /// Times the owner could not hand settings over (the render job was reading them); the
+    /// engine hands them over again at the next frame boundary (`Engine::apply_strategies`).
     settings_deferrals: u64,
 }
 
@@ -464,7 +467,6 @@ impl RenderLane {
             job,
             pulse: RenderPulse::default(),
             pulse_skips: 0,
-            pending: None,
             settings_deferrals: 0,
             shared,
         }
@@ -490,17 +492,13 @@ impl RenderLane {
     }
 
     /// Sets the render strategy's settings (applied from the next view drawn). Never waits:
-    /// when the render job is reading the settings, they stay pending until the next call.
+    /// when the render job is reading the settings, the call is counted as a deferral and the
+    /// caller's next call (the engine's, at every frame boundary) hands them over.
     pub(crate) fn set_settings(&mut self, settings: RenderSettings) {
-        // The newest settings win over any still pending.
-        self.pending = None;
         match self.shared.settings.try_lock() {
             Ok(mut s) => *s = settings,
             Err(TryLockError::Poisoned(p)) => *p.into_inner() = settings,
-            Err(TryLockError::WouldBlock) => {
-                self.pending = Some(settings);
-                self.settings_deferrals += 1;
-            }
+            Err(TryLockError::WouldBlock) => self.settings_deferrals += 1,
         }
     }
 
@@ -617,7 +615,24 @@ fn render_job(shared: &Shared) {
     // for the draw.)
     let next = lock(&shared.mailbox).take();
     if let Some(view) = next {
-        draw(shared, &view);
+        // A panic in the game's pass costs this frame's draw, not the run: it is caught here,
+        // counted as a render error, and the job goes on to clear `in_flight` (left set, no
+        // view would ever be queued again and `finish` would wait its 30 s). The locks it held
+        // are poisoned; every lock here takes the data back (`lock`).
+        let drew = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| draw(shared, &view)));
+        if let Err(payload) = drew {
+            let why = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a non-string panic".into());
+            let mut inner = lock(&shared.inner);
+            inner.stats.panics += 1;
+            push_error(
+                &mut inner.stats,
+                format!("render pass panicked drawing frame {}: {why}", view.frame),
+            );
+        }
         if lock(&shared.mailbox).is_some() {
             // A newer view: queue again behind what waits on the lane; `in_flight` stays set.
             requeue(shared);
