@@ -209,6 +209,17 @@ impl Deque {
         t >= b
     }
 
+    /// Slots free for the owner's pushes: at least this many pushes in a row succeed (thieves
+    /// only ever free slots).
+    ///
+    /// # Safety
+    /// Only the owning worker's thread calls it (it reads `bottom` as its writer).
+    pub(crate) unsafe fn free_for_owner(&self) -> usize {
+        let b = self.bottom.load(Ordering::Relaxed);
+        let t = self.top.load(Ordering::Acquire);
+        DEQUE_CAPACITY.saturating_sub((b - t).max(0) as usize)
+    }
+
     /// Jobs in the ring now (racy; for reports).
     pub(crate) fn len(&self) -> usize {
         let b = self.bottom.load(Ordering::Relaxed);

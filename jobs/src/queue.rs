@@ -13,9 +13,11 @@
 //!   (the owner thread, other lanes, detached and repeatable jobs) pushes to the injector.
 //! - A worker looks for work in this order: its own deque (newest first), the injector (it takes
 //!   its fair share, `len / (workers + 1)` up to 16, runs the first and puts the rest in its
-//!   deque, where siblings and helpers can still steal them), then its siblings' deques (oldest
-//!   first). Every 64th search starts at the injector, so work from outside is never starved by
-//!   a lane that keeps readying its own.
+//!   deque oldest at the bottom, so it pops them in the order they were queued, while siblings
+//!   and helpers can still steal them), then its siblings' deques (oldest first). Every 64th
+//!   search starts at the injector, so work from outside is never starved by a lane that keeps
+//!   readying its own; it waits while the worker's ring still holds a batch it took from the
+//!   injector (those jobs are older: one worker runs the injector FIFO).
 //! - A thread helping this lane while it waits on a latch searches the same way (the owner
 //!   thread has no deque: injector, then every worker's deque).
 //!
@@ -70,6 +72,7 @@ use crate::sync::{
     fence, lock, spin_step, thread, wait, wait_timeout, AtomicU32, AtomicU64, AtomicUsize, Condvar,
     Mutex, MutexGuard, Ordering,
 };
+use crossbeam_utils::CachePadded;
 use std::time::Duration;
 
 /// The shortest spin an adaptive budget falls to: long enough to catch the next node of a busy
@@ -241,6 +244,12 @@ pub(crate) struct LaneQueue {
     sleepers_hint: AtomicU32,
     /// One per worker; ring `i` is pushed and popped only by worker `i`'s thread.
     deques: Box<[Deque]>,
+    /// Per worker: injector jobs it moved into its ring and has not popped yet (an upper
+    /// bound: every own pop counts one, an empty ring resets it). While non-zero, its
+    /// injector-first tick waits: those jobs are older than anything in the injector, and a
+    /// worker runs the injector's jobs in the order they were queued. Writer and reader: that
+    /// worker only (relaxed).
+    batch_left: Box<[CachePadded<AtomicUsize>]>,
     /// The lane's threads plus the owner outnumber the cores: a spinning thread yields its core
     /// at every clock check, so a runnable peer (the owner, woken to start the next frame) is
     /// not kept off the CPU until the spin runs out. Fixed at start.
@@ -271,6 +280,9 @@ impl LaneQueue {
             len_hint: AtomicUsize::new(0),
             sleepers_hint: AtomicU32::new(0),
             deques: (0..workers).map(|_| Deque::new()).collect(),
+            batch_left: (0..workers)
+                .map(|_| CachePadded::new(AtomicUsize::new(0)))
+                .collect(),
             yield_in_spin,
             tick_ns: AtomicU64::new(0),
         }
@@ -417,10 +429,14 @@ impl LaneQueue {
     #[inline]
     pub(crate) fn find(&self, me: Searcher) -> Option<JobRef> {
         if let Searcher::Worker(w) = me {
+            let left = &self.batch_left[w as usize];
             // SAFETY: `me` names the calling thread's own worker index (as in `push_local`).
             if let Some(job) = unsafe { self.deques[w as usize].pop() } {
+                let n = left.load(Ordering::Relaxed);
+                left.store(n.saturating_sub(1), Ordering::Relaxed);
                 return Some(job);
             }
+            left.store(0, Ordering::Relaxed);
         }
         self.take_injected(me).or_else(|| self.steal(me))
     }
@@ -429,7 +445,9 @@ impl LaneQueue {
     #[inline]
     pub(crate) fn find_now(&self, ws: &mut WorkerSearch) -> Option<JobRef> {
         ws.ticks = ws.ticks.wrapping_add(1);
-        if ws.ticks % INJECTOR_FIRST_EVERY == 0 {
+        if ws.ticks % INJECTOR_FIRST_EVERY == 0
+            && self.batch_left[ws.me as usize].load(Ordering::Relaxed) == 0
+        {
             if let Some(job) = self.take_injected(Searcher::Worker(ws.me)) {
                 return Some(job);
             }
@@ -456,15 +474,20 @@ impl LaneQueue {
         if let Searcher::Worker(w) = me {
             let k = (len / (self.deques.len() + 1)).clamp(1, INJECTOR_BATCH);
             let deque = &self.deques[w as usize];
-            let mut moved = 0;
-            for &job in s.jobs.iter().take(k - 1) {
+            // SAFETY: as in `push_local`: ring `w` is the calling thread's own.
+            let free = unsafe { deque.free_for_owner() };
+            let moved = (k - 1).min(free).min(s.jobs.len());
+            // Pushed newest first, so the oldest sits at the bottom and the owner, popping from
+            // the bottom, runs the batch in the order it was queued (the injector is FIFO, and
+            // so is one worker's run of it). All `moved` pushes succeed: `free` slots were
+            // free and thieves only free more.
+            for &job in s.jobs.iter().take(moved).rev() {
                 // SAFETY: as in `push_local`: ring `w` is the calling thread's own.
-                if unsafe { deque.push(job) }.is_err() {
-                    break;
-                }
-                moved += 1;
+                let pushed = unsafe { deque.push(job) };
+                debug_assert!(pushed.is_ok(), "a ring with free slots refused a push");
             }
             s.jobs.drain(..moved);
+            self.batch_left[w as usize].store(moved, Ordering::Relaxed);
         }
         self.len_hint.store(s.jobs.len(), Ordering::Release);
         Some(first)

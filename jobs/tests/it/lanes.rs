@@ -408,3 +408,41 @@ fn a_tick_of_duration_max_is_clamped_and_the_lane_keeps_running() {
     runner.join().unwrap();
     assert_eq!(lanes.stats(tick).unwrap().detached_panics, 0);
 }
+
+/// Issue 26, defect 5: detached jobs are documented as FIFO, but a batch a worker took from the
+/// injector into its ring was popped newest first (1, 3, 2, 4, 5, 6). One worker runs them in
+/// the order they were spawned.
+#[test]
+fn detached_jobs_on_one_worker_run_in_the_order_spawned() {
+    let lanes = common::lanes(1, 1, 1);
+    let asset = lanes.lane("asset").unwrap();
+    for round in 0..20 {
+        let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let gate = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        // The first job holds the worker until every other job is queued, so the worker meets
+        // a long injector and takes batches from it.
+        let g = Arc::clone(&gate);
+        lanes
+            .spawn_detached(asset, move || {
+                while !g.load(Ordering::Acquire) {
+                    std::thread::yield_now();
+                }
+            })
+            .unwrap();
+        let n = 40;
+        for i in 0..n {
+            let o = Arc::clone(&order);
+            lanes
+                .spawn_detached(asset, move || o.lock().unwrap().push(i))
+                .unwrap();
+        }
+        gate.store(true, Ordering::Release);
+        let t0 = std::time::Instant::now();
+        while order.lock().unwrap().len() < n {
+            assert!(t0.elapsed() < Duration::from_secs(20), "jobs lost");
+            std::thread::yield_now();
+        }
+        let got = order.lock().unwrap().clone();
+        assert_eq!(got, (0..n).collect::<Vec<_>>(), "round {round}");
+    }
+}
