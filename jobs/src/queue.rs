@@ -370,12 +370,22 @@ impl LaneQueue {
     }
 
     /// Notifies up to `n` sleepers not yet notified (under the lock): parked workers first,
-    /// the most recently parked first, then helpers. Returns whether there were sleepers.
+    /// idle ones before those waiting on a latch (a latch-waiter may leave for its latch before
+    /// it takes the job; an idle worker is there for the job), the most recently parked first
+    /// within each kind, then helpers. Returns whether there were sleepers.
     fn notify_up_to(&self, s: &mut QueueState, n: usize) -> bool {
         let had = s.sleepers() > 0;
         let mut left = n;
         while left > 0 {
-            let Some(w) = s.parked.pop() else { break };
+            let QueueState {
+                parked, helping, ..
+            } = &mut *s;
+            let at = parked
+                .iter()
+                .rposition(|&w| !helping[w as usize])
+                .or(parked.len().checked_sub(1));
+            let Some(at) = at else { break };
+            let w = parked.remove(at);
             self.parkers[w as usize].notify_one();
             left -= 1;
         }
@@ -758,6 +768,14 @@ impl LaneQueue {
             }
             // Shut down cannot happen while a helper waits (lanes outlive their waiters).
             let _ = self.park(s, me, true, || latch.probe(), None);
+        }
+        // A push may have notified this thread while it waited (it was the sleeper the push
+        // chose) and the latch completed before it ran: it leaves without the job, so the
+        // wake-up is passed on, or the job would sit in the injector while a sibling sleeps
+        // (issue 26, defect 1). Work visible to others is the only case that needs it.
+        if self.work_visible(me) {
+            let mut s = lock(&self.state);
+            self.notify_up_to(&mut s, 1);
         }
         latch.wait_confirmed();
     }

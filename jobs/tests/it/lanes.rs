@@ -446,3 +446,272 @@ fn detached_jobs_on_one_worker_run_in_the_order_spawned() {
         assert_eq!(got, (0..n).collect::<Vec<_>>(), "round {round}");
     }
 }
+
+/// Issue 26, defect 1: a push notifies the most recently parked worker, usually one parked
+/// waiting on a latch. When that latch completed before the worker ran again, it left its wait
+/// without taking the job and without passing the wake-up on: the job sat in the injector while
+/// its idle sibling slept, and a waiter that needed it hung. Spinning off, two physics workers:
+/// a physics job waits on a scope whose job runs on the asset lane, a second physics job is
+/// pushed, the scope completes, and the first job then needs the second.
+#[test]
+fn a_wake_up_taken_by_a_latch_waiter_is_passed_on() {
+    use std::sync::atomic::AtomicBool;
+    let plan = LanePlan::empty(&[0])
+        .with_lane("physics", LaneKind::FrameCritical, vec![None; 2])
+        .unwrap()
+        .with_lane("asset", LaneKind::Background, vec![None])
+        .unwrap();
+    let lanes = Arc::new(
+        Lanes::start_with(
+            plan,
+            lanegraph_jobs::LaneOptions {
+                pin: false,
+                spin: false,
+            },
+        )
+        .unwrap(),
+    );
+    let physics = lanes.lane("physics").unwrap();
+    let asset = lanes.lane("asset").unwrap();
+    for round in 0..20 {
+        // Both physics workers asleep.
+        std::thread::sleep(Duration::from_millis(20));
+        let gate = Arc::new(AtomicBool::new(false));
+        let waiting = Arc::new(AtomicBool::new(false));
+        let second_ran = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = std::sync::mpsc::channel();
+        {
+            let (l, gate, waiting, second_ran) = (
+                Arc::clone(&lanes),
+                Arc::clone(&gate),
+                Arc::clone(&waiting),
+                Arc::clone(&second_ran),
+            );
+            lanes
+                .spawn_detached(physics, move || {
+                    l.scope(|s| {
+                        s.spawn(asset, || {
+                            waiting.store(true, Ordering::SeqCst);
+                            while !gate.load(Ordering::SeqCst) {
+                                std::thread::yield_now();
+                            }
+                        })
+                        .unwrap();
+                    })
+                    .unwrap();
+                    // The first job now needs the second: without the wake-up passed on, no
+                    // physics worker is awake to run it.
+                    let t0 = std::time::Instant::now();
+                    while !second_ran.load(Ordering::SeqCst) {
+                        if t0.elapsed() > Duration::from_secs(5) {
+                            let _ = tx.send(Err(t0.elapsed()));
+                            return;
+                        }
+                        std::thread::yield_now();
+                    }
+                    let _ = tx.send(Ok(t0.elapsed()));
+                })
+                .unwrap();
+        }
+        // The first job's worker is parked on its scope's latch (the most recent sleeper).
+        while !waiting.load(Ordering::SeqCst) {
+            std::thread::yield_now();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        let s2 = Arc::clone(&second_ran);
+        lanes
+            .spawn_detached(physics, move || s2.store(true, Ordering::SeqCst))
+            .unwrap();
+        gate.store(true, Ordering::SeqCst);
+        let waited = rx.recv_timeout(Duration::from_secs(20)).unwrap();
+        assert!(
+            waited.is_ok(),
+            "round {round}: the pushed job waited {:?} in the injector while a worker slept",
+            waited.unwrap_err()
+        );
+    }
+}
+
+/// Issue 26, defect 1 when every parked worker waits on a latch: the push notifies one of
+/// them, its latch completes before it runs, and the other (parked on a latch that needs the
+/// pushed job) must be woken, or both jobs wait forever for the pushed one. Two mechanisms wake
+/// it: the leaving waiter passes the wake-up on, and a latch completion wakes every
+/// latch-waiter of the lane; this test fails only when both are gone (it guards the pair).
+#[test]
+fn a_latch_waiter_leaving_without_the_job_wakes_a_sibling() {
+    use std::sync::atomic::AtomicBool;
+    let plan = LanePlan::empty(&[0])
+        .with_lane("physics", LaneKind::FrameCritical, vec![None; 2])
+        .unwrap()
+        .with_lane("asset", LaneKind::Background, vec![None; 2])
+        .unwrap();
+    let lanes = Arc::new(
+        Lanes::start_with(
+            plan,
+            lanegraph_jobs::LaneOptions {
+                pin: false,
+                spin: false,
+            },
+        )
+        .unwrap(),
+    );
+    let physics = lanes.lane("physics").unwrap();
+    let asset = lanes.lane("asset").unwrap();
+    for round in 0..10 {
+        std::thread::sleep(Duration::from_millis(20));
+        let second_ran = Arc::new(AtomicBool::new(false));
+        let gate = Arc::new(AtomicBool::new(false));
+        let started = Arc::new(AtomicUsize::new(0));
+        let (tx, rx) = std::sync::mpsc::channel();
+        // J1: waits on an asset job that needs the pushed job.
+        {
+            let (l, s2, st) = (
+                Arc::clone(&lanes),
+                Arc::clone(&second_ran),
+                Arc::clone(&started),
+            );
+            lanes
+                .spawn_detached(physics, move || {
+                    l.scope(|s| {
+                        s.spawn(asset, || {
+                            st.fetch_add(1, Ordering::SeqCst);
+                            let t0 = std::time::Instant::now();
+                            while !s2.load(Ordering::SeqCst)
+                                && t0.elapsed() < Duration::from_secs(5)
+                            {
+                                std::thread::yield_now();
+                            }
+                        })
+                        .unwrap();
+                    })
+                    .unwrap();
+                })
+                .unwrap();
+        }
+        while started.load(Ordering::SeqCst) < 1 {
+            std::thread::yield_now();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        // J3: waits on a gated asset job (it parks last: the push's choice), then needs the
+        // pushed job itself.
+        {
+            let (l, s2, st, g) = (
+                Arc::clone(&lanes),
+                Arc::clone(&second_ran),
+                Arc::clone(&started),
+                Arc::clone(&gate),
+            );
+            lanes
+                .spawn_detached(physics, move || {
+                    l.scope(|s| {
+                        s.spawn(asset, || {
+                            st.fetch_add(1, Ordering::SeqCst);
+                            while !g.load(Ordering::SeqCst) {
+                                std::thread::yield_now();
+                            }
+                        })
+                        .unwrap();
+                    })
+                    .unwrap();
+                    let t0 = std::time::Instant::now();
+                    while !s2.load(Ordering::SeqCst) {
+                        if t0.elapsed() > Duration::from_secs(5) {
+                            let _ = tx.send(Err(t0.elapsed()));
+                            return;
+                        }
+                        std::thread::yield_now();
+                    }
+                    let _ = tx.send(Ok(t0.elapsed()));
+                })
+                .unwrap();
+        }
+        while started.load(Ordering::SeqCst) < 2 {
+            std::thread::yield_now();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        let s2 = Arc::clone(&second_ran);
+        lanes
+            .spawn_detached(physics, move || s2.store(true, Ordering::SeqCst))
+            .unwrap();
+        gate.store(true, Ordering::SeqCst);
+        let waited = rx.recv_timeout(Duration::from_secs(20)).unwrap();
+        assert!(
+            waited.is_ok(),
+            "round {round}: the pushed job waited {:?} while both workers slept",
+            waited.unwrap_err()
+        );
+        // Let J1's asset job see the flag and finish before the next round.
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Issue 26, the latency half of defect 1: with one physics worker waiting on a latch and its
+/// sibling idle, a new job went to the latch-waiter (10 of 10 rounds), which runs it inside its
+/// wait, while the idle sibling slept on. The idle worker is woken first now.
+#[test]
+fn a_push_wakes_an_idle_worker_before_a_latch_waiter() {
+    use std::sync::atomic::AtomicBool;
+    let plan = LanePlan::empty(&[0])
+        .with_lane("physics", LaneKind::FrameCritical, vec![None; 2])
+        .unwrap()
+        .with_lane("asset", LaneKind::Background, vec![None])
+        .unwrap();
+    let lanes = Arc::new(
+        Lanes::start_with(
+            plan,
+            lanegraph_jobs::LaneOptions {
+                pin: false,
+                spin: false,
+            },
+        )
+        .unwrap(),
+    );
+    let physics = lanes.lane("physics").unwrap();
+    let asset = lanes.lane("asset").unwrap();
+    let mut on_waiter = 0;
+    for _ in 0..10 {
+        std::thread::sleep(Duration::from_millis(20));
+        let gate = Arc::new(AtomicBool::new(false));
+        let waiting = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = std::sync::mpsc::channel();
+        {
+            let (l, gate, waiting) = (Arc::clone(&lanes), Arc::clone(&gate), Arc::clone(&waiting));
+            let tx = tx.clone();
+            lanes
+                .spawn_detached(physics, move || {
+                    let _ = tx.send(("waiter", std::thread::current().id()));
+                    l.scope(|s| {
+                        s.spawn(asset, || {
+                            waiting.store(true, Ordering::SeqCst);
+                            while !gate.load(Ordering::SeqCst) {
+                                std::thread::yield_now();
+                            }
+                        })
+                        .unwrap();
+                    })
+                    .unwrap();
+                })
+                .unwrap();
+        }
+        while !waiting.load(Ordering::SeqCst) {
+            std::thread::yield_now();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        lanes
+            .spawn_detached(physics, move || {
+                let _ = tx.send(("pushed", std::thread::current().id()));
+            })
+            .unwrap();
+        let a = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        let b = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!((a.0, b.0), ("waiter", "pushed"));
+        if a.1 == b.1 {
+            on_waiter += 1;
+        }
+        gate.store(true, Ordering::SeqCst);
+    }
+    assert_eq!(
+        on_waiter, 0,
+        "the pushed job ran on the latch-waiter in {on_waiter} of 10"
+    );
+}
