@@ -50,10 +50,13 @@ impl std::fmt::Debug for JobRef {
 
 // SAFETY: a JobRef is moved to another thread only through a lane queue. Scenario: the pusher
 // builds the data (graph run state or scope slot, both `Sync` by construction: atomics, mutexes,
-// and cells written once before the push), pushes under the queue mutex (release), the worker pops
-// under the same mutex (acquire) and calls `exec`; the pusher waits on the latch that `exec`
-// counts down before it frees or reuses the data. So the pointer never dangles and every write
-// before the push is visible to the worker.
+// and cells written once before the push), then publishes the job one of two ways, each a
+// release/acquire pair: to the injector under its mutex (the taker locks the same mutex), or to a
+// worker's ring (the slot's writes, then a release fence, then `bottom`; a thief or sleeper
+// reads `bottom` with acquire, and the owner's own pop is on its own thread: `deque` steps 1-3).
+// The worker then calls `exec`; the pusher waits on the latch that `exec` counts down before it
+// frees or reuses the data. So the pointer never dangles and every write before the push is
+// visible to the worker.
 unsafe impl Send for JobRef {}
 
 impl JobRef {

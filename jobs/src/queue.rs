@@ -171,6 +171,9 @@ struct QueueState {
     /// undercount after a spurious wake-up, never overcount).
     helpers_notified: u32,
     shutdown: bool,
+    /// Workers that have exited (shut down and drained). Once every worker has, nobody will
+    /// take from this queue again: a push runs its jobs on the pushing thread instead.
+    exited: usize,
 }
 
 impl QueueState {
@@ -274,6 +277,7 @@ impl LaneQueue {
                 helpers: 0,
                 helpers_notified: 0,
                 shutdown: false,
+                exited: 0,
             }),
             parkers: (0..workers).map(|_| Condvar::new()).collect(),
             helper_wake: Condvar::new(),
@@ -364,6 +368,25 @@ impl LaneQueue {
             return false;
         }
         let mut s = lock(&self.state);
+        if s.shutdown && s.exited == self.deques.len() {
+            // Every worker has drained and left (the `Lanes` is dropped, or being dropped and
+            // this lane is done): nobody would take the jobs, so they run here, on the pushing
+            // thread (a worker of another lane still draining, or any thread holding a
+            // repeatable job). Drop drains: nothing pushed is lost or leaked.
+            drop(s);
+            let who = WorkerInfo {
+                lane: self.lane,
+                worker: WorkerInfo::HELPER,
+                thread: job::thread_index(),
+            };
+            for &j in jobs {
+                // SAFETY: each job is run exactly once, here, instead of being queued; its
+                // pusher keeps its data alive until its latch completes (see `JobRef`), which
+                // running it does.
+                unsafe { j.run(who) };
+            }
+            return false;
+        }
         s.jobs.extend(jobs.iter().copied());
         self.len_hint.store(s.jobs.len(), Ordering::Release);
         self.notify_up_to(&mut s, jobs.len())
@@ -642,7 +665,12 @@ impl LaneQueue {
                 match outcome {
                     Park::WorkVisible => break,
                     Park::Woken | Park::TimedOut => {}
-                    Park::ShutDown => return None,
+                    Park::ShutDown => {
+                        // Under the lock, with the injector empty: this worker takes nothing
+                        // more. A push after the last worker leaves runs on its own thread.
+                        s.exited += 1;
+                        return None;
+                    }
                 }
             }
             drop(s);

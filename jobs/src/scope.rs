@@ -84,8 +84,9 @@ struct Slot {
 }
 
 // SAFETY: see `SlotPtr`: every field is either an atomic, a mutex, or a cell written only by
-// the spawner before publication (queue lock or the acq-rel `pending` chain orders it) and read
-// only by the single thread that then runs the job.
+// the spawner before publication (the queue's publication orders it: the injector's lock, or a
+// ring's release fence before `bottom` and its readers' acquire, see `JobRef`'s `Send`; or the
+// acq-rel `pending` chain) and read only by the single thread that then runs the job.
 unsafe impl Sync for Slot {}
 // SAFETY: as above; slots are moved between threads only inside a pool, while no job of theirs
 // is in flight.
@@ -326,8 +327,9 @@ unsafe fn exec_scope_job(data: *const (), _arg: usize, who: WorkerInfo) {
     let mut slot_ptr = data as *const Slot;
     loop {
         // SAFETY: (1) the slot's scope waits on its latch, which this job has not counted down,
-        // so the pool chunk is alive; (2) meta was written before publication (queue lock or
-        // the acq-rel pending chain orders it before this read).
+        // so the pool chunk is alive; (2) meta was written before publication (the queue's
+        // publication, lock or ring fence, or the acq-rel pending chain orders it before this
+        // read).
         let slot = unsafe { &*slot_ptr };
         let (invoke, name, index, scope) = slot.meta.with_mut(|m| {
             // SAFETY: read-only access by the one thread running the job.

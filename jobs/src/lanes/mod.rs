@@ -478,6 +478,8 @@ pub struct RepeatableJob {
 impl RepeatableJob {
     /// Queues the job once more on its lane (one reference count taken, no allocation). For a
     /// job that hands the lane back and queues its own continuation behind what is waiting.
+    /// Once the lane's workers have all drained and left (its `Lanes` dropped), the job runs on
+    /// the calling thread instead: nothing spawned is lost or leaked.
     pub fn spawn(&self) {
         let raw = std::sync::Arc::into_raw(std::sync::Arc::clone(&self.inner));
         // The injector, never the spawning worker's deque: the continuation queues behind what

@@ -715,3 +715,59 @@ fn a_push_wakes_an_idle_worker_before_a_latch_waiter() {
         "the pushed job ran on the latch-waiter in {on_waiter} of 10"
     );
 }
+
+/// Issue 26, defect 4 (first half): a repeatable job spawned after its `Lanes` dropped was
+/// silently lost, its closure and state leaked. Now it runs (on the spawning thread: no worker
+/// is left) and its state is released.
+#[test]
+fn a_repeatable_job_spawned_after_its_lanes_dropped_runs_and_leaks_nothing() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let job = {
+        let lanes = common::lanes(1, 1, 1);
+        let asset = lanes.lane("asset").unwrap();
+        let r = Arc::clone(&ran);
+        lanes
+            .repeatable(asset, move || {
+                r.fetch_add(1, Ordering::SeqCst);
+            })
+            .unwrap()
+    };
+    job.spawn();
+    job.spawn();
+    assert_eq!(
+        ran.load(Ordering::SeqCst),
+        2,
+        "nothing spawned after the drop is lost"
+    );
+    drop(job);
+    assert_eq!(Arc::strong_count(&ran), 1, "the job's closure was released");
+}
+
+/// Issue 26, defect 4 (second half): a job queued from another lane while the `Lanes` drops
+/// (a detached asset job spawning render work, as the asset pipeline does) never ran when the
+/// target lane's workers had already drained and left.
+#[test]
+fn a_job_queued_from_another_lane_during_drop_still_runs() {
+    for _ in 0..10 {
+        let ran = Arc::new(AtomicUsize::new(0));
+        {
+            let lanes = common::lanes(1, 1, 1);
+            let (asset, render) = (lanes.lane("asset").unwrap(), lanes.lane("render").unwrap());
+            let r = Arc::clone(&ran);
+            let on_render = lanes
+                .repeatable(render, move || {
+                    r.fetch_add(1, Ordering::SeqCst);
+                })
+                .unwrap();
+            lanes
+                .spawn_detached(asset, move || {
+                    // Long enough for the render lane to drain and leave once the drop starts.
+                    std::thread::sleep(Duration::from_millis(30));
+                    on_render.spawn();
+                })
+                .unwrap();
+            // Dropped here, with the asset job still sleeping.
+        }
+        assert_eq!(ran.load(Ordering::SeqCst), 1, "the cross-lane job was lost");
+    }
+}
