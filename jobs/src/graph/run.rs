@@ -292,6 +292,11 @@ unsafe fn exec_node<C: Sync>(data: *const (), arg: usize, who: WorkerInfo) {
     // prefix is ever read, so the buffer is initialised once per job, not per node.
     let mut batch = [PLACEHOLDER; PUSH_BATCH];
     let queue = &run.lanes.shared().queues[who.lane.index()];
+    // One clock read per node: on this thread, a node's end stamp is the next node's start
+    // stamp (an inline chain, or the next node of this run from our own deque). The time
+    // between them (readying successors) is counted in the next node; every stamp is a real
+    // clock read, none is estimated.
+    let mut last_end: Option<Stamp> = None;
     loop {
         let i = node as usize;
         // Relaxed: our acquiring decrement of `pending` (or the queue lock, for roots, or program
@@ -318,13 +323,14 @@ unsafe fn exec_node<C: Sync>(data: *const (), arg: usize, who: WorkerInfo) {
                 name: &core.names[i],
             };
             let start = if core.record_timing {
-                clock::now()
+                last_end.unwrap_or_else(clock::now)
             } else {
                 Stamp(0)
             };
             let result = catch_unwind(AssertUnwindSafe(|| (core.bodies[i])(&ctx, run.ctx)));
             if core.record_timing {
                 let end = clock::now();
+                last_end = Some(end);
                 let raw = &core.state[i].raw;
                 raw.start.store(start.0, Ordering::Relaxed);
                 raw.end.store(end.0, Ordering::Relaxed);

@@ -291,3 +291,38 @@ fn a_node_skipped_after_running_reports_no_stale_timing() {
     );
     assert_eq!(t[after.index()].end, t[after.index()].start);
 }
+
+/// Issue 26, one clock read per node: in a chain run inline on one thread, each node's start
+/// stamp is its predecessor's end stamp (the next node starts where the last one's read left
+/// off), and every node still covers its own body (a 200 us body measures at least 200 us).
+#[test]
+fn a_chain_on_one_thread_shares_stamps_one_read_per_node() {
+    let lanes = common::lanes(1, 1, 1);
+    let mut b = GraphBuilder::<()>::new("chain");
+    let mut prev = None;
+    for k in 0..6 {
+        let n = b.node(&format!("n{k}"), "physics", |_, _| {
+            let t = std::time::Instant::now();
+            while t.elapsed() < std::time::Duration::from_micros(200) {
+                std::hint::spin_loop();
+            }
+        });
+        if let Some(p) = prev {
+            b.edge(p, n);
+        }
+        prev = Some(n);
+    }
+    let mut g = b.build(&lanes).unwrap();
+    let t = g.run(&lanes, &()).unwrap().to_vec();
+    for w in t.windows(2) {
+        if w[0].thread == w[1].thread {
+            assert_eq!(w[1].start, w[0].end, "{:?} then {:?}", w[0], w[1]);
+        }
+    }
+    let chained = t.windows(2).filter(|w| w[0].thread == w[1].thread).count();
+    assert!(chained >= 1, "the chain never ran inline: {t:?}");
+    for x in &t {
+        let ns = x.end.ns_since(x.start);
+        assert!(x.ran && ns >= 200_000, "{x:?}: {ns} ns");
+    }
+}
