@@ -37,6 +37,7 @@ mod telemetry_metrics;
 mod telemetry_openmetrics;
 mod telemetry_trace;
 mod window_present;
+mod world_commands_events;
 mod world_entities;
 mod world_layout_advice;
 mod world_par_query;

@@ -226,14 +226,15 @@ impl SystemDef {
     }
 }
 
-/// What a system sees besides the world: its id, the tick, the fixed step, and a place to report
-/// its workload for this run.
-#[derive(Debug, Clone)]
+/// What a system sees besides the world: its id, the tick, the fixed step, a place to report
+/// its workload for this run, and its command queue.
+#[derive(Debug)]
 pub struct SystemContext {
     pub(crate) id: SystemId,
     pub(crate) tick: u64,
     pub(crate) step: FixedStep,
     pub(crate) workload: Option<u64>,
+    pub(crate) commands: crate::world::Commands,
 }
 
 impl SystemContext {
@@ -263,6 +264,13 @@ impl SystemContext {
         self.step.as_secs_f64() as f32
     }
 
+    /// This run's command queue: spawn, despawn, insert, remove and send events where the world
+    /// is borrowed (inside a query's closure). Applied right after the system returns, in the
+    /// order queued (`crate::world::Commands`).
+    pub fn commands(&mut self) -> &mut crate::world::Commands {
+        &mut self.commands
+    }
+
     /// Reports how much work this run did (the `n` of the cost model). Kept as the system's
     /// current workload until reported again.
     pub fn report_workload(&mut self, n: u64) {
@@ -281,6 +289,7 @@ mod tests {
             tick: 0,
             step: FixedStep::from_hz(60).unwrap(),
             workload: None,
+            commands: Default::default(),
         };
         assert_eq!(ctx.dt(), (1.0f64 / 60.0) as f32);
         assert_eq!(ctx.dt(), ctx.dt_seconds() as f32);

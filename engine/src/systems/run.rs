@@ -60,8 +60,10 @@ impl World {
         self.systems.runs = runs;
         self.systems.running = false;
         self.tick += 1;
-        // The step consumed the input events handed over for it (see `crate::input`).
+        // The step consumed the input events handed over for it (see `crate::input`), and
+        // each gameplay event queue drops last step's events (`crate::world::Events`).
         self.input.end_step();
+        self.end_event_step();
         if let Err(payload) = result {
             panic::resume_unwind(payload);
         }
@@ -83,6 +85,8 @@ impl World {
                 tick,
                 step,
                 workload: None,
+                // The world's queue, lent for this run (a move of three words, no allocation).
+                commands: std::mem::take(&mut self.command_buf),
             };
             if TIMED {
                 let t0 = clock::now();
@@ -101,6 +105,12 @@ impl World {
             } else {
                 run(self, &mut ctx);
             }
+            // The system's commands apply now, before the next system (module docs of
+            // `crate::world::commands`); the emptied queue goes back for the next run.
+            if !ctx.commands.is_empty() {
+                ctx.commands.apply_to(self);
+            }
+            self.command_buf = std::mem::take(&mut ctx.commands);
         }
     }
 }

@@ -70,9 +70,11 @@
 
 pub(crate) mod access;
 pub(crate) mod column;
+pub(crate) mod commands;
 pub(crate) mod component;
 pub(crate) mod entity;
 pub(crate) mod epoch;
+pub(crate) mod events;
 pub(crate) mod hash;
 pub(crate) mod mixed_query;
 pub(crate) mod par_query;
@@ -85,11 +87,13 @@ use std::any::TypeId;
 use std::collections::HashMap;
 
 pub use access::{ColumnLayout, ComponentAccess};
+pub use commands::{Bundle, CommandError, Commands};
 pub use component::{
     AliasedQuery, Component, ComponentError, ComponentNameClash, MissingComponent, WrongLayout,
 };
 pub use entity::{Entity, StaleEntity};
 pub use epoch::{Domain, DomainSet, Epochs, WorldId, MAX_DOMAINS};
+pub use events::{Event, EventCursor, Events};
 pub use hash::{StateHash, StateHasher};
 /// The derives, each named as its trait: `#[derive(Component, StateHash)]`, `#[derive(Resource)]`.
 pub use lanegraph_derive::{Component, Resource, StateHash};
@@ -143,6 +147,14 @@ pub struct World {
     /// at each frame boundary ([`World::agent_strategy`]). Not hashed: decisions are inputs,
     /// recorded and replayed; what systems make of them is in the hashed state.
     pub(crate) agent_strategies: Vec<crate::budget::StrategyIndex>,
+    /// The command queue lent to each system run (`SystemContext::commands`), applied after
+    /// it; kept between runs so its buffers are reused.
+    pub(crate) command_buf: commands::Commands,
+    /// Commands that failed to apply, and the latest one's error.
+    command_failures: u64,
+    last_command_error: Option<commands::CommandError>,
+    /// Per event type, in registration order: ends its step (`events`).
+    pub(crate) event_steps: Vec<fn(&mut World)>,
 }
 
 impl Default for World {
@@ -164,6 +176,26 @@ impl std::fmt::Debug for World {
 }
 
 impl World {
+    /// Applies `commands` now, in the order queued (a system's own commands apply right after
+    /// it; this is for a queue filled elsewhere). Returns how many failed; each is counted in
+    /// [`World::command_failures`].
+    pub fn apply_commands(&mut self, commands: &mut Commands) -> usize {
+        commands.apply_to(self)
+    }
+
+    /// Commands that could not be applied since the world was made, and the latest error.
+    pub fn command_failures(&self) -> (u64, Option<&CommandError>) {
+        (self.command_failures, self.last_command_error.as_ref())
+    }
+
+    pub(crate) fn note_command_failure(&mut self, e: CommandError) {
+        self.command_failures += 1;
+        if self.command_failures == 1 {
+            tracing::warn!(target: "lanegraph", code = "LG-WORLD-CMD", error = %e, "a queued command could not be applied; it was skipped and counted (World::command_failures)");
+        }
+        self.last_command_error = Some(e);
+    }
+
     /// The strategy in force for this step for a budget agent (the id
     /// [`Engine::add_agent`](crate::runtime::Engine::add_agent) returned): what a system reads
     /// to do its agent's work the chosen way. Set at the frame boundary where a decision, a pin
@@ -196,6 +228,10 @@ impl World {
             parallel: None,
             input: crate::input::Input::default(),
             agent_strategies: Vec::new(),
+            command_buf: commands::Commands::default(),
+            command_failures: 0,
+            last_command_error: None,
+            event_steps: Vec::new(),
         }
     }
 
