@@ -42,6 +42,10 @@ fn the_second_game_replays_from_its_own_summary_on_three_plans() {
     live.engine.unpin(live.collide);
     live.run(150).unwrap();
     let summary = RunSummary::from_engine(&live.engine, live.engine.observer(rec));
+    // The game's events and commands did their work (crowds read, sparks spawned and faded).
+    let score = live.engine.world().resource::<game::Score>().unwrap();
+    assert!(score.crowds > 0, "no crowd event was read");
+    assert!(live.engine.world().command_failures().0 == 0);
     assert!(!summary.inputs.is_empty(), "the scripted input is logged");
     assert!(
         summary

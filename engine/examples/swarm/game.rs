@@ -13,7 +13,7 @@ use lanegraph::input::{InputEvent, Key};
 use lanegraph::jobs::LanePlan;
 use lanegraph::runtime::{AgentCost, Engine};
 use lanegraph::systems::SystemDef;
-use lanegraph::world::{Component, Resource, StateHash, World};
+use lanegraph::world::{Component, Event, EventCursor, Resource, StateHash, World};
 
 /// Side of the square the bodies live in.
 pub const ARENA: f32 = 1000.0;
@@ -56,6 +56,33 @@ pub struct Score {
     pub passes: u64,
     /// Steps simulated.
     pub steps: u64,
+    /// Crowds seen (read from the `Crowded` events).
+    pub crowds: u64,
+}
+
+/// A crowded cell: more than [`CROWD`] bodies in one collision cell this pass.
+#[derive(Debug, Clone, StateHash)]
+pub struct Crowded {
+    /// The cell's index.
+    pub cell: u32,
+    /// Bodies in it.
+    pub bodies: u32,
+}
+impl Event for Crowded {
+    const NAME: &'static str = "Crowded";
+}
+
+/// Bodies in one cell that make it crowded.
+pub const CROWD: u32 = 12;
+
+/// A spark left where a crowd was seen (spawned through commands, faded through commands).
+#[derive(Clone, Copy, Debug, Component, StateHash)]
+#[component(domains(GAMEPLAY))]
+pub struct Spark {
+    /// The cell it marks.
+    pub cell: u32,
+    /// Steps left before it fades.
+    pub ttl: u32,
 }
 
 /// The game's own budget agent: collisions every step, or every other step.
@@ -128,6 +155,7 @@ pub fn build(opts: &SwarmOptions) -> Result<Swarm, Box<dyn std::error::Error>> {
     let w = engine.world_mut();
     w.insert_resource(Wind(0.0))?;
     w.insert_resource(Score::default())?;
+    w.add_event::<Crowded>()?;
     let mut rng = opts.seed.max(1);
     let mut next = move || {
         rng ^= rng << 13;
@@ -204,15 +232,55 @@ pub fn build(opts: &SwarmOptions) -> Result<Swarm, Box<dyn std::error::Error>> {
                 .iter()
                 .map(|&c| u64::from(c) * u64::from(c.saturating_sub(1)) / 2)
                 .sum();
+            // Crowded cells become events (deferred: applied right after this system).
+            let c = ctx.commands();
+            for (i, &n) in cells.iter().enumerate() {
+                if n > CROWD {
+                    c.send(Crowded {
+                        cell: i as u32,
+                        bodies: n,
+                    });
+                }
+            }
             if let Ok(s) = w.resource_mut::<Score>() {
                 s.bumps += bumps;
                 s.passes += 1;
             }
             ctx.report_workload(n);
         }))?;
-    w.register_system(SystemDef::new("score", 0.1, |w: &mut World, _| {
+    // Reads each crowd once; the newest of the step gets a spark, and sparks fade: spawned and
+    // despawned through commands from inside the loop over the sparks.
+    let mut seen = EventCursor::default();
+    w.register_system(SystemDef::new("score", 0.5, move |w: &mut World, ctx| {
+        let (crowds, newest) = match w.events::<Crowded>() {
+            Ok(q) => {
+                let mut n = 0u64;
+                let mut newest = None;
+                for ev in q.read(&mut seen) {
+                    n += 1;
+                    newest = Some(ev.cell);
+                }
+                (n, newest)
+            }
+            Err(_) => (0, None),
+        };
+        let c = ctx.commands();
+        if let Some(cell) = newest {
+            c.spawn((Spark { cell, ttl: 30 },));
+        }
+        if let Ok(mut sparks) = w.column_mut::<Spark>() {
+            for i in 0..sparks.len() {
+                let e = sparks.entities()[i];
+                let s = &mut sparks.values_mut()[i];
+                s.ttl = s.ttl.saturating_sub(1);
+                if s.ttl == 0 {
+                    c.despawn(e);
+                }
+            }
+        }
         if let Ok(s) = w.resource_mut::<Score>() {
             s.steps += 1;
+            s.crowds += crowds;
         }
     }))?;
     let id = engine.add_agent(Box::new(Collide), AgentCost::System(collide))?;

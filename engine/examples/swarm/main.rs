@@ -24,8 +24,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let step = swarm.engine.fixed_step().as_secs_f64();
     let score = swarm.engine.world().resource::<game::Score>()?;
     println!(
-        "swarm: {} bodies, {} frames, {} steps of {:.4} s ({:.2} s simulated), {} collision passes, {} bumps",
-        bodies, summary.frames, summary.steps, step, summary.steps as f64 * step, score.passes, score.bumps
+        "swarm: {} bodies, {} frames, {} steps of {:.4} s ({:.2} s simulated), {} collision passes, {} bumps, {} crowds",
+        bodies, summary.frames, summary.steps, step, summary.steps as f64 * step, score.passes, score.bumps, score.crowds
     );
     println!("world hash {}", summary.world_hash);
     let c = swarm.engine.controller();

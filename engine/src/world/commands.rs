@@ -85,6 +85,36 @@ struct Meta {
 
 /// A queue of deferred world changes (module docs). In a system: `ctx.commands()`; anywhere
 /// else: make one with `Commands::default()` and apply it with [`World::apply_commands`].
+///
+/// ```
+/// use lanegraph::systems::SystemDef;
+/// use lanegraph::world::{Component, StateHash, World};
+/// #[derive(Clone, Copy, Component, StateHash)]
+/// #[component(domains(TRANSFORM))]
+/// struct Pos(f32);
+/// #[derive(Clone, Copy, Component, StateHash)]
+/// #[component(domains(PHYSICS))]
+/// struct Vel(f32);
+/// let mut w = World::new();
+/// let e = w.spawn();
+/// w.insert(e, Pos(99.5)).unwrap();
+/// w.insert(e, Vel(1.0)).unwrap();
+/// w.register_system(SystemDef::new("move", 1.0, |w: &mut World, ctx| {
+///     let c = ctx.commands();
+///     w.for_each_mut2::<Pos, Vel>(|e, p, v| {
+///         p.0 += v.0;
+///         if p.0 > 100.0 {
+///             c.despawn(e); // also: spawn((A, B, ..)), insert, remove, send
+///             c.spawn((Pos(0.0), Vel(v.0 * 0.5)));
+///         }
+///     })
+///     .unwrap();
+/// }))
+/// .unwrap();
+/// w.run_systems();
+/// assert!(w.get::<Pos>(e).is_err(), "despawned right after the system");
+/// assert_eq!(w.len(), 1);
+/// ```
 #[derive(Default)]
 pub struct Commands {
     /// Payloads, back to back, unaligned (written and read with `write_unaligned` /
