@@ -30,6 +30,7 @@ mod input_replay;
 mod report_chromium;
 mod second_game;
 mod systems_alloc_free;
+mod systems_order;
 mod systems_registration;
 mod telemetry_alloc;
 mod telemetry_live;

@@ -182,6 +182,39 @@ pub struct SystemDef {
     pub(crate) budget: BudgetSpec,
     pub(crate) domain: Option<Domain>,
     pub(crate) workload: Option<u64>,
+    pub(crate) order: super::order::Ordering,
+    pub(crate) run_if: Option<RunCondition>,
+}
+
+/// A run condition: called before each run with the world and the step's tick; the system
+/// runs only when it returns true (a skipped run is not timed).
+pub type RunCondition = Box<dyn FnMut(&World, u64) -> bool + Send>;
+
+/// Run every `n`-th step (ticks 0, n, 2n, ...); `n = 0` is taken as 1.
+pub fn every(n: u64) -> impl FnMut(&World, u64) -> bool + Send {
+    let n = n.max(1);
+    move |_, tick| tick % n == 0
+}
+
+/// Run while `agent`'s strategy in force is `strategy` (a run condition on the adaptive
+/// controller's choice; `World::agent_strategy`).
+pub fn when_strategy(
+    agent: crate::budget::AgentId,
+    strategy: crate::budget::StrategyIndex,
+) -> impl FnMut(&World, u64) -> bool + Send {
+    move |w, _| w.agent_strategy(agent) == Some(strategy)
+}
+
+/// Run when resource `R` may have changed since the condition was last asked (a domain of
+/// `R::DOMAINS` moved its change epoch: anything in those domains counts), and on the first ask.
+pub fn when_changed<R: crate::world::Resource>() -> impl FnMut(&World, u64) -> bool + Send {
+    let mut seen: Option<crate::world::Epochs> = None;
+    move |w, _| {
+        let now = w.epochs();
+        let changed = seen.is_none_or(|old| old.changed_in(&now, R::DOMAINS));
+        seen = Some(now);
+        changed
+    }
 }
 
 impl fmt::Debug for SystemDef {
@@ -209,7 +242,35 @@ impl SystemDef {
             budget: budget.into(),
             domain: None,
             workload: None,
+            order: Default::default(),
+            run_if: None,
         }
+    }
+
+    /// Runs before `name`: a system, or a set (every system in it, also those registered
+    /// later). The name must be registered when this system is (`OrderError::UnknownTarget`).
+    pub fn before(mut self, name: impl Into<String>) -> Self {
+        self.order.before.push(name.into());
+        self
+    }
+
+    /// Runs after `name`: a system, or a set (see [`SystemDef::before`]).
+    pub fn after(mut self, name: impl Into<String>) -> Self {
+        self.order.after.push(name.into());
+        self
+    }
+
+    /// Puts the system in the named set (others order themselves against the whole set).
+    pub fn in_set(mut self, set: impl Into<String>) -> Self {
+        self.order.sets.push(set.into());
+        self
+    }
+
+    /// Runs only when `condition(world, tick)` is true ([`every`], [`when_strategy`],
+    /// [`when_changed`], or a closure).
+    pub fn run_if(mut self, condition: impl FnMut(&World, u64) -> bool + Send + 'static) -> Self {
+        self.run_if = Some(Box::new(condition));
+        self
     }
 
     /// Declares the domain the system mostly works on (for reports and the controller).

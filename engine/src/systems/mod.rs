@@ -17,6 +17,7 @@
 
 pub(crate) mod def;
 pub(crate) mod events;
+pub(crate) mod order;
 pub(crate) mod registry;
 pub(crate) mod run;
 pub(crate) mod stats;
@@ -24,8 +25,12 @@ pub(crate) mod stats;
 pub(crate) mod test_capture;
 pub(crate) mod window;
 
-pub use def::{Budget, BudgetError, BudgetSpec, SystemContext, SystemDef, SystemFn, SystemId};
+pub use def::{
+    every, when_changed, when_strategy, Budget, BudgetError, BudgetSpec, RunCondition,
+    SystemContext, SystemDef, SystemFn, SystemId,
+};
 pub use events::{EngineEvent, EventCounts, Severity};
+pub use order::{OrderError, Ordering};
 pub use registry::{InvalidSystemId, RegisterError, MAX_SYSTEMS};
 pub use stats::SystemTimingStats;
 pub use window::{RollingWindow, WindowStats, SYSTEM_TIMING_WINDOW_SAMPLES};

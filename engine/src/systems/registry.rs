@@ -39,6 +39,12 @@ pub(crate) struct SystemTable {
     pub(crate) records: Vec<SystemRecord>,
     /// Run functions, index-aligned with `records`; taken out while `run_systems` runs them.
     pub(crate) runs: Vec<SystemFn>,
+    /// Run conditions, index-aligned with `records` (`None`: always runs).
+    pub(crate) conditions: Vec<Option<super::def::RunCondition>>,
+    /// Order constraints, index-aligned with `records`.
+    pub(crate) orders: Vec<super::order::Ordering>,
+    /// The schedule: registration indices in run order (`order::schedule`).
+    pub(crate) order: Vec<u32>,
     /// True while `run_systems` is running (registration is refused then).
     pub(crate) running: bool,
     /// Whether each run is also a trace span (while spans are on; [`World::set_system_spans`]).
@@ -52,6 +58,9 @@ impl SystemTable {
         SystemTable {
             records: Vec::with_capacity(MAX_SYSTEMS),
             runs: Vec::with_capacity(MAX_SYSTEMS),
+            conditions: Vec::with_capacity(MAX_SYSTEMS),
+            orders: Vec::with_capacity(MAX_SYSTEMS),
+            order: Vec::with_capacity(MAX_SYSTEMS),
             running: false,
             spans: false,
         }
@@ -93,6 +102,16 @@ pub enum RegisterError {
         /// The maximum.
         max: usize,
     },
+    /// The system's before/after constraints name an unknown system or set, or close a cycle
+    /// (the system is not registered; the schedule is unchanged).
+    #[error("cannot register `{name}`: {source}")]
+    Order {
+        /// The system's name.
+        name: String,
+        /// Why.
+        #[source]
+        source: super::order::OrderError,
+    },
     /// Called from inside a running system.
     #[error("cannot register `{name}` while systems are running; fix: register systems before the loop starts or between frames")]
     WhileRunning {
@@ -122,9 +141,12 @@ impl World {
         self.systems.spans = on;
     }
 
-    /// Registers a system at the end of the schedule and returns its id. Setup path: validates
-    /// the definition; allocates only for the name check's comparisons (none) and never grows
-    /// the table (sized for [`MAX_SYSTEMS`] at construction).
+    /// Registers a system and returns its id. It runs after every system registered before it
+    /// unless its [`SystemDef::before`] / [`SystemDef::after`] constraints (or theirs) say
+    /// otherwise: the schedule is the deterministic topological order of the constraints, ties
+    /// in registration order ([`super::order`]). Setup path: validates the definition and the
+    /// order (an unknown name or a cycle is [`RegisterError::Order`]); never grows the table
+    /// (sized for [`MAX_SYSTEMS`] at construction).
     pub fn register_system(&mut self, def: SystemDef) -> Result<SystemId, RegisterError> {
         let SystemDef {
             name,
@@ -132,6 +154,8 @@ impl World {
             budget,
             domain,
             workload,
+            order,
+            run_if,
         } = def;
         let t = &mut self.systems;
         if t.running {
@@ -163,7 +187,28 @@ impl World {
                 max: MAX_SYSTEMS,
             });
         }
+        // The order with this system in it; refused whole on an unknown name or a cycle.
+        let schedule = {
+            let mut names: Vec<&str> = t.records.iter().map(|r| r.name.as_ref()).collect();
+            names.push(name.as_ref());
+            let mut orders = t.orders.clone();
+            orders.push(order.clone());
+            super::order::schedule(&names, &orders)
+        };
+        let schedule = match schedule {
+            Ok(s) => s,
+            Err(source) => {
+                return Err(RegisterError::Order {
+                    name: name.into_owned(),
+                    source,
+                })
+            }
+        };
         let index = t.records.len() as u32;
+        t.order.clear();
+        t.order.extend(schedule);
+        t.orders.push(order);
+        t.conditions.push(run_if);
         t.records.push(SystemRecord {
             span_name: crate::telemetry::spans::intern_name(&name),
             name,

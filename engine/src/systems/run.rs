@@ -53,11 +53,15 @@ impl World {
     fn run_schedule<const TIMED: bool>(&mut self) {
         // Take the run functions out so each can borrow the world mutably; the records stay.
         let mut runs = std::mem::take(&mut self.systems.runs);
+        let mut conditions = std::mem::take(&mut self.systems.conditions);
+        let order = std::mem::take(&mut self.systems.order);
         self.systems.running = true;
         let result = panic::catch_unwind(AssertUnwindSafe(|| {
-            self.run_each::<TIMED>(&mut runs);
+            self.run_each::<TIMED>(&mut runs, &mut conditions, &order);
         }));
         self.systems.runs = runs;
+        self.systems.conditions = conditions;
+        self.systems.order = order;
         self.systems.running = false;
         self.tick += 1;
         // The step consumed the input events handed over for it (see `crate::input`), and
@@ -70,7 +74,12 @@ impl World {
     }
 
     #[inline]
-    fn run_each<const TIMED: bool>(&mut self, runs: &mut [SystemFn]) {
+    fn run_each<const TIMED: bool>(
+        &mut self,
+        runs: &mut [SystemFn],
+        conditions: &mut [Option<super::def::RunCondition>],
+        order: &[u32],
+    ) {
         let world_id = self.id();
         let tick = self.tick;
         let step = self.fixed_step;
@@ -79,7 +88,14 @@ impl World {
         } else {
             None
         };
-        for (i, run) in runs.iter_mut().enumerate() {
+        for &i in order {
+            let i = i as usize;
+            if let Some(cond) = conditions[i].as_mut() {
+                if !cond(self, tick) {
+                    continue;
+                }
+            }
+            let run = &mut runs[i];
             let mut ctx = SystemContext {
                 id: SystemId::new(world_id, i as u32),
                 tick,
