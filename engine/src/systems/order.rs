@@ -106,10 +106,7 @@ pub(crate) fn schedule(names: &[&str], orders: &[Ordering]) -> Result<Vec<u32>, 
     let start = (0..n).find(|&i| left[i]).unwrap_or(0);
     let mut path = vec![start];
     let mut at = start;
-    loop {
-        let Some(&next) = succ[at].iter().find(|&&j| left[j]) else {
-            break;
-        };
+    while let Some(&next) = succ[at].iter().find(|&&j| left[j]) {
         if let Some(p) = path.iter().position(|&x| x == next) {
             let mut cycle: Vec<String> = path[p..].iter().map(|&i| names[i].to_string()).collect();
             cycle.push(names[next].to_string());
