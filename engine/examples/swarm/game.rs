@@ -60,7 +60,8 @@ pub struct Score {
     pub crowds: u64,
 }
 
-/// A crowded cell: more than [`CROWD`] bodies in one collision cell this pass.
+/// A crowded cell: more than three times the mean bodies per cell (at least [`CROWD_MIN`]) in
+/// one collision cell this pass.
 #[derive(Debug, Clone, StateHash)]
 pub struct Crowded {
     /// The cell's index.
@@ -72,8 +73,8 @@ impl Event for Crowded {
     const NAME: &'static str = "Crowded";
 }
 
-/// Bodies in one cell that make it crowded.
-pub const CROWD: u32 = 12;
+/// The fewest bodies over which a cell counts as crowded.
+pub const CROWD_MIN: u32 = 4;
 
 /// A spark left where a crowd was seen (spawned through commands, faded through commands).
 #[derive(Clone, Copy, Debug, Component, StateHash)]
@@ -234,8 +235,9 @@ pub fn build(opts: &SwarmOptions) -> Result<Swarm, Box<dyn std::error::Error>> {
                 .sum();
             // Crowded cells become events (deferred: applied right after this system).
             let c = ctx.commands();
+            let crowd = ((3 * n) / cells.len() as u64).max(u64::from(CROWD_MIN)) as u32;
             for (i, &n) in cells.iter().enumerate() {
-                if n > CROWD {
+                if n > crowd {
                     c.send(Crowded {
                         cell: i as u32,
                         bodies: n,
