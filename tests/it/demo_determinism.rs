@@ -157,11 +157,11 @@ fn replay_refuses_what_it_cannot_reproduce() {
 /// same hash again.
 #[test]
 fn input_drives_the_demo_and_a_replay_of_its_summary_reproduces_the_hash() {
-    use lanegraph::input::{InputEvent, Key, RecordedInput};
+    use lanegraph::input::{InputEvent, RecordedInput};
     let space = |frame, pressed| RecordedInput {
         frame,
         event: InputEvent::Key {
-            key: Key::named(demo::world::BURST_KEY).unwrap(),
+            key: demo::world::BURST_KEY.key(),
             pressed,
             repeat: false,
         },

@@ -2,7 +2,7 @@
 //! engine logs it with frame numbers, and replaying the log on a fresh engine (live input
 //! ignored) ends in the same world hash.
 
-use lanegraph::input::{InputEvent, Key, MouseButton, RecordedInput};
+use lanegraph::input::{InputEvent, Key, KeyCode, MouseButton, RecordedInput};
 use lanegraph::runtime::ReplayError;
 use lanegraph::systems::SystemDef;
 use lanegraph::world::{Resource, StateHash};
@@ -28,7 +28,10 @@ fn game() -> Engine {
         .register_system(SystemDef::new("control", 1.0, |w, ctx| {
             let dt = ctx.dt();
             let input = w.input();
-            let (right, jump) = (input.is_down("KeyD"), input.just_pressed("Space"));
+            let (right, jump) = (
+                input.is_down(KeyCode::KeyD),
+                input.just_pressed(KeyCode::Space),
+            );
             let clicks = input
                 .events()
                 .iter()

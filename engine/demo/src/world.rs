@@ -24,7 +24,7 @@ pub const SINK_PER_STEP: usize = 64;
 /// Particles one press of Space spawns at the arena's centre, flying outwards.
 pub const BURST: usize = 256;
 /// The key that fires a burst (a physical key name, `lanegraph::input::Key`).
-pub const BURST_KEY: &str = "Space";
+pub const BURST_KEY: lanegraph::input::KeyCode = lanegraph::input::KeyCode::Space;
 
 /// A particle's position.
 #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash, SoaComponent)]
@@ -163,7 +163,7 @@ pub fn setup(world: &mut World, entities: usize, seed: u64) -> Result<(), Regist
                 .iter()
                 .filter(|e| {
                     matches!(e, InputEvent::Key { key, pressed: true, repeat: false }
-                        if key.as_str() == BURST_KEY)
+                        if *key == BURST_KEY.key())
                 })
                 .count();
             if presses == 0 || w.len() >= cap {

@@ -9,7 +9,7 @@
 //! file and checks determinism and adaptation on it.
 
 use lanegraph::budget::{Agent, AgentId, CostLaw, Quote, Strategy, StrategyIndex};
-use lanegraph::input::{InputEvent, Key};
+use lanegraph::input::{InputEvent, KeyCode};
 use lanegraph::jobs::LanePlan;
 use lanegraph::runtime::{AgentCost, Engine};
 use lanegraph::systems::SystemDef;
@@ -182,8 +182,8 @@ pub fn build(opts: &SwarmOptions) -> Result<Swarm, Box<dyn std::error::Error>> {
         )?;
     }
     w.register_system(SystemDef::new("steer", 0.1, |w: &mut World, _| {
-        let left = w.input().is_down("ArrowLeft");
-        let right = w.input().is_down("ArrowRight");
+        let left = w.input().is_down(KeyCode::ArrowLeft);
+        let right = w.input().is_down(KeyCode::ArrowRight);
         if let Ok(wind) = w.resource_mut::<Wind>() {
             wind.0 += (right as i32 - left as i32) as f32 * 0.5;
         }
@@ -295,16 +295,16 @@ pub fn build(opts: &SwarmOptions) -> Result<Swarm, Box<dyn std::error::Error>> {
 
 /// The scripted player: wind left for frames 30-59, right for 90-149.
 pub fn input_for(frame: u64) -> Vec<InputEvent> {
-    let key = |name: &str, pressed: bool| InputEvent::Key {
-        key: Key::named(name).expect("a valid key name"),
+    let key = |code: KeyCode, pressed: bool| InputEvent::Key {
+        key: code.key(),
         pressed,
         repeat: false,
     };
     match frame {
-        30 => vec![key("ArrowLeft", true)],
-        60 => vec![key("ArrowLeft", false)],
-        90 => vec![key("ArrowRight", true)],
-        150 => vec![key("ArrowRight", false)],
+        30 => vec![key(KeyCode::ArrowLeft, true)],
+        60 => vec![key(KeyCode::ArrowLeft, false)],
+        90 => vec![key(KeyCode::ArrowRight, true)],
+        150 => vec![key(KeyCode::ArrowRight, false)],
         _ => Vec::new(),
     }
 }

@@ -36,6 +36,21 @@ impl Key {
     /// The longest name a key may have, bytes.
     pub const MAX_LEN: usize = 23;
 
+    /// The key the window reports for a key it cannot name (`Unidentified`).
+    pub const UNIDENTIFIED: Key = {
+        let name = *b"Unidentified";
+        let mut bytes = [0u8; Key::MAX_LEN];
+        let mut i = 0;
+        while i < name.len() {
+            bytes[i] = name[i];
+            i += 1;
+        }
+        Key {
+            len: name.len() as u8,
+            bytes,
+        }
+    };
+
     /// The key named `name`; `None` when the name is empty, longer than [`Key::MAX_LEN`] bytes,
     /// or not plain ASCII letters and digits.
     pub fn named(name: &str) -> Option<Key> {
@@ -86,6 +101,466 @@ impl<'de> Deserialize<'de> for Key {
                 "`{s}` is no key name (1 to {} ASCII letters and digits, e.g. `KeyW`)",
                 Key::MAX_LEN
             ))
+        })
+    }
+}
+
+/// A physical key, typed: a typo is a compile error, not a key that is never down. The names
+/// are `winit`'s `KeyCode` names (a key's position on a US layout), the same the window reports
+/// in [`Key`]. Config files name keys by string: [`KeyCode::from_str`](std::str::FromStr) turns
+/// a name into a `KeyCode` or an [`UnknownKey`] error naming the closest key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum KeyCode {
+    /// `KeyA`.
+    KeyA,
+    /// `KeyB`.
+    KeyB,
+    /// `KeyC`.
+    KeyC,
+    /// `KeyD`.
+    KeyD,
+    /// `KeyE`.
+    KeyE,
+    /// `KeyF`.
+    KeyF,
+    /// `KeyG`.
+    KeyG,
+    /// `KeyH`.
+    KeyH,
+    /// `KeyI`.
+    KeyI,
+    /// `KeyJ`.
+    KeyJ,
+    /// `KeyK`.
+    KeyK,
+    /// `KeyL`.
+    KeyL,
+    /// `KeyM`.
+    KeyM,
+    /// `KeyN`.
+    KeyN,
+    /// `KeyO`.
+    KeyO,
+    /// `KeyP`.
+    KeyP,
+    /// `KeyQ`.
+    KeyQ,
+    /// `KeyR`.
+    KeyR,
+    /// `KeyS`.
+    KeyS,
+    /// `KeyT`.
+    KeyT,
+    /// `KeyU`.
+    KeyU,
+    /// `KeyV`.
+    KeyV,
+    /// `KeyW`.
+    KeyW,
+    /// `KeyX`.
+    KeyX,
+    /// `KeyY`.
+    KeyY,
+    /// `KeyZ`.
+    KeyZ,
+    /// `Digit0`.
+    Digit0,
+    /// `Digit1`.
+    Digit1,
+    /// `Digit2`.
+    Digit2,
+    /// `Digit3`.
+    Digit3,
+    /// `Digit4`.
+    Digit4,
+    /// `Digit5`.
+    Digit5,
+    /// `Digit6`.
+    Digit6,
+    /// `Digit7`.
+    Digit7,
+    /// `Digit8`.
+    Digit8,
+    /// `Digit9`.
+    Digit9,
+    /// `ArrowUp`.
+    ArrowUp,
+    /// `ArrowDown`.
+    ArrowDown,
+    /// `ArrowLeft`.
+    ArrowLeft,
+    /// `ArrowRight`.
+    ArrowRight,
+    /// `Space`.
+    Space,
+    /// `Enter`.
+    Enter,
+    /// `Escape`.
+    Escape,
+    /// `Tab`.
+    Tab,
+    /// `Backspace`.
+    Backspace,
+    /// `Delete`.
+    Delete,
+    /// `Insert`.
+    Insert,
+    /// `Home`.
+    Home,
+    /// `End`.
+    End,
+    /// `PageUp`.
+    PageUp,
+    /// `PageDown`.
+    PageDown,
+    /// `ShiftLeft`.
+    ShiftLeft,
+    /// `ShiftRight`.
+    ShiftRight,
+    /// `ControlLeft`.
+    ControlLeft,
+    /// `ControlRight`.
+    ControlRight,
+    /// `AltLeft`.
+    AltLeft,
+    /// `AltRight`.
+    AltRight,
+    /// `SuperLeft`.
+    SuperLeft,
+    /// `SuperRight`.
+    SuperRight,
+    /// `CapsLock`.
+    CapsLock,
+    /// `Minus`.
+    Minus,
+    /// `Equal`.
+    Equal,
+    /// `BracketLeft`.
+    BracketLeft,
+    /// `BracketRight`.
+    BracketRight,
+    /// `Backslash`.
+    Backslash,
+    /// `Semicolon`.
+    Semicolon,
+    /// `Quote`.
+    Quote,
+    /// `Backquote`.
+    Backquote,
+    /// `Comma`.
+    Comma,
+    /// `Period`.
+    Period,
+    /// `Slash`.
+    Slash,
+    /// `F1`.
+    F1,
+    /// `F2`.
+    F2,
+    /// `F3`.
+    F3,
+    /// `F4`.
+    F4,
+    /// `F5`.
+    F5,
+    /// `F6`.
+    F6,
+    /// `F7`.
+    F7,
+    /// `F8`.
+    F8,
+    /// `F9`.
+    F9,
+    /// `F10`.
+    F10,
+    /// `F11`.
+    F11,
+    /// `F12`.
+    F12,
+    /// `Numpad0`.
+    Numpad0,
+    /// `Numpad1`.
+    Numpad1,
+    /// `Numpad2`.
+    Numpad2,
+    /// `Numpad3`.
+    Numpad3,
+    /// `Numpad4`.
+    Numpad4,
+    /// `Numpad5`.
+    Numpad5,
+    /// `Numpad6`.
+    Numpad6,
+    /// `Numpad7`.
+    Numpad7,
+    /// `Numpad8`.
+    Numpad8,
+    /// `Numpad9`.
+    Numpad9,
+    /// `NumpadAdd`.
+    NumpadAdd,
+    /// `NumpadSubtract`.
+    NumpadSubtract,
+    /// `NumpadMultiply`.
+    NumpadMultiply,
+    /// `NumpadDivide`.
+    NumpadDivide,
+    /// `NumpadEnter`.
+    NumpadEnter,
+    /// `NumpadDecimal`.
+    NumpadDecimal,
+}
+
+impl KeyCode {
+    /// Every typed key, in declaration order.
+    pub const ALL: [KeyCode; 99] = [
+        KeyCode::KeyA,
+        KeyCode::KeyB,
+        KeyCode::KeyC,
+        KeyCode::KeyD,
+        KeyCode::KeyE,
+        KeyCode::KeyF,
+        KeyCode::KeyG,
+        KeyCode::KeyH,
+        KeyCode::KeyI,
+        KeyCode::KeyJ,
+        KeyCode::KeyK,
+        KeyCode::KeyL,
+        KeyCode::KeyM,
+        KeyCode::KeyN,
+        KeyCode::KeyO,
+        KeyCode::KeyP,
+        KeyCode::KeyQ,
+        KeyCode::KeyR,
+        KeyCode::KeyS,
+        KeyCode::KeyT,
+        KeyCode::KeyU,
+        KeyCode::KeyV,
+        KeyCode::KeyW,
+        KeyCode::KeyX,
+        KeyCode::KeyY,
+        KeyCode::KeyZ,
+        KeyCode::Digit0,
+        KeyCode::Digit1,
+        KeyCode::Digit2,
+        KeyCode::Digit3,
+        KeyCode::Digit4,
+        KeyCode::Digit5,
+        KeyCode::Digit6,
+        KeyCode::Digit7,
+        KeyCode::Digit8,
+        KeyCode::Digit9,
+        KeyCode::ArrowUp,
+        KeyCode::ArrowDown,
+        KeyCode::ArrowLeft,
+        KeyCode::ArrowRight,
+        KeyCode::Space,
+        KeyCode::Enter,
+        KeyCode::Escape,
+        KeyCode::Tab,
+        KeyCode::Backspace,
+        KeyCode::Delete,
+        KeyCode::Insert,
+        KeyCode::Home,
+        KeyCode::End,
+        KeyCode::PageUp,
+        KeyCode::PageDown,
+        KeyCode::ShiftLeft,
+        KeyCode::ShiftRight,
+        KeyCode::ControlLeft,
+        KeyCode::ControlRight,
+        KeyCode::AltLeft,
+        KeyCode::AltRight,
+        KeyCode::SuperLeft,
+        KeyCode::SuperRight,
+        KeyCode::CapsLock,
+        KeyCode::Minus,
+        KeyCode::Equal,
+        KeyCode::BracketLeft,
+        KeyCode::BracketRight,
+        KeyCode::Backslash,
+        KeyCode::Semicolon,
+        KeyCode::Quote,
+        KeyCode::Backquote,
+        KeyCode::Comma,
+        KeyCode::Period,
+        KeyCode::Slash,
+        KeyCode::F1,
+        KeyCode::F2,
+        KeyCode::F3,
+        KeyCode::F4,
+        KeyCode::F5,
+        KeyCode::F6,
+        KeyCode::F7,
+        KeyCode::F8,
+        KeyCode::F9,
+        KeyCode::F10,
+        KeyCode::F11,
+        KeyCode::F12,
+        KeyCode::Numpad0,
+        KeyCode::Numpad1,
+        KeyCode::Numpad2,
+        KeyCode::Numpad3,
+        KeyCode::Numpad4,
+        KeyCode::Numpad5,
+        KeyCode::Numpad6,
+        KeyCode::Numpad7,
+        KeyCode::Numpad8,
+        KeyCode::Numpad9,
+        KeyCode::NumpadAdd,
+        KeyCode::NumpadSubtract,
+        KeyCode::NumpadMultiply,
+        KeyCode::NumpadDivide,
+        KeyCode::NumpadEnter,
+        KeyCode::NumpadDecimal,
+    ];
+
+    /// The key's name (`"ArrowUp"`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            KeyCode::KeyA => "KeyA",
+            KeyCode::KeyB => "KeyB",
+            KeyCode::KeyC => "KeyC",
+            KeyCode::KeyD => "KeyD",
+            KeyCode::KeyE => "KeyE",
+            KeyCode::KeyF => "KeyF",
+            KeyCode::KeyG => "KeyG",
+            KeyCode::KeyH => "KeyH",
+            KeyCode::KeyI => "KeyI",
+            KeyCode::KeyJ => "KeyJ",
+            KeyCode::KeyK => "KeyK",
+            KeyCode::KeyL => "KeyL",
+            KeyCode::KeyM => "KeyM",
+            KeyCode::KeyN => "KeyN",
+            KeyCode::KeyO => "KeyO",
+            KeyCode::KeyP => "KeyP",
+            KeyCode::KeyQ => "KeyQ",
+            KeyCode::KeyR => "KeyR",
+            KeyCode::KeyS => "KeyS",
+            KeyCode::KeyT => "KeyT",
+            KeyCode::KeyU => "KeyU",
+            KeyCode::KeyV => "KeyV",
+            KeyCode::KeyW => "KeyW",
+            KeyCode::KeyX => "KeyX",
+            KeyCode::KeyY => "KeyY",
+            KeyCode::KeyZ => "KeyZ",
+            KeyCode::Digit0 => "Digit0",
+            KeyCode::Digit1 => "Digit1",
+            KeyCode::Digit2 => "Digit2",
+            KeyCode::Digit3 => "Digit3",
+            KeyCode::Digit4 => "Digit4",
+            KeyCode::Digit5 => "Digit5",
+            KeyCode::Digit6 => "Digit6",
+            KeyCode::Digit7 => "Digit7",
+            KeyCode::Digit8 => "Digit8",
+            KeyCode::Digit9 => "Digit9",
+            KeyCode::ArrowUp => "ArrowUp",
+            KeyCode::ArrowDown => "ArrowDown",
+            KeyCode::ArrowLeft => "ArrowLeft",
+            KeyCode::ArrowRight => "ArrowRight",
+            KeyCode::Space => "Space",
+            KeyCode::Enter => "Enter",
+            KeyCode::Escape => "Escape",
+            KeyCode::Tab => "Tab",
+            KeyCode::Backspace => "Backspace",
+            KeyCode::Delete => "Delete",
+            KeyCode::Insert => "Insert",
+            KeyCode::Home => "Home",
+            KeyCode::End => "End",
+            KeyCode::PageUp => "PageUp",
+            KeyCode::PageDown => "PageDown",
+            KeyCode::ShiftLeft => "ShiftLeft",
+            KeyCode::ShiftRight => "ShiftRight",
+            KeyCode::ControlLeft => "ControlLeft",
+            KeyCode::ControlRight => "ControlRight",
+            KeyCode::AltLeft => "AltLeft",
+            KeyCode::AltRight => "AltRight",
+            KeyCode::SuperLeft => "SuperLeft",
+            KeyCode::SuperRight => "SuperRight",
+            KeyCode::CapsLock => "CapsLock",
+            KeyCode::Minus => "Minus",
+            KeyCode::Equal => "Equal",
+            KeyCode::BracketLeft => "BracketLeft",
+            KeyCode::BracketRight => "BracketRight",
+            KeyCode::Backslash => "Backslash",
+            KeyCode::Semicolon => "Semicolon",
+            KeyCode::Quote => "Quote",
+            KeyCode::Backquote => "Backquote",
+            KeyCode::Comma => "Comma",
+            KeyCode::Period => "Period",
+            KeyCode::Slash => "Slash",
+            KeyCode::F1 => "F1",
+            KeyCode::F2 => "F2",
+            KeyCode::F3 => "F3",
+            KeyCode::F4 => "F4",
+            KeyCode::F5 => "F5",
+            KeyCode::F6 => "F6",
+            KeyCode::F7 => "F7",
+            KeyCode::F8 => "F8",
+            KeyCode::F9 => "F9",
+            KeyCode::F10 => "F10",
+            KeyCode::F11 => "F11",
+            KeyCode::F12 => "F12",
+            KeyCode::Numpad0 => "Numpad0",
+            KeyCode::Numpad1 => "Numpad1",
+            KeyCode::Numpad2 => "Numpad2",
+            KeyCode::Numpad3 => "Numpad3",
+            KeyCode::Numpad4 => "Numpad4",
+            KeyCode::Numpad5 => "Numpad5",
+            KeyCode::Numpad6 => "Numpad6",
+            KeyCode::Numpad7 => "Numpad7",
+            KeyCode::Numpad8 => "Numpad8",
+            KeyCode::Numpad9 => "Numpad9",
+            KeyCode::NumpadAdd => "NumpadAdd",
+            KeyCode::NumpadSubtract => "NumpadSubtract",
+            KeyCode::NumpadMultiply => "NumpadMultiply",
+            KeyCode::NumpadDivide => "NumpadDivide",
+            KeyCode::NumpadEnter => "NumpadEnter",
+            KeyCode::NumpadDecimal => "NumpadDecimal",
+        }
+    }
+
+    /// The key as the window reports it.
+    pub fn key(self) -> Key {
+        // Every name above is 1 to 14 ASCII letters and digits: always a valid `Key`.
+        Key::named(self.name()).unwrap_or(Key::UNIDENTIFIED)
+    }
+}
+
+impl From<KeyCode> for Key {
+    fn from(k: KeyCode) -> Key {
+        k.key()
+    }
+}
+
+impl std::fmt::Display for KeyCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A key name that names no [`KeyCode`] (a config file's typo).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{name}` is no key name{} (fix: use a physical key name such as `KeyW`, `Space` or `ArrowUp`)", closest.map_or(String::new(), |c| format!("; did you mean `{c}`?")))]
+pub struct UnknownKey {
+    /// The name given.
+    pub name: String,
+    /// The key whose name matches it ignoring case, when one does.
+    pub closest: Option<KeyCode>,
+}
+
+impl std::str::FromStr for KeyCode {
+    type Err = UnknownKey;
+    fn from_str(name: &str) -> Result<KeyCode, UnknownKey> {
+        if let Some(k) = KeyCode::ALL.iter().find(|k| k.name() == name) {
+            return Ok(*k);
+        }
+        Err(UnknownKey {
+            name: name.to_string(),
+            closest: KeyCode::ALL
+                .iter()
+                .find(|k| k.name().eq_ignore_ascii_case(name))
+                .copied(),
         })
     }
 }
@@ -195,16 +670,19 @@ impl Input {
         &self.events
     }
 
-    /// Whether `key` (by name, e.g. `"KeyW"`) is held down.
-    pub fn is_down(&self, key: &str) -> bool {
-        self.held.iter().any(|k| k.as_str() == key)
+    /// Whether `key` is held down: a [`KeyCode`] (`KeyCode::KeyW`), or any [`Key`] the window
+    /// reported.
+    pub fn is_down(&self, key: impl Into<Key>) -> bool {
+        let key = key.into();
+        self.held.contains(&key)
     }
 
     /// Whether `key` went down during this step (auto-repeats excluded).
-    pub fn just_pressed(&self, key: &str) -> bool {
-        self.events.iter().any(|e| {
-            matches!(e, InputEvent::Key { key: k, pressed: true, repeat: false } if k.as_str() == key)
-        })
+    pub fn just_pressed(&self, key: impl Into<Key>) -> bool {
+        let key = key.into();
+        self.events.iter().any(
+            |e| matches!(e, InputEvent::Key { key: k, pressed: true, repeat: false } if *k == key),
+        )
     }
 
     /// Whether `button` is held down.
@@ -332,12 +810,12 @@ mod tests {
         let mut i = Input::default();
         i.deliver(key("KeyW", true));
         i.deliver(key("KeyA", true));
-        assert!(i.is_down("KeyW") && i.just_pressed("KeyW"));
+        assert!(i.is_down(KeyCode::KeyW) && i.just_pressed(KeyCode::KeyW));
         i.end_step();
         assert!(i.events().is_empty());
-        assert!(i.is_down("KeyW") && !i.just_pressed("KeyW"));
+        assert!(i.is_down(KeyCode::KeyW) && !i.just_pressed(KeyCode::KeyW));
         i.deliver(key("KeyW", false));
-        assert!(!i.is_down("KeyW") && i.is_down("KeyA"));
+        assert!(!i.is_down(KeyCode::KeyW) && i.is_down(KeyCode::KeyA));
         i.deliver(InputEvent::MouseButton {
             button: MouseButton::Left,
             pressed: true,
@@ -345,10 +823,37 @@ mod tests {
         assert!(i.button_down(MouseButton::Left));
         // Losing focus releases everything held.
         i.deliver(InputEvent::Focused { focused: false });
-        assert!(!i.is_down("KeyA") && !i.button_down(MouseButton::Left));
+        assert!(!i.is_down(KeyCode::KeyA) && !i.button_down(MouseButton::Left));
         i.deliver(InputEvent::CloseRequested);
         i.end_step();
         assert!(i.close_requested(), "close stays requested");
         assert_eq!(i.events().len(), 0);
+    }
+}
+
+#[cfg(test)]
+mod key_code_tests {
+    use super::*;
+
+    #[test]
+    fn typed_keys_match_the_windows_names_and_a_config_typo_is_a_typed_error() {
+        for k in KeyCode::ALL {
+            assert_eq!(k.key().as_str(), k.name());
+            assert_eq!(k.name().parse::<KeyCode>(), Ok(k));
+        }
+        let e = "ArrowUP".parse::<KeyCode>().unwrap_err();
+        assert_eq!(e.closest, Some(KeyCode::ArrowUp));
+        assert!(e.to_string().contains("did you mean `ArrowUp`"), "{e}");
+        assert_eq!("Jump".parse::<KeyCode>().unwrap_err().closest, None);
+        let mut input = Input::default();
+        input.deliver(InputEvent::Key {
+            key: KeyCode::KeyW.key(),
+            pressed: true,
+            repeat: false,
+        });
+        assert!(input.is_down(KeyCode::KeyW));
+        assert!(input.just_pressed(KeyCode::KeyW));
+        assert!(!input.is_down(KeyCode::KeyS));
+        assert_eq!(Key::UNIDENTIFIED.as_str(), "Unidentified");
     }
 }
