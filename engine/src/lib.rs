@@ -52,3 +52,8 @@ pub mod simd {
 pub use lanegraph_vk as vk;
 
 pub use runtime::{Engine, EngineBuilder, EngineConfig, FrameError, FrameOutcome};
+
+/// `docs/coming-from-bevy.md`, compiled and run as a doctest (its example is a claim).
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/coming-from-bevy.md")]
+mod coming_from_bevy_doc {}
