@@ -412,7 +412,7 @@ fn replays_refuse_frames_already_run_the_same_way_for_decisions_and_inputs() {
 #[test]
 fn a_continuous_strategy_settles_on_the_largest_share_that_fits() {
     use lanegraph::budget::sim::{Scenario, SimAgentSpec};
-    use lanegraph::budget::{ControllerConfig, CostLaw, Pool};
+    use lanegraph::budget::{CostLaw, Pool};
     // The share of bodies that get a detail pass: 20 ms for all of them (a fifth of it fixed),
     // quoted 4x too cheap; 0.5 ms of overhead; a 15 ms target.
     let strategies = Strategy::fraction_steps("detail", 8, 1, Quote::constant(5.0), 0.2);
@@ -420,9 +420,8 @@ fn a_continuous_strategy_settles_on_the_largest_share_that_fits() {
         .iter()
         .map(|s| 20.0 * (0.2 + 0.8 * s.fraction.unwrap()))
         .collect();
-    let sc = Scenario {
-        config: ControllerConfig::default(),
-        agents: vec![SimAgentSpec {
+    let mut sc = Scenario::one_agent(
+        SimAgentSpec {
             name: "detail".into(),
             pool: Pool::Cpu,
             weight: 1,
@@ -431,19 +430,11 @@ fn a_continuous_strategy_settles_on_the_largest_share_that_fits() {
             truth,
             n: 1,
             per_step: false,
-        }],
-        frames: 3600,
-        seed: 5,
-        noise: 0.03,
-        hitch_chance: 0.0,
-        hitch_ms: 0.0,
-        load: Vec::new(),
-        cpu_load: Vec::new(),
-        gpu_load: Vec::new(),
-        cpu_overhead_ms: 0.5,
-        gpu_overhead_ms: 0.0,
-        readings: Vec::new(),
-    };
+        },
+        3600,
+        5,
+    );
+    sc.noise = 0.03;
     let mut last = None;
     let t = sim::run_with(&sc, Driver::Adaptive, |c, _| {
         last = c.current(sim::agent_id(0));

@@ -608,9 +608,8 @@ pub fn mispriced_ladder(frames: u64, seed: u64) -> Scenario {
     use CostLaw::*;
     let s = |name: &str, q: u16, c: f64| Strategy::new(name, q, Quote::new(Linear, c));
     let n = 10_000;
-    Scenario {
-        config: ControllerConfig::default(),
-        agents: vec![SimAgentSpec {
+    Scenario::one_agent(
+        SimAgentSpec {
             name: "physics".into(),
             pool: Pool::Cpu,
             weight: 3,
@@ -623,17 +622,30 @@ pub fn mispriced_ladder(frames: u64, seed: u64) -> Scenario {
             truth: vec![28.0 / n as f64, 12.0 / n as f64, 0.5 / n as f64],
             n,
             per_step: false,
-        }],
+        },
         frames,
         seed,
-        noise: 0.05,
-        hitch_chance: 0.0,
-        hitch_ms: 0.0,
-        load: Vec::new(),
-        cpu_load: Vec::new(),
-        gpu_load: Vec::new(),
-        cpu_overhead_ms: 0.5,
-        gpu_overhead_ms: 0.0,
-        readings: Vec::new(),
+    )
+}
+
+impl Scenario {
+    /// One CPU agent at steady load: default configuration, 5 % noise, no hitches, 0.5 ms of
+    /// CPU overhead, no GPU, no provider readings.
+    pub fn one_agent(agent: SimAgentSpec, frames: u64, seed: u64) -> Scenario {
+        Scenario {
+            config: ControllerConfig::default(),
+            agents: vec![agent],
+            frames,
+            seed,
+            noise: 0.05,
+            hitch_chance: 0.0,
+            hitch_ms: 0.0,
+            load: Vec::new(),
+            cpu_load: Vec::new(),
+            gpu_load: Vec::new(),
+            cpu_overhead_ms: 0.5,
+            gpu_overhead_ms: 0.0,
+            readings: Vec::new(),
+        }
     }
 }

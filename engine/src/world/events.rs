@@ -173,6 +173,9 @@ mod tests {
 
     #[test]
     fn a_cursor_reads_each_event_once_and_events_live_two_steps() {
+        fn read(w: &World, c: &mut EventCursor) -> Vec<u32> {
+            w.events::<Ping>().unwrap().read(c).map(|p| p.0).collect()
+        }
         let mut w = World::new();
         w.add_event::<Ping>().unwrap();
         w.add_event::<Ping>().unwrap(); // idempotent
@@ -180,30 +183,12 @@ mod tests {
         let mut after = EventCursor::default();
         w.send_event(Ping(1)).unwrap();
         // A reader after the sender, same step.
-        let got: Vec<u32> = w
-            .events::<Ping>()
-            .unwrap()
-            .read(&mut after)
-            .map(|p| p.0)
-            .collect();
-        assert_eq!(got, [1]);
+        assert_eq!(read(&w, &mut after), [1]);
         w.end_event_step();
         // Next step: a reader before the sender reads it; the one after does not again.
-        let got: Vec<u32> = w
-            .events::<Ping>()
-            .unwrap()
-            .read(&mut before)
-            .map(|p| p.0)
-            .collect();
-        assert_eq!(got, [1]);
+        assert_eq!(read(&w, &mut before), [1]);
         w.send_event(Ping(2)).unwrap();
-        let got: Vec<u32> = w
-            .events::<Ping>()
-            .unwrap()
-            .read(&mut after)
-            .map(|p| p.0)
-            .collect();
-        assert_eq!(got, [2]);
+        assert_eq!(read(&w, &mut after), [2]);
         w.end_event_step();
         w.end_event_step();
         // Two step ends later, nothing is held.

@@ -447,6 +447,21 @@ fn detached_jobs_on_one_worker_run_in_the_order_spawned() {
     }
 }
 
+/// Two physics workers and `asset` asset workers that never spin (a parked worker is then
+/// woken only by a notify: the wake-up paths are what is tested).
+fn unspun_lanes(asset: usize) -> Arc<Lanes> {
+    let plan = LanePlan::empty(&[0])
+        .with_lane("physics", LaneKind::FrameCritical, vec![None; 2])
+        .unwrap()
+        .with_lane("asset", LaneKind::Background, vec![None; asset])
+        .unwrap();
+    let opts = lanegraph_jobs::LaneOptions {
+        pin: false,
+        spin: false,
+    };
+    Arc::new(Lanes::start_with(plan, opts).unwrap())
+}
+
 /// Issue 26, defect 1: a push notifies the most recently parked worker, usually one parked
 /// waiting on a latch. When that latch completed before the worker ran again, it left its wait
 /// without taking the job and without passing the wake-up on: the job sat in the injector while
@@ -456,21 +471,7 @@ fn detached_jobs_on_one_worker_run_in_the_order_spawned() {
 #[test]
 fn a_wake_up_taken_by_a_latch_waiter_is_passed_on() {
     use std::sync::atomic::AtomicBool;
-    let plan = LanePlan::empty(&[0])
-        .with_lane("physics", LaneKind::FrameCritical, vec![None; 2])
-        .unwrap()
-        .with_lane("asset", LaneKind::Background, vec![None])
-        .unwrap();
-    let lanes = Arc::new(
-        Lanes::start_with(
-            plan,
-            lanegraph_jobs::LaneOptions {
-                pin: false,
-                spin: false,
-            },
-        )
-        .unwrap(),
-    );
+    let lanes = unspun_lanes(1);
     let physics = lanes.lane("physics").unwrap();
     let asset = lanes.lane("asset").unwrap();
     for round in 0..20 {
@@ -540,21 +541,7 @@ fn a_wake_up_taken_by_a_latch_waiter_is_passed_on() {
 #[test]
 fn a_latch_waiter_leaving_without_the_job_wakes_a_sibling() {
     use std::sync::atomic::AtomicBool;
-    let plan = LanePlan::empty(&[0])
-        .with_lane("physics", LaneKind::FrameCritical, vec![None; 2])
-        .unwrap()
-        .with_lane("asset", LaneKind::Background, vec![None; 2])
-        .unwrap();
-    let lanes = Arc::new(
-        Lanes::start_with(
-            plan,
-            lanegraph_jobs::LaneOptions {
-                pin: false,
-                spin: false,
-            },
-        )
-        .unwrap(),
-    );
+    let lanes = unspun_lanes(2);
     let physics = lanes.lane("physics").unwrap();
     let asset = lanes.lane("asset").unwrap();
     for round in 0..10 {
@@ -651,21 +638,7 @@ fn a_latch_waiter_leaving_without_the_job_wakes_a_sibling() {
 #[test]
 fn a_push_wakes_an_idle_worker_before_a_latch_waiter() {
     use std::sync::atomic::AtomicBool;
-    let plan = LanePlan::empty(&[0])
-        .with_lane("physics", LaneKind::FrameCritical, vec![None; 2])
-        .unwrap()
-        .with_lane("asset", LaneKind::Background, vec![None])
-        .unwrap();
-    let lanes = Arc::new(
-        Lanes::start_with(
-            plan,
-            lanegraph_jobs::LaneOptions {
-                pin: false,
-                spin: false,
-            },
-        )
-        .unwrap(),
-    );
+    let lanes = unspun_lanes(1);
     let physics = lanes.lane("physics").unwrap();
     let asset = lanes.lane("asset").unwrap();
     let mut on_waiter = 0;
