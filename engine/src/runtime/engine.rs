@@ -119,6 +119,22 @@ pub enum ReplayError {
     },
 }
 
+/// `OutOfOrder` at the first entry (`what`: `decision` or `input`) whose frame is before the
+/// one listed ahead of it: decisions and inputs are checked the same way.
+fn in_frame_order(
+    what: &'static str,
+    frames: impl Iterator<Item = u64>,
+) -> Result<(), ReplayError> {
+    let mut prev: Option<u64> = None;
+    for frame in frames {
+        if let Some(after) = prev.filter(|&p| frame < p) {
+            return Err(ReplayError::OutOfOrder { what, frame, after });
+        }
+        prev = Some(frame);
+    }
+    Ok(())
+}
+
 /// What one frame did.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FrameOutcome {
@@ -1252,13 +1268,7 @@ impl Engine {
     }
 
     fn check_decisions(&self, decisions: &[DecisionEntry]) -> Result<(), ReplayError> {
-        if let Some(w) = decisions.windows(2).find(|w| w[1].frame < w[0].frame) {
-            return Err(ReplayError::OutOfOrder {
-                what: "decision",
-                frame: w[1].frame,
-                after: w[0].frame,
-            });
-        }
+        in_frame_order("decision", decisions.iter().map(|d| d.frame))?;
         // A decision made at frame N takes effect at frame N + 1.
         if let Some(d) = decisions.first().filter(|d| d.frame < self.frame) {
             return Err(ReplayError::AlreadyRun {
@@ -1351,13 +1361,7 @@ impl Engine {
     }
 
     fn check_inputs(&self, inputs: &[RecordedInput]) -> Result<(), ReplayError> {
-        if let Some(w) = inputs.windows(2).find(|w| w[1].frame < w[0].frame) {
-            return Err(ReplayError::OutOfOrder {
-                what: "input",
-                frame: w[1].frame,
-                after: w[0].frame,
-            });
-        }
+        in_frame_order("input", inputs.iter().map(|i| i.frame))?;
         match inputs.first() {
             Some(i) if i.frame == 0 => Err(ReplayError::FrameZeroInput),
             Some(i) if i.frame <= self.frame => Err(ReplayError::AlreadyRun {
