@@ -69,8 +69,8 @@ use crate::job::{self, JobRef, WorkerInfo};
 use crate::latch::Latch;
 use crate::plan::LaneId;
 use crate::sync::{
-    fence, lock, spin_step, thread, wait, wait_timeout, AtomicU32, AtomicU64, AtomicUsize, Condvar,
-    Mutex, MutexGuard, Ordering,
+    fence, lock, spin_step, thread, wait, wait_timeout, AtomicBool, AtomicU32, AtomicU64,
+    AtomicUsize, Condvar, Mutex, MutexGuard, Ordering,
 };
 use crossbeam_utils::CachePadded;
 use std::time::Duration;
@@ -260,6 +260,11 @@ pub(crate) struct LaneQueue {
     /// The lane's tick period in ns (0: not ticked), set by `Lanes::set_tick`. Relaxed: a hint
     /// read by idle workers (step 3a).
     tick_ns: AtomicU64,
+    /// The frame's work on this lane is over (`Lanes::rest`): idle workers park at once instead
+    /// of spinning, until the next push clears it. Writers: `rest` (set), pushes (clear).
+    /// Readers: idle workers, before and during a spin. Relaxed: a hint about spinning only,
+    /// never about whether work exists (the park protocol's fences decide that).
+    resting: AtomicBool,
 }
 
 impl LaneQueue {
@@ -289,6 +294,7 @@ impl LaneQueue {
                 .collect(),
             yield_in_spin,
             tick_ns: AtomicU64::new(0),
+            resting: AtomicBool::new(false),
         }
     }
 
@@ -366,6 +372,9 @@ impl LaneQueue {
     pub(crate) fn push_shared(&self, jobs: &[JobRef]) -> bool {
         if jobs.is_empty() {
             return false;
+        }
+        if self.resting.load(Ordering::Relaxed) {
+            self.resting.store(false, Ordering::Relaxed);
         }
         let mut s = lock(&self.state);
         if s.shutdown && s.exited == self.deques.len() {
@@ -634,7 +643,7 @@ impl LaneQueue {
         loop {
             // One clock read starts both the spin and the idle gap a parked worker learns from;
             // a lane that may not spin reads no clock at all.
-            let idle_since = if ws.spin.max() > 0 {
+            let idle_since = if ws.spin.max() > 0 && !self.resting.load(Ordering::Relaxed) {
                 let start = clock::now();
                 if self.spin_for_work(me, start, ws.spin.cur()) {
                     ws.spin.success();
@@ -760,10 +769,17 @@ impl LaneQueue {
             spin_step();
             i = i.wrapping_add(1);
             // Read the clock every 64 spins: a clock read costs more than a pause.
-            if i % 64 == 0 && self.spin_expired(start, spin_ns) {
+            if i % 64 == 0
+                && (self.spin_expired(start, spin_ns) || self.resting.load(Ordering::Relaxed))
+            {
                 return false;
             }
         }
+    }
+
+    /// Between frames (`Lanes::rest`): idle workers stop spinning and park until the next push.
+    pub(crate) fn rest(&self) {
+        self.resting.store(true, Ordering::Relaxed);
     }
 
     /// Step 6's waiter: runs this lane's jobs on the calling thread until `latch` is done.

@@ -4,7 +4,7 @@
 //! and the quick suite. Must never: assert on timing.
 //!
 //! Cases (see `docs/benchmarks.md`): `layered_dag`, `chain`, `round_trip`, `frame_allocs`,
-//! `idle_cpu`, `lane_isolation`, and the scaling cases `dag_efficiency_{2us,20us}` and
+//! `idle_cpu`, `idle_frame_60hz`, `lane_isolation`, and the scaling cases `dag_efficiency_{2us,20us}` and
 //! `parallel_for_1mi`, run at 1, 2 and every core of the machine. Each runs ours and the rayon baseline alternately after a
 //! warm-up and reports medians (and p99 where asked) with the ratio.
 
@@ -290,6 +290,9 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     }
     if want("idle_cpu") {
         out.extend(idle_cpu(opts)?);
+    }
+    if want("idle_frame_60hz") {
+        out.extend(idle_frame_60hz(opts)?);
     }
     if want("tick_wake") {
         out.extend(tick_wake(opts)?);
@@ -717,6 +720,63 @@ fn idle_cpu(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
             ours / 1e6,
         )
         .with_baseline("rayon install at 1 kHz", theirs / 1e6),
+    ])
+}
+
+/// `idle_frame_60hz`: a frame loop at 60 Hz whose lane work is almost nothing (one trivial
+/// graph node on the physics lane, then `Lanes::rest` as the engine calls it at a frame's end),
+/// against rayon driven the same way (one trivial `install`): the whole process's CPU time per
+/// second, net of the loop's own sleeping, and our figure without `rest` (idle workers spin
+/// into the wait) as a second row.
+fn idle_frame_60hz(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
+    if clock::process_cpu_ns().is_none() {
+        return Ok(Vec::new());
+    }
+    let seconds = if opts.quick { 2.0 } else { 5.0 };
+    let hz = 60.0;
+    let bare = idle_cpu_of(|| std::hint::black_box(()), seconds, hz);
+    let ours = |rest: bool| -> Result<f64, BenchError> {
+        let lanes = physics_lanes(1);
+        let mut b = GraphBuilder::<()>::new("frame").record_timing(false);
+        b.node("work", "physics", |_, _| {
+            std::hint::black_box(());
+        });
+        let mut g = b.build(&lanes).map_err(|e| fail(e.to_string()))?;
+        Ok(idle_cpu_of(
+            || {
+                let _ = g.run(&lanes, &());
+                if rest {
+                    lanes.rest();
+                }
+            },
+            seconds,
+            hz,
+        ))
+    };
+    let rested = ours(true)?;
+    let spinning = ours(false)?;
+    let pool = rayon_pool(1);
+    let theirs = idle_cpu_of(|| pool.install(|| std::hint::black_box(())), seconds, hz);
+    let net = |x: f64| (x - bare).max(0.0) / 1e6;
+    Ok(vec![
+        Figure::new(
+            SUITE,
+            "idle_frame_60hz",
+            1,
+            "cpu_ms_per_s_net_of_frame_loop",
+            "ms",
+            net(rested),
+        )
+        .with_baseline("rayon install at 60 Hz", net(theirs)),
+        Figure::new(
+            SUITE,
+            "idle_frame_60hz",
+            1,
+            "cpu_ms_per_s_net_without_rest",
+            "ms",
+            net(spinning),
+        )
+        .with_baseline("rayon install at 60 Hz", net(theirs)),
     ])
 }
 

@@ -995,6 +995,9 @@ impl Engine {
                 o.on_frame(&figures);
             }
         }
+        // The frame's lane work is over: idle workers park now instead of spinning into the
+        // owner's pacing or vsync wait (`Lanes::rest`); the next frame's first push wakes them.
+        self.lanes.rest();
         Ok(FrameOutcome {
             frame,
             frame_ms,

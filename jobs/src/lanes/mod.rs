@@ -417,6 +417,17 @@ impl Lanes {
         Ok(())
     }
 
+    /// Tells every lane the frame's work is over (the owner is past its last join and about to
+    /// wait for pacing or vsync): idle workers stop spinning and park at once, until the next
+    /// push wakes them, so a frame of almost no lane work costs almost no CPU between frames.
+    /// Work in flight is not touched; the next frame's first push wakes its lane as any push
+    /// does. The engine calls it at the end of every frame.
+    pub fn rest(&self) {
+        for q in self.shared.queues.iter() {
+            q.rest();
+        }
+    }
+
     /// The messages of detached jobs that panicked since the last call (at most 64 kept).
     pub fn take_detached_panics(&self) -> Vec<String> {
         std::mem::take(&mut *lock(&self.shared.detached_panic_log))
