@@ -14,6 +14,7 @@
 pub mod budget;
 pub mod dispatch;
 pub mod ecs;
+pub mod ecs_suite;
 pub mod gpu;
 pub mod gpu_rig;
 pub mod lanes;
@@ -193,7 +194,10 @@ pub fn run_suite(name: &str, opts: BenchOptions) -> Option<Result<Vec<Figure>, B
         "simd" => simd::run(opts),
         "gpu" => gpu::run(opts),
         "lanes" => lanes::run(opts),
-        "ecs" => ecs::run(opts),
+        "ecs" => ecs::run(opts).and_then(|mut figures| {
+            figures.extend(ecs_suite::run(opts)?);
+            Ok(figures)
+        }),
         _ => return None,
     })
 }

@@ -82,6 +82,7 @@ pub(crate) mod query;
 pub(crate) mod resource;
 pub(crate) mod soa;
 pub(crate) mod triple_query;
+pub(crate) mod type_map;
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -119,7 +120,7 @@ pub struct World {
     entities: EntityTable,
     /// Columns in registration order; `by_type` indexes them, `hash_order` sorts them by name.
     columns: Vec<Box<dyn ErasedColumn>>,
-    by_type: HashMap<TypeId, usize>,
+    by_type: type_map::TypeMap<usize>,
     hash_order: Vec<usize>,
     epochs: Epochs,
     /// Systems, their timing windows and budgets (see [`crate::systems`]).
@@ -215,7 +216,7 @@ impl World {
             id: WorldId::fresh(),
             entities: EntityTable::default(),
             columns: Vec::new(),
-            by_type: HashMap::new(),
+            by_type: type_map::TypeMap::default(),
             hash_order: Vec::new(),
             epochs: Epochs::default(),
             systems: SystemTable::new(),

@@ -10,7 +10,6 @@
 //! despawned by accident, and says by its type that there is exactly one.
 
 use std::any::{Any, TypeId};
-use std::collections::HashMap;
 
 use super::epoch::DomainSet;
 use super::hash::{StateHash, StateHasher};
@@ -87,7 +86,7 @@ impl<R: Resource> ErasedResource for R {
 #[derive(Default)]
 pub(crate) struct Resources {
     values: Vec<Box<dyn ErasedResource>>,
-    by_type: HashMap<TypeId, usize>,
+    by_type: super::type_map::TypeMap<usize>,
 }
 
 impl Resources {
