@@ -53,6 +53,40 @@ pub use lanegraph_vk as vk;
 
 pub use runtime::{Engine, EngineBuilder, EngineConfig, FrameError, FrameOutcome};
 
+/// What a game uses every day, in one import: `use lanegraph::prelude::*;`.
+///
+/// ```
+/// use lanegraph::prelude::*;
+///
+/// #[derive(Clone, Copy, Component, StateHash)]
+/// #[component(domains(TRANSFORM))]
+/// struct Pos(f32);
+///
+/// let mut engine = Engine::builder().lockstep(true).build()?;
+/// let w = engine.world_mut();
+/// let e = w.spawn();
+/// w.insert(e, Pos(0.0))?;
+/// w.register_system(SystemDef::new("drift", 1.0, move |w: &mut World, ctx| {
+///     if w.input().is_down(KeyCode::Space) {
+///         ctx.commands().despawn(e);
+///     }
+/// }))?;
+/// engine.frame()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub mod prelude {
+    pub use crate::budget::{Agent, AgentId, CostLaw, Pool, Quote, Strategy, StrategyIndex};
+    pub use crate::input::{InputEvent, KeyCode, MouseButton};
+    pub use crate::runtime::{
+        AgentCost, BuiltinAgents, DecisionEntry, Engine, RunLog, RunRecorder, RunSummary,
+    };
+    pub use crate::systems::{every, when_changed, when_strategy, SystemContext, SystemDef};
+    pub use crate::world::{
+        Bundle, Commands, Component, Domain, Entity, Event, EventCursor, Filter, Resource,
+        StateHash, World,
+    };
+}
+
 /// `docs/coming-from-bevy.md`, compiled and run as a doctest (its example is a claim).
 #[cfg(doctest)]
 #[doc = include_str!("../../docs/coming-from-bevy.md")]
