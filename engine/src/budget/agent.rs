@@ -169,7 +169,7 @@ impl Strategy {
             .collect()
     }
 
-    /// The same strategy, working every `frames` frames (1 to [`limits::MAX_PERIOD`]): priced
+    /// The same strategy, working every `frames` frames (1 to `limits::MAX_PERIOD`, 8): priced
     /// by its peak frame.
     pub fn every(mut self, frames: u32) -> Self {
         self.period = frames;

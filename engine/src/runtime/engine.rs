@@ -16,9 +16,12 @@
 //!    simulates the next frame.
 //! 4. Telemetry: spans collected into the trace history, metrics updated, and the frame's
 //!    figures lent to every installed [`FrameObserver`] (the app's run record is one).
-//! 5. The budget controller ticks on the frame's measurements; its choices apply from the next
-//!    frame (physics: fixed step and neighbour pass; render: resolution and instance cap;
-//!    asset: jobs per frame).
+//! 5. The budget controller ticks on the frame's measurements. Its decisions, a manual pin
+//!    made between frames, and replayed decisions all take effect at the next frame's start,
+//!    through one path (`apply_strategies`): the installed built-in agents' settings (physics:
+//!    fixed step and detail pass; render: resolution and instance cap; asset: jobs per frame)
+//!    and every agent's choice where systems read it (`World::agent_strategy`). Then the lanes
+//!    rest until the next frame's first push (`Lanes::rest`).
 
 use std::sync::Arc;
 

@@ -1,7 +1,8 @@
 //! The engine runtime end to end: what a game links and calls once per frame.
 //!
-//! Owns: [`Engine`] and its builder, the configuration (also from TOML), the built-in agents
-//! (physics, render, asset), the RenderView and its epoch cache, the render lane's mailbox, the
+//! Owns: [`Engine`] and its builder, the configuration (also from TOML), the built-in agents'
+//! building blocks (fixed-step physics, render scale, asset throughput, each on a ladder the
+//! game installs), the run log and its replay, the RenderView and its epoch cache, the render lane's mailbox, the
 //! asset stream, frame observers and the provided bounded run record. Must never: hold game
 //! logic (the demo, in its own crate `lanegraph-demo`, is a game like any other), keep
 //! per-frame figures itself (observers do, in bounded memory), or let timing enter world

@@ -144,7 +144,7 @@ impl World {
     /// Registers a system and returns its id. It runs after every system registered before it
     /// unless its [`SystemDef::before`] / [`SystemDef::after`] constraints (or theirs) say
     /// otherwise: the schedule is the deterministic topological order of the constraints, ties
-    /// in registration order ([`super::order`]). Setup path: validates the definition and the
+    /// in registration order (`systems::order`). Setup path: validates the definition and the
     /// order (an unknown name or a cycle is [`RegisterError::Order`]); never grows the table
     /// (sized for [`MAX_SYSTEMS`] at construction).
     pub fn register_system(&mut self, def: SystemDef) -> Result<SystemId, RegisterError> {
