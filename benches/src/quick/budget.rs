@@ -29,8 +29,8 @@
 //! - `demo_frame`: the demo with default flags but no GPU (1,200 frames, as issue 24 asks),
 //!   `p50_over_target` = frame p50 / the controller's target and `p99_over_budget` = frame p99
 //!   / the frame budget (goal: both <= 1).
-//! - `replay_hash_equal`: an adaptive lockstep run of the demo replayed from its decision log
-//!   on the default plan, on `physics=1,render=1,asset=1`, and (when run from the `lanegraph`
+//! - `replay_hash_equal`: an adaptive lockstep run of the demo, with pins at frame 0 and
+//!   mid-run (`--pin`), replayed from its decision log on the default plan, on `physics=1,render=1,asset=1`, and (when run from the `lanegraph`
 //!   binary with `taskset` present) on one core: 1 when the world hash is equal, else 0.
 
 use super::{BenchError, BenchOptions, Figure};
@@ -242,15 +242,31 @@ fn demo_figures(out: &mut Vec<Figure>) -> Result<(), BenchError> {
         s.frame_ms.p99 / s.frame_budget_ms.max(1e-9),
     ));
 
-    // A recording with decisions in it: a 1 ms budget makes the controller act.
+    // A recording with decisions of every source in it: a 1 ms budget makes the controller
+    // act on render, and two manual pins (physics before the first frame, asset mid-run) are
+    // logged beside its decisions.
+    let pin = |s: &str| s.parse::<demo::Pin>().map_err(failed);
     let recorded = demo::run(&quiet(DemoOptions {
         frames: Some(120),
         entities: 20_000,
         target_fps: Some(1000.0),
         pace: false,
+        pins: vec![pin("physics=detail_4_8@0")?, pin("asset=2_per_frame@60")?],
         ..DemoOptions::default()
     }))
     .map_err(|e| failed(e.to_string()))?;
+    let pinned = recorded
+        .summary
+        .run
+        .decisions
+        .iter()
+        .filter(|d| d.reason == "manual: pinned")
+        .count();
+    if pinned < 2 {
+        return Err(failed(format!(
+            "the recorded run logged {pinned} pins, not the 2 asked for"
+        )));
+    }
     let json = serde_json::to_string(&recorded.summary).expect("a summary serialises");
     let want = recorded.summary.run.world_hash.clone();
     for (plan, lanes) in [

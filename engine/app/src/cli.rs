@@ -170,6 +170,10 @@ pub struct DemoArgs {
     /// ran at 3x its budget or more more than --max-system-errors times (each named).
     #[arg(long)]
     pub fail_on_budget: bool,
+    /// Pin an agent to a strategy: AGENT=STRATEGY, or AGENT=STRATEGY@FRAME to pin it after
+    /// that many frames (repeatable). Logged as a decision: `lanegraph replay` reproduces it.
+    #[arg(long = "pin", value_parser = parse_pin)]
+    pub pins: Vec<lanegraph_demo::Pin>,
     /// With --fail-on-budget: how many error-level runs (>= 3x budget) a system may have.
     #[arg(long, default_value_t = 0)]
     pub max_system_errors: u64,
@@ -230,6 +234,7 @@ fn run_demo(args: DemoArgs) -> ExitCode {
         stop: None,
         window: args.window,
         present_mode: args.present_mode,
+        pins: args.pins,
     };
     if opts.present_mode.is_some() && !opts.window {
         return usage_error(
@@ -495,4 +500,8 @@ fn run_bench(suite: &str, opts: BenchOptions, json: bool) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+fn parse_pin(s: &str) -> Result<lanegraph_demo::Pin, String> {
+    s.parse()
 }

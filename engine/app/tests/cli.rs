@@ -180,6 +180,10 @@ fn hostile_flags_are_usage_errors_before_anything_runs() {
             "fifo, mailbox or immediate",
         ),
         (vec!["--present-mode", "mailbox"], "without --window"),
+        (vec!["--pin", "physics"], "AGENT=STRATEGY"),
+        (vec!["--pin", "physics=full@soon"], "frame number"),
+        (vec!["--pin", "nobody=full"], "--pin"),
+        (vec!["--pin", "physics=fastest"], "detail_4_8"),
     ];
     for (args, mentions) in cases {
         let out = scratch("flags");

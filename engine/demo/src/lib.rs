@@ -98,6 +98,47 @@ pub struct DemoOptions {
     pub window: bool,
     /// The window's present mode (`--present-mode`; `None`: the config's `window.present_mode`).
     pub present_mode: Option<lanegraph::vk::PresentMode>,
+    /// Manual pins (`--pin AGENT=STRATEGY[@FRAME]`), each made after `frame` frames have run
+    /// (0: before the first): logged as decisions, so a replay reproduces them.
+    pub pins: Vec<Pin>,
+}
+
+/// A manual pin: `agent` pinned to `strategy` after `frame` frames have run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pin {
+    /// Frames run before the pin is made (0: before the first frame).
+    pub frame: u64,
+    /// The agent's name (`physics`, `render`, `asset`).
+    pub agent: String,
+    /// The strategy's name.
+    pub strategy: String,
+}
+
+impl std::str::FromStr for Pin {
+    type Err = String;
+    /// `AGENT=STRATEGY` or `AGENT=STRATEGY@FRAME`.
+    fn from_str(s: &str) -> Result<Pin, String> {
+        let (pin, frame) = match s.split_once('@') {
+            Some((p, f)) => (
+                p,
+                f.parse::<u64>().map_err(|_| {
+                    format!("`{f}` is not a frame number (fix: AGENT=STRATEGY@120)")
+                })?,
+            ),
+            None => (s, 0),
+        };
+        let (agent, strategy) = pin
+            .split_once('=')
+            .filter(|(a, st)| !a.is_empty() && !st.is_empty())
+            .ok_or_else(|| {
+                format!("`{s}` is not AGENT=STRATEGY[@FRAME] (fix: physics=detail_4_8@120)")
+            })?;
+        Ok(Pin {
+            frame,
+            agent: agent.to_string(),
+            strategy: strategy.to_string(),
+        })
+    }
 }
 
 impl Default for DemoOptions {
@@ -123,6 +164,7 @@ impl Default for DemoOptions {
             stop: None,
             window: false,
             present_mode: None,
+            pins: Vec::new(),
         }
     }
 }
@@ -375,6 +417,32 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
     }
     // The run record: a bounded observer (the last minute of frames whole, whole-run
     // percentiles), read back for the summary and the report.
+    // Pins name agents and strategies this engine has (checked before anything runs).
+    for p in &opts.pins {
+        let known = engine
+            .controller()
+            .agent_id(&p.agent)
+            .and_then(|id| engine.controller().strategies(id));
+        let ok = known.is_some_and(|ss| ss.iter().any(|s| s.name == p.strategy));
+        if !ok {
+            let fix = match known {
+                Some(ss) => format!(
+                    "one of {}",
+                    ss.iter()
+                        .map(|s| s.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                None => "an agent of physics, render, asset".into(),
+            };
+            return Err(DemoError::BadOption {
+                flag: "--pin",
+                value: format!("{}={}@{}", p.agent, p.strategy, p.frame),
+                why: "no such agent or strategy",
+                fix,
+            });
+        }
+    }
     let record = engine.observe(RunRecorder::default());
     world::setup(engine.world_mut(), opts.entities, opts.seed)?;
     let mut phys = physics::DemoPhysics::default();
@@ -439,6 +507,12 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
         };
         if done {
             break;
+        }
+        for p in opts.pins.iter().filter(|p| p.frame == n) {
+            // Checked before the first frame: the agent and the strategy exist.
+            if let Some(id) = engine.controller().agent_id(&p.agent) {
+                let _ = engine.pin(id, &p.strategy);
+            }
         }
         let f0 = Instant::now();
         let out = engine.frame()?;
