@@ -305,8 +305,10 @@ fn interrupted_demo(tag: &str, signals: &[&str]) -> (Option<i32>, PathBuf, u32) 
     (code, out, pid)
 }
 
-/// The demo's temporary texture folders of process `pid` that still exist.
-fn texture_folders_of(pid: u32) -> Vec<PathBuf> {
+/// The demo's temporary texture folders of process `pid` that still exist, made at or after
+/// `since`. (Pids are reused: a folder a killed process left behind long ago, such as the
+/// "second signal exits at once" run's, can carry the same pid; it is not this run's.)
+fn texture_folders_of(pid: u32, since: std::time::SystemTime) -> Vec<PathBuf> {
     std::fs::read_dir(std::env::temp_dir())
         .unwrap()
         .filter_map(|e| e.ok())
@@ -317,12 +319,19 @@ fn texture_folders_of(pid: u32) -> Vec<PathBuf> {
                     .starts_with(&format!("lanegraph-demo-{pid}-"))
             })
         })
+        .filter(|p| {
+            std::fs::metadata(p)
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t >= since)
+        })
         .collect()
 }
 
 #[test]
 fn sigint_and_sigterm_stop_at_a_frame_boundary_with_a_complete_output_set() {
     for (sig, code) in [("-INT", 130), ("-TERM", 143)] {
+        // A second of slack: some filesystems keep coarse modification times.
+        let since = std::time::SystemTime::now() - Duration::from_secs(1);
         let (got, out, pid) = interrupted_demo(&format!("sig{code}"), &[sig]);
         assert_eq!(got, Some(code), "{sig}");
         let manifest = lanegraph_demo::outputs::verify(&out).expect("a complete, verified set");
@@ -337,7 +346,7 @@ fn sigint_and_sigterm_stop_at_a_frame_boundary_with_a_complete_output_set() {
             "{sig}: the frames run are reported"
         );
         assert!(
-            texture_folders_of(pid).is_empty(),
+            texture_folders_of(pid, since).is_empty(),
             "{sig}: temp folder left behind"
         );
         std::fs::remove_dir_all(&out).unwrap();
