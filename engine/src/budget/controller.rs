@@ -776,21 +776,16 @@ impl Controller {
             // What the strategy this agent moves to is priced by: its own measurement or the
             // quote (named in the reason).
             let to_cost = self.costs[i][to.get()];
-            let rung = if slot.measured(to.get()) {
-                format!(
-                    "{} `{}` measured {:.1} ms",
-                    slot.name,
-                    slot.strategies[to.get()].name,
-                    to_cost
-                )
+            let (how, unmeasured) = if slot.measured(to.get()) {
+                ("measured", "")
             } else {
-                format!(
-                    "{} `{}` quoted {:.1} ms (not yet measured)",
-                    slot.name,
-                    slot.strategies[to.get()].name,
-                    to_cost
-                )
+                ("quoted", " (not yet measured)")
             };
+            let rung = format!(
+                "{} `{}` {how} {to_cost:.1} ms{unmeasured}",
+                slot.name,
+                slot.strategies[to.get()].name,
+            );
             // A probe that overran: bar it (module docs).
             let mut barred = String::new();
             if !upgrade && !trade {

@@ -965,7 +965,7 @@ impl Engine {
                 clamped: report.dropped_steps > 0 || report.clamped_ns > 0,
             }),
         })?;
-        self.apply_strategies();
+        // Its decisions take effect at the next frame's start (`apply_strategies` there).
 
         // OpenMetrics' base unit is the second; the engine reads milliseconds.
         self.metrics.frame_time.observe(frame_ms / 1000.0);

@@ -621,11 +621,8 @@ fn render_job(shared: &Shared) {
         // are poisoned; every lock here takes the data back (`lock`).
         let drew = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| draw(shared, &view)));
         if let Err(payload) = drew {
-            let why = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a non-string panic".into());
+            // The jobs crate's reader: a hostile payload's own drop cannot unwind out of here.
+            let why = lanegraph_jobs::error::take_panic_message(payload);
             let mut inner = lock(&shared.inner);
             inner.stats.panics += 1;
             push_error(
