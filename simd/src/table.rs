@@ -203,6 +203,12 @@ impl SoaTable {
         }))
     }
 
+    /// The rows of every field, mutable, in field order, whatever the field count (padding not
+    /// reachable): for code that learns the width at run time.
+    pub fn field_slices_mut(&mut self) -> impl Iterator<Item = &mut [f32]> + '_ {
+        self.columns.iter_mut().map(Column::as_mut_slice)
+    }
+
     /// The padded rows of field `name` as `f32x8` vectors (padding lanes hold [`crate::PAD`]).
     pub fn field_lanes(&self, name: &str) -> Result<&[f32x8], UnknownField> {
         Ok(self.columns[self.field_index(name)?].lanes())

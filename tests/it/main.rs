@@ -42,4 +42,5 @@ mod world_commands_events;
 mod world_entities;
 mod world_layout_advice;
 mod world_par_query;
+mod world_query;
 mod world_soa;

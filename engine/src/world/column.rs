@@ -17,6 +17,7 @@ use super::access::{AccessCounters, ColumnLayout};
 use super::entity::{Entity, EntityTable};
 use super::epoch::DomainSet;
 use super::hash::StateHasher;
+use super::query_data::RawRows;
 
 /// Sparse-index value for "this slot has no row".
 pub(crate) const NO_ROW: u32 = u32::MAX;
@@ -87,6 +88,11 @@ impl SparseIndex {
         if let Some(r) = self.rows.get_mut(entity.index() as usize) {
             *r = NO_ROW;
         }
+    }
+
+    /// The slot -> row table (`NO_ROW`: none), for typed queries' raw parts.
+    pub(crate) fn slots(&self) -> &[u32] {
+        &self.rows
     }
 
     pub(crate) fn shrink(&mut self) {
@@ -160,6 +166,16 @@ impl<T: Send + Sync + 'static> AosColumn<T> {
 
     pub(crate) fn access_counters(&self) -> &AccessCounters {
         &self.access
+    }
+
+    /// The rows and the first value as raw parts for a typed query; records one query of
+    /// every row.
+    pub(crate) fn raw_parts(&mut self) -> (RawRows, *mut T) {
+        self.access.record(self.values.len());
+        (
+            RawRows::of(&self.entities, &self.index),
+            self.values.as_mut_ptr(),
+        )
     }
 }
 

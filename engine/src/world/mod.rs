@@ -79,10 +79,13 @@ pub(crate) mod hash;
 pub(crate) mod mixed_query;
 pub(crate) mod par_query;
 pub(crate) mod query;
+pub(crate) mod query_data;
 pub(crate) mod resource;
+pub(crate) mod resource_set;
 pub(crate) mod soa;
 pub(crate) mod triple_query;
 pub(crate) mod type_map;
+pub(crate) mod typed_query;
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -100,8 +103,11 @@ pub use hash::{StateHash, StateHasher};
 pub use lanegraph_derive::{Component, Resource, StateHash};
 pub use par_query::{ParQueryError, ParSoaError, MAX_CHUNKS, MIN_CHUNK_ROWS};
 pub use query::{ColumnMut, ColumnRef, Filter, PairQueryError};
+pub use query_data::{QueryData, QueryError, QueryFilter, With, Without, MAX_QUERY_COMPONENTS};
 pub use resource::{MissingResource, Resource, ResourceNameClash};
+pub use resource_set::{ResourceError, ResourceParam, ResourceSet};
 pub use soa::{SoaMut, SoaOptInError, SoaPairError, SoaRef};
+pub use typed_query::{Components, ParRun, Query, SerialReason, PAR_CHUNK_MIN_NS};
 
 use crate::game_loop::FixedStep;
 use crate::systems::events::EventLog;
@@ -141,6 +147,8 @@ pub struct World {
     resources: resource::Resources,
     /// Where parallel queries run ([`World::set_parallel_lane`]); `None`: on the caller.
     parallel: Option<par_query::ParallelLane>,
+    /// What each parallel query call site learned of its cost per row.
+    par_costs: typed_query::ParCosts,
     /// This step's input and the state it left ([`World::input`]). Not part of the state
     /// hash: it is an input, and what systems make of it is in the hashed state.
     pub(crate) input: crate::input::Input,
@@ -227,6 +235,7 @@ impl World {
             pair_rows: HashMap::new(),
             resources: resource::Resources::default(),
             parallel: None,
+            par_costs: typed_query::ParCosts::default(),
             input: crate::input::Input::default(),
             agent_strategies: Vec::new(),
             command_buf: commands::Commands::default(),

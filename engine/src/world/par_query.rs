@@ -31,8 +31,8 @@ pub const MAX_CHUNKS: usize = 64;
 /// The lane a world's parallel queries run on.
 #[derive(Debug, Clone)]
 pub(crate) struct ParallelLane {
-    lanes: Weak<Lanes>,
-    lane: LaneId,
+    pub(crate) lanes: Weak<Lanes>,
+    pub(crate) lane: LaneId,
 }
 
 /// Why a parallel query failed.
@@ -336,7 +336,7 @@ type SoaChunkPair<'a, const NA: usize, const NB: usize> =
 
 /// Runs `f` on the calling thread, a panic in it reported as the parallel path reports one
 /// (so a query's panic is the same typed error whatever the lane plan or row count).
-fn on_caller(job: &str, f: impl FnOnce()) -> Result<(), JobPanicked> {
+pub(crate) fn on_caller(job: &str, f: impl FnOnce()) -> Result<(), JobPanicked> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| JobPanicked {
         job: job.into(),
         message: p
@@ -350,7 +350,7 @@ fn on_caller(job: &str, f: impl FnOnce()) -> Result<(), JobPanicked> {
 
 /// Threads serving `lane` for the calling thread: its workers, plus the caller when it is the
 /// registered owner and the plan lets the owner help that lane.
-fn lane_threads(lanes: &Lanes, lane: LaneId) -> usize {
+pub(crate) fn lane_threads(lanes: &Lanes, lane: LaneId) -> usize {
     lanes.plan().lane(lane).map_or(0, |spec| {
         let helps = lanes.plan().owner_lane() == Some(lane) && lanes.is_owner_thread();
         spec.worker_cores.len() + usize::from(helps)
@@ -359,7 +359,7 @@ fn lane_threads(lanes: &Lanes, lane: LaneId) -> usize {
 
 /// A parallel helper's error as a panic report (the only failure left once the lane and
 /// chunk size are valid).
-fn into_panicked(e: ParallelError, job: &str) -> JobPanicked {
+pub(crate) fn into_panicked(e: ParallelError, job: &str) -> JobPanicked {
     match e {
         ParallelError::Panicked(p) => p,
         other => JobPanicked {

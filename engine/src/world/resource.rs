@@ -52,7 +52,8 @@ pub struct ResourceNameClash {
     pub new: &'static str,
 }
 
-trait ErasedResource: Send + Sync + 'static {
+#[doc(hidden)]
+pub trait ErasedResource: Send + Sync + 'static {
     fn name(&self) -> &'static str;
     fn type_name(&self) -> &'static str;
     fn hash_state(&self, h: &mut StateHasher);
@@ -84,7 +85,8 @@ impl<R: Resource> ErasedResource for R {
 
 /// The world's resources, in name order, with an index by type.
 #[derive(Default)]
-pub(crate) struct Resources {
+#[doc(hidden)]
+pub struct Resources {
     values: Vec<Box<dyn ErasedResource>>,
     by_type: super::type_map::TypeMap<usize>,
 }
@@ -99,6 +101,16 @@ impl Resources {
 
     pub(crate) fn len(&self) -> usize {
         self.values.len()
+    }
+
+    /// `R`'s index in the store.
+    pub(crate) fn index_of<R: Resource>(&self) -> Option<usize> {
+        self.by_type.get(&TypeId::of::<R>()).copied()
+    }
+
+    /// The stored values (for `resource_set`, which hands several out at once).
+    pub(crate) fn values_mut(&mut self) -> &mut [Box<dyn ErasedResource>] {
+        &mut self.values
     }
 
     /// Feeds every resource, in name order, to `h`; nothing at all when there is none (so a

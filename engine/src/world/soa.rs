@@ -26,6 +26,7 @@ use super::component::{
 use super::entity::{Entity, EntityTable};
 use super::epoch::DomainSet;
 use super::hash::StateHasher;
+use super::query_data::{RawRows, SoaRaw};
 use super::World;
 
 /// A component stored as one aligned `f32` column per field.
@@ -53,6 +54,10 @@ pub(crate) struct SoaRowIo<T> {
     pub(crate) read: fn(&SoaTable, usize) -> T,
     /// Value -> row.
     pub(crate) write: fn(&mut SoaTable, usize, &T),
+    /// Field values (in `FIELDS` order) -> value.
+    pub(crate) from_fields: fn(&[f32]) -> T,
+    /// Value -> field values (in `FIELDS` order).
+    pub(crate) to_fields: fn(&T, &mut [f32]),
 }
 
 impl<T> Clone for SoaRowIo<T> {
@@ -83,6 +88,26 @@ pub(crate) struct SoaRowsMut<'w, T> {
 }
 
 impl<T> SoaColumn<T> {
+    /// Everything a typed query needs, as raw parts (see `query_data`): the rows' entities, the
+    /// sparse index, each field's first row and the row codec. Records one query of every row.
+    pub(crate) fn raw_parts(&mut self) -> (RawRows, SoaRaw<T>) {
+        self.access.record(self.entities.len());
+        let mut fields = [std::ptr::null_mut(); lanegraph_simd::MAX_FIELDS];
+        let mut n = 0;
+        for (slot, f) in fields.iter_mut().zip(self.table.field_slices_mut()) {
+            *slot = f.as_mut_ptr();
+            n += 1;
+        }
+        let rows = RawRows::of(&self.entities, &self.index);
+        let raw = SoaRaw {
+            fields,
+            n,
+            from_fields: self.io.from_fields,
+            to_fields: self.io.to_fields,
+        };
+        (rows, raw)
+    }
+
     /// The rows, for a pair query (records one query of `rows` rows).
     pub(crate) fn rows_mut(&mut self, rows: usize) -> SoaRowsMut<'_, T> {
         self.access.record(rows);
@@ -109,6 +134,8 @@ impl<T: Component + SoaComponent> SoaColumn<T> {
             io: SoaRowIo {
                 read: read_row::<T>,
                 write: write_row::<T>,
+                from_fields: <T as SoaComponent>::read,
+                to_fields: <T as SoaComponent>::write,
             },
         })
     }

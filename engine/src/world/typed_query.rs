@@ -1,0 +1,520 @@
+//! Typed queries of any width, one API for every layout: [`World::query`] /
+//! [`World::query_filtered`] make a [`Query`] whose [`for_each`](Query::for_each) runs on the
+//! caller and whose [`par_for_each`](Query::par_for_each) runs chunks on the world's parallel
+//! lane when, and only when, the work pays for the hand-off.
+//!
+//! Owns: walking a query's rows (the smallest required column drives, the others are looked up
+//! by slot), splitting them into disjoint chunks, and the per-call-site cost model that decides
+//! whether to split ([`ParCosts`]). Must never: hand a row to two chunks, split work it has not
+//! priced (a call site's first run is serial and timed), allocate per call once warm, or hide
+//! that a parallel query ran on the caller (the returned [`ParRun`] says why, and a world with
+//! no lane says so once in the log).
+//!
+//! # Splitting by cost, not by row count
+//! Each `par_for_each` call site (its `file:line:column`, via `#[track_caller]`) keeps the cost
+//! per row it measured, an exponential average over its runs (each chunk times itself: two
+//! clock reads per chunk, or per sampled serial run). A run is split only when the predicted
+//! work is at least twice [`PAR_CHUNK_MIN_NS`], into chunks of at least that much work: a
+//! chunk costs a claim and, on a sleeping lane, a wake-up (tens of microseconds on a loaded
+//! 2-core VM), which only that much work hides.
+
+// Opted in from the workspace's `unsafe_code = "deny"`: the row walk calls the raw-parts
+// accessors of `query_data`, and a parallel run shares the resolved parts with its chunks.
+#![allow(unsafe_code)]
+
+use std::ops::Range;
+use std::panic::Location;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Instant;
+
+use lanegraph_jobs::JobPanicked;
+
+use super::column::ErasedColumn;
+use super::entity::EntityTable;
+use super::epoch::Epochs;
+use super::par_query::{into_panicked, lane_threads, on_caller, ParallelLane, MAX_CHUNKS};
+use super::query_data::{ColumnsView, Driver, DriverRow, QueryData, QueryError, QueryFilter};
+use super::type_map::TypeMap;
+use super::World;
+
+/// The least predicted work (ns) a parallel query's chunk holds; a query splits only when it
+/// predicts at least twice this.
+pub const PAR_CHUNK_MIN_NS: u64 = 50_000;
+
+/// What a [`Query::par_for_each`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParRun {
+    /// Entities visited.
+    pub visited: usize,
+    /// Chunks it ran as (1: on the caller).
+    pub chunks: usize,
+    /// Why it ran on the caller, when it did.
+    pub serial: Option<SerialReason>,
+}
+
+/// Why a parallel query ran on the calling thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SerialReason {
+    /// The world has no parallel lane (a bare `World`, or its engine is gone):
+    /// [`World::set_parallel_lane`] gives it one; inside an engine it is the physics lane.
+    NoLane,
+    /// Fewer than two threads serve the lane.
+    OneThread,
+    /// The call site's first run: it is timed to learn the cost per row.
+    Learning,
+    /// The predicted work is too small to pay for a hand-off.
+    TooLittleWork {
+        /// The predicted work, in nanoseconds.
+        predicted_ns: u64,
+    },
+}
+
+/// What each parallel query call site learned about its cost.
+#[derive(Debug, Default)]
+pub(crate) struct ParCosts {
+    sites: Vec<ParSite>,
+    noted_no_lane: bool,
+}
+
+#[derive(Debug)]
+struct ParSite {
+    at: &'static Location<'static>,
+    /// Exponential average of the measured cost per row.
+    ns_per_row: f64,
+    runs: u64,
+}
+
+impl ParCosts {
+    fn site(&mut self, at: &'static Location<'static>) -> &mut ParSite {
+        let same = |s: &ParSite| {
+            s.at.line() == at.line() && s.at.column() == at.column() && s.at.file() == at.file()
+        };
+        match self.sites.iter().position(same) {
+            Some(i) => &mut self.sites[i],
+            None => {
+                self.sites.push(ParSite {
+                    at,
+                    ns_per_row: f64::NAN,
+                    runs: 0,
+                });
+                self.sites.last_mut().expect("just pushed")
+            }
+        }
+    }
+}
+
+impl ParSite {
+    fn learn(&mut self, ns: u64, rows: usize) {
+        if rows == 0 {
+            return;
+        }
+        let sample = ns as f64 / rows as f64;
+        self.ns_per_row = if self.ns_per_row.is_nan() {
+            sample
+        } else {
+            0.75 * self.ns_per_row + 0.25 * sample
+        };
+    }
+}
+
+/// A typed query over a world's components: made by [`World::query`] or
+/// [`World::query_filtered`] (or a [`Components`] view), it holds the world's columns until
+/// dropped. Structural changes wait for it: queue them with `ctx.commands()`.
+pub struct Query<'q, Q: QueryData, F: QueryFilter = ()> {
+    state: Option<(Q::Fetch, F::Fetch, Driver)>,
+    parallel: Option<&'q ParallelLane>,
+    costs: &'q mut ParCosts,
+    chunk_rows: Option<usize>,
+}
+
+impl<Q: QueryData, F: QueryFilter> std::fmt::Debug for Query<'_, Q, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Query")
+            .field("rows", &self.state.as_ref().map_or(0, |s| s.2.rows))
+            .field("chunk_rows", &self.chunk_rows)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A query's resolved state shared by the chunks of a parallel run.
+struct Shared<T>(T);
+// SAFETY: the state is raw pointers into columns the query's `&mut World` borrow holds; the
+// chunks only read them (`fork`, `matches`) and write disjoint rows through their own forks.
+unsafe impl<T> Sync for Shared<T> {}
+
+impl<'q, Q: QueryData, F: QueryFilter> Query<'q, Q, F> {
+    /// Rows the query walks (an upper bound on the entities it visits: the smallest column it
+    /// requires).
+    pub fn rows(&self) -> usize {
+        self.state.as_ref().map_or(0, |s| s.2.rows)
+    }
+
+    /// Parallel runs split into chunks of `rows` rows (at least 1) whenever the world has a
+    /// lane, whatever the cost model predicts: for a caller who knows its rows' cost.
+    pub fn chunk_rows(mut self, rows: usize) -> Self {
+        self.chunk_rows = Some(rows.max(1));
+        self
+    }
+
+    /// Runs `f` once per matching entity, on the calling thread, in the driving column's row
+    /// order (deterministic); returns how many it visited. Allocation-free.
+    pub fn for_each(&mut self, mut f: impl for<'a> FnMut(Q::Item<'a>)) -> usize {
+        let Some((q, flt, d)) = self.state.as_mut() else {
+            return 0;
+        };
+        let d = *d;
+        // SAFETY: the state was resolved from columns this query's borrow holds; `0..d.rows`
+        // are the driving column's rows, each visited once.
+        unsafe { run_rows::<Q, F>(q, flt, d, 0..d.rows, &mut f) }
+    }
+
+    /// Counts the matching entities.
+    pub fn count(&mut self) -> usize {
+        self.for_each(|_| {})
+    }
+
+    /// [`for_each`](Self::for_each) with the rows split into chunks that run in parallel on the
+    /// world's parallel lane (the physics lane inside an engine) when the call site's measured
+    /// cost says the work pays for it; otherwise on the caller. `f` must write only through
+    /// its arguments for the result to be the same whatever the split (it then is, bit for
+    /// bit: each row is computed alone). A panic in `f` is the error, wherever it ran.
+    #[track_caller]
+    pub fn par_for_each(
+        &mut self,
+        f: impl for<'a> Fn(Q::Item<'a>) + Send + Sync,
+    ) -> Result<ParRun, JobPanicked> {
+        let at = Location::caller();
+        let Some(state) = self.state.as_mut() else {
+            return Ok(ParRun {
+                visited: 0,
+                chunks: 1,
+                serial: None,
+            });
+        };
+        let rows = state.2.rows;
+        let lanes = self
+            .parallel
+            .and_then(|p| p.lanes.upgrade().map(|l| (l, p.lane)));
+        let threads = lanes.as_ref().map_or(0, |(l, lane)| lane_threads(l, *lane));
+        let costs = &mut *self.costs;
+        if lanes.is_none() && !costs.noted_no_lane {
+            costs.noted_no_lane = true;
+            tracing::info!(target: "lanegraph", code = "LG-WORLD-PAR-SERIAL", %at, "a parallel query ran on the calling thread: the world has no parallel lane (World::set_parallel_lane; inside an engine it is the physics lane)");
+        }
+        let site = costs.site(at);
+        let predicted = site.ns_per_row * rows as f64;
+        let chunk = match (lanes.is_some(), threads >= 2, self.chunk_rows) {
+            (false, _, _) => Err(SerialReason::NoLane),
+            (true, false, _) => Err(SerialReason::OneThread),
+            (true, true, Some(n)) => Ok(n),
+            (true, true, None) if predicted.is_nan() => Err(SerialReason::Learning),
+            (true, true, None) if predicted < 2.0 * PAR_CHUNK_MIN_NS as f64 => {
+                Err(SerialReason::TooLittleWork {
+                    predicted_ns: predicted as u64,
+                })
+            }
+            (true, true, None) => {
+                let by_work = (predicted / PAR_CHUNK_MIN_NS as f64) as usize;
+                let chunks = by_work.min(threads * 4).clamp(2, MAX_CHUNKS);
+                Ok(rows.div_ceil(chunks))
+            }
+        };
+        site.runs += 1;
+        let (q, flt, d) = state;
+        let d = *d;
+        let chunk = match chunk {
+            Ok(n) if n < rows => n.max(rows.div_ceil(MAX_CHUNKS)),
+            Ok(_) => {
+                return Ok(ParRun {
+                    chunks: 1,
+                    ..serial_run::<Q, F>(q, flt, d, site, &f, None)?
+                })
+            }
+            Err(reason) => return serial_run::<Q, F>(q, flt, d, site, &f, Some(reason)),
+        };
+        let (lanes, lane) = lanes.expect("a chunk size is chosen only with a lane");
+        let mut ranges: [Option<Range<usize>>; MAX_CHUNKS] = std::array::from_fn(|_| None);
+        let mut k = 0;
+        while k * chunk < rows {
+            ranges[k] = Some(k * chunk..((k + 1) * chunk).min(rows));
+            k += 1;
+        }
+        let proto = Shared((&*q, &*flt, d));
+        let (visited, work_ns) = (AtomicUsize::new(0), AtomicU64::new(0));
+        let f = &f;
+        lanes
+            .parallel_chunks_mut(lane, &mut ranges[..k], 1, |_, c| {
+                for range in c.iter_mut().filter_map(Option::take) {
+                    let proto = &proto;
+                    let mut fork = Q::fork(proto.0 .0);
+                    let start = Instant::now();
+                    let mut call = |item: Q::Item<'_>| f(item);
+                    // SAFETY: the ranges are disjoint rows of the driving column, so no row of
+                    // any column is reached from two chunks (each entity has at most one row
+                    // per column); the columns stay borrowed until every chunk returned.
+                    let n = unsafe {
+                        run_rows::<Q, F>(&mut fork, proto.0 .1, proto.0 .2, range, &mut call)
+                    };
+                    work_ns.fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                    visited.fetch_add(n, Ordering::Relaxed);
+                }
+            })
+            .map_err(|e| into_panicked(e, "par_for_each"))?;
+        site.learn(work_ns.into_inner(), rows);
+        Ok(ParRun {
+            visited: visited.into_inner(),
+            chunks: k,
+            serial: None,
+        })
+    }
+}
+
+/// A parallel query's run on the caller, timed (to learn its cost) unless the site is known to
+/// be far below the split threshold, where the clock is read on every 16th run only.
+fn serial_run<Q: QueryData, F: QueryFilter>(
+    q: &mut Q::Fetch,
+    flt: &F::Fetch,
+    d: Driver,
+    site: &mut ParSite,
+    f: &(impl for<'a> Fn(Q::Item<'a>) + Sync),
+    reason: Option<SerialReason>,
+) -> Result<ParRun, JobPanicked> {
+    let predicted = site.ns_per_row * d.rows as f64;
+    let far_below = predicted < PAR_CHUNK_MIN_NS as f64 / 8.0;
+    let timed = !far_below || site.runs % 16 == 1;
+    let start = timed.then(Instant::now);
+    let mut visited = 0;
+    on_caller("par_for_each", || {
+        let mut call = |item: Q::Item<'_>| f(item);
+        // SAFETY: as in `Query::for_each`.
+        visited = unsafe { run_rows::<Q, F>(q, flt, d, 0..d.rows, &mut call) };
+    })?;
+    if let Some(start) = start {
+        site.learn(start.elapsed().as_nanos() as u64, d.rows);
+    }
+    Ok(ParRun {
+        visited,
+        chunks: 1,
+        serial: reason,
+    })
+}
+
+/// Visits `range` of the driving column's rows.
+///
+/// # Safety
+/// The fetches were resolved from columns still borrowed and unchanged; `range` is within the
+/// driving column and no other live run visits any of its rows.
+#[inline]
+unsafe fn run_rows<Q: QueryData, F: QueryFilter>(
+    q: &mut Q::Fetch,
+    flt: &F::Fetch,
+    d: Driver,
+    range: Range<usize>,
+    f: &mut impl for<'a> FnMut(Q::Item<'a>),
+) -> usize {
+    let mut visited = 0;
+    for row in range {
+        // SAFETY: `row` is below the driving column's length (the contract).
+        let e = unsafe { *d.entities.add(row) };
+        let at = DriverRow { col: d.col, row };
+        // SAFETY: forwarded contract; `e` is live (it has a row in a column, or is in the
+        // entity list).
+        unsafe {
+            if !F::matches(flt, e) || !Q::locate(q, e, at) {
+                continue;
+            }
+            f(Q::get(q, e));
+            Q::commit(q);
+        }
+        visited += 1;
+    }
+    visited
+}
+
+/// A world's components, borrowed apart from its resources and input (see [`World::split`]):
+/// make queries on it while holding resources.
+pub struct Components<'w> {
+    columns: &'w mut [Box<dyn ErasedColumn>],
+    by_type: &'w TypeMap<usize>,
+    entities: &'w EntityTable,
+    epochs: &'w mut Epochs,
+    parallel: Option<&'w ParallelLane>,
+    costs: &'w mut ParCosts,
+}
+
+impl std::fmt::Debug for Components<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Components")
+            .field("columns", &self.columns.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'w> Components<'w> {
+    pub(crate) fn of(world: &'w mut World) -> Self {
+        Components::new(
+            &mut world.columns,
+            &world.by_type,
+            &world.entities,
+            &mut world.epochs,
+            world.parallel.as_ref(),
+            &mut world.par_costs,
+        )
+    }
+
+    pub(crate) fn new(
+        columns: &'w mut [Box<dyn ErasedColumn>],
+        by_type: &'w TypeMap<usize>,
+        entities: &'w EntityTable,
+        epochs: &'w mut Epochs,
+        parallel: Option<&'w ParallelLane>,
+        costs: &'w mut ParCosts,
+    ) -> Self {
+        Components {
+            columns,
+            by_type,
+            entities,
+            epochs,
+            parallel,
+            costs,
+        }
+    }
+
+    /// A query over every entity with what `Q` requires (see [`World::query`]).
+    pub fn query<Q: QueryData>(&mut self) -> Result<Query<'_, Q>, QueryError> {
+        self.query_filtered::<Q, ()>()
+    }
+
+    /// A query over the entities with what `Q` requires that also pass `F` (see
+    /// [`World::query_filtered`]).
+    pub fn query_filtered<Q: QueryData, F: QueryFilter>(
+        &mut self,
+    ) -> Result<Query<'_, Q, F>, QueryError> {
+        Components {
+            columns: &mut *self.columns,
+            by_type: self.by_type,
+            entities: self.entities,
+            epochs: &mut *self.epochs,
+            parallel: self.parallel,
+            costs: &mut *self.costs,
+        }
+        .query_into()
+    }
+}
+
+impl World {
+    /// A typed query of any width, over AoS and field-SoA components alike: `Q` is `&T`,
+    /// `&mut T`, `Option<&T>`, `Option<&mut T>`, [`Entity`] or a tuple of 1-8 of them. Asking
+    /// for one component mutably and again is [`QueryError::Aliased`]. Making it bumps the
+    /// domains of every `&mut` component. Structural changes (spawn, insert, despawn) wait
+    /// until the query is dropped: inside a system, queue them on `ctx.commands()`.
+    ///
+    /// ```
+    /// use lanegraph::prelude::*;
+    ///
+    /// #[derive(Clone, Copy, Component, StateHash)]
+    /// struct Pos(f32);
+    /// #[derive(Clone, Copy, Component, StateHash)]
+    /// struct Vel(f32);
+    /// #[derive(Clone, Copy, Component, StateHash)]
+    /// struct Mass(f32);
+    /// #[derive(Clone, Copy, Component, StateHash)]
+    /// struct Drag(f32);
+    ///
+    /// let mut world = World::new();
+    /// for i in 0..100 {
+    ///     let e = world.spawn();
+    ///     world.insert(e, Pos(i as f32)).unwrap();
+    ///     world.insert(e, Vel(1.0)).unwrap();
+    ///     world.insert(e, Mass(2.0)).unwrap();
+    ///     if i % 2 == 0 {
+    ///         world.insert(e, Drag(0.5)).unwrap();
+    ///     }
+    /// }
+    /// let moved = world
+    ///     .query::<(&mut Pos, &mut Vel, &Mass, Option<&Drag>)>()
+    ///     .unwrap()
+    ///     .for_each(|(p, v, m, drag)| {
+    ///         v.0 -= drag.map_or(0.0, |d| d.0) * v.0 / m.0;
+    ///         p.0 += v.0;
+    ///     });
+    /// assert_eq!(moved, 100);
+    ///
+    /// // `&mut Pos` beside `&Pos` would alias: a typed error, not a panic.
+    /// assert!(world.query::<(&mut Pos, &Pos)>().is_err());
+    /// ```
+    pub fn query<Q: QueryData>(&mut self) -> Result<Query<'_, Q>, QueryError> {
+        self.query_filtered::<Q, ()>()
+    }
+
+    /// [`World::query`] over the entities that also pass `F`: [`With<T>`](super::With),
+    /// [`Without<T>`](super::Without), or a tuple of 1-4 of them.
+    ///
+    /// ```
+    /// use lanegraph::prelude::*;
+    ///
+    /// #[derive(Clone, Copy, Component, StateHash)]
+    /// struct Hp(i32);
+    /// #[derive(Clone, Copy, Component, StateHash)]
+    /// struct Boss;
+    /// #[derive(Clone, Copy, Component, StateHash)]
+    /// struct Dead;
+    ///
+    /// let mut world = World::new();
+    /// for i in 0..10 {
+    ///     let e = world.spawn();
+    ///     world.insert(e, Hp(10)).unwrap();
+    ///     if i < 3 {
+    ///         world.insert(e, Boss).unwrap();
+    ///     }
+    ///     if i == 0 {
+    ///         world.insert(e, Dead).unwrap();
+    ///     }
+    /// }
+    /// let healed = world
+    ///     .query_filtered::<&mut Hp, (With<Boss>, Without<Dead>)>()
+    ///     .unwrap()
+    ///     .for_each(|hp| hp.0 += 5);
+    /// assert_eq!(healed, 2);
+    /// ```
+    pub fn query_filtered<Q: QueryData, F: QueryFilter>(
+        &mut self,
+    ) -> Result<Query<'_, Q, F>, QueryError> {
+        Components::of(self).query_into()
+    }
+}
+
+impl<'w> Components<'w> {
+    /// `query_filtered`, consuming the view so the query keeps its full borrow.
+    fn query_into<Q: QueryData, F: QueryFilter>(self) -> Result<Query<'w, Q, F>, QueryError> {
+        let Components {
+            columns,
+            by_type,
+            entities,
+            epochs,
+            parallel,
+            costs,
+        } = self;
+        let mut view = ColumnsView::new(columns, by_type, epochs);
+        let data = Q::init(&mut view)?;
+        let filter = F::init(&mut view);
+        let live = entities.live();
+        let state = data.map(|data| {
+            let mut best = None;
+            Q::driver(&data, &mut best);
+            F::driver(&filter, &mut best);
+            let d = best.unwrap_or(Driver {
+                col: usize::MAX,
+                rows: live.len(),
+                entities: live.as_ptr(),
+            });
+            (data, filter, d)
+        });
+        Ok(Query {
+            state,
+            parallel,
+            costs,
+            chunk_rows: None,
+        })
+    }
+}
