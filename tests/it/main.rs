@@ -44,3 +44,4 @@ mod world_layout_advice;
 mod world_par_query;
 mod world_query;
 mod world_soa;
+mod world_spawn_batch;

@@ -90,6 +90,13 @@ impl SparseIndex {
         }
     }
 
+    /// Grows the table to cover `slots` slots (no row yet).
+    pub(crate) fn reserve_slots(&mut self, slots: usize) {
+        if slots > self.rows.len() {
+            self.rows.resize(slots, NO_ROW);
+        }
+    }
+
     /// The slot -> row table (`NO_ROW`: none), for typed queries' raw parts.
     pub(crate) fn slots(&self) -> &[u32] {
         &self.rows
@@ -141,6 +148,23 @@ impl<T: Send + Sync + 'static> AosColumn<T> {
         None
     }
 
+    /// Appends a row for `entity`, which has none (a fresh spawn: see `bundle`).
+    #[inline]
+    pub(crate) fn push_new(&mut self, entity: Entity, value: T) {
+        debug_assert!(self.index.row(entity).is_none());
+        self.index.set(entity, self.values.len());
+        self.entities.push(entity);
+        self.values.push(value);
+        self.order_gen += 1;
+    }
+
+    /// Room for `additional` more rows, and index slots up to `slots`.
+    pub(crate) fn reserve(&mut self, additional: usize, slots: usize) {
+        self.entities.reserve(additional);
+        self.values.reserve(additional);
+        self.index.reserve_slots(slots);
+    }
+
     /// Removes `entity`'s row, returning its value.
     pub(crate) fn take(&mut self, entity: Entity) -> Option<T> {
         let row = self.index.row(entity)?;
@@ -173,7 +197,7 @@ impl<T: Send + Sync + 'static> AosColumn<T> {
     pub(crate) fn raw_parts(&mut self) -> (RawRows, *mut T) {
         self.access.record(self.values.len());
         (
-            RawRows::of(&self.entities, &self.index),
+            RawRows::of(&self.entities, &self.index, self.order_gen),
             self.values.as_mut_ptr(),
         )
     }

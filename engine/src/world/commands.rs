@@ -2,10 +2,10 @@
 //! cannot be borrowed (inside a query's closure) and applied at a defined point.
 //!
 //! Owns: [`Commands`] (the queue: payloads moved into one reusable byte buffer, each with the
-//! function that applies it), the [`Bundle`] trait for spawning several components at once, and
-//! [`CommandError`]. Must never: allocate once warm (the buffers are reused, never shrunk), apply
-//! a command out of the order it was queued (replays and the state hash depend on the order), or
-//! lose one silently (a command that fails is counted, with its error, on the world).
+//! function that applies it) and [`CommandError`]. Must never: allocate once warm (the buffers
+//! are reused, never shrunk), apply a command out of the order it was queued (replays and the
+//! state hash depend on the order), or lose one silently (a command that fails is counted, with
+//! its error, on the world).
 //!
 //! # When commands apply
 //! A system's commands (`ctx.commands()`) apply right after that system returns, in the order
@@ -20,35 +20,11 @@
 
 use std::mem::MaybeUninit;
 
+use super::bundle::Bundle;
 use super::component::{Component, ComponentError};
 use super::entity::Entity;
 use super::World;
 
-/// Several components spawned together: any tuple of one to eight [`Component`]s.
-pub trait Bundle: Send + 'static {
-    /// Inserts every component of the bundle on `entity`.
-    fn insert_into(self, world: &mut World, entity: Entity) -> Result<(), ComponentError>;
-}
-
-macro_rules! bundle_tuple {
-    ($($t:ident $v:ident),+) => {
-        impl<$($t: Component),+> Bundle for ($($t,)+) {
-            fn insert_into(self, world: &mut World, entity: Entity) -> Result<(), ComponentError> {
-                let ($($v,)+) = self;
-                $(world.insert(entity, $v)?;)+
-                Ok(())
-            }
-        }
-    };
-}
-bundle_tuple!(A a);
-bundle_tuple!(A a, B b);
-bundle_tuple!(A a, B b, C c);
-bundle_tuple!(A a, B b, C c, D d);
-bundle_tuple!(A a, B b, C c, D d, E e);
-bundle_tuple!(A a, B b, C c, D d, E e, F f);
-bundle_tuple!(A a, B b, C c, D d, E e, F f, G g);
-bundle_tuple!(A a, B b, C c, D d, E e, F f, G g, H h);
 
 /// A queued command that could not be applied (the entity was despawned by an earlier command,
 /// a component was missing, an event type was never added). Counted on the world

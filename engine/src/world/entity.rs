@@ -92,6 +92,14 @@ pub(crate) struct EntityTable {
 }
 
 impl EntityTable {
+    /// Room for `additional` more live entities; returns the slot count they may reach.
+    pub(crate) fn reserve(&mut self, additional: usize) -> usize {
+        self.dense.reserve(additional);
+        let fresh = additional.saturating_sub(self.free.len());
+        self.slots.reserve(fresh);
+        self.slots.len() + fresh
+    }
+
     /// Allocates a fresh handle, reusing a free slot when there is one.
     pub(crate) fn spawn(&mut self) -> Entity {
         let dense = self.dense.len() as u32;

@@ -69,6 +69,7 @@
 //! ```
 
 pub(crate) mod access;
+pub(crate) mod bundle;
 pub(crate) mod column;
 pub(crate) mod commands;
 pub(crate) mod component;
@@ -91,7 +92,8 @@ use std::any::TypeId;
 use std::collections::HashMap;
 
 pub use access::{ColumnLayout, ComponentAccess};
-pub use commands::{Bundle, CommandError, Commands};
+pub use bundle::Bundle;
+pub use commands::{CommandError, Commands};
 pub use component::{
     AliasedQuery, Component, ComponentError, ComponentNameClash, MissingComponent, WrongLayout,
 };
@@ -147,6 +149,8 @@ pub struct World {
     resources: resource::Resources,
     /// Where parallel queries run ([`World::set_parallel_lane`]); `None`: on the caller.
     parallel: Option<par_query::ParallelLane>,
+    /// Per (driving column, other column) of typed queries: where their rows run in step.
+    pub(crate) query_align: query_data::AlignCache,
     /// What each parallel query call site learned of its cost per row.
     par_costs: typed_query::ParCosts,
     /// This step's input and the state it left ([`World::input`]). Not part of the state
@@ -236,6 +240,7 @@ impl World {
             resources: resource::Resources::default(),
             parallel: None,
             par_costs: typed_query::ParCosts::default(),
+            query_align: query_data::AlignCache::new(),
             input: crate::input::Input::default(),
             agent_strategies: Vec::new(),
             command_buf: commands::Commands::default(),
@@ -322,7 +327,7 @@ impl World {
     // ---- components -----------------------------------------------------------------------
 
     /// The column index of `T`, creating an AoS column on first use.
-    fn column_index_or_create<T: Component>(&mut self) -> Result<usize, ComponentNameClash> {
+    pub(crate) fn column_index_or_create<T: Component>(&mut self) -> Result<usize, ComponentNameClash> {
         if let Some(&i) = self.by_type.get(&TypeId::of::<T>()) {
             return Ok(i);
         }
@@ -371,6 +376,9 @@ impl World {
     pub(crate) fn replace_column(&mut self, i: usize, column: Box<dyn ErasedColumn>) {
         debug_assert_eq!(self.columns[i].name(), column.name());
         self.columns[i] = column;
+        // The new column's order counter starts afresh: forget alignments cached against it.
+        self.pair_rows.retain(|&(a, b), _| a != i && b != i);
+        self.query_align.retain(|&(a, b), _| a != i && b != i);
     }
 
     /// Two distinct columns, both mutably (`i != j`).

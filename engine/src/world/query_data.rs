@@ -65,11 +65,14 @@ pub struct RawRows {
     pub(crate) index: *const u32,
     /// Slots the index covers.
     pub(crate) index_len: usize,
+    /// The column's row-order counter (moves whenever `entities` changes order or length).
+    pub(crate) order: u64,
 }
 
 impl RawRows {
-    pub(crate) fn of(entities: &[Entity], index: &SparseIndex) -> Self {
+    pub(crate) fn of(entities: &[Entity], index: &SparseIndex, order: u64) -> Self {
         RawRows {
+            order,
             entities: entities.as_ptr(),
             len: entities.len(),
             index: index.slots().as_ptr(),
@@ -172,6 +175,8 @@ pub struct Driver {
     pub(crate) col: usize,
     pub(crate) rows: usize,
     pub(crate) entities: *const Entity,
+    /// The driving column's row-order counter.
+    pub(crate) order: u64,
 }
 
 impl Driver {
@@ -181,8 +186,48 @@ impl Driver {
                 col,
                 rows: rows.len,
                 entities: rows.entities,
+                order: rows.order,
             });
         }
+    }
+}
+
+/// Cached alignments between a driving column and another: `(driver, other) -> (driver's
+/// order, other's order, offset, rows)`.
+pub(crate) type AlignCache = std::collections::HashMap<(usize, usize), (u64, u64, usize, usize)>;
+
+impl Driver {
+    /// Where the driving column's rows run in step with column `col`'s: the offset of the
+    /// driver's first entity in `col`, and how many consecutive rows from there hold the same
+    /// entities as the driver's (cached per pair while neither column's order moves). A column
+    /// filled after another in the same order (a batch, a spawn loop) runs in step at an
+    /// offset, so its rows need no per-row lookup.
+    fn aligned_with(&self, col: usize, rows: &RawRows, cache: &mut AlignCache) -> (usize, usize) {
+        if col == self.col {
+            return (0, self.rows);
+        }
+        if self.col == usize::MAX || self.rows == 0 {
+            return (0, 0);
+        }
+        if let Some(&(gd, gc, off, n)) = cache.get(&(self.col, col)) {
+            if (gd, gc) == (self.order, rows.order) {
+                return (off, n);
+            }
+        }
+        // SAFETY: both lists are live for the query's borrow, with the lengths recorded.
+        let (d, c) = unsafe {
+            (
+                std::slice::from_raw_parts(self.entities, self.rows),
+                std::slice::from_raw_parts(rows.entities, rows.len),
+            )
+        };
+        // SAFETY: the parts are valid; the driver's entities are live.
+        let (off, n) = match unsafe { rows.row(d[0]) } {
+            Some(off) => (off, d.iter().zip(&c[off..]).take_while(|(x, y)| x == y).count()),
+            None => (0, 0),
+        };
+        cache.insert((self.col, col), (self.order, rows.order, off, n));
+        (off, n)
     }
 }
 
@@ -262,11 +307,29 @@ pub struct ColumnFetch<T> {
     store: Store<T>,
     /// The row `locate` found.
     row: usize,
+    /// Where the driving column's aligned rows start in this column.
+    offset: usize,
     /// A field-SoA row, gathered (and, for `&mut T`, scattered back by `commit`).
     scratch: Option<T>,
 }
 
 impl<T: Component> ColumnFetch<T> {
+    /// The AoS values from the first aligned row on.
+    fn aos_base(&self) -> Option<*mut T> {
+        match &self.store {
+            // `offset` is at most the column's length (a row of it, or 0).
+            Store::Aos(p) => Some(p.wrapping_add(self.offset)),
+            Store::Soa(_) => None,
+        }
+    }
+
+    /// Records where the driver's aligned rows run in this column; returns how many.
+    fn align(&mut self, d: &Driver, cache: &mut AlignCache) -> usize {
+        let (offset, n) = d.aligned_with(self.col, &self.rows, cache);
+        self.offset = offset;
+        n
+    }
+
     fn resolve(view: &mut ColumnsView<'_>, mutable: bool) -> Result<Option<Self>, QueryError> {
         view.claim::<T>(mutable)?;
         let Some(col) = view.index_of::<T>() else {
@@ -289,6 +352,7 @@ impl<T: Component> ColumnFetch<T> {
             rows,
             store,
             row: 0,
+            offset: 0,
             scratch: None,
         }))
     }
@@ -299,6 +363,7 @@ impl<T: Component> ColumnFetch<T> {
             rows: self.rows,
             store: self.store,
             row: 0,
+            offset: self.offset,
             scratch: None,
         }
     }
@@ -310,6 +375,13 @@ impl<T: Component> ColumnFetch<T> {
     #[inline]
     unsafe fn locate(&mut self, e: Entity, d: DriverRow) -> bool {
         let row = if self.col == d.col {
+            Some(d.row)
+        } else if d.row < self.rows.len
+            // SAFETY: `d.row < len`, and the parts are valid (the caller's contract).
+            && unsafe { *self.rows.entities.add(d.row) } == e
+        {
+            // Rows inserted together (a batch, or the same spawn order) share their index: one
+            // sequential load instead of the sparse index's two dependent ones.
             Some(d.row)
         } else {
             // SAFETY: the caller's contract.
@@ -324,13 +396,49 @@ impl<T: Component> ColumnFetch<T> {
         }
     }
 
+    /// A shared reference to row `row`, known to be `e`'s (an aligned row).
+    ///
+    /// # Safety
+    /// `row` is in range and `e`'s; no `&mut` to it is live.
+    #[inline]
+    unsafe fn shared_at<'a>(&mut self, row: usize) -> &'a T {
+        let row = row + self.offset;
+        match &self.store {
+            // SAFETY: the caller's contract.
+            Store::Aos(p) => unsafe { &*p.add(row) },
+            Store::Soa(_) => {
+                self.row = row;
+                // SAFETY: the caller's contract.
+                unsafe { self.shared() }
+            }
+        }
+    }
+
+    /// An exclusive reference to row `row`, known to be `e`'s (an aligned row).
+    ///
+    /// # Safety
+    /// `row` is in range and `e`'s; the row is this query's (chunk's) alone.
+    #[inline]
+    unsafe fn exclusive_at<'a>(&mut self, row: usize) -> &'a mut T {
+        let row = row + self.offset;
+        match &self.store {
+            // SAFETY: the caller's contract.
+            Store::Aos(p) => unsafe { &mut *p.add(row) },
+            Store::Soa(_) => {
+                self.row = row;
+                // SAFETY: the caller's contract.
+                unsafe { self.exclusive() }
+            }
+        }
+    }
+
     /// A shared reference to the located row (field-SoA: to its gathered copy).
     ///
     /// # Safety
     /// `locate` returned true for this row; no `&mut` to it is live.
     #[inline]
     unsafe fn shared<'a>(&mut self) -> &'a T {
-        match self.store {
+        match &self.store {
             // SAFETY: the row is in range (`locate`) and only shared here.
             Store::Aos(p) => unsafe { &*p.add(self.row) },
             Store::Soa(raw) => {
@@ -350,7 +458,7 @@ impl<T: Component> ColumnFetch<T> {
     /// `locate` returned true for this row; the row is this query's (chunk's) alone.
     #[inline]
     unsafe fn exclusive<'a>(&mut self) -> &'a mut T {
-        match self.store {
+        match &self.store {
             // SAFETY: the row is in range and no other reference to it exists (the alias check
             // at resolve; each row is visited once).
             Store::Aos(p) => unsafe { &mut *p.add(self.row) },
@@ -369,9 +477,12 @@ impl<T: Component> ColumnFetch<T> {
     /// As for `exclusive`.
     #[inline]
     unsafe fn write_back(&mut self) {
-        if let (Store::Soa(raw), Some(v)) = (self.store, self.scratch.take()) {
-            // SAFETY: the caller's contract.
-            unsafe { raw.write(self.row, &v) };
+        // By reference: the field-SoA parts are half a kilobyte, not to be copied per row.
+        if let Store::Soa(raw) = &self.store {
+            if let Some(v) = self.scratch.take() {
+                // SAFETY: the caller's contract.
+                unsafe { raw.write(self.row, &v) };
+            }
         }
     }
 }
@@ -398,6 +509,27 @@ pub trait QueryData: sealed::Data {
     fn driver(f: &Self::Fetch, best: &mut Option<Driver>);
     #[doc(hidden)]
     fn fork(f: &Self::Fetch) -> Self::Fetch;
+    /// Every part's base pointer when all are AoS (or need no column): the aligned rows then
+    /// run on copies held in registers, with nothing to write back.
+    #[doc(hidden)]
+    type Base: Copy;
+    #[doc(hidden)]
+    fn base(f: &Self::Fetch) -> Option<Self::Base>;
+    /// The item at aligned row `row` from the bases.
+    ///
+    /// # Safety
+    /// As for `get_aligned`.
+    #[doc(hidden)]
+    unsafe fn at<'a>(b: Self::Base, e: Entity, row: usize) -> Self::Item<'a>;
+    /// Leading rows of the driving column at which every part's row is the same index.
+    #[doc(hidden)]
+    fn aligned(f: &mut Self::Fetch, d: &Driver, cache: &mut AlignCache) -> usize;
+    /// The item for driving row `row` (entity `e`) within the aligned rows.
+    ///
+    /// # Safety
+    /// `row < aligned(..)`, `e` is its entity; each row is handed out once.
+    #[doc(hidden)]
+    unsafe fn get_aligned<'a>(f: &mut Self::Fetch, e: Entity, row: usize) -> Self::Item<'a>;
     /// # Safety
     /// The parts are valid; `e` is live and `d` is its row in the driving column.
     #[doc(hidden)]
@@ -425,6 +557,21 @@ impl<T: Component> QueryData for &T {
     fn fork(f: &Self::Fetch) -> Self::Fetch {
         f.fork()
     }
+    fn aligned(f: &mut Self::Fetch, d: &Driver, cache: &mut AlignCache) -> usize {
+        f.align(d, cache)
+    }
+    unsafe fn get_aligned<'a>(f: &mut Self::Fetch, _: Entity, row: usize) -> &'a T {
+        // SAFETY: forwarded contract.
+        unsafe { f.shared_at(row) }
+    }
+    type Base = *const T;
+    fn base(f: &Self::Fetch) -> Option<*const T> {
+        f.aos_base().map(|p| p as *const T)
+    }
+    unsafe fn at<'a>(b: *const T, _: Entity, row: usize) -> &'a T {
+        // SAFETY: forwarded contract.
+        unsafe { &*b.add(row) }
+    }
     unsafe fn locate(f: &mut Self::Fetch, e: Entity, d: DriverRow) -> bool {
         // SAFETY: forwarded contract.
         unsafe { f.locate(e, d) }
@@ -448,6 +595,21 @@ impl<T: Component> QueryData for &mut T {
     }
     fn fork(f: &Self::Fetch) -> Self::Fetch {
         f.fork()
+    }
+    fn aligned(f: &mut Self::Fetch, d: &Driver, cache: &mut AlignCache) -> usize {
+        f.align(d, cache)
+    }
+    unsafe fn get_aligned<'a>(f: &mut Self::Fetch, _: Entity, row: usize) -> &'a mut T {
+        // SAFETY: forwarded contract.
+        unsafe { f.exclusive_at(row) }
+    }
+    type Base = *mut T;
+    fn base(f: &Self::Fetch) -> Option<*mut T> {
+        f.aos_base()
+    }
+    unsafe fn at<'a>(b: *mut T, _: Entity, row: usize) -> &'a mut T {
+        // SAFETY: forwarded contract; the exclusive claim is the column's only claim.
+        unsafe { &mut *b.add(row) }
     }
     unsafe fn locate(f: &mut Self::Fetch, e: Entity, d: DriverRow) -> bool {
         // SAFETY: forwarded contract.
@@ -475,6 +637,12 @@ impl<T: Component> OptionFetch<T> {
             inner: ColumnFetch::resolve(view, mutable)?,
             found: false,
         })
+    }
+
+    /// Aligned rows: those of the column (every row there is in it); all of them when the
+    /// world has no such column (it is `None` everywhere).
+    fn aligned(&mut self, d: &Driver, cache: &mut AlignCache) -> usize {
+        self.inner.as_mut().map_or(usize::MAX, |c| c.align(d, cache))
     }
 
     fn fork(&self) -> Self {
@@ -507,6 +675,25 @@ impl<T: Component> QueryData for Option<&T> {
     fn fork(f: &Self::Fetch) -> Self::Fetch {
         f.fork()
     }
+    fn aligned(f: &mut Self::Fetch, d: &Driver, cache: &mut AlignCache) -> usize {
+        f.aligned(d, cache)
+    }
+    type Base = Option<*const T>;
+    fn base(f: &Self::Fetch) -> Option<Option<*const T>> {
+        match &f.inner {
+            None => Some(None),
+            Some(c) => c.aos_base().map(|p| Some(p as *const T)),
+        }
+    }
+    unsafe fn at<'a>(b: Option<*const T>, _: Entity, row: usize) -> Option<&'a T> {
+        // SAFETY: forwarded contract (an aligned row exists in the column).
+        b.map(|p| unsafe { &*p.add(row) })
+    }
+    unsafe fn get_aligned<'a>(f: &mut Self::Fetch, _: Entity, row: usize) -> Option<&'a T> {
+        f.found = f.inner.is_some();
+        // SAFETY: forwarded contract (an aligned row exists in the column).
+        f.inner.as_mut().map(|c| unsafe { c.shared_at(row) })
+    }
     unsafe fn locate(f: &mut Self::Fetch, e: Entity, d: DriverRow) -> bool {
         // SAFETY: forwarded contract.
         unsafe { f.locate(e, d) }
@@ -532,6 +719,25 @@ impl<T: Component> QueryData for Option<&mut T> {
     fn driver(_: &Self::Fetch, _: &mut Option<Driver>) {}
     fn fork(f: &Self::Fetch) -> Self::Fetch {
         f.fork()
+    }
+    fn aligned(f: &mut Self::Fetch, d: &Driver, cache: &mut AlignCache) -> usize {
+        f.aligned(d, cache)
+    }
+    type Base = Option<*mut T>;
+    fn base(f: &Self::Fetch) -> Option<Option<*mut T>> {
+        match &f.inner {
+            None => Some(None),
+            Some(c) => c.aos_base().map(Some),
+        }
+    }
+    unsafe fn at<'a>(b: Option<*mut T>, _: Entity, row: usize) -> Option<&'a mut T> {
+        // SAFETY: forwarded contract; the exclusive claim is the column's only claim.
+        b.map(|p| unsafe { &mut *p.add(row) })
+    }
+    unsafe fn get_aligned<'a>(f: &mut Self::Fetch, _: Entity, row: usize) -> Option<&'a mut T> {
+        f.found = f.inner.is_some();
+        // SAFETY: forwarded contract (an aligned row exists in the column).
+        f.inner.as_mut().map(|c| unsafe { c.exclusive_at(row) })
     }
     unsafe fn locate(f: &mut Self::Fetch, e: Entity, d: DriverRow) -> bool {
         // SAFETY: forwarded contract.
@@ -564,6 +770,19 @@ impl QueryData for Entity {
     }
     fn driver(_: &(), _: &mut Option<Driver>) {}
     fn fork(_: &()) {}
+    fn aligned(_: &mut (), _: &Driver, _: &mut AlignCache) -> usize {
+        usize::MAX
+    }
+    unsafe fn get_aligned<'a>(_: &mut (), e: Entity, _: usize) -> Self::Item<'a> {
+        e
+    }
+    type Base = ();
+    fn base(_: &()) -> Option<()> {
+        Some(())
+    }
+    unsafe fn at<'a>(_: (), e: Entity, _: usize) -> Self::Item<'a> {
+        e
+    }
     unsafe fn locate(_: &mut (), _: Entity, _: DriverRow) -> bool {
         true
     }
@@ -590,6 +809,29 @@ macro_rules! query_tuple {
             }
             fn fork(f: &Self::Fetch) -> Self::Fetch {
                 ($($name::fork(&f.$idx),)+)
+            }
+            fn aligned(f: &mut Self::Fetch, d: &Driver, cache: &mut AlignCache) -> usize {
+                let mut n = usize::MAX;
+                $(n = n.min($name::aligned(&mut f.$idx, d, cache));)+
+                n
+            }
+            type Base = ($($name::Base,)+);
+            fn base(f: &Self::Fetch) -> Option<Self::Base> {
+                Some(($($name::base(&f.$idx)?,)+))
+            }
+            #[inline]
+            unsafe fn at<'a>(b: Self::Base, e: Entity, row: usize) -> Self::Item<'a> {
+                // SAFETY: forwarded contract.
+                unsafe { ($($name::at(b.$idx, e, row),)+) }
+            }
+            #[inline]
+            unsafe fn get_aligned<'a>(
+                f: &mut Self::Fetch,
+                e: Entity,
+                row: usize,
+            ) -> Self::Item<'a> {
+                // SAFETY: forwarded contract.
+                unsafe { ($($name::get_aligned(&mut f.$idx, e, row),)+) }
             }
             #[inline]
             unsafe fn locate(f: &mut Self::Fetch, e: Entity, d: DriverRow) -> bool {
@@ -664,6 +906,7 @@ impl<T: Component> QueryFilter for With<T> {
                     col: usize::MAX,
                     rows: 0,
                     entities: std::ptr::NonNull::dangling().as_ptr(),
+                    order: 0,
                 })
             }
         }

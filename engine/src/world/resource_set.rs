@@ -186,6 +186,7 @@ impl World {
             &mut self.epochs,
             self.parallel.as_ref(),
             &mut self.par_costs,
+            &mut self.query_align,
         );
         Ok((components, resources, &self.input))
     }

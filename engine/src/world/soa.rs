@@ -88,6 +88,26 @@ pub(crate) struct SoaRowsMut<'w, T> {
 }
 
 impl<T> SoaColumn<T> {
+    /// Appends a row for `entity`, which has none (a fresh spawn: see `bundle`).
+    pub(crate) fn push_new(&mut self, entity: Entity, value: &T) {
+        let mut buf = [0.0f32; lanegraph_simd::MAX_FIELDS];
+        let n = self.table.field_count();
+        (self.io.to_fields)(value, &mut buf[..n]);
+        let row = self
+            .table
+            .push_row(&buf[..n])
+            .expect("SoaColumn: a row as wide as the table (broken invariant)");
+        self.index.set(entity, row);
+        self.entities.push(entity);
+        self.rows_version += 1;
+    }
+
+    /// Room for `additional` more rows.
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        self.table.reserve(additional);
+        self.entities.reserve(additional);
+    }
+
     /// Everything a typed query needs, as raw parts (see `query_data`): the rows' entities, the
     /// sparse index, each field's first row and the row codec. Records one query of every row.
     pub(crate) fn raw_parts(&mut self) -> (RawRows, SoaRaw<T>) {
@@ -98,7 +118,7 @@ impl<T> SoaColumn<T> {
             *slot = f.as_mut_ptr();
             n += 1;
         }
-        let rows = RawRows::of(&self.entities, &self.index);
+        let rows = RawRows::of(&self.entities, &self.index, self.rows_version);
         let raw = SoaRaw {
             fields,
             n,

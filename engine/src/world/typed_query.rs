@@ -33,7 +33,9 @@ use super::column::ErasedColumn;
 use super::entity::EntityTable;
 use super::epoch::Epochs;
 use super::par_query::{into_panicked, lane_threads, on_caller, ParallelLane, MAX_CHUNKS};
-use super::query_data::{ColumnsView, Driver, DriverRow, QueryData, QueryError, QueryFilter};
+use super::query_data::{
+    AlignCache, ColumnsView, Driver, DriverRow, QueryData, QueryError, QueryFilter,
+};
 use super::type_map::TypeMap;
 use super::World;
 
@@ -121,7 +123,8 @@ impl ParSite {
 /// [`World::query_filtered`] (or a [`Components`] view), it holds the world's columns until
 /// dropped. Structural changes wait for it: queue them with `ctx.commands()`.
 pub struct Query<'q, Q: QueryData, F: QueryFilter = ()> {
-    state: Option<(Q::Fetch, F::Fetch, Driver)>,
+    /// The resolved parts, the driving column, and how many leading rows are aligned.
+    state: Option<(Q::Fetch, F::Fetch, Driver, usize)>,
     parallel: Option<&'q ParallelLane>,
     costs: &'q mut ParCosts,
     chunk_rows: Option<usize>,
@@ -159,13 +162,13 @@ impl<'q, Q: QueryData, F: QueryFilter> Query<'q, Q, F> {
     /// Runs `f` once per matching entity, on the calling thread, in the driving column's row
     /// order (deterministic); returns how many it visited. Allocation-free.
     pub fn for_each(&mut self, mut f: impl for<'a> FnMut(Q::Item<'a>)) -> usize {
-        let Some((q, flt, d)) = self.state.as_mut() else {
+        let Some((q, flt, d, aligned)) = self.state.as_mut() else {
             return 0;
         };
-        let d = *d;
+        let (d, aligned) = (*d, *aligned);
         // SAFETY: the state was resolved from columns this query's borrow holds; `0..d.rows`
         // are the driving column's rows, each visited once.
-        unsafe { run_rows::<Q, F>(q, flt, d, 0..d.rows, &mut f) }
+        unsafe { run_rows::<Q, F>(q, flt, d, aligned, 0..d.rows, &mut f) }
     }
 
     /// Counts the matching entities.
@@ -220,17 +223,19 @@ impl<'q, Q: QueryData, F: QueryFilter> Query<'q, Q, F> {
             }
         };
         site.runs += 1;
-        let (q, flt, d) = state;
-        let d = *d;
+        let (q, flt, d, aligned) = state;
+        let (d, aligned) = (*d, *aligned);
         let chunk = match chunk {
             Ok(n) if n < rows => n.max(rows.div_ceil(MAX_CHUNKS)),
             Ok(_) => {
                 return Ok(ParRun {
                     chunks: 1,
-                    ..serial_run::<Q, F>(q, flt, d, site, &f, None)?
+                    ..serial_run::<Q, F>(q, flt, (d, aligned), site, &f, None)?
                 })
             }
-            Err(reason) => return serial_run::<Q, F>(q, flt, d, site, &f, Some(reason)),
+            Err(reason) => {
+                return serial_run::<Q, F>(q, flt, (d, aligned), site, &f, Some(reason))
+            }
         };
         let (lanes, lane) = lanes.expect("a chunk size is chosen only with a lane");
         let mut ranges: [Option<Range<usize>>; MAX_CHUNKS] = std::array::from_fn(|_| None);
@@ -239,7 +244,7 @@ impl<'q, Q: QueryData, F: QueryFilter> Query<'q, Q, F> {
             ranges[k] = Some(k * chunk..((k + 1) * chunk).min(rows));
             k += 1;
         }
-        let proto = Shared((&*q, &*flt, d));
+        let proto = Shared((&*q, &*flt, d, aligned));
         let (visited, work_ns) = (AtomicUsize::new(0), AtomicU64::new(0));
         let f = &f;
         lanes
@@ -253,7 +258,14 @@ impl<'q, Q: QueryData, F: QueryFilter> Query<'q, Q, F> {
                     // any column is reached from two chunks (each entity has at most one row
                     // per column); the columns stay borrowed until every chunk returned.
                     let n = unsafe {
-                        run_rows::<Q, F>(&mut fork, proto.0 .1, proto.0 .2, range, &mut call)
+                        run_rows::<Q, F>(
+                            &mut fork,
+                            proto.0 .1,
+                            proto.0 .2,
+                            proto.0 .3,
+                            range,
+                            &mut call,
+                        )
                     };
                     work_ns.fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
                     visited.fetch_add(n, Ordering::Relaxed);
@@ -274,7 +286,7 @@ impl<'q, Q: QueryData, F: QueryFilter> Query<'q, Q, F> {
 fn serial_run<Q: QueryData, F: QueryFilter>(
     q: &mut Q::Fetch,
     flt: &F::Fetch,
-    d: Driver,
+    (d, aligned): (Driver, usize),
     site: &mut ParSite,
     f: &(impl for<'a> Fn(Q::Item<'a>) + Sync),
     reason: Option<SerialReason>,
@@ -287,7 +299,7 @@ fn serial_run<Q: QueryData, F: QueryFilter>(
     on_caller("par_for_each", || {
         let mut call = |item: Q::Item<'_>| f(item);
         // SAFETY: as in `Query::for_each`.
-        visited = unsafe { run_rows::<Q, F>(q, flt, d, 0..d.rows, &mut call) };
+        visited = unsafe { run_rows::<Q, F>(q, flt, d, aligned, 0..d.rows, &mut call) };
     })?;
     if let Some(start) = start {
         site.learn(start.elapsed().as_nanos() as u64, d.rows);
@@ -299,13 +311,64 @@ fn serial_run<Q: QueryData, F: QueryFilter>(
     })
 }
 
-/// Visits `range` of the driving column's rows.
+/// Visits `range` of the driving column's rows: the first `aligned` rows of every part are at
+/// the driving row's index (no lookup), the rest are found by slot.
 ///
 /// # Safety
 /// The fetches were resolved from columns still borrowed and unchanged; `range` is within the
-/// driving column and no other live run visits any of its rows.
+/// driving column, `aligned` is what `QueryData::aligned` said, and no other live run visits
+/// any of these rows.
 #[inline]
 unsafe fn run_rows<Q: QueryData, F: QueryFilter>(
+    q: &mut Q::Fetch,
+    flt: &F::Fetch,
+    d: Driver,
+    aligned: usize,
+    range: Range<usize>,
+    f: &mut impl for<'a> FnMut(Q::Item<'a>),
+) -> usize {
+    let mut visited = 0;
+    let split = aligned.clamp(range.start, range.end);
+    if let Some(base) = Q::base(q) {
+        // Every part is AoS: the bases are copies in registers, nothing is written back.
+        for row in range.start..split {
+            // SAFETY: `row` is below the driving column's length (the contract).
+            let e = unsafe { *d.entities.add(row) };
+            // SAFETY: forwarded contract; `row` is aligned for every part.
+            unsafe {
+                if !F::matches(flt, e) {
+                    continue;
+                }
+                f(Q::at(base, e, row));
+            }
+            visited += 1;
+        }
+        // SAFETY: forwarded contract.
+        return visited + unsafe { run_located::<Q, F>(q, flt, d, split..range.end, f) };
+    }
+    for row in range.start..split {
+        // SAFETY: `row` is below the driving column's length (the contract).
+        let e = unsafe { *d.entities.add(row) };
+        // SAFETY: forwarded contract; `row` is aligned for every part.
+        unsafe {
+            if !F::matches(flt, e) {
+                continue;
+            }
+            f(Q::get_aligned(q, e, row));
+            Q::commit(q);
+        }
+        visited += 1;
+    }
+    // SAFETY: forwarded contract.
+    visited + unsafe { run_located::<Q, F>(q, flt, d, split..range.end, f) }
+}
+
+/// Visits `range` of the driving column's rows, finding each part's row by slot.
+///
+/// # Safety
+/// As for `run_rows`.
+#[inline]
+unsafe fn run_located<Q: QueryData, F: QueryFilter>(
     q: &mut Q::Fetch,
     flt: &F::Fetch,
     d: Driver,
@@ -340,6 +403,7 @@ pub struct Components<'w> {
     epochs: &'w mut Epochs,
     parallel: Option<&'w ParallelLane>,
     costs: &'w mut ParCosts,
+    align: &'w mut AlignCache,
 }
 
 impl std::fmt::Debug for Components<'_> {
@@ -359,6 +423,7 @@ impl<'w> Components<'w> {
             &mut world.epochs,
             world.parallel.as_ref(),
             &mut world.par_costs,
+            &mut world.query_align,
         )
     }
 
@@ -369,6 +434,7 @@ impl<'w> Components<'w> {
         epochs: &'w mut Epochs,
         parallel: Option<&'w ParallelLane>,
         costs: &'w mut ParCosts,
+        align: &'w mut AlignCache,
     ) -> Self {
         Components {
             columns,
@@ -377,6 +443,7 @@ impl<'w> Components<'w> {
             epochs,
             parallel,
             costs,
+            align,
         }
     }
 
@@ -397,6 +464,7 @@ impl<'w> Components<'w> {
             epochs: &mut *self.epochs,
             parallel: self.parallel,
             costs: &mut *self.costs,
+            align: &mut *self.align,
         }
         .query_into()
     }
@@ -494,6 +562,7 @@ impl<'w> Components<'w> {
             epochs,
             parallel,
             costs,
+            align,
         } = self;
         let mut view = ColumnsView::new(columns, by_type, epochs);
         let data = Q::init(&mut view)?;
@@ -507,8 +576,11 @@ impl<'w> Components<'w> {
                 col: usize::MAX,
                 rows: live.len(),
                 entities: live.as_ptr(),
+                order: 0,
             });
-            (data, filter, d)
+            let mut data = data;
+            let aligned = Q::aligned(&mut data, &d, align);
+            (data, filter, d, aligned)
         });
         Ok(Query {
             state,
