@@ -19,14 +19,30 @@ struct Tag(u8);
 fn one_by_one(w: &mut World, n: usize) {
     for i in 0..n {
         let e = w.spawn();
-        w.insert(e, Pos { x: i as f32, y: 1.0 }).unwrap();
+        w.insert(
+            e,
+            Pos {
+                x: i as f32,
+                y: 1.0,
+            },
+        )
+        .unwrap();
         w.insert(e, Hp(i as i32)).unwrap();
         w.insert(e, Tag(7)).unwrap();
     }
 }
 
 fn bundles(n: usize) -> impl Iterator<Item = (Pos, Hp, Tag)> {
-    (0..n).map(|i| (Pos { x: i as f32, y: 1.0 }, Hp(i as i32), Tag(7)))
+    (0..n).map(|i| {
+        (
+            Pos {
+                x: i as f32,
+                y: 1.0,
+            },
+            Hp(i as i32),
+            Tag(7),
+        )
+    })
 }
 
 #[test]

@@ -76,7 +76,9 @@ fn check(case: &str, ours: f64, theirs: f64) -> Result<(), BenchError> {
     if ours == theirs {
         Ok(())
     } else {
-        Err(fail(format!("{case}: checksums differ: {ours} vs {theirs}")))
+        Err(fail(format!(
+            "{case}: checksums differ: {ours} vs {theirs}"
+        )))
     }
 }
 
@@ -168,8 +170,15 @@ fn simple_insert(samples: usize) -> Result<Vec<Figure>, BenchError> {
         return Err(e);
     }
     Ok(vec![
-        Figure::new(SUITE, "ecs_suite_simple_insert", 1, "us_per_world_of_10k_x4", "us", a)
-            .with_baseline("hecs spawn_batch", b),
+        Figure::new(
+            SUITE,
+            "ecs_suite_simple_insert",
+            1,
+            "us_per_world_of_10k_x4",
+            "us",
+            a,
+        )
+        .with_baseline("hecs spawn_batch", b),
         Figure::new(
             SUITE,
             "ecs_suite_simple_insert_one_by_one",
@@ -488,7 +497,12 @@ fn heavy_compute(samples: usize) -> Result<Vec<Figure>, BenchError> {
         )
     }))
     .map_err(fail)?;
-    ours.set_parallel_lane(&lanes, lanes.lane("physics").ok_or_else(|| fail("no physics lane"))?);
+    ours.set_parallel_lane(
+        &lanes,
+        lanes
+            .lane("physics")
+            .ok_or_else(|| fail("no physics lane"))?,
+    );
     let mut theirs = hecs::World::new();
     theirs.spawn_batch((0..1_000).map(|i| {
         (
@@ -595,7 +609,9 @@ fn add_remove(samples: usize) -> Result<Vec<Figure>, BenchError> {
 /// Parallel versus serial at each size: the same cheap closure, one world per size.
 fn par_query(samples: usize) -> Result<Vec<Figure>, BenchError> {
     let lanes = lane(2)?;
-    let physics = lanes.lane("physics").ok_or_else(|| fail("no physics lane"))?;
+    let physics = lanes
+        .lane("physics")
+        .ok_or_else(|| fail("no physics lane"))?;
     let mut figures = Vec::new();
     for (rows, label) in [
         (1_000usize, "1k"),
@@ -605,15 +621,17 @@ fn par_query(samples: usize) -> Result<Vec<Figure>, BenchError> {
     ] {
         let make = || -> Result<World, BenchError> {
             let mut w = World::new();
-            w.spawn_batch(
-                (0..rows).map(|i| (Position([i as f32, 0.0, 0.0]), Velocity([1.0; 3]))),
-            )
-            .map_err(fail)?;
+            w.spawn_batch((0..rows).map(|i| (Position([i as f32, 0.0, 0.0]), Velocity([1.0; 3]))))
+                .map_err(fail)?;
             Ok(w)
         };
         let (mut w, mut serial) = (make()?, make()?);
         w.set_parallel_lane(&lanes, physics);
-        let samples = if rows >= 1_000_000 { samples.min(11) } else { samples };
+        let samples = if rows >= 1_000_000 {
+            samples.min(11)
+        } else {
+            samples
+        };
         let mut err = None;
         let (a, b) = interleave(
             samples,

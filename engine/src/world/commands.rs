@@ -25,7 +25,6 @@ use super::component::{Component, ComponentError};
 use super::entity::Entity;
 use super::World;
 
-
 /// A queued command that could not be applied (the entity was despawned by an earlier command,
 /// a component was missing, an event type was never added). Counted on the world
 /// ([`World::command_failures`]); the commands after it still apply.

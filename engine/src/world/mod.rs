@@ -327,7 +327,9 @@ impl World {
     // ---- components -----------------------------------------------------------------------
 
     /// The column index of `T`, creating an AoS column on first use.
-    pub(crate) fn column_index_or_create<T: Component>(&mut self) -> Result<usize, ComponentNameClash> {
+    pub(crate) fn column_index_or_create<T: Component>(
+        &mut self,
+    ) -> Result<usize, ComponentNameClash> {
         if let Some(&i) = self.by_type.get(&TypeId::of::<T>()) {
             return Ok(i);
         }

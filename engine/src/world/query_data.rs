@@ -223,7 +223,10 @@ impl Driver {
         };
         // SAFETY: the parts are valid; the driver's entities are live.
         let (off, n) = match unsafe { rows.row(d[0]) } {
-            Some(off) => (off, d.iter().zip(&c[off..]).take_while(|(x, y)| x == y).count()),
+            Some(off) => (
+                off,
+                d.iter().zip(&c[off..]).take_while(|(x, y)| x == y).count(),
+            ),
             None => (0, 0),
         };
         cache.insert((self.col, col), (self.order, rows.order, off, n));
@@ -642,7 +645,9 @@ impl<T: Component> OptionFetch<T> {
     /// Aligned rows: those of the column (every row there is in it); all of them when the
     /// world has no such column (it is `None` everywhere).
     fn aligned(&mut self, d: &Driver, cache: &mut AlignCache) -> usize {
-        self.inner.as_mut().map_or(usize::MAX, |c| c.align(d, cache))
+        self.inner
+            .as_mut()
+            .map_or(usize::MAX, |c| c.align(d, cache))
     }
 
     fn fork(&self) -> Self {

@@ -12,11 +12,15 @@
 //!
 //! # Splitting by cost, not by row count
 //! Each `par_for_each` call site (its `file:line:column`, via `#[track_caller]`) keeps the cost
-//! per row it measured, an exponential average over its runs (each chunk times itself: two
-//! clock reads per chunk, or per sampled serial run). A run is split only when the predicted
-//! work is at least twice [`PAR_CHUNK_MIN_NS`], into chunks of at least that much work: a
-//! chunk costs a claim and, on a sleeping lane, a wake-up (tens of microseconds on a loaded
-//! 2-core VM), which only that much work hides.
+//! per row it measured running alone on the caller, an exponential average over its serial runs
+//! (two clock reads per sampled run; a splitting site runs alone once in a while to refresh it). A run is split only when the predicted
+//! work is at least the site's split threshold (twice [`PAR_CHUNK_MIN_NS`] at first), into
+//! chunks of at least [`PAR_CHUNK_MIN_NS`] of work: a chunk costs a claim and, on a sleeping
+//! lane, a wake-up (tens of microseconds on a loaded 2-core VM), which only that much work
+//! hides. Each split run is judged against the serial time it predicted: three in a row slower
+//! than it double the site's threshold (memory-bound loops gain little from a second core on a
+//! shared machine), one that paid lowers the threshold to its work, and a site held back
+//! probes a split now and then.
 
 // Opted in from the workspace's `unsafe_code = "deny"`: the row walk calls the raw-parts
 // accessors of `query_data`, and a parallel run shares the resolved parts with its chunks.
@@ -24,7 +28,7 @@
 
 use std::ops::Range;
 use std::panic::Location;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use lanegraph_jobs::JobPanicked;
@@ -41,7 +45,10 @@ use super::World;
 
 /// The least predicted work (ns) a parallel query's chunk holds; a query splits only when it
 /// predicts at least twice this.
-pub const PAR_CHUNK_MIN_NS: u64 = 50_000;
+pub const PAR_CHUNK_MIN_NS: u64 = 100_000;
+
+/// The least predicted work a fresh call site splits.
+const SPLIT_MIN_NS: f64 = 2.0 * PAR_CHUNK_MIN_NS as f64;
 
 /// What a [`Query::par_for_each`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,10 +88,29 @@ pub(crate) struct ParCosts {
 #[derive(Debug)]
 struct ParSite {
     at: &'static Location<'static>,
-    /// Exponential average of the measured cost per row.
+    /// Exponential average of the cost per row measured on the caller alone (what a split is
+    /// judged against).
     ns_per_row: f64,
     runs: u64,
+    /// The least predicted work this site splits: starts at twice [`PAR_CHUNK_MIN_NS`],
+    /// doubles past the predicted work after [`MISSES_TO_BACK_OFF`] splits in a row whose wall
+    /// time exceeded the predicted serial time by 2 % (a split that does not pay on this
+    /// machine goes back to the caller), and falls to the predicted work when a split (or a
+    /// probe, every [`PROBE_EVERY`] runs) pays.
+    split_min_ns: f64,
+    /// Splits in a row that did not pay.
+    misses: u8,
 }
+
+/// A split whose wall time exceeds this share of the predicted serial time lost (a split that
+/// merely gained little is kept: on a busy machine the second thread may come late).
+const SPLIT_LOSS: f64 = 1.02;
+/// Splits in a row that must fail to pay before a site backs off (one preempted run on a
+/// shared machine is not evidence).
+const MISSES_TO_BACK_OFF: u8 = 3;
+/// A site held on the caller by its threshold, with at least the base threshold of work, tries
+/// a split once in this many runs (work and machines change).
+const PROBE_EVERY: u64 = 64;
 
 impl ParCosts {
     fn site(&mut self, at: &'static Location<'static>) -> &mut ParSite {
@@ -98,6 +124,8 @@ impl ParCosts {
                     at,
                     ns_per_row: f64::NAN,
                     runs: 0,
+                    split_min_ns: SPLIT_MIN_NS,
+                    misses: 0,
                 });
                 self.sites.last_mut().expect("just pushed")
             }
@@ -106,6 +134,29 @@ impl ParCosts {
 }
 
 impl ParSite {
+    /// Judges a split run that took `wall_ns` where the caller alone was predicted to take
+    /// `predicted_ns`.
+    fn judge_split(&mut self, wall_ns: u64, predicted_ns: f64) {
+        if wall_ns as f64 > SPLIT_LOSS * predicted_ns {
+            self.misses += 1;
+            if self.misses >= MISSES_TO_BACK_OFF {
+                self.misses = 0;
+                self.split_min_ns = (2.0 * predicted_ns).max(2.0 * self.split_min_ns);
+            }
+        } else {
+            self.misses = 0;
+            self.split_min_ns = self.split_min_ns.min(predicted_ns).max(SPLIT_MIN_NS);
+        }
+    }
+
+    /// Whether this run, predicted at `predicted_ns`, splits.
+    fn splits(&self, predicted_ns: f64) -> bool {
+        let probe = self.runs % PROBE_EVERY == PROBE_EVERY - 1;
+        // Once in `PROBE_EVERY` runs the usual choice is reversed: a held-back site tries a
+        // split, a splitting site runs alone to refresh its serial cost.
+        (predicted_ns >= self.split_min_ns) != (probe && predicted_ns >= SPLIT_MIN_NS)
+    }
+
     fn learn(&mut self, ns: u64, rows: usize) {
         if rows == 0 {
             return;
@@ -211,11 +262,9 @@ impl<'q, Q: QueryData, F: QueryFilter> Query<'q, Q, F> {
             (true, false, _) => Err(SerialReason::OneThread),
             (true, true, Some(n)) => Ok(n),
             (true, true, None) if predicted.is_nan() => Err(SerialReason::Learning),
-            (true, true, None) if predicted < 2.0 * PAR_CHUNK_MIN_NS as f64 => {
-                Err(SerialReason::TooLittleWork {
-                    predicted_ns: predicted as u64,
-                })
-            }
+            (true, true, None) if !site.splits(predicted) => Err(SerialReason::TooLittleWork {
+                predicted_ns: predicted as u64,
+            }),
             (true, true, None) => {
                 let by_work = (predicted / PAR_CHUNK_MIN_NS as f64) as usize;
                 let chunks = by_work.min(threads * 4).clamp(2, MAX_CHUNKS);
@@ -233,9 +282,7 @@ impl<'q, Q: QueryData, F: QueryFilter> Query<'q, Q, F> {
                     ..serial_run::<Q, F>(q, flt, (d, aligned), site, &f, None)?
                 })
             }
-            Err(reason) => {
-                return serial_run::<Q, F>(q, flt, (d, aligned), site, &f, Some(reason))
-            }
+            Err(reason) => return serial_run::<Q, F>(q, flt, (d, aligned), site, &f, Some(reason)),
         };
         let (lanes, lane) = lanes.expect("a chunk size is chosen only with a lane");
         let mut ranges: [Option<Range<usize>>; MAX_CHUNKS] = std::array::from_fn(|_| None);
@@ -244,35 +291,33 @@ impl<'q, Q: QueryData, F: QueryFilter> Query<'q, Q, F> {
             ranges[k] = Some(k * chunk..((k + 1) * chunk).min(rows));
             k += 1;
         }
+        let wall = Instant::now();
         let proto = Shared((&*q, &*flt, d, aligned));
-        let (visited, work_ns) = (AtomicUsize::new(0), AtomicU64::new(0));
+        let visited = AtomicUsize::new(0);
         let f = &f;
         lanes
             .parallel_chunks_mut(lane, &mut ranges[..k], 1, |_, c| {
                 for range in c.iter_mut().filter_map(Option::take) {
                     let proto = &proto;
                     let mut fork = Q::fork(proto.0 .0);
-                    let start = Instant::now();
                     let mut call = |item: Q::Item<'_>| f(item);
                     // SAFETY: the ranges are disjoint rows of the driving column, so no row of
                     // any column is reached from two chunks (each entity has at most one row
                     // per column); the columns stay borrowed until every chunk returned.
                     let n = unsafe {
                         run_rows::<Q, F>(
-                            &mut fork,
-                            proto.0 .1,
-                            proto.0 .2,
-                            proto.0 .3,
-                            range,
-                            &mut call,
+                            &mut fork, proto.0 .1, proto.0 .2, proto.0 .3, range, &mut call,
                         )
                     };
-                    work_ns.fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
                     visited.fetch_add(n, Ordering::Relaxed);
                 }
             })
             .map_err(|e| into_panicked(e, "par_for_each"))?;
-        site.learn(work_ns.into_inner(), rows);
+        if !predicted.is_nan() && self.chunk_rows.is_none() {
+            site.judge_split(wall.elapsed().as_nanos() as u64, predicted);
+        }
+        // The chunks' own times are not the serial cost (two threads share the memory bus),
+        // so only serial runs teach the cost per row.
         Ok(ParRun {
             visited: visited.into_inner(),
             chunks: k,
