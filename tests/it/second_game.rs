@@ -1,5 +1,7 @@
 //! The second game (`engine/examples/swarm`), run as a new user's game: many bodies, its own
-//! agent, scripted input, no physics hook, no render pass, no built-in agent (issue 24). Its
+//! agent, scripted input, no physics hook, no render pass, no built-in agent (issue 24); five-
+//! wide queries, commands from inside a query, an event, ordered systems and typed keys
+//! (issue 25). Its
 //! run replays bit for bit from its own `summary.json` on three lane plans, and with the
 //! controller active its fixed step never changes and its agent settles.
 
@@ -46,6 +48,17 @@ fn the_second_game_replays_from_its_own_summary_on_three_plans() {
     let score = live.engine.world().resource::<game::Score>().unwrap();
     assert!(score.crowds > 0, "no crowd event was read");
     assert!(live.engine.world().command_failures().0 == 0);
+    // The typed keys steered the wind (left for 30 frames, right for 60: net +15), and the
+    // five-wide query moved every body and counted its bounces.
+    assert_eq!(live.engine.world().resource::<game::Wind>().unwrap().0, 15.0);
+    let w = live.engine.world_mut();
+    let mut bounces = 0u64;
+    let moved = w
+        .query::<(&game::Bounces, &game::Mass)>()
+        .unwrap()
+        .for_each(|(b, _)| bounces += u64::from(b.0));
+    assert_eq!(moved, 5_000);
+    assert!(bounces > 0, "no body reached a wall in 300 frames");
     assert!(!summary.inputs.is_empty(), "the scripted input is logged");
     assert!(
         summary

@@ -1,7 +1,9 @@
 //! Swarm: the second game in the repo, written from the docs as a new user would, and unlike
-//! the particle demo in every way the runtime cares about: many bodies, five systems with
-//! budgets, scripted input, an agent of its own (collisions every step or every other step),
-//! no physics hook, no render pass, no asset loads and no built-in agent.
+//! the particle demo in every way the runtime cares about: many bodies, five ordered systems
+//! with budgets, scripted input, an agent of its own (collisions every step or every other
+//! step), no physics hook, no render pass, no asset loads and no built-in agent. Its systems
+//! use the World the way a Bevy user would: five-wide queries, several resources and the input
+//! held at once (`World::split`), commands from inside a query, an event, and typed keys.
 //!
 //! Owns: the game (components, resources, systems, its agent, its input script). Must never:
 //! reach into the runtime past its public API (it is the test that a game can be written from
@@ -13,7 +15,7 @@ use lanegraph::input::{InputEvent, KeyCode};
 use lanegraph::jobs::LanePlan;
 use lanegraph::runtime::{AgentCost, Engine};
 use lanegraph::systems::SystemDef;
-use lanegraph::world::{Component, Event, EventCursor, Resource, StateHash, World};
+use lanegraph::world::{Component, Entity, Event, EventCursor, Resource, StateHash, World};
 
 /// Side of the square the bodies live in.
 pub const ARENA: f32 = 1000.0;
@@ -40,6 +42,21 @@ pub struct Vel {
     /// y.
     pub y: f32,
 }
+
+/// How heavy a body is (heavier bodies feel the wind less).
+#[derive(Clone, Copy, Debug, Component, StateHash)]
+#[component(domains(PHYSICS))]
+pub struct Mass(pub f32);
+
+/// Air drag on some bodies (every fourth): their speed decays.
+#[derive(Clone, Copy, Debug, Component, StateHash)]
+#[component(domains(PHYSICS))]
+pub struct Drag(pub f32);
+
+/// Times a body bounced off the arena's walls.
+#[derive(Clone, Copy, Debug, Default, Component, StateHash)]
+#[component(domains(GAMEPLAY))]
+pub struct Bounces(pub u32);
 
 /// The wind the player steers with the arrow keys.
 #[derive(Debug, Resource, StateHash)]
@@ -164,56 +181,73 @@ pub fn build(opts: &SwarmOptions) -> Result<Swarm, Box<dyn std::error::Error>> {
         rng ^= rng << 17;
         (rng >> 40) as f32 / (1u64 << 24) as f32
     };
-    for _ in 0..opts.bodies {
-        let e = w.spawn();
-        w.insert(
-            e,
-            Pos {
+    // One batch: every component written straight into its column.
+    let bodies: Vec<_> = (0..opts.bodies)
+        .map(|i| {
+            let pos = Pos {
                 x: next() * ARENA,
                 y: next() * ARENA,
-            },
-        )?;
-        w.insert(
-            e,
-            Vel {
+            };
+            let vel = Vel {
                 x: next() * 20.0 - 10.0,
                 y: next() * 20.0 - 10.0,
-            },
-        )?;
+            };
+            (pos, vel, Mass(1.0 + (i % 3) as f32), Bounces::default())
+        })
+        .collect();
+    let firsts: Vec<Entity> = w.spawn_batch(bodies)?.to_vec();
+    for e in firsts.into_iter().step_by(4) {
+        w.insert(e, Drag(0.05))?;
     }
     w.register_system(SystemDef::new("steer", 0.1, |w: &mut World, _| {
-        let left = w.input().is_down(KeyCode::ArrowLeft);
-        let right = w.input().is_down(KeyCode::ArrowRight);
-        if let Ok(wind) = w.resource_mut::<Wind>() {
+        // The wind and the keys at once: the split hands out resources beside the input.
+        if let Ok((_, (wind,), input)) = w.split::<(&mut Wind,)>() {
+            let (left, right) = (
+                input.is_down(KeyCode::ArrowLeft),
+                input.is_down(KeyCode::ArrowRight),
+            );
             wind.0 += (right as i32 - left as i32) as f32 * 0.5;
         }
     }))?;
-    w.register_system(SystemDef::new("integrate", 2.0, |w: &mut World, ctx| {
-        let dt = ctx.dt();
-        let wind = w.resource::<Wind>().map_or(0.0, |w| w.0);
-        let n = w
-            .for_each_mut2::<Pos, Vel>(|_, p, v| {
-                v.x += wind * dt;
-                p.x += v.x * dt;
-                p.y += v.y * dt;
-                if !(0.0..ARENA).contains(&p.x) {
-                    v.x = -v.x;
-                    p.x = p.x.clamp(0.0, ARENA - 0.001);
-                }
-                if !(0.0..ARENA).contains(&p.y) {
-                    v.y = -v.y;
-                    p.y = p.y.clamp(0.0, ARENA - 0.001);
-                }
-            })
-            .unwrap_or(0);
-        ctx.report_workload(n as u64);
-    }))?;
+    w.register_system(
+        SystemDef::new("integrate", 2.0, |w: &mut World, ctx| {
+            let dt = ctx.dt();
+            let wind = w.resource::<Wind>().map_or(0.0, |w| w.0);
+            // Five terms in one query; `Option<&Drag>` is `None` on bodies without drag.
+            let n = w
+                .query::<(&mut Pos, &mut Vel, &Mass, Option<&Drag>, &mut Bounces)>()
+                .map(|mut q| {
+                    q.for_each(|(p, v, m, drag, bounces)| {
+                        v.x += wind * dt / m.0;
+                        if let Some(d) = drag {
+                            v.x -= d.0 * v.x * dt;
+                            v.y -= d.0 * v.y * dt;
+                        }
+                        p.x += v.x * dt;
+                        p.y += v.y * dt;
+                        if !(0.0..ARENA).contains(&p.x) {
+                            v.x = -v.x;
+                            p.x = p.x.clamp(0.0, ARENA - 0.001);
+                            bounces.0 += 1;
+                        }
+                        if !(0.0..ARENA).contains(&p.y) {
+                            v.y = -v.y;
+                            p.y = p.y.clamp(0.0, ARENA - 0.001);
+                            bounces.0 += 1;
+                        }
+                    })
+                })
+                .unwrap_or(0);
+            ctx.report_workload(n as u64);
+        })
+        .after("steer"),
+    )?;
     // The agent's id is known once it is added, after the system that it is costed by.
     let agent = std::sync::Arc::new(std::sync::OnceLock::<AgentId>::new());
     let mine = agent.clone();
     let mut cells = vec![0u32; CELLS * CELLS];
-    let collide =
-        w.register_system(SystemDef::new("collide", 4.0, move |w: &mut World, ctx| {
+    let collide = w.register_system(
+        SystemDef::new("collide", 4.0, move |w: &mut World, ctx| {
             // The strategy in force this step, as the engine applied it at the frame boundary.
             let every_other =
                 mine.get().and_then(|&id| w.agent_strategy(id)) == Some(StrategyIndex(1));
@@ -221,14 +255,15 @@ pub fn build(opts: &SwarmOptions) -> Result<Swarm, Box<dyn std::error::Error>> {
                 return;
             }
             cells.fill(0);
-            let mut n = 0u64;
-            if let Ok(col) = w.column::<Pos>() {
-                for p in col.values() {
-                    let (cx, cy) = ((p.x / CELL) as usize, (p.y / CELL) as usize);
-                    cells[cy.min(CELLS - 1) * CELLS + cx.min(CELLS - 1)] += 1;
-                    n += 1;
-                }
-            }
+            let n = w
+                .query::<&Pos>()
+                .map(|mut q| {
+                    q.for_each(|p| {
+                        let (cx, cy) = ((p.x / CELL) as usize, (p.y / CELL) as usize);
+                        cells[cy.min(CELLS - 1) * CELLS + cx.min(CELLS - 1)] += 1;
+                    })
+                })
+                .unwrap_or(0) as u64;
             let bumps: u64 = cells
                 .iter()
                 .map(|&c| u64::from(c) * u64::from(c.saturating_sub(1)) / 2)
@@ -249,42 +284,46 @@ pub fn build(opts: &SwarmOptions) -> Result<Swarm, Box<dyn std::error::Error>> {
                 s.passes += 1;
             }
             ctx.report_workload(n);
-        }))?;
+        })
+        .after("integrate"),
+    )?;
     // Reads each crowd once; the newest of the step gets a spark, and sparks fade: spawned and
     // despawned through commands from inside the loop over the sparks.
     let mut seen = EventCursor::default();
-    w.register_system(SystemDef::new("score", 0.5, move |w: &mut World, ctx| {
-        let (crowds, newest) = match w.events::<Crowded>() {
-            Ok(q) => {
-                let mut n = 0u64;
-                let mut newest = None;
-                for ev in q.read(&mut seen) {
-                    n += 1;
-                    newest = Some(ev.cell);
+    w.register_system(
+        SystemDef::new("score", 0.5, move |w: &mut World, ctx| {
+            let (crowds, newest) = match w.events::<Crowded>() {
+                Ok(q) => {
+                    let mut n = 0u64;
+                    let mut newest = None;
+                    for ev in q.read(&mut seen) {
+                        n += 1;
+                        newest = Some(ev.cell);
+                    }
+                    (n, newest)
                 }
-                (n, newest)
+                Err(_) => (0, None),
+            };
+            let c = ctx.commands();
+            if let Some(cell) = newest {
+                c.spawn((Spark { cell, ttl: 30 },));
             }
-            Err(_) => (0, None),
-        };
-        let c = ctx.commands();
-        if let Some(cell) = newest {
-            c.spawn((Spark { cell, ttl: 30 },));
-        }
-        if let Ok(mut sparks) = w.column_mut::<Spark>() {
-            for i in 0..sparks.len() {
-                let e = sparks.entities()[i];
-                let s = &mut sparks.values_mut()[i];
-                s.ttl = s.ttl.saturating_sub(1);
-                if s.ttl == 0 {
-                    c.despawn(e);
-                }
+            // Sparks fade; the faded ones are despawned through commands from inside the query.
+            if let Ok(mut sparks) = w.query::<(Entity, &mut Spark)>() {
+                sparks.for_each(|(e, s)| {
+                    s.ttl = s.ttl.saturating_sub(1);
+                    if s.ttl == 0 {
+                        c.despawn(e);
+                    }
+                });
             }
-        }
-        if let Ok(s) = w.resource_mut::<Score>() {
-            s.steps += 1;
-            s.crowds += crowds;
-        }
-    }))?;
+            if let Ok(s) = w.resource_mut::<Score>() {
+                s.steps += 1;
+                s.crowds += crowds;
+            }
+        })
+        .after("collide"),
+    )?;
     let id = engine.add_agent(Box::new(Collide), AgentCost::System(collide))?;
     agent.set(id).map_err(|_| "the agent id is set once")?;
     Ok(Swarm {
