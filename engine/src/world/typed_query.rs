@@ -17,8 +17,8 @@
 //! work is at least the site's split threshold (twice [`PAR_CHUNK_MIN_NS`] at first), into
 //! chunks of at least [`PAR_CHUNK_MIN_NS`] of work: a chunk costs a claim and, on a sleeping
 //! lane, a wake-up (tens of microseconds on a loaded 2-core VM), which only that much work
-//! hides. Each split run is judged against the serial time it predicted: three in a row slower
-//! than it double the site's threshold (memory-bound loops gain little from a second core on a
+//! hides. Each split run is judged against the serial time it predicted: when splits average more
+//! than 95 % of it, the site's threshold doubles (memory-bound loops gain little from a second core on a
 //! shared machine), one that paid lowers the threshold to its work, and a site held back
 //! probes a split now and then.
 
@@ -93,21 +93,24 @@ struct ParSite {
     ns_per_row: f64,
     runs: u64,
     /// The least predicted work this site splits: starts at twice [`PAR_CHUNK_MIN_NS`],
-    /// doubles past the predicted work after [`MISSES_TO_BACK_OFF`] splits in a row whose wall
-    /// time exceeded the predicted serial time by 2 % (a split that does not pay on this
-    /// machine goes back to the caller), and falls to the predicted work when a split (or a
-    /// probe, every [`PROBE_EVERY`] runs) pays.
+    /// doubles past the predicted work when the site's splits stop paying (`split_ratio` above
+    /// [`SPLIT_WORTH`]: the split goes back to the caller), and falls to the predicted work of
+    /// a split (or a probe, every [`PROBE_EVERY`] runs) that beat the caller alone.
     split_min_ns: f64,
-    /// Splits in a row that did not pay.
-    misses: u8,
+    /// Exponential average (weight [`SPLIT_RATIO_WEIGHT`]) of a split run's wall time over the
+    /// serial time predicted for it: one preempted run moves it a little, a split that never
+    /// pays moves it past [`SPLIT_WORTH`] in a few runs.
+    split_ratio: f64,
 }
 
-/// A split whose wall time exceeds this share of the predicted serial time lost (a split that
-/// merely gained little is kept: on a busy machine the second thread may come late).
-const SPLIT_LOSS: f64 = 1.02;
-/// Splits in a row that must fail to pay before a site backs off (one preempted run on a
-/// shared machine is not evidence).
-const MISSES_TO_BACK_OFF: u8 = 3;
+/// A site whose splits average more than this share of the serial time stops splitting: a
+/// split must save at least 5 %.
+const SPLIT_WORTH: f64 = 0.95;
+/// The weight of a new split run in `split_ratio`.
+const SPLIT_RATIO_WEIGHT: f64 = 0.3;
+/// Where `split_ratio` starts (and restarts after a back-off): an optimistic guess, so the
+/// first few splits are judged on their own evidence.
+const SPLIT_RATIO_START: f64 = 0.6;
 /// A site held on the caller by its threshold, with at least the base threshold of work, tries
 /// a split once in this many runs (work and machines change).
 const PROBE_EVERY: u64 = 64;
@@ -125,7 +128,7 @@ impl ParCosts {
                     ns_per_row: f64::NAN,
                     runs: 0,
                     split_min_ns: SPLIT_MIN_NS,
-                    misses: 0,
+                    split_ratio: SPLIT_RATIO_START,
                 });
                 self.sites.last_mut().expect("just pushed")
             }
@@ -137,14 +140,12 @@ impl ParSite {
     /// Judges a split run that took `wall_ns` where the caller alone was predicted to take
     /// `predicted_ns`.
     fn judge_split(&mut self, wall_ns: u64, predicted_ns: f64) {
-        if wall_ns as f64 > SPLIT_LOSS * predicted_ns {
-            self.misses += 1;
-            if self.misses >= MISSES_TO_BACK_OFF {
-                self.misses = 0;
-                self.split_min_ns = (2.0 * predicted_ns).max(2.0 * self.split_min_ns);
-            }
-        } else {
-            self.misses = 0;
+        let ratio = wall_ns as f64 / predicted_ns;
+        self.split_ratio += SPLIT_RATIO_WEIGHT * (ratio - self.split_ratio);
+        if self.split_ratio > SPLIT_WORTH {
+            self.split_min_ns = (2.0 * predicted_ns).max(2.0 * self.split_min_ns);
+            self.split_ratio = SPLIT_RATIO_START;
+        } else if ratio < 1.0 {
             self.split_min_ns = self.split_min_ns.min(predicted_ns).max(SPLIT_MIN_NS);
         }
     }
