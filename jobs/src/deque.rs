@@ -290,6 +290,36 @@ mod loom_models {
         });
     }
 
+    /// The owner pops the ring's last job while a thief races for it, then pushes again: the
+    /// second job is still taken, exactly once (the race for the last job must leave `bottom`
+    /// where a push lands above `top`).
+    /// Fails when: `pop` does not put `bottom` back after the last-job CAS (the next push lands
+    /// below `top`: the ring looks empty and job 2 is lost).
+    #[test]
+    fn a_push_after_the_race_for_the_last_job_is_not_lost() {
+        loom::model(|| {
+            let d = Arc::new(Deque::new());
+            // SAFETY: this thread is the ring's only pusher and popper.
+            unsafe { d.push(job(1)).unwrap() };
+            let thief = spawn_thief(&d);
+            let mut got = Vec::new();
+            // SAFETY: as above.
+            if let Some(j) = unsafe { d.pop() } {
+                got.push(j.arg);
+            }
+            // SAFETY: as above.
+            unsafe { d.push(job(2)).unwrap() };
+            // SAFETY: as above.
+            while let Some(j) = unsafe { d.pop() } {
+                got.push(j.arg);
+            }
+            got.extend(thief.join().unwrap());
+            steal_all(&d, &mut got);
+            got.sort_unstable();
+            assert_eq!(got, vec![1, 2], "each job exactly once");
+        });
+    }
+
     /// A push into a ring a thief is draining: the thief sees the slot the push published, the
     /// full ring refuses, and nothing is lost or duplicated.
     /// Fails when: `push`'s release fence is removed (the thief reads a stale slot).

@@ -6,6 +6,9 @@
 //! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p lanegraph-jobs --release
 //! --test loom_lanes` in its own target dir (`scripts/test` does; ~1-2 min on 2 cores).
 #![cfg(loom)]
+// Opted in from the workspace's `unsafe_code = "deny"`: a plain cell (`Plain`) is how loom checks
+// that job dependencies order non-atomic accesses.
+#![allow(unsafe_code)]
 
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::sync::Arc;
@@ -269,5 +272,59 @@ fn a_worker_waiting_on_its_own_lanes_scope_is_woken_by_completion() {
             })
             .unwrap();
         assert_eq!(hits.load(Ordering::Relaxed), 11);
+    });
+}
+
+/// A plain (non-atomic) cell whose every access loom checks for a happens-before edge: a read
+/// not ordered after the write is reported as a causality violation, where a relaxed atomic
+/// would only maybe return a stale value.
+struct Plain(loom::cell::UnsafeCell<usize>);
+// SAFETY: the models use it only where the job dependencies they test order every access
+// (that ordering is what loom checks).
+unsafe impl Sync for Plain {}
+
+impl Plain {
+    /// # Safety
+    /// No access to the cell races this one (loom checks it).
+    unsafe fn write(&self, v: usize) {
+        // SAFETY: the caller's contract.
+        self.0.with_mut(|p| unsafe { *p = v });
+    }
+
+    /// # Safety
+    /// As for `write`.
+    unsafe fn read(&self) -> usize {
+        // SAFETY: the caller's contract.
+        self.0.with(|p| unsafe { *p })
+    }
+}
+
+/// A dependency completes on one worker while the spawner still registers its dependent: the
+/// spawner's guard decrement then takes the dependent's last count and queues it, and the
+/// other worker may run it. The dependent's read of the dependency's plain write must be
+/// ordered after it through that decrement.
+/// Fails when: `spawn`'s guard decrement is `Release` instead of `AcqRel` (loom reports a
+/// causality violation on the cell: the spawner acquired nothing from the worker).
+#[test]
+fn a_dependent_queued_by_the_spawner_sees_its_dependency_write() {
+    loom::model(|| {
+        let lanes = lanes(&[("physics", 2)]);
+        let physics = lanes.lane("physics").unwrap();
+        let x = Plain(loom::cell::UnsafeCell::new(0));
+        let seen = AtomicUsize::new(0);
+        lanes
+            .scope(|s| {
+                let x = &x;
+                // SAFETY: `b` runs after `a` (its dependency); nothing else touches `x`.
+                let a = s.spawn(physics, || unsafe { x.write(5) }).unwrap();
+                s.spawn_after(physics, &[a], || {
+                    // SAFETY: as above.
+                    seen.store(unsafe { x.read() }, Ordering::Relaxed);
+                })
+                .unwrap();
+            })
+            .unwrap();
+        assert_eq!(seen.load(Ordering::Relaxed), 5);
+        drop(lanes);
     });
 }

@@ -50,7 +50,10 @@ fn the_second_game_replays_from_its_own_summary_on_three_plans() {
     assert!(live.engine.world().command_failures().0 == 0);
     // The typed keys steered the wind (left for 30 frames, right for 60: net +15), and the
     // five-wide query moved every body and counted its bounces.
-    assert_eq!(live.engine.world().resource::<game::Wind>().unwrap().0, 15.0);
+    assert_eq!(
+        live.engine.world().resource::<game::Wind>().unwrap().0,
+        15.0
+    );
     let w = live.engine.world_mut();
     let mut bounces = 0u64;
     let moved = w
