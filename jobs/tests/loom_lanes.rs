@@ -328,3 +328,49 @@ fn a_dependent_queued_by_the_spawner_sees_its_dependency_write() {
         drop(lanes);
     });
 }
+
+/// Issue 26's lost wake-up: a physics job waits on a scope whose job runs on the asset lane
+/// (its worker parks on the latch as a helper: the most recent sleeper), a second physics job
+/// is pushed while the other physics worker sleeps, then the latch completes and the first job
+/// needs the second. The push must reach the idle worker, or the wake-up the latch-waiter took
+/// must be passed on; otherwise nothing runs the second job and loom reports a deadlock.
+/// Fails when: both halves of the fix are removed (the push notifies the most recent sleeper,
+/// and a latch-waiter leaves `help_until` without passing the wake-up on).
+#[test]
+fn a_wake_up_taken_by_a_latch_waiter_reaches_the_pushed_job() {
+    // Four threads and two lanes' locks: at two preemptions this model takes about five
+    // minutes on two cores. One preemption does not reach the bug (with the fix removed it
+    // passes); two do (loom reports the deadlock), so the bound is fixed here at two whatever
+    // `LOOM_MAX_PREEMPTIONS` says.
+    let mut model = loom::model::Builder::new();
+    model.preemption_bound = Some(2);
+    model.check(|| {
+        let lanes = lanes(&[("physics", 2), ("asset", 1)]);
+        let physics = lanes.lane("physics").unwrap();
+        let asset = lanes.lane("asset").unwrap();
+        let (waiting, gate, second) = (Signal::default(), Signal::default(), Signal::default());
+        lanes
+            .scope(|s| {
+                s.spawn(physics, || {
+                    lanes
+                        .scope(|inner| {
+                            inner
+                                .spawn(asset, || {
+                                    waiting.add();
+                                    gate.wait_for(1);
+                                })
+                                .unwrap();
+                        })
+                        .unwrap();
+                    // The first job now needs the second.
+                    second.wait_for(1);
+                })
+                .unwrap();
+                waiting.wait_for(1);
+                s.spawn(physics, || second.add()).unwrap();
+                gate.add();
+            })
+            .unwrap();
+        drop(lanes);
+    });
+}
