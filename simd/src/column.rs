@@ -221,6 +221,13 @@ impl Column {
         self.floats_mut()[len..end].fill(PAD);
     }
 
+    /// Makes this column a copy of `src`, reusing its allocation (no allocation once it is
+    /// large enough).
+    pub fn copy_from(&mut self, src: &Column) {
+        self.lines.clone_from(&src.lines);
+        self.len = src.len;
+    }
+
     /// Address of the first row (for alignment checks and diagnostics).
     pub fn as_ptr(&self) -> *const f32 {
         self.floats().as_ptr()

@@ -162,6 +162,20 @@ impl SoaTable {
         Ok((row != self.len).then_some(self.len))
     }
 
+    /// Makes this table a copy of `src` (same fields), reusing this table's allocations: no
+    /// allocation once they are large enough. Returns false (and changes nothing) when the two
+    /// tables' fields differ.
+    pub fn copy_from(&mut self, src: &SoaTable) -> bool {
+        if self.names != src.names {
+            return false;
+        }
+        for (d, s) in self.columns.iter_mut().zip(&src.columns) {
+            d.copy_from(s);
+        }
+        self.len = src.len;
+        true
+    }
+
     /// Removes every row; keeps the allocations.
     pub fn clear(&mut self) {
         for c in &mut self.columns {

@@ -169,11 +169,26 @@ fn expand_named_trait(
         quote!()
     };
     let (impl_g, ty_g, where_c) = input.generics.split_for_impl();
+    // Snapshots copy values through `Clone` when the type has it: chosen at compile time by
+    // autoref method resolution (the `&&Probe` receiver matches the `Clone` impl first, the
+    // fallback one step later), which needs a concrete `Self`: generic types keep the default.
+    let snapshot = if input.generics.params.is_empty() {
+        quote! {
+            fn snapshot_clone() -> ::core::option::Option<fn(&Self) -> Self> {
+                #[allow(unused_imports)]
+                use ::lanegraph::world::__snapshot_probe::{ViaClone as _, ViaNothing as _};
+                (&&::lanegraph::world::__snapshot_probe::Probe::<Self>::new()).clone_fn()
+            }
+        }
+    } else {
+        quote!()
+    };
     Ok(quote! {
         impl #impl_g #trait_path for #ident #ty_g #where_c {
             const NAME: &'static str = #name;
             const DOMAINS: ::lanegraph::world::DomainSet = #domains;
             #all_f32
+            #snapshot
         }
     })
 }

@@ -53,6 +53,17 @@ pub(crate) trait ErasedColumn: Send + Sync + 'static {
     fn insert_erased(&mut self, entity: Entity, value: &mut dyn Any) -> bool;
     /// Removes `entity`'s row into `out` (an `&mut Option<T>` of the column's type).
     fn take_erased(&mut self, entity: Entity, out: &mut dyn Any);
+    /// Copies this column into `slot` (reusing the column there when it is this one's type);
+    /// an error when the component has no `snapshot_clone`.
+    fn save(
+        &self,
+        slot: &mut Option<Box<dyn ErasedColumn>>,
+    ) -> Result<(), super::snapshot::SnapshotError>;
+    /// Makes this column a copy of `from` (a column `save` made); false when `from` is not of
+    /// this column's type and layout.
+    fn load(&mut self, from: &dyn ErasedColumn) -> bool;
+    /// Drops every row (a column made after the snapshot being restored).
+    fn clear_rows(&mut self);
     /// Downcast support.
     fn as_any(&self) -> &dyn Any;
     /// Downcast support.
@@ -88,6 +99,11 @@ impl SparseIndex {
         if let Some(r) = self.rows.get_mut(entity.index() as usize) {
             *r = NO_ROW;
         }
+    }
+
+    /// Makes this index a copy of `src`, reusing its allocation.
+    pub(crate) fn copy_from(&mut self, src: &SparseIndex) {
+        self.rows.clone_from(&src.rows);
     }
 
     /// Grows the table to cover `slots` slots (no row yet).
@@ -146,6 +162,16 @@ impl<T: Send + Sync + 'static> AosColumn<T> {
         self.values.push(value);
         self.order_gen += 1;
         None
+    }
+
+    /// Makes this column's rows a copy of `src`'s, values copied with `copy`, reusing the
+    /// allocations (for snapshots).
+    fn copy_rows_from(&mut self, src: &AosColumn<T>, copy: fn(&T) -> T) {
+        self.entities.clone_from(&src.entities);
+        self.values.clear();
+        self.values.extend(src.values.iter().map(copy));
+        self.index.rows.clone_from(&src.index.rows);
+        self.order_gen = src.order_gen;
     }
 
     /// Appends a row for `entity`, which has none (a fresh spawn: see `bundle`).
@@ -258,6 +284,46 @@ impl<T: super::Component> ErasedColumn for AosColumn<T> {
     }
     fn access(&self) -> &AccessCounters {
         &self.access
+    }
+    fn save(
+        &self,
+        slot: &mut Option<Box<dyn ErasedColumn>>,
+    ) -> Result<(), super::snapshot::SnapshotError> {
+        let copy = T::snapshot_clone().ok_or(super::snapshot::SnapshotError::NotCloneable {
+            kind: "component",
+            name: T::NAME,
+        })?;
+        match slot
+            .as_mut()
+            .and_then(|c| c.as_any_mut().downcast_mut::<AosColumn<T>>())
+        {
+            Some(dst) => dst.copy_rows_from(self, copy),
+            None => {
+                let mut dst = AosColumn::<T>::new(self.name, self.domains);
+                dst.copy_rows_from(self, copy);
+                *slot = Some(Box::new(dst));
+            }
+        }
+        Ok(())
+    }
+    fn load(&mut self, from: &dyn ErasedColumn) -> bool {
+        let (Some(src), Some(copy)) = (
+            from.as_any().downcast_ref::<AosColumn<T>>(),
+            T::snapshot_clone(),
+        ) else {
+            return false;
+        };
+        // The order counter only ever grows: caches keyed on an older value stay invalid.
+        let gen = self.order_gen.max(src.order_gen) + 1;
+        self.copy_rows_from(src, copy);
+        self.order_gen = gen;
+        true
+    }
+    fn clear_rows(&mut self) {
+        self.entities.clear();
+        self.values.clear();
+        self.index.rows.clear();
+        self.order_gen += 1;
     }
     fn insert_erased(&mut self, entity: Entity, value: &mut dyn Any) -> bool {
         let slot = value

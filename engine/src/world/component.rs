@@ -59,6 +59,17 @@ pub trait Component: StateHash + Send + Sync + 'static {
     ///
     /// [`World::layout_advice`]: super::World::layout_advice
     const ALL_F32: bool = false;
+
+    /// How a snapshot copies a value ([`World::snapshot_into`]): `Some(Self::clone)` when the
+    /// type is `Clone`. `#[derive(Component)]` fills it in for every `Clone` type that has no
+    /// generic parameters; a hand-written impl (or a generic type) returns
+    /// `Some(<Self as Clone>::clone)` itself. `None` makes a snapshot of a world holding this
+    /// component a typed error naming it.
+    ///
+    /// [`World::snapshot_into`]: super::World::snapshot_into
+    fn snapshot_clone() -> Option<fn(&Self) -> Self> {
+        None
+    }
 }
 
 /// The entity is alive but has no component of this type.

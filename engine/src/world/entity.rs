@@ -92,6 +92,13 @@ pub(crate) struct EntityTable {
 }
 
 impl EntityTable {
+    /// Makes this table a copy of `src`, reusing its allocations (for snapshots).
+    pub(crate) fn copy_from(&mut self, src: &EntityTable) {
+        self.slots.clone_from(&src.slots);
+        self.free.clone_from(&src.free);
+        self.dense.clone_from(&src.dense);
+    }
+
     /// Room for `additional` more live entities; returns the slot count they may reach.
     pub(crate) fn reserve(&mut self, additional: usize) -> usize {
         self.dense.reserve(additional);

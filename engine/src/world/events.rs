@@ -26,7 +26,7 @@ use super::World;
 /// struct Hit { damage: u32 }
 /// impl Event for Hit { const NAME: &'static str = "Hit"; }
 /// ```
-pub trait Event: StateHash + Send + Sync + 'static {
+pub trait Event: StateHash + Clone + Send + Sync + 'static {
     /// Stable, unique name (orders the queue in the state hash).
     const NAME: &'static str;
 }
@@ -61,6 +61,19 @@ impl<E: Event> StateHash for Events<E> {
 impl<E: Event> Resource for Events<E> {
     const NAME: &'static str = E::NAME;
     const DOMAINS: DomainSet = DomainSet::of(Domain::GAMEPLAY);
+    fn snapshot_clone() -> Option<fn(&Self) -> Self> {
+        Some(|q| Events {
+            last: q.last.clone(),
+            this: q.this.clone(),
+            first_seq: q.first_seq,
+        })
+    }
+    fn snapshot_copy(src: &Self, dst: &mut Self) -> bool {
+        dst.last.clone_from(&src.last);
+        dst.this.clone_from(&src.this);
+        dst.first_seq = src.first_seq;
+        true
+    }
 }
 
 /// Where a reader is in an event queue: the next event it has not read. Keep one per reader
@@ -194,6 +207,7 @@ mod tests {
         // Two step ends later, nothing is held.
         assert!(w.events::<Ping>().unwrap().is_empty());
         assert!(w.send_event(Ping(3)).is_ok());
+        #[derive(Clone)]
         struct Nope;
         impl StateHash for Nope {
             fn hash_state(&self, _: &mut StateHasher) {}

@@ -83,6 +83,7 @@ pub(crate) mod query;
 pub(crate) mod query_data;
 pub(crate) mod resource;
 pub(crate) mod resource_set;
+pub(crate) mod snapshot;
 pub(crate) mod soa;
 pub(crate) mod triple_query;
 pub(crate) mod type_map;
@@ -108,6 +109,9 @@ pub use query::{ColumnMut, ColumnRef, Filter, PairQueryError};
 pub use query_data::{QueryData, QueryError, QueryFilter, With, Without, MAX_QUERY_COMPONENTS};
 pub use resource::{MissingResource, Resource, ResourceNameClash};
 pub use resource_set::{ResourceError, ResourceParam, ResourceSet};
+#[doc(hidden)]
+pub use snapshot::probe as __snapshot_probe;
+pub use snapshot::{Snapshot, SnapshotError, SnapshotRing};
 pub use soa::{SoaMut, SoaOptInError, SoaPairError, SoaRef};
 pub use typed_query::{Components, ParRun, Query, SerialReason, PAR_CHUNK_MIN_NS};
 

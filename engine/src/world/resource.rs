@@ -24,6 +24,30 @@ pub trait Resource: StateHash + Send + Sync + 'static {
     const NAME: &'static str;
     /// The domains whose epochs move when this resource changes.
     const DOMAINS: DomainSet;
+
+    /// How a snapshot copies the value: as for
+    /// [`Component::snapshot_clone`](super::Component::snapshot_clone) (the derive fills it in
+    /// for `Clone` types).
+    fn snapshot_clone() -> Option<fn(&Self) -> Self> {
+        None
+    }
+
+    /// Copies `src` over `dst` for a snapshot; false when the type cannot be copied. The
+    /// default assigns a [`snapshot_clone`](Self::snapshot_clone); a resource holding buffers
+    /// may copy into `dst`'s own (as `Clone::clone_from` does) so warm snapshots allocate
+    /// nothing.
+    fn snapshot_copy(src: &Self, dst: &mut Self) -> bool
+    where
+        Self: Sized,
+    {
+        match Self::snapshot_clone() {
+            Some(copy) => {
+                *dst = copy(src);
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 /// The world holds no resource of this type.
@@ -60,6 +84,10 @@ pub trait ErasedResource: Send + Sync + 'static {
     fn as_any(&self) -> &dyn Any;
     fn as_any_mut(&mut self) -> &mut dyn Any;
     fn into_any(self: Box<Self>) -> Box<dyn Any>;
+    /// A boxed copy, for snapshots; an error when the type has no `snapshot_clone`.
+    fn boxed_copy(&self) -> Result<Box<dyn ErasedResource>, super::snapshot::SnapshotError>;
+    /// Copies `from` (the same type) over this value; false when the types differ.
+    fn load(&mut self, from: &dyn ErasedResource) -> bool;
 }
 
 impl<R: Resource> ErasedResource for R {
@@ -80,6 +108,18 @@ impl<R: Resource> ErasedResource for R {
     }
     fn into_any(self: Box<Self>) -> Box<dyn Any> {
         self
+    }
+    fn boxed_copy(&self) -> Result<Box<dyn ErasedResource>, super::snapshot::SnapshotError> {
+        let copy = R::snapshot_clone().ok_or(super::snapshot::SnapshotError::NotCloneable {
+            kind: "resource",
+            name: R::NAME,
+        })?;
+        Ok(Box::new(copy(self)))
+    }
+    fn load(&mut self, from: &dyn ErasedResource) -> bool {
+        from.as_any()
+            .downcast_ref::<R>()
+            .is_some_and(|src| R::snapshot_copy(src, self))
     }
 }
 
@@ -106,6 +146,17 @@ impl Resources {
     /// `R`'s index in the store.
     pub(crate) fn index_of<R: Resource>(&self) -> Option<usize> {
         self.by_type.get(&TypeId::of::<R>()).copied()
+    }
+
+    /// The stored values, in name order (snapshots).
+    pub(crate) fn values(&self) -> &[Box<dyn ErasedResource>] {
+        &self.values
+    }
+
+    /// Replaces every value (a snapshot's restore, when the set of resources changed).
+    pub(crate) fn replace_all(&mut self, values: Vec<Box<dyn ErasedResource>>) {
+        self.values = values;
+        self.reindex();
     }
 
     /// The stored values (for `resource_set`, which hands several out at once).

@@ -160,6 +160,16 @@ impl<T: Component + SoaComponent> SoaColumn<T> {
         })
     }
 
+    /// Makes this column's rows a copy of `src`'s, reusing the allocations (for snapshots).
+    fn copy_rows_from(&mut self, src: &SoaColumn<T>) {
+        let same = self.table.copy_from(&src.table);
+        debug_assert!(same, "one component type, one field list");
+        self.entities.clone_from(&src.entities);
+        self.index.copy_from(&src.index);
+        self.rows_version = src.rows_version;
+        self.aligned_with = None;
+    }
+
     fn get(&self, entity: Entity) -> Option<T> {
         let row = self.index.row(entity)?;
         Some(
@@ -280,6 +290,40 @@ impl<T: Component + SoaComponent> ErasedColumn for SoaColumn<T> {
     }
     fn as_any_mut(&mut self) -> &mut dyn Any {
         self
+    }
+    fn save(
+        &self,
+        slot: &mut Option<Box<dyn ErasedColumn>>,
+    ) -> Result<(), super::snapshot::SnapshotError> {
+        match slot
+            .as_mut()
+            .and_then(|c| c.as_any_mut().downcast_mut::<SoaColumn<T>>())
+        {
+            Some(dst) => dst.copy_rows_from(self),
+            None => {
+                let mut dst = SoaColumn::<T>::new().expect("the fields were valid at opt-in");
+                dst.copy_rows_from(self);
+                *slot = Some(Box::new(dst));
+            }
+        }
+        Ok(())
+    }
+    fn load(&mut self, from: &dyn ErasedColumn) -> bool {
+        let Some(src) = from.as_any().downcast_ref::<SoaColumn<T>>() else {
+            return false;
+        };
+        // The row-order counter only ever grows: caches keyed on an older value stay invalid.
+        let version = self.rows_version.max(src.rows_version) + 1;
+        self.copy_rows_from(src);
+        self.rows_version = version;
+        true
+    }
+    fn clear_rows(&mut self) {
+        self.table.clear();
+        self.entities.clear();
+        self.index = SparseIndex::default();
+        self.rows_version += 1;
+        self.aligned_with = None;
     }
     fn insert_erased(&mut self, entity: Entity, value: &mut dyn Any) -> bool {
         let slot = value

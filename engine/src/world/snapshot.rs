@@ -1,0 +1,322 @@
+//! Snapshots of a World, and restoring one: what rollback, a SyncTest and desync hunting start
+//! from (issue 28).
+//!
+//! Owns: [`Snapshot`] (every column, AoS and field-SoA, the entity table with its generations
+//! and free list, every resource, the gameplay event queues, the step and frame counters and the
+//! fixed step), [`SnapshotRing`] (N snapshots kept for a rollback window), and the `World`
+//! methods that fill and restore them. Must never: restore part of a snapshot (every check runs
+//! before the first write), allocate once a snapshot slot has held the same world's shape
+//! (columns and the entity table are copied into the slot's own buffers), or let a cache keyed
+//! on a column's row order or a domain's epoch survive a restore (row-order counters jump past
+//! both sides' values and every domain's epoch moves).
+//!
+//! What a restored world is: the same state hash, the same iteration order of every column,
+//! the same entity ids and the same next spawn as the world the snapshot was taken of. What it
+//! is not: the engine's fixed-step accumulator, the input of the step, the budget decisions and
+//! the event cursors systems keep in their closures live outside the World and are not in the
+//! snapshot.
+//!
+//! A component or resource is copied through [`Component::snapshot_clone`]
+//! (`#[derive(Component)]` fills it in for `Clone` types): a world holding one without it
+//! cannot be snapshotted, and says which.
+//!
+//! [`Component::snapshot_clone`]: super::Component::snapshot_clone
+
+use super::column::ErasedColumn;
+use super::entity::EntityTable;
+use super::epoch::{DomainSet, WorldId};
+use super::resource::ErasedResource;
+use super::World;
+use crate::game_loop::FixedStep;
+
+/// Why a snapshot could not be taken or restored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SnapshotError {
+    /// A component or resource has no way to be copied.
+    #[error(
+        "{kind} `{name}` cannot be snapshotted: it is not `Clone`; fix: derive `Clone` for it \
+         (the `Component`/`Resource` derive then copies it), or return `Some(Self::clone)` from \
+         `snapshot_clone` in a hand-written impl"
+    )]
+    NotCloneable {
+        /// `"component"` or `"resource"`.
+        kind: &'static str,
+        /// Its `NAME`.
+        name: &'static str,
+    },
+    /// The snapshot was taken of another world (column indices differ between worlds).
+    #[error(
+        "the snapshot was taken of another world; fix: restore a world from its own snapshots \
+         (use save/load to move state between worlds)"
+    )]
+    OtherWorld,
+    /// The snapshot holds nothing.
+    #[error("the snapshot is empty: nothing was captured into it yet; fix: `snapshot_into` first")]
+    Empty,
+    /// A component changed layout (AoS <-> field-SoA) since the snapshot.
+    #[error(
+        "component `{component}` changed layout since the snapshot; fix: choose layouts before \
+         the first snapshot"
+    )]
+    LayoutChanged {
+        /// The component's `NAME`.
+        component: &'static str,
+    },
+}
+
+/// Everything a World's simulation owns, captured by [`World::snapshot_into`] and put back by
+/// [`World::restore`]. Reuse one (or a [`SnapshotRing`]): capturing into a snapshot that held
+/// the same world's shape copies into its own buffers without allocating.
+#[derive(Default)]
+pub struct Snapshot {
+    world: Option<WorldId>,
+    columns: Vec<Option<Box<dyn ErasedColumn>>>,
+    entities: EntityTable,
+    resources: Vec<Box<dyn ErasedResource>>,
+    tick: u64,
+    frame: u64,
+    fixed_step: Option<FixedStep>,
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Snapshot")
+            .field("tick", &self.tick)
+            .field("columns", &self.columns.len())
+            .field("entities", &self.entities.live().len())
+            .field("resources", &self.resources.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Snapshot {
+    /// An empty snapshot (fill it with [`World::snapshot_into`]).
+    pub fn new() -> Self {
+        Snapshot::default()
+    }
+
+    /// The fixed step the world had run when captured (`World::tick`); `None` when empty.
+    pub fn tick(&self) -> Option<u64> {
+        self.world.map(|_| self.tick)
+    }
+
+    /// Live entities captured.
+    pub fn entities(&self) -> usize {
+        self.entities.live().len()
+    }
+}
+
+/// `N` snapshots for a rollback window: [`SnapshotRing::save`] captures into the oldest slot,
+/// [`SnapshotRing::at_tick`] finds the one taken at a step.
+#[derive(Debug)]
+pub struct SnapshotRing {
+    slots: Vec<Snapshot>,
+    next: usize,
+}
+
+impl SnapshotRing {
+    /// A ring of `n` snapshots (at least one). Each slot allocates on its first capture only.
+    pub fn new(n: usize) -> Self {
+        SnapshotRing {
+            slots: (0..n.max(1)).map(|_| Snapshot::new()).collect(),
+            next: 0,
+        }
+    }
+
+    /// Captures `world` into the oldest slot; returns the slot's index.
+    pub fn save(&mut self, world: &World) -> Result<usize, SnapshotError> {
+        let i = self.next;
+        world.snapshot_into(&mut self.slots[i])?;
+        self.next = (i + 1) % self.slots.len();
+        Ok(i)
+    }
+
+    /// The snapshot taken at step `tick`, if the ring still holds it.
+    pub fn at_tick(&self, tick: u64) -> Option<&Snapshot> {
+        self.slots.iter().find(|s| s.tick() == Some(tick))
+    }
+
+    /// How many snapshots the ring holds.
+    pub fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+}
+
+impl World {
+    /// Captures everything the simulation owns into `snapshot` (see the module docs for what
+    /// that is). On an error `snapshot` may hold part of a capture: it is marked empty.
+    ///
+    /// ```
+    /// use lanegraph::prelude::*;
+    /// use lanegraph::world::Snapshot;
+    ///
+    /// #[derive(Clone, Copy, Component, StateHash)]
+    /// struct Pos(f32);
+    ///
+    /// let mut world = World::new();
+    /// world.spawn_batch((0..100).map(|i| (Pos(i as f32),))).unwrap();
+    /// let mut snap = Snapshot::new();
+    /// world.snapshot_into(&mut snap).unwrap();
+    /// let before = world.state_hash();
+    ///
+    /// world.query::<&mut Pos>().unwrap().for_each(|p| p.0 += 1.0);
+    /// let extra = world.spawn();
+    /// assert_ne!(world.state_hash(), before);
+    ///
+    /// world.restore(&snap).unwrap();
+    /// assert_eq!(world.state_hash(), before);
+    /// assert!(!world.is_alive(extra));
+    /// assert_eq!(world.spawn(), extra, "the same next spawn");
+    /// ```
+    pub fn snapshot_into(&self, snapshot: &mut Snapshot) -> Result<(), SnapshotError> {
+        if snapshot.world != Some(self.id) {
+            // Another world's (or no) columns: start this world's shape afresh.
+            snapshot.columns.clear();
+        }
+        snapshot.world = None;
+        snapshot
+            .columns
+            .resize_with(self.columns.len().max(snapshot.columns.len()), || None);
+        snapshot.columns.truncate(self.columns.len());
+        for (c, slot) in self.columns.iter().zip(snapshot.columns.iter_mut()) {
+            c.save(slot)?;
+        }
+        snapshot.entities.copy_from(&self.entities);
+        let values = self.resources.values();
+        let same_set = snapshot.resources.len() == values.len()
+            && snapshot
+                .resources
+                .iter()
+                .zip(values)
+                .all(|(a, b)| a.as_any().type_id() == b.as_any().type_id());
+        if same_set {
+            for (dst, src) in snapshot.resources.iter_mut().zip(values) {
+                // The types match, so only a missing `snapshot_clone` fails the copy.
+                if !dst.load(&**src) {
+                    return Err(SnapshotError::NotCloneable {
+                        kind: "resource",
+                        name: src.name(),
+                    });
+                }
+            }
+        } else {
+            snapshot.resources = values
+                .iter()
+                .map(|v| v.boxed_copy())
+                .collect::<Result<_, _>>()?;
+        }
+        snapshot.tick = self.tick;
+        snapshot.frame = self.frame;
+        snapshot.fixed_step = Some(self.fixed_step);
+        snapshot.world = Some(self.id);
+        Ok(())
+    }
+
+    /// Puts back the state `snapshot` captured of this world: the same state hash, iteration
+    /// order, entity ids and next spawn. Components first used after the snapshot lose every
+    /// row; every domain's change epoch moves (caches keyed on epochs re-derive). Every check
+    /// runs before the first write: on an error the world is unchanged.
+    pub fn restore(&mut self, snapshot: &Snapshot) -> Result<(), SnapshotError> {
+        match snapshot.world {
+            None => return Err(SnapshotError::Empty),
+            Some(id) if id != self.id => return Err(SnapshotError::OtherWorld),
+            Some(_) => {}
+        }
+        for (i, saved) in snapshot.columns.iter().enumerate() {
+            let Some(saved) = saved else {
+                return Err(SnapshotError::Empty);
+            };
+            if saved.layout() != self.columns[i].layout() {
+                return Err(SnapshotError::LayoutChanged {
+                    component: saved.name(),
+                });
+            }
+        }
+        for (i, c) in self.columns.iter_mut().enumerate() {
+            match snapshot.columns.get(i).and_then(Option::as_deref) {
+                Some(saved) => {
+                    let ok = c.load(saved);
+                    debug_assert!(ok, "same world, same column type (checked above)");
+                }
+                None => c.clear_rows(),
+            }
+        }
+        self.entities.copy_from(&snapshot.entities);
+        let same_set = self.resources.values().len() == snapshot.resources.len()
+            && self
+                .resources
+                .values()
+                .iter()
+                .zip(&snapshot.resources)
+                .all(|(a, b)| a.as_any().type_id() == b.as_any().type_id());
+        if same_set {
+            for (dst, src) in self
+                .resources
+                .values_mut()
+                .iter_mut()
+                .zip(&snapshot.resources)
+            {
+                dst.load(&**src);
+            }
+        } else {
+            let copies = snapshot
+                .resources
+                .iter()
+                .map(|v| v.boxed_copy())
+                .collect::<Result<_, _>>()?;
+            self.resources.replace_all(copies);
+        }
+        self.tick = snapshot.tick;
+        self.frame = snapshot.frame;
+        if let Some(step) = snapshot.fixed_step {
+            self.fixed_step = step;
+        }
+        self.pair_rows.clear();
+        self.query_align.clear();
+        self.epochs.bump(DomainSet::ALL);
+        Ok(())
+    }
+}
+
+/// Compile-time choice of a type's copy function for the derives (autoref specialization:
+/// `(&&Probe::<T>::new()).clone_fn()` finds [`ViaClone`] when `T: Clone`, [`ViaNothing`]
+/// otherwise). Not for games: the derives call it.
+#[doc(hidden)]
+pub mod probe {
+    use std::marker::PhantomData;
+
+    /// The receiver the derives call `clone_fn` on.
+    pub struct Probe<T>(PhantomData<fn() -> T>);
+
+    impl<T> Probe<T> {
+        /// The probe for `T`.
+        #[allow(clippy::new_without_default)]
+        pub fn new() -> Self {
+            Probe(PhantomData)
+        }
+    }
+
+    /// Chosen when `T: Clone`.
+    pub trait ViaClone<T> {
+        /// `Some(T::clone)`.
+        fn clone_fn(&self) -> Option<fn(&T) -> T>;
+    }
+
+    impl<T: Clone> ViaClone<T> for &Probe<T> {
+        fn clone_fn(&self) -> Option<fn(&T) -> T> {
+            Some(T::clone)
+        }
+    }
+
+    /// Chosen otherwise.
+    pub trait ViaNothing<T> {
+        /// `None`.
+        fn clone_fn(&self) -> Option<fn(&T) -> T>;
+    }
+
+    impl<T> ViaNothing<T> for Probe<T> {
+        fn clone_fn(&self) -> Option<fn(&T) -> T> {
+            None
+        }
+    }
+}
