@@ -20,6 +20,7 @@ pub mod gpu_rig;
 pub mod lanes;
 pub mod simd;
 pub mod simd_engine_path;
+pub mod snapshot;
 pub mod stats;
 pub mod telemetry;
 pub mod timing;
@@ -182,6 +183,7 @@ pub const SUITES: &[&str] = &[
     "gpu",
     "lanes",
     "ecs",
+    "snapshot",
 ];
 
 /// Runs one suite by name; `Ok(None)` when the name is unknown.
@@ -194,6 +196,7 @@ pub fn run_suite(name: &str, opts: BenchOptions) -> Option<Result<Vec<Figure>, B
         "simd" => simd::run(opts),
         "gpu" => gpu::run(opts),
         "lanes" => lanes::run(opts),
+        "snapshot" => snapshot::run(opts),
         "ecs" => ecs::run(opts).and_then(|mut figures| {
             figures.extend(ecs_suite::run(opts)?);
             Ok(figures)
