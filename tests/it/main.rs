@@ -46,3 +46,4 @@ mod world_query;
 mod world_snapshot;
 mod world_soa;
 mod world_spawn_batch;
+mod world_sync_test;

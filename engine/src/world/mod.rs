@@ -85,6 +85,7 @@ pub(crate) mod resource;
 pub(crate) mod resource_set;
 pub(crate) mod snapshot;
 pub(crate) mod soa;
+pub(crate) mod sync_test;
 pub(crate) mod triple_query;
 pub(crate) mod type_map;
 pub(crate) mod typed_query;
@@ -113,6 +114,7 @@ pub use resource_set::{ResourceError, ResourceParam, ResourceSet};
 pub use snapshot::probe as __snapshot_probe;
 pub use snapshot::{Snapshot, SnapshotError, SnapshotRing};
 pub use soa::{SoaMut, SoaOptInError, SoaPairError, SoaRef};
+pub use sync_test::{Desync, SyncTest, SyncTestError};
 pub use typed_query::{Components, ParRun, Query, SerialReason, PAR_CHUNK_MIN_NS};
 
 use crate::game_loop::FixedStep;
@@ -172,6 +174,9 @@ pub struct World {
     last_command_error: Option<commands::CommandError>,
     /// Per event type, in registration order: ends its step (`events`).
     pub(crate) event_steps: Vec<fn(&mut World)>,
+    /// Set while a [`SyncTest`] records a step: the schedule records checksums after each
+    /// system.
+    pub(crate) sync_probe: Option<Box<sync_test::SyncProbe>>,
 }
 
 impl Default for World {
@@ -251,6 +256,7 @@ impl World {
             command_failures: 0,
             last_command_error: None,
             event_steps: Vec::new(),
+            sync_probe: None,
         }
     }
 

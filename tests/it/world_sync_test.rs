@@ -1,0 +1,91 @@
+//! SyncTest (issue 28): every step re-simulates the last N steps from snapshots and compares
+//! per-system, per-component checksums. A deterministic game never desyncs; a system that
+//! iterates a `HashMap` (random order per map) is named at the first step it runs, with the
+//! component it wrote, not the deterministic systems around it.
+
+use std::collections::HashMap;
+
+use lanegraph::prelude::*;
+use lanegraph::world::{SyncTest, SyncTestError};
+
+#[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
+struct Pos(f32);
+#[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
+struct Order(u32);
+#[derive(Debug, Clone, Resource, StateHash)]
+struct Steps(u64);
+
+fn world() -> World {
+    let mut w = World::new();
+    w.insert_resource(Steps(0)).unwrap();
+    w.spawn_batch((0..64).map(|i| (Pos(i as f32), Order(0))))
+        .unwrap();
+    w.register_system(SystemDef::new("move", 1.0, |w: &mut World, ctx| {
+        let c = ctx.commands();
+        w.query::<(Entity, &mut Pos)>().unwrap().for_each(|(e, p)| {
+            p.0 += 1.5;
+            if p.0 > 80.0 {
+                c.despawn(e);
+                c.spawn((Pos(0.0), Order(0)));
+            }
+        });
+    }))
+    .unwrap();
+    w.register_system(
+        SystemDef::new("count", 1.0, |w: &mut World, _| {
+            w.resource_mut::<Steps>().unwrap().0 += 1;
+        })
+        .after("move"),
+    )
+    .unwrap();
+    w
+}
+
+#[test]
+fn a_deterministic_world_never_desyncs_and_ends_where_a_plain_run_does() {
+    let mut tested = world();
+    let mut plain = world();
+    let mut sync = SyncTest::new(8);
+    for _ in 0..40 {
+        sync.step(&mut tested).unwrap();
+        plain.run_systems();
+    }
+    assert_eq!(tested.tick(), 40);
+    assert_eq!(tested.state_hash(), plain.state_hash());
+}
+
+#[test]
+fn a_system_iterating_a_hashmap_is_named_at_the_first_step_it_runs() {
+    let mut w = world();
+    // Registered to start at step 3: the report must name it there, not earlier.
+    w.register_system(
+        SystemDef::new("shuffle", 1.0, |w: &mut World, ctx| {
+            if ctx.tick() < 3 {
+                return;
+            }
+            // A fresh `HashMap` has a random iteration order: the classic desync.
+            let map: HashMap<u32, u32> = (0..16).map(|k| (k, k)).collect();
+            let mut keys = map.keys().copied();
+            w.query::<&mut Order>().unwrap().for_each(|o| {
+                o.0 = keys.next().unwrap_or(0);
+            });
+        })
+        .after("count"),
+    )
+    .unwrap();
+    let mut sync = SyncTest::new(4);
+    let mut report = None;
+    for _ in 0..10 {
+        if let Err(e) = sync.step(&mut w) {
+            report = Some(e);
+            break;
+        }
+    }
+    let Some(SyncTestError::Desync(d)) = report else {
+        panic!("no desync reported: {report:?}");
+    };
+    assert_eq!(d.tick, 3, "{d}");
+    assert_eq!(d.system, "shuffle", "{d}");
+    assert_eq!(d.differ, vec!["Order".to_string()], "{d}");
+    assert!(d.to_string().contains("fix:"), "{d}");
+}
