@@ -172,6 +172,19 @@ fn expand_named_trait(
     // Snapshots copy values through `Clone` when the type has it: chosen at compile time by
     // autoref method resolution (the `&&Probe` receiver matches the `Clone` impl first, the
     // fallback one step later), which needs a concrete `Self`: generic types keep the default.
+    let copy_rows = if with_all_f32 {
+        // Components only: a whole column copied at once.
+        quote! {
+            fn snapshot_copy_rows(
+            ) -> ::core::option::Option<fn(&[Self], &mut ::std::vec::Vec<Self>)> {
+                #[allow(unused_imports)]
+                use ::lanegraph::world::__snapshot_probe::{ViaClone as _, ViaNothing as _};
+                (&&::lanegraph::world::__snapshot_probe::Probe::<Self>::new()).copy_rows_fn()
+            }
+        }
+    } else {
+        quote!()
+    };
     let snapshot = if input.generics.params.is_empty() {
         quote! {
             fn snapshot_clone() -> ::core::option::Option<fn(&Self) -> Self> {
@@ -179,6 +192,7 @@ fn expand_named_trait(
                 use ::lanegraph::world::__snapshot_probe::{ViaClone as _, ViaNothing as _};
                 (&&::lanegraph::world::__snapshot_probe::Probe::<Self>::new()).clone_fn()
             }
+            #copy_rows
         }
     } else {
         quote!()

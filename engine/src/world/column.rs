@@ -166,10 +166,20 @@ impl<T: Send + Sync + 'static> AosColumn<T> {
 
     /// Makes this column's rows a copy of `src`'s, values copied with `copy`, reusing the
     /// allocations (for snapshots).
-    fn copy_rows_from(&mut self, src: &AosColumn<T>, copy: fn(&T) -> T) {
+    fn copy_rows_from(
+        &mut self,
+        src: &AosColumn<T>,
+        copy: fn(&T) -> T,
+        rows: Option<fn(&[T], &mut Vec<T>)>,
+    ) {
         self.entities.clone_from(&src.entities);
-        self.values.clear();
-        self.values.extend(src.values.iter().map(copy));
+        match rows {
+            Some(rows) => rows(&src.values, &mut self.values),
+            None => {
+                self.values.clear();
+                self.values.extend(src.values.iter().map(copy));
+            }
+        }
         self.index.rows.clone_from(&src.index.rows);
         self.order_gen = src.order_gen;
     }
@@ -297,10 +307,10 @@ impl<T: super::Component> ErasedColumn for AosColumn<T> {
             .as_mut()
             .and_then(|c| c.as_any_mut().downcast_mut::<AosColumn<T>>())
         {
-            Some(dst) => dst.copy_rows_from(self, copy),
+            Some(dst) => dst.copy_rows_from(self, copy, T::snapshot_copy_rows()),
             None => {
                 let mut dst = AosColumn::<T>::new(self.name, self.domains);
-                dst.copy_rows_from(self, copy);
+                dst.copy_rows_from(self, copy, T::snapshot_copy_rows());
                 *slot = Some(Box::new(dst));
             }
         }
@@ -315,7 +325,7 @@ impl<T: super::Component> ErasedColumn for AosColumn<T> {
         };
         // The order counter only ever grows: caches keyed on an older value stay invalid.
         let gen = self.order_gen.max(src.order_gen) + 1;
-        self.copy_rows_from(src, copy);
+        self.copy_rows_from(src, copy, T::snapshot_copy_rows());
         self.order_gen = gen;
         true
     }

@@ -70,6 +70,17 @@ pub trait Component: StateHash + Send + Sync + 'static {
     fn snapshot_clone() -> Option<fn(&Self) -> Self> {
         None
     }
+
+    /// How a snapshot copies a whole column of values into a buffer it reuses: the derive
+    /// fills it in with `Vec::extend_from_slice` for `Clone` types (one `memcpy` for `Copy`
+    /// ones); `None` falls back to [`snapshot_clone`](Self::snapshot_clone) per value.
+    #[doc(hidden)]
+    fn snapshot_copy_rows() -> Option<fn(&[Self], &mut Vec<Self>)>
+    where
+        Self: Sized,
+    {
+        None
+    }
 }
 
 /// The entity is alive but has no component of this type.

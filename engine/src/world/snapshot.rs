@@ -300,11 +300,20 @@ pub mod probe {
     pub trait ViaClone<T> {
         /// `Some(T::clone)`.
         fn clone_fn(&self) -> Option<fn(&T) -> T>;
+        /// A whole-column copier.
+        fn copy_rows_fn(&self) -> Option<fn(&[T], &mut Vec<T>)>;
     }
 
     impl<T: Clone> ViaClone<T> for &Probe<T> {
         fn clone_fn(&self) -> Option<fn(&T) -> T> {
             Some(T::clone)
+        }
+        fn copy_rows_fn(&self) -> Option<fn(&[T], &mut Vec<T>)> {
+            Some(|src, dst| {
+                dst.clear();
+                // `extend_from_slice` is one `memcpy` for `Copy` types.
+                dst.extend_from_slice(src);
+            })
         }
     }
 
@@ -312,10 +321,15 @@ pub mod probe {
     pub trait ViaNothing<T> {
         /// `None`.
         fn clone_fn(&self) -> Option<fn(&T) -> T>;
+        /// `None`.
+        fn copy_rows_fn(&self) -> Option<fn(&[T], &mut Vec<T>)>;
     }
 
     impl<T> ViaNothing<T> for Probe<T> {
         fn clone_fn(&self) -> Option<fn(&T) -> T> {
+            None
+        }
+        fn copy_rows_fn(&self) -> Option<fn(&[T], &mut Vec<T>)> {
             None
         }
     }
