@@ -176,7 +176,7 @@ fn expand_named_trait(
         // Components only: a whole column copied at once.
         quote! {
             fn snapshot_copy_rows(
-            ) -> ::core::option::Option<fn(&[Self], &mut ::std::vec::Vec<Self>)> {
+            ) -> ::core::option::Option<::lanegraph::world::CopyRows<Self>> {
                 #[allow(unused_imports)]
                 use ::lanegraph::world::__snapshot_probe::{ViaClone as _, ViaNothing as _};
                 (&&::lanegraph::world::__snapshot_probe::Probe::<Self>::new()).copy_rows_fn()

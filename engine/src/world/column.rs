@@ -170,7 +170,7 @@ impl<T: Send + Sync + 'static> AosColumn<T> {
         &mut self,
         src: &AosColumn<T>,
         copy: fn(&T) -> T,
-        rows: Option<fn(&[T], &mut Vec<T>)>,
+        rows: Option<super::component::CopyRows<T>>,
     ) {
         self.entities.clone_from(&src.entities);
         match rows {

@@ -75,13 +75,18 @@ pub trait Component: StateHash + Send + Sync + 'static {
     /// fills it in with `Vec::extend_from_slice` for `Clone` types (one `memcpy` for `Copy`
     /// ones); `None` falls back to [`snapshot_clone`](Self::snapshot_clone) per value.
     #[doc(hidden)]
-    fn snapshot_copy_rows() -> Option<fn(&[Self], &mut Vec<Self>)>
+    fn snapshot_copy_rows() -> Option<CopyRows<Self>>
     where
         Self: Sized,
     {
         None
     }
 }
+
+/// Copies a whole column of values into a buffer it reuses (see
+/// [`Component::snapshot_copy_rows`]).
+#[doc(hidden)]
+pub type CopyRows<T> = fn(&[T], &mut Vec<T>);
 
 /// The entity is alive but has no component of this type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]

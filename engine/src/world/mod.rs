@@ -96,6 +96,8 @@ use std::collections::HashMap;
 pub use access::{ColumnLayout, ComponentAccess};
 pub use bundle::Bundle;
 pub use commands::{CommandError, Commands};
+#[doc(hidden)]
+pub use component::CopyRows;
 pub use component::{
     AliasedQuery, Component, ComponentError, ComponentNameClash, MissingComponent, WrongLayout,
 };

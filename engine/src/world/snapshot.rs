@@ -301,14 +301,14 @@ pub mod probe {
         /// `Some(T::clone)`.
         fn clone_fn(&self) -> Option<fn(&T) -> T>;
         /// A whole-column copier.
-        fn copy_rows_fn(&self) -> Option<fn(&[T], &mut Vec<T>)>;
+        fn copy_rows_fn(&self) -> Option<crate::world::component::CopyRows<T>>;
     }
 
     impl<T: Clone> ViaClone<T> for &Probe<T> {
         fn clone_fn(&self) -> Option<fn(&T) -> T> {
             Some(T::clone)
         }
-        fn copy_rows_fn(&self) -> Option<fn(&[T], &mut Vec<T>)> {
+        fn copy_rows_fn(&self) -> Option<crate::world::component::CopyRows<T>> {
             Some(|src, dst| {
                 dst.clear();
                 // `extend_from_slice` is one `memcpy` for `Copy` types.
@@ -322,14 +322,14 @@ pub mod probe {
         /// `None`.
         fn clone_fn(&self) -> Option<fn(&T) -> T>;
         /// `None`.
-        fn copy_rows_fn(&self) -> Option<fn(&[T], &mut Vec<T>)>;
+        fn copy_rows_fn(&self) -> Option<crate::world::component::CopyRows<T>>;
     }
 
     impl<T> ViaNothing<T> for Probe<T> {
         fn clone_fn(&self) -> Option<fn(&T) -> T> {
             None
         }
-        fn copy_rows_fn(&self) -> Option<fn(&[T], &mut Vec<T>)> {
+        fn copy_rows_fn(&self) -> Option<crate::world::component::CopyRows<T>> {
             None
         }
     }
