@@ -78,8 +78,16 @@ fn closing_the_window_ends_the_run_and_writes_the_outputs() {
         );
         listed()
     });
-    // Let it run some frames, press Space in the focused window, let the burst happen.
+    // Let it run some frames, give it the focus (a loaded machine's window manager may not
+    // have yet: the key would go nowhere), press Space, let the burst happen.
     std::thread::sleep(Duration::from_millis(1000));
+    let activated = Command::new("wmctrl")
+        .args(["-a", "lanegraph demo"])
+        .env("DISPLAY", &display.name)
+        .status()
+        .expect("wmctrl runs");
+    assert!(activated.success());
+    std::thread::sleep(Duration::from_millis(300));
     let pressed = Command::new("xdotool")
         .args(["key", "space"])
         .env("DISPLAY", &display.name)
