@@ -642,12 +642,35 @@ impl<T: Component> OptionFetch<T> {
         })
     }
 
-    /// Aligned rows: those of the column (every row there is in it); all of them when the
-    /// world has no such column (it is `None` everywhere).
-    fn aligned(&mut self, d: &Driver, cache: &mut AlignCache) -> usize {
-        self.inner
-            .as_mut()
-            .map_or(usize::MAX, |c| c.align(d, cache))
+    /// An optional term never limits the aligned rows: it is found by slot on each of them
+    /// (a sparse component, present on some entities, would otherwise end the run in step at
+    /// its first gap and send every term of the query to per-row lookups).
+    fn aligned(&mut self, _: &Driver, _: &mut AlignCache) -> usize {
+        usize::MAX
+    }
+
+    /// Finds `e`'s row by slot, for the aligned rows.
+    ///
+    /// # Safety
+    /// As for [`ColumnFetch::locate`].
+    unsafe fn find(&mut self, e: Entity) -> Option<&mut ColumnFetch<T>> {
+        let c = self.inner.as_mut()?;
+        // SAFETY: forwarded contract.
+        let row = unsafe { c.rows.row(e) }?;
+        c.row = row;
+        self.found = true;
+        Some(c)
+    }
+
+    /// The AoS values and rows, for the register path (`None`: field-SoA).
+    fn aos_base(&self) -> Option<Option<(*mut T, RawRows)>> {
+        match &self.inner {
+            None => Some(None),
+            Some(c) => match &c.store {
+                Store::Aos(p) => Some(Some((*p, c.rows))),
+                Store::Soa(_) => None,
+            },
+        }
     }
 
     fn fork(&self) -> Self {
@@ -683,21 +706,19 @@ impl<T: Component> QueryData for Option<&T> {
     fn aligned(f: &mut Self::Fetch, d: &Driver, cache: &mut AlignCache) -> usize {
         f.aligned(d, cache)
     }
-    type Base = Option<*const T>;
-    fn base(f: &Self::Fetch) -> Option<Option<*const T>> {
-        match &f.inner {
-            None => Some(None),
-            Some(c) => c.aos_base().map(|p| Some(p as *const T)),
-        }
+    type Base = Option<(*mut T, RawRows)>;
+    fn base(f: &Self::Fetch) -> Option<Self::Base> {
+        f.aos_base()
     }
-    unsafe fn at<'a>(b: Option<*const T>, _: Entity, row: usize) -> Option<&'a T> {
-        // SAFETY: forwarded contract (an aligned row exists in the column).
-        b.map(|p| unsafe { &*p.add(row) })
+    unsafe fn at<'a>(b: Self::Base, e: Entity, _: usize) -> Option<&'a T> {
+        let (p, rows) = b?;
+        // SAFETY: forwarded contract; the row comes from the column's own index.
+        unsafe { rows.row(e).map(|r| &*p.add(r)) }
     }
-    unsafe fn get_aligned<'a>(f: &mut Self::Fetch, _: Entity, row: usize) -> Option<&'a T> {
-        f.found = f.inner.is_some();
-        // SAFETY: forwarded contract (an aligned row exists in the column).
-        f.inner.as_mut().map(|c| unsafe { c.shared_at(row) })
+    unsafe fn get_aligned<'a>(f: &mut Self::Fetch, e: Entity, _: usize) -> Option<&'a T> {
+        f.found = false;
+        // SAFETY: forwarded contract.
+        unsafe { f.find(e) }.map(|c| unsafe { c.shared() })
     }
     unsafe fn locate(f: &mut Self::Fetch, e: Entity, d: DriverRow) -> bool {
         // SAFETY: forwarded contract.
@@ -728,21 +749,20 @@ impl<T: Component> QueryData for Option<&mut T> {
     fn aligned(f: &mut Self::Fetch, d: &Driver, cache: &mut AlignCache) -> usize {
         f.aligned(d, cache)
     }
-    type Base = Option<*mut T>;
-    fn base(f: &Self::Fetch) -> Option<Option<*mut T>> {
-        match &f.inner {
-            None => Some(None),
-            Some(c) => c.aos_base().map(Some),
-        }
+    type Base = Option<(*mut T, RawRows)>;
+    fn base(f: &Self::Fetch) -> Option<Self::Base> {
+        f.aos_base()
     }
-    unsafe fn at<'a>(b: Option<*mut T>, _: Entity, row: usize) -> Option<&'a mut T> {
-        // SAFETY: forwarded contract; the exclusive claim is the column's only claim.
-        b.map(|p| unsafe { &mut *p.add(row) })
+    unsafe fn at<'a>(b: Self::Base, e: Entity, _: usize) -> Option<&'a mut T> {
+        let (p, rows) = b?;
+        // SAFETY: forwarded contract; the row comes from the column's own index, and the
+        // exclusive claim is the column's only claim.
+        unsafe { rows.row(e).map(|r| &mut *p.add(r)) }
     }
-    unsafe fn get_aligned<'a>(f: &mut Self::Fetch, _: Entity, row: usize) -> Option<&'a mut T> {
-        f.found = f.inner.is_some();
-        // SAFETY: forwarded contract (an aligned row exists in the column).
-        f.inner.as_mut().map(|c| unsafe { c.exclusive_at(row) })
+    unsafe fn get_aligned<'a>(f: &mut Self::Fetch, e: Entity, _: usize) -> Option<&'a mut T> {
+        f.found = false;
+        // SAFETY: forwarded contract.
+        unsafe { f.find(e) }.map(|c| unsafe { c.exclusive() })
     }
     unsafe fn locate(f: &mut Self::Fetch, e: Entity, d: DriverRow) -> bool {
         // SAFETY: forwarded contract.
