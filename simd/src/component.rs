@@ -20,6 +20,17 @@ pub trait SoaComponent: Sized + 'static {
     fn read(fields: &[f32]) -> Self;
 }
 
+/// Typed, named access to a field-SoA component's columns: `#[derive(SoaComponent)]` on
+/// `struct Pos { x: f32, y: f32 }` also generates `PosFields<'a> { pub x: &'a mut [f32], pub y:
+/// &'a mut [f32] }` and this impl, so kernels name fields as Rust fields, not strings.
+pub trait SoaFields: SoaComponent {
+    /// One mutable slice of rows per field, as named fields.
+    type Mut<'a>;
+    /// The rows of every field of `table`, by name; `None` when `table` was not built for this
+    /// component's fields.
+    fn fields_mut(table: &mut crate::SoaTable) -> Option<Self::Mut<'_>>;
+}
+
 /// Implements [`SoaComponent`] for a struct whose listed fields are all `f32`.
 ///
 /// ```

@@ -34,7 +34,7 @@ pub mod table;
 pub use advisor::{advise, ComponentAccess, LayoutAdvice, LayoutRecommendation};
 pub use cache::{working_sets, CacheSizes, WorkingSet};
 pub use column::{padded_len, Column, ColumnLanesMut, LANES, PAD};
-pub use component::SoaComponent;
+pub use component::{SoaComponent, SoaFields};
 pub use dispatch::{force_kernel_path, kernel_path, KernelPath};
 pub use error::{
     ComponentMismatch, CpuMismatch, FieldCountMismatch, InvalidBounds, InvalidFields,

@@ -370,7 +370,33 @@ fn expand_soa(input: &DeriveInput) -> syn::Result<TokenStream2> {
     let idx = 0..names.len();
     let idx2 = 0..names.len();
     let count = names.len();
+    let vis = &input.vis;
+    let fields_ident = syn::Ident::new(&format!("{ident}Fields"), ident.span());
+    let doc = format!(
+        "The rows of every field of a field-SoA `{ident}`, one mutable slice each, by name \
+         (from `#[derive(SoaComponent)]`; `SoaMut::fields`)."
+    );
+    let field_docs = names
+        .iter()
+        .map(|n| format!("The rows of `{n}`."))
+        .collect::<Vec<_>>();
     Ok(quote! {
+        #[doc = #doc]
+        #vis struct #fields_ident<'a> {
+            #( #[doc = #field_docs] pub #names: &'a mut [f32], )*
+        }
+        impl ::lanegraph::simd::SoaFields for #ident {
+            type Mut<'a> = #fields_ident<'a>;
+            fn fields_mut(
+                table: &mut ::lanegraph::simd::SoaTable,
+            ) -> ::core::option::Option<#fields_ident<'_>> {
+                if table.field_names() != <Self as ::lanegraph::simd::SoaComponent>::FIELDS {
+                    return ::core::option::Option::None;
+                }
+                let [#(#names),*] = table.fields_mut::<#count>().ok()?;
+                ::core::option::Option::Some(#fields_ident { #(#names),* })
+            }
+        }
         const _: () = ::core::assert!(
             #count <= ::lanegraph::simd::MAX_FIELDS,
             "a field-SoA component has more fields than lanegraph::simd::MAX_FIELDS"

@@ -412,6 +412,35 @@ impl<'w, T: SoaComponent> SoaMut<'w, T> {
     pub fn field_mut(&mut self, name: &str) -> Result<&mut [f32], lanegraph_simd::UnknownField> {
         self.table.field_mut(name)
     }
+
+    /// Every field's rows, mutably, by name: `let f = loan.fields(); f.x[i] += f.y[i];`
+    /// (`#[derive(SoaComponent)]` generates the `{Type}Fields` struct). Row `i` of every
+    /// slice is [`entities`](Self::entities)`[i]`.
+    ///
+    /// ```
+    /// use lanegraph::prelude::*;
+    /// use lanegraph::simd::SoaComponent;
+    ///
+    /// #[derive(Clone, Copy, Component, StateHash, SoaComponent)]
+    /// struct Pos { x: f32, y: f32 }
+    ///
+    /// let mut world = World::new();
+    /// world.use_field_soa::<Pos>().unwrap();
+    /// world.spawn_batch((0..100).map(|i| (Pos { x: i as f32, y: 1.0 },))).unwrap();
+    /// let mut loan = world.lend_soa::<Pos>().unwrap().unwrap();
+    /// let PosFields { x, y } = loan.fields();
+    /// for (x, y) in x.iter_mut().zip(y.iter()) {
+    ///     *x += *y;
+    /// }
+    /// let e = world.entities()[3];
+    /// assert_eq!(world.get_fields::<Pos>(e).unwrap().x, 4.0);
+    /// ```
+    pub fn fields(&mut self) -> T::Mut<'_>
+    where
+        T: lanegraph_simd::SoaFields,
+    {
+        T::fields_mut(self.table).expect("the table was built for T at opt-in (broken invariant)")
+    }
 }
 
 /// A shared view of one component's field-SoA columns.
