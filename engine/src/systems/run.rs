@@ -129,9 +129,11 @@ impl World {
             self.command_buf = std::mem::take(&mut ctx.commands);
             // A sync test records the world's checksums after every system (one branch when
             // none runs).
-            if let Some(mut probe) = self.sync_probe.take() {
-                probe.record(self, i);
-                self.sync_probe = Some(probe);
+            if self.sync_probe.is_some() {
+                if let Some(mut probe) = self.sync_probe.take() {
+                    probe.record(self, i);
+                    self.sync_probe = Some(probe);
+                }
             }
         }
     }

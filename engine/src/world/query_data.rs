@@ -377,14 +377,9 @@ impl<T: Component> ColumnFetch<T> {
     /// The parts are valid (the query's `&mut World` is held); `e` is live.
     #[inline]
     unsafe fn locate(&mut self, e: Entity, d: DriverRow) -> bool {
+        // Rows in step with the driving column never come here (`get_aligned` reads them by
+        // index); the rest are found by slot.
         let row = if self.col == d.col {
-            Some(d.row)
-        } else if d.row < self.rows.len
-            // SAFETY: `d.row < len`, and the parts are valid (the caller's contract).
-            && unsafe { *self.rows.entities.add(d.row) } == e
-        {
-            // Rows inserted together (a batch, or the same spawn order) share their index: one
-            // sequential load instead of the sparse index's two dependent ones.
             Some(d.row)
         } else {
             // SAFETY: the caller's contract.

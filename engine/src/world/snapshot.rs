@@ -174,10 +174,7 @@ impl World {
             snapshot.columns.clear();
         }
         snapshot.world = None;
-        snapshot
-            .columns
-            .resize_with(self.columns.len().max(snapshot.columns.len()), || None);
-        snapshot.columns.truncate(self.columns.len());
+        snapshot.columns.resize_with(self.columns.len(), || None);
         for (c, slot) in self.columns.iter().zip(snapshot.columns.iter_mut()) {
             c.save(slot)?;
         }

@@ -29,9 +29,8 @@
 use std::ops::Range;
 use std::panic::Location;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Instant;
 
-use lanegraph_jobs::JobPanicked;
+use lanegraph_jobs::{clock, JobPanicked};
 
 use super::column::ErasedColumn;
 use super::entity::EntityTable;
@@ -292,7 +291,7 @@ impl<'q, Q: QueryData, F: QueryFilter> Query<'q, Q, F> {
             ranges[k] = Some(k * chunk..((k + 1) * chunk).min(rows));
             k += 1;
         }
-        let wall = Instant::now();
+        let wall = clock::now();
         let proto = Shared((&*q, &*flt, d, aligned));
         let visited = AtomicUsize::new(0);
         let f = &f;
@@ -315,7 +314,7 @@ impl<'q, Q: QueryData, F: QueryFilter> Query<'q, Q, F> {
             })
             .map_err(|e| into_panicked(e, "par_for_each"))?;
         if !predicted.is_nan() && self.chunk_rows.is_none() {
-            site.judge_split(wall.elapsed().as_nanos() as u64, predicted);
+            site.judge_split(clock::now().ns_since(wall), predicted);
         }
         // The chunks' own times are not the serial cost (two threads share the memory bus),
         // so only serial runs teach the cost per row.
@@ -340,7 +339,7 @@ fn serial_run<Q: QueryData, F: QueryFilter>(
     let predicted = site.ns_per_row * d.rows as f64;
     let far_below = predicted < PAR_CHUNK_MIN_NS as f64 / 8.0;
     let timed = !far_below || site.runs % 16 == 1;
-    let start = timed.then(Instant::now);
+    let start = timed.then(clock::now);
     let mut visited = 0;
     on_caller("par_for_each", || {
         let mut call = |item: Q::Item<'_>| f(item);
@@ -348,7 +347,7 @@ fn serial_run<Q: QueryData, F: QueryFilter>(
         visited = unsafe { run_rows::<Q, F>(q, flt, d, aligned, 0..d.rows, &mut call) };
     })?;
     if let Some(start) = start {
-        site.learn(start.elapsed().as_nanos() as u64, d.rows);
+        site.learn(clock::now().ns_since(start), d.rows);
     }
     Ok(ParRun {
         visited,
