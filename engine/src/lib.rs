@@ -82,8 +82,8 @@ pub mod prelude {
     };
     pub use crate::systems::{every, when_changed, when_strategy, SystemContext, SystemDef};
     pub use crate::world::{
-        Bundle, Commands, Component, Components, Domain, Entity, Event, EventCursor, Filter, Query,
-        Resource, StateHash, With, Without, World,
+        Bundle, Changed, Commands, Component, Components, Domain, Entity, Event, EventCursor,
+        Filter, Query, Resource, StateHash, With, Without, World,
     };
 }
 

@@ -38,6 +38,7 @@ mod telemetry_metrics;
 mod telemetry_openmetrics;
 mod telemetry_trace;
 mod window_present;
+mod world_changed;
 mod world_commands_events;
 mod world_entities;
 mod world_layout_advice;

@@ -56,6 +56,12 @@ impl World {
         let mut conditions = std::mem::take(&mut self.systems.conditions);
         let order = std::mem::take(&mut self.systems.order);
         self.systems.running = true;
+        // `Changed<T>` outside systems reports what changed since this step began.
+        self.advance_change_tick();
+        self.change.outside_seen = self.change.now - 1;
+        if self.change.system_seen.len() < runs.len() {
+            self.change.system_seen.resize(runs.len(), 0);
+        }
         let result = panic::catch_unwind(AssertUnwindSafe(|| {
             self.run_each::<TIMED>(&mut runs, &mut conditions, &order);
         }));
@@ -63,6 +69,9 @@ impl World {
         self.systems.conditions = conditions;
         self.systems.order = order;
         self.systems.running = false;
+        self.change.last_seen = self.change.outside_seen;
+        // Writes between steps are newer than anything a system saw in this one.
+        self.advance_change_tick();
         self.tick += 1;
         // The step consumed the input events handed over for it (see `crate::input`), and
         // each gameplay event queue drops last step's events (`crate::world::Events`).
@@ -96,6 +105,8 @@ impl World {
                 }
             }
             let run = &mut runs[i];
+            // What this system's `Changed<T>` queries compare against: its previous run's end.
+            self.change.last_seen = self.change.system_seen[i];
             let mut ctx = SystemContext {
                 id: SystemId::new(world_id, i as u32),
                 tick,
@@ -121,6 +132,10 @@ impl World {
             } else {
                 run(self, &mut ctx);
             }
+            // The system has seen everything up to now; its commands' writes are newer, so
+            // its next run sees the rows they add.
+            self.change.system_seen[i] = self.change.now;
+            self.advance_change_tick();
             // The system's commands apply now, before the next system (module docs of
             // `crate::world::commands`); the emptied queue goes back for the next run.
             if !ctx.commands.is_empty() {

@@ -14,6 +14,7 @@
 use std::any::Any;
 
 use super::access::{AccessCounters, ColumnLayout};
+use super::change_ticks::RowTicks;
 use super::entity::{Entity, EntityTable};
 use super::epoch::DomainSet;
 use super::hash::StateHasher;
@@ -64,6 +65,8 @@ pub(crate) trait ErasedColumn: Send + Sync + 'static {
     fn load(&mut self, from: &dyn ErasedColumn) -> bool;
     /// Drops every row (a column made after the snapshot being restored).
     fn clear_rows(&mut self);
+    /// The column's per-row change ticks, to track, stamp or move the clock.
+    fn ticks_mut(&mut self) -> &mut RowTicks;
     /// Downcast support.
     fn as_any(&self) -> &dyn Any;
     /// Downcast support.
@@ -137,6 +140,8 @@ pub(crate) struct AosColumn<T> {
     /// Moves on every change to the order of `entities` (a row added, removed or reordered):
     /// what a cached row alignment between two columns is checked against.
     pub(crate) order_gen: u64,
+    /// Per-row change ticks, once a `Changed<T>` query asked (in step with `values`).
+    pub(crate) ticks: RowTicks,
 }
 
 impl<T: Send + Sync + 'static> AosColumn<T> {
@@ -149,17 +154,20 @@ impl<T: Send + Sync + 'static> AosColumn<T> {
             index: SparseIndex::default(),
             access: AccessCounters::default(),
             order_gen: 0,
+            ticks: RowTicks::default(),
         }
     }
 
     /// Inserts or replaces; returns the previous value.
     pub(crate) fn insert(&mut self, entity: Entity, value: T) -> Option<T> {
         if let Some(row) = self.index.row(entity) {
+            self.ticks.stamp(row);
             return Some(std::mem::replace(&mut self.values[row], value));
         }
         self.index.set(entity, self.values.len());
         self.entities.push(entity);
         self.values.push(value);
+        self.ticks.push();
         self.order_gen += 1;
         None
     }
@@ -182,6 +190,7 @@ impl<T: Send + Sync + 'static> AosColumn<T> {
         }
         self.index.rows.clone_from(&src.index.rows);
         self.order_gen = src.order_gen;
+        self.ticks.copy_from(&src.ticks);
     }
 
     /// Appends a row for `entity`, which has none (a fresh spawn: see `bundle`).
@@ -191,6 +200,7 @@ impl<T: Send + Sync + 'static> AosColumn<T> {
         self.index.set(entity, self.values.len());
         self.entities.push(entity);
         self.values.push(value);
+        self.ticks.push();
         self.order_gen += 1;
     }
 
@@ -198,6 +208,7 @@ impl<T: Send + Sync + 'static> AosColumn<T> {
     pub(crate) fn reserve(&mut self, additional: usize, slots: usize) {
         self.entities.reserve(additional);
         self.values.reserve(additional);
+        self.ticks.reserve(additional);
         self.index.reserve_slots(slots);
     }
 
@@ -208,6 +219,7 @@ impl<T: Send + Sync + 'static> AosColumn<T> {
         self.order_gen += 1;
         self.entities.swap_remove(row);
         let value = self.values.swap_remove(row);
+        self.ticks.swap_remove(row);
         if let Some(moved) = self.entities.get(row) {
             self.index.set(*moved, row);
         }
@@ -221,7 +233,9 @@ impl<T: Send + Sync + 'static> AosColumn<T> {
 
     #[inline]
     pub(crate) fn get_mut(&mut self, entity: Entity) -> Option<&mut T> {
-        self.index.row(entity).map(|r| &mut self.values[r])
+        let r = self.index.row(entity)?;
+        self.ticks.stamp(r);
+        Some(&mut self.values[r])
     }
 
     pub(crate) fn access_counters(&self) -> &AccessCounters {
@@ -278,10 +292,17 @@ impl<T: super::Component> ErasedColumn for AosColumn<T> {
         if !sorted {
             self.order_gen += 1;
             // Cold path (explicit compaction): pair, sort by slot, rebuild the index.
-            let mut rows: Vec<(Entity, T)> =
-                self.entities.drain(..).zip(self.values.drain(..)).collect();
-            rows.sort_unstable_by_key(|(e, _)| e.index());
-            for (row, (e, v)) in rows.into_iter().enumerate() {
+            let mut rows: Vec<(Entity, T, usize)> = self
+                .entities
+                .drain(..)
+                .zip(self.values.drain(..))
+                .enumerate()
+                .map(|(old, (e, v))| (e, v, old))
+                .collect();
+            rows.sort_unstable_by_key(|(e, _, _)| e.index());
+            let order: Vec<usize> = rows.iter().map(|r| r.2).collect();
+            self.ticks.permute(&order);
+            for (row, (e, v, _)) in rows.into_iter().enumerate() {
                 self.index.set(e, row);
                 self.entities.push(e);
                 self.values.push(v);
@@ -332,8 +353,12 @@ impl<T: super::Component> ErasedColumn for AosColumn<T> {
     fn clear_rows(&mut self) {
         self.entities.clear();
         self.values.clear();
+        self.ticks.clear();
         self.index.rows.clear();
         self.order_gen += 1;
+    }
+    fn ticks_mut(&mut self) -> &mut RowTicks {
+        &mut self.ticks
     }
     fn insert_erased(&mut self, entity: Entity, value: &mut dyn Any) -> bool {
         let slot = value

@@ -42,6 +42,7 @@ impl<'w, T: Component> QuerySide<'w, T> {
                 .downcast_mut::<AosColumn<T>>()
                 .expect("type checked above");
             c.access_counters().record(rows);
+            c.ticks.stamp_all();
             QuerySide::Aos {
                 entities: &c.entities,
                 values: &mut c.values,

@@ -70,6 +70,7 @@
 
 pub(crate) mod access;
 pub(crate) mod bundle;
+pub(crate) mod change_ticks;
 pub(crate) mod column;
 pub(crate) mod commands;
 pub(crate) mod component;
@@ -109,7 +110,9 @@ pub use hash::{StateHash, StateHasher};
 pub use lanegraph_derive::{Component, Resource, StateHash};
 pub use par_query::{ParQueryError, ParSoaError, MAX_CHUNKS, MIN_CHUNK_ROWS};
 pub use query::{ColumnMut, ColumnRef, Filter, PairQueryError};
-pub use query_data::{QueryData, QueryError, QueryFilter, With, Without, MAX_QUERY_COMPONENTS};
+pub use query_data::{
+    Changed, QueryData, QueryError, QueryFilter, With, Without, MAX_QUERY_COMPONENTS,
+};
 pub use resource::{MissingResource, Resource, ResourceNameClash};
 pub use resource_set::{ResourceError, ResourceParam, ResourceSet};
 #[doc(hidden)]
@@ -179,6 +182,8 @@ pub struct World {
     /// Set while a [`SyncTest`] records a step: the schedule records checksums after each
     /// system.
     pub(crate) sync_probe: Option<Box<sync_test::SyncProbe>>,
+    /// The change tick rows are stamped with and what each reader saw last ([`Changed`]).
+    pub(crate) change: change_ticks::ChangeClock,
 }
 
 impl Default for World {
@@ -259,6 +264,7 @@ impl World {
             last_command_error: None,
             event_steps: Vec::new(),
             sync_probe: None,
+            change: change_ticks::ChangeClock::new(),
         }
     }
 
@@ -372,6 +378,18 @@ impl World {
         self.hash_order.insert(pos, i);
         self.by_type.insert(ty, i);
         Ok(i)
+    }
+
+    /// Moves the change tick on (writes from here on are newer than any reader has seen) and
+    /// tells the columns that keep ticks.
+    pub(crate) fn advance_change_tick(&mut self) {
+        self.change.now += 1;
+        if self.change.any_tracked {
+            let now = self.change.now;
+            for c in &mut self.columns {
+                c.ticks_mut().set_now(now);
+            }
+        }
     }
 
     pub(crate) fn column_index<T: Component>(&self) -> Option<usize> {

@@ -143,6 +143,7 @@ impl World {
             .downcast_mut::<AosColumn<T>>()
             .expect("column type checked above");
         c.access_counters().record(c.values.len());
+        c.ticks.stamp_all();
         Ok(ColumnMut {
             entities: &c.entities,
             values: &mut c.values,
@@ -188,6 +189,7 @@ impl World {
         };
         self.epochs.bump(A::DOMAINS);
         let (a, b) = two_aos_mut::<A, B>(&mut self.columns, ia, ib);
+        a.ticks.stamp_all();
         let b = &*b;
         Ok(PairMutIter {
             inner: Some((a.entities.iter().zip(a.values.iter_mut()), b)),
@@ -295,6 +297,9 @@ impl World {
             pair_rows,
         } = split;
         let (a, b) = downcast_pair::<A, B>(ca, cb);
+        // Whole-column write access: every row counts as changed (`change_ticks`).
+        a.ticks.stamp_all();
+        b.ticks.stamp_all();
         let aligned = aligned_rows(
             pair_rows,
             (ia, a.order_gen, &a.entities),

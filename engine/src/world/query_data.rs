@@ -1,6 +1,6 @@
 //! What a typed query asks for and which entities it keeps: [`QueryData`] (`&T`, `&mut T`,
 //! `Option<&T>`, `Option<&mut T>`, [`Entity`] and tuples of 1-8 of them) and [`QueryFilter`]
-//! ([`With`], [`Without`] and tuples of 1-4), over AoS and field-SoA columns alike.
+//! ([`With`], [`Without`], [`Changed`] and tuples of 1-4), over AoS and field-SoA columns alike.
 //!
 //! Owns: resolving each requested component to its column once per query (as raw parts), the
 //! aliasing check (`&mut T` beside any other access to `T` is [`QueryError::Aliased`]), the
@@ -26,6 +26,7 @@ use std::marker::PhantomData;
 
 use lanegraph_simd::MAX_FIELDS;
 
+use super::change_ticks::ChangeClock;
 use super::column::{AosColumn, ErasedColumn, SparseIndex, NO_ROW};
 use super::component::{AliasedQuery, Component};
 use super::entity::Entity;
@@ -111,6 +112,8 @@ pub struct ColumnsView<'a> {
     pub(crate) columns: &'a mut [Box<dyn ErasedColumn>],
     pub(crate) by_type: &'a TypeMap<usize>,
     pub(crate) epochs: &'a mut Epochs,
+    /// The world's change tick (what `&mut T` stamps) and what this reader saw last.
+    pub(crate) clock: &'a mut ChangeClock,
     claims: [(std::any::TypeId, bool); MAX_QUERY_COMPONENTS],
     claimed: usize,
 }
@@ -120,11 +123,13 @@ impl<'a> ColumnsView<'a> {
         columns: &'a mut [Box<dyn ErasedColumn>],
         by_type: &'a TypeMap<usize>,
         epochs: &'a mut Epochs,
+        clock: &'a mut ChangeClock,
     ) -> Self {
         ColumnsView {
             columns,
             by_type,
             epochs,
+            clock,
             claims: [(std::any::TypeId::of::<()>(), false); MAX_QUERY_COMPONENTS],
             claimed: 0,
         }
@@ -164,6 +169,17 @@ impl<'a> ColumnsView<'a> {
         }
         let c = c.as_any_mut().downcast_mut::<SoaColumn<T>>()?;
         Some(c.raw_parts().0)
+    }
+
+    /// `T`'s rows and change ticks (tracking them from now on), for [`Changed`]; `None` when
+    /// `T` has no column.
+    fn changed_rows_of<T: Component>(&mut self) -> Option<(usize, RawRows, *const u64)> {
+        let col = self.index_of::<T>()?;
+        let rows = self.rows_of::<T>()?;
+        let ticks = self.columns[col].ticks_mut();
+        ticks.track(rows.len, self.clock.now);
+        self.clock.any_tracked = true;
+        Some((col, rows, ticks.raw()))
     }
 }
 
@@ -287,6 +303,29 @@ impl<T> SoaRaw<T> {
     }
 }
 
+/// Where a `&mut T` term stamps the rows it hands out (see `change_ticks`).
+#[derive(Clone, Copy)]
+#[doc(hidden)]
+pub struct Stamp {
+    /// Row 0's tick (null: the column keeps no ticks).
+    ticks: *mut u64,
+    now: u64,
+}
+
+impl Stamp {
+    /// Stamps row `row`.
+    ///
+    /// # Safety
+    /// When `ticks` is not null, `row` is below the column's length and this run's alone.
+    #[inline(always)]
+    unsafe fn at(self, row: usize) {
+        if !self.ticks.is_null() {
+            // SAFETY: the caller's contract.
+            unsafe { *self.ticks.add(row) = self.now };
+        }
+    }
+}
+
 /// Where one component's values live.
 // The field-SoA variant holds a pointer per possible field (about 0.5 KiB); a query holds one
 // per component, on the stack, and boxing it would allocate per query.
@@ -314,6 +353,10 @@ pub struct ColumnFetch<T> {
     offset: usize,
     /// A field-SoA row, gathered (and, for `&mut T`, scattered back by `commit`).
     scratch: Option<T>,
+    /// The column's change ticks, for `&mut T` (null: shared, or the column keeps none), and
+    /// the tick a row handed out mutably is stamped with.
+    ticks: *mut u64,
+    now: u64,
 }
 
 impl<T: Component> ColumnFetch<T> {
@@ -323,6 +366,34 @@ impl<T: Component> ColumnFetch<T> {
             // `offset` is at most the column's length (a row of it, or 0).
             Store::Aos(p) => Some(p.wrapping_add(self.offset)),
             Store::Soa(_) => None,
+        }
+    }
+
+    /// The change ticks from the first aligned row on, and the stamp (null: none kept).
+    fn ticks_base(&self) -> Stamp {
+        Stamp {
+            ticks: if self.ticks.is_null() {
+                self.ticks
+            } else {
+                self.ticks.wrapping_add(self.offset)
+            },
+            now: self.now,
+        }
+    }
+
+    /// Stamps row `row` (of this column) as changed.
+    ///
+    /// # Safety
+    /// `row` is in range and this query's (chunk's) alone.
+    #[inline]
+    unsafe fn stamp(&self, row: usize) {
+        // SAFETY: the caller's contract; a tracked column's ticks are as long as its rows.
+        unsafe {
+            Stamp {
+                ticks: self.ticks,
+                now: self.now,
+            }
+            .at(row)
         }
     }
 
@@ -339,6 +410,11 @@ impl<T: Component> ColumnFetch<T> {
             return Ok(None);
         };
         let c = &mut view.columns[col];
+        let (ticks, now) = if mutable {
+            c.ticks_mut().raw_mut()
+        } else {
+            (std::ptr::null_mut(), 0)
+        };
         let (rows, store) = if let Some(c) = c.as_any_mut().downcast_mut::<AosColumn<T>>() {
             let (rows, values) = c.raw_parts();
             (rows, Store::Aos(values))
@@ -357,6 +433,8 @@ impl<T: Component> ColumnFetch<T> {
             row: 0,
             offset: 0,
             scratch: None,
+            ticks,
+            now,
         }))
     }
 
@@ -368,6 +446,8 @@ impl<T: Component> ColumnFetch<T> {
             row: 0,
             offset: self.offset,
             scratch: None,
+            ticks: self.ticks,
+            now: self.now,
         }
     }
 
@@ -419,6 +499,8 @@ impl<T: Component> ColumnFetch<T> {
     #[inline]
     unsafe fn exclusive_at<'a>(&mut self, row: usize) -> &'a mut T {
         let row = row + self.offset;
+        // SAFETY: the caller's contract.
+        unsafe { self.stamp(row) };
         match &self.store {
             // SAFETY: the caller's contract.
             Store::Aos(p) => unsafe { &mut *p.add(row) },
@@ -456,6 +538,8 @@ impl<T: Component> ColumnFetch<T> {
     /// `locate` returned true for this row; the row is this query's (chunk's) alone.
     #[inline]
     unsafe fn exclusive<'a>(&mut self) -> &'a mut T {
+        // SAFETY: the caller's contract.
+        unsafe { self.stamp(self.row) };
         match &self.store {
             // SAFETY: the row is in range and no other reference to it exists (the alias check
             // at resolve; each row is visited once).
@@ -519,6 +603,21 @@ pub trait QueryData: sealed::Data {
     /// As for `get_aligned`.
     #[doc(hidden)]
     unsafe fn at<'a>(b: Self::Base, e: Entity, row: usize) -> Self::Item<'a>;
+    /// Whether any `&mut` part keeps change ticks (its rows must be stamped: [`Changed`]).
+    #[doc(hidden)]
+    fn stamps(_: &Self::Base) -> bool {
+        false
+    }
+    /// `at` without stamping change ticks: for bases where `stamps` is false (the row loop
+    /// then holds no store to a pointer that may alias the values, and vectorizes as before).
+    ///
+    /// # Safety
+    /// As for `at`, and `stamps(&b)` is false.
+    #[doc(hidden)]
+    unsafe fn at_unstamped<'a>(b: Self::Base, e: Entity, row: usize) -> Self::Item<'a> {
+        // SAFETY: forwarded contract.
+        unsafe { Self::at(b, e, row) }
+    }
     /// Leading rows of the driving column at which every part's row is the same index.
     #[doc(hidden)]
     fn aligned(f: &mut Self::Fetch, d: &Driver, cache: &mut AlignCache) -> usize;
@@ -601,11 +700,23 @@ impl<T: Component> QueryData for &mut T {
         // SAFETY: forwarded contract.
         unsafe { f.exclusive_at(row) }
     }
-    type Base = *mut T;
-    fn base(f: &Self::Fetch) -> Option<*mut T> {
-        f.aos_base()
+    type Base = (*mut T, Stamp);
+    fn base(f: &Self::Fetch) -> Option<(*mut T, Stamp)> {
+        Some((f.aos_base()?, f.ticks_base()))
     }
-    unsafe fn at<'a>(b: *mut T, _: Entity, row: usize) -> &'a mut T {
+    #[inline(always)]
+    unsafe fn at<'a>((b, stamp): (*mut T, Stamp), _: Entity, row: usize) -> &'a mut T {
+        // SAFETY: forwarded contract; the exclusive claim is the column's only claim.
+        unsafe {
+            stamp.at(row);
+            &mut *b.add(row)
+        }
+    }
+    fn stamps((_, stamp): &(*mut T, Stamp)) -> bool {
+        !stamp.ticks.is_null()
+    }
+    #[inline(always)]
+    unsafe fn at_unstamped<'a>((b, _): (*mut T, Stamp), _: Entity, row: usize) -> &'a mut T {
         // SAFETY: forwarded contract; the exclusive claim is the column's only claim.
         unsafe { &mut *b.add(row) }
     }
@@ -744,15 +855,30 @@ impl<T: Component> QueryData for Option<&mut T> {
     fn aligned(f: &mut Self::Fetch, d: &Driver, cache: &mut AlignCache) -> usize {
         f.aligned(d, cache)
     }
-    type Base = Option<(*mut T, RawRows)>;
+    type Base = Option<(*mut T, RawRows, Stamp)>;
     fn base(f: &Self::Fetch) -> Option<Self::Base> {
-        f.aos_base()
+        let stamp = f.inner.as_ref().map(|c| Stamp {
+            ticks: c.ticks,
+            now: c.now,
+        });
+        Some(
+            f.aos_base()?
+                .map(|(p, rows)| (p, rows, stamp.expect("a column"))),
+        )
+    }
+    fn stamps(b: &Self::Base) -> bool {
+        b.is_some_and(|(_, _, stamp)| !stamp.ticks.is_null())
     }
     unsafe fn at<'a>(b: Self::Base, e: Entity, _: usize) -> Option<&'a mut T> {
-        let (p, rows) = b?;
+        let (p, rows, stamp) = b?;
         // SAFETY: forwarded contract; the row comes from the column's own index, and the
         // exclusive claim is the column's only claim.
-        unsafe { rows.row(e).map(|r| &mut *p.add(r)) }
+        unsafe {
+            rows.row(e).map(|r| {
+                stamp.at(r);
+                &mut *p.add(r)
+            })
+        }
     }
     unsafe fn get_aligned<'a>(f: &mut Self::Fetch, e: Entity, _: usize) -> Option<&'a mut T> {
         f.found = false;
@@ -844,6 +970,14 @@ macro_rules! query_tuple {
                 // SAFETY: forwarded contract.
                 unsafe { ($($name::at(b.$idx, e, row),)+) }
             }
+            fn stamps(b: &Self::Base) -> bool {
+                false $(|| $name::stamps(&b.$idx))+
+            }
+            #[inline]
+            unsafe fn at_unstamped<'a>(b: Self::Base, e: Entity, row: usize) -> Self::Item<'a> {
+                // SAFETY: forwarded contract (no part stamps).
+                unsafe { ($($name::at_unstamped(b.$idx, e, row),)+) }
+            }
             #[inline]
             unsafe fn get_aligned<'a>(
                 f: &mut Self::Fetch,
@@ -901,6 +1035,17 @@ pub struct With<T>(PhantomData<fn() -> T>);
 /// Keeps entities that have no `T`.
 pub struct Without<T>(PhantomData<fn() -> T>);
 
+/// Keeps entities whose `T` was added or handed out mutably since the reader last looked: in
+/// a system, since that system's previous run ended (every row, on its first run); outside
+/// systems, since the latest step began. "Handed out mutably" counts a `&mut T` query term, an
+/// `insert`, a `get_mut`, and every row of a whole-column accessor (`column_mut`,
+/// `lend_soa`, the pair and triple queries), whether or not the value moved, as in bevy.
+///
+/// The first `Changed<T>` query over a component starts keeping one change tick per row for
+/// it (every row then counts as changed once); components no `Changed` query names keep none
+/// and pay nothing.
+pub struct Changed<T>(PhantomData<fn() -> T>);
+
 impl sealed::Filter for () {}
 impl QueryFilter for () {
     type Fetch = ();
@@ -949,6 +1094,31 @@ impl<T: Component> QueryFilter for Without<T> {
         // SAFETY: forwarded contract.
         f.as_ref()
             .is_none_or(|rows| unsafe { rows.row(e) }.is_none())
+    }
+}
+
+impl<T: Component> sealed::Filter for Changed<T> {}
+impl<T: Component> QueryFilter for Changed<T> {
+    type Fetch = (Option<(usize, RawRows, *const u64)>, u64);
+    fn init(view: &mut ColumnsView<'_>) -> Self::Fetch {
+        (view.changed_rows_of::<T>(), view.clock.last_seen)
+    }
+    fn driver(f: &Self::Fetch, best: &mut Option<Driver>) {
+        With::<T>::driver(&f.0.map(|(col, rows, _)| (col, rows)), best);
+    }
+    #[inline]
+    unsafe fn matches(f: &Self::Fetch, e: Entity) -> bool {
+        let Some((_, rows, ticks)) = &f.0 else {
+            return false;
+        };
+        // SAFETY: forwarded contract.
+        match unsafe { rows.row(e) } {
+            // SAFETY: the column keeps ticks (`changed_rows_of` tracked it), one per row, and
+            // nothing moves rows while the query lives; `&mut T` terms of the same query write
+            // them only after the row passed this filter, on the same thread.
+            Some(r) => ticks.is_null() || unsafe { *ticks.add(r) } > f.1,
+            None => false,
+        }
     }
 }
 

@@ -178,16 +178,8 @@ impl World {
     pub fn split<R: ResourceSet>(
         &mut self,
     ) -> Result<(Components<'_>, R::Item<'_>, &crate::input::Input), ResourceError> {
-        let resources = R::fetch(&mut self.resources, &mut self.epochs)?;
-        let components = Components::new(
-            &mut self.columns,
-            &self.by_type,
-            &self.entities,
-            &mut self.epochs,
-            self.parallel.as_ref(),
-            &mut self.par_costs,
-            &mut self.query_align,
-        );
-        Ok((components, resources, &self.input))
+        let (components, resources, input) = self.parts();
+        let resources = R::fetch(resources, &mut *components.epochs)?;
+        Ok((components, resources, input))
     }
 }

@@ -11,7 +11,8 @@
 //! both sides' values and every domain's epoch moves).
 //!
 //! What a restored world is: the same state hash, the same iteration order of every column,
-//! the same entity ids and the same next spawn as the world the snapshot was taken of. What it
+//! the same entity ids and the same next spawn as the world the snapshot was taken of, and the
+//! same rows reported by a `Changed<T>` query (change ticks rewind with it). What it
 //! is not: the engine's fixed-step accumulator, the input of the step, the budget decisions and
 //! the event cursors systems keep in their closures live outside the World and are not in the
 //! snapshot.
@@ -76,6 +77,8 @@ pub struct Snapshot {
     tick: u64,
     frame: u64,
     fixed_step: Option<FixedStep>,
+    /// The change clock (the per-row ticks travel with the columns).
+    change: super::change_ticks::ChangeClock,
 }
 
 impl std::fmt::Debug for Snapshot {
@@ -205,6 +208,7 @@ impl World {
         snapshot.tick = self.tick;
         snapshot.frame = self.frame;
         snapshot.fixed_step = Some(self.fixed_step);
+        snapshot.change.copy_from(&self.change);
         snapshot.world = Some(self.id);
         Ok(())
     }
@@ -267,6 +271,12 @@ impl World {
         self.frame = snapshot.frame;
         if let Some(step) = snapshot.fixed_step {
             self.fixed_step = step;
+        }
+        // `Changed<T>` reports what it reported then: the clock and every row's tick rewind.
+        self.change.copy_from(&snapshot.change);
+        let now = self.change.now;
+        for c in &mut self.columns {
+            c.ticks_mut().set_now(now);
         }
         self.pair_rows.clear();
         self.query_align.clear();

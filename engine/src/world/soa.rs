@@ -42,6 +42,8 @@ pub(crate) struct SoaColumn<T> {
     aligned_with: Option<(usize, u64, u64)>,
     index: SparseIndex,
     access: AccessCounters,
+    /// Per-row change ticks, once a `Changed<T>` query asked (in step with the rows).
+    pub(crate) ticks: super::change_ticks::RowTicks,
     /// Reads and writes one row as a `T` without naming `T: SoaComponent` (for pair queries
     /// whose bounds are only `Component`).
     io: SoaRowIo<T>,
@@ -99,6 +101,7 @@ impl<T> SoaColumn<T> {
             .expect("SoaColumn: a row as wide as the table (broken invariant)");
         self.index.set(entity, row);
         self.entities.push(entity);
+        self.ticks.push();
         self.rows_version += 1;
     }
 
@@ -106,6 +109,7 @@ impl<T> SoaColumn<T> {
     pub(crate) fn reserve(&mut self, additional: usize) {
         self.table.reserve(additional);
         self.entities.reserve(additional);
+        self.ticks.reserve(additional);
     }
 
     /// Everything a typed query needs, as raw parts (see `query_data`): the rows' entities, the
@@ -131,6 +135,7 @@ impl<T> SoaColumn<T> {
     /// The rows, for a pair query (records one query of `rows` rows).
     pub(crate) fn rows_mut(&mut self, rows: usize) -> SoaRowsMut<'_, T> {
         self.access.record(rows);
+        self.ticks.stamp_all();
         SoaRowsMut {
             entities: &self.entities,
             table: &mut self.table,
@@ -151,6 +156,7 @@ impl<T: Component + SoaComponent> SoaColumn<T> {
             aligned_with: None,
             index: SparseIndex::default(),
             access: AccessCounters::default(),
+            ticks: Default::default(),
             io: SoaRowIo {
                 read: read_row::<T>,
                 write: write_row::<T>,
@@ -168,6 +174,7 @@ impl<T: Component + SoaComponent> SoaColumn<T> {
         self.index.copy_from(&src.index);
         self.rows_version = src.rows_version;
         self.aligned_with = None;
+        self.ticks.copy_from(&src.ticks);
     }
 
     fn get(&self, entity: Entity) -> Option<T> {
@@ -181,6 +188,7 @@ impl<T: Component + SoaComponent> SoaColumn<T> {
 
     fn insert(&mut self, entity: Entity, value: &T) -> Option<T> {
         if let Some(row) = self.index.row(entity) {
+            self.ticks.stamp(row);
             let old = self
                 .table
                 .get::<T>(row)
@@ -196,6 +204,7 @@ impl<T: Component + SoaComponent> SoaColumn<T> {
             .expect("SoaColumn: table built for T");
         self.index.set(entity, row);
         self.entities.push(entity);
+        self.ticks.push();
         self.rows_version += 1;
         None
     }
@@ -211,6 +220,7 @@ impl<T: Component + SoaComponent> SoaColumn<T> {
             .expect("SoaColumn: row from the index");
         self.index.clear(entity);
         self.entities.swap_remove(row);
+        self.ticks.swap_remove(row);
         self.rows_version += 1;
         if let Some(moved) = self.entities.get(row) {
             self.index.set(*moved, row);
@@ -224,6 +234,11 @@ impl<T: Component + SoaComponent> SoaColumn<T> {
             .iter()
             .map(|&e| self.get(e).expect("permutation"))
             .collect();
+        let old_rows: Vec<usize> = order
+            .iter()
+            .map(|&e| self.index.row(e).expect("permutation"))
+            .collect();
+        self.ticks.permute(&old_rows);
         self.table.clear();
         self.entities.clear();
         self.rows_version += 1;
@@ -318,8 +333,12 @@ impl<T: Component + SoaComponent> ErasedColumn for SoaColumn<T> {
         self.rows_version = version;
         true
     }
+    fn ticks_mut(&mut self) -> &mut super::change_ticks::RowTicks {
+        &mut self.ticks
+    }
     fn clear_rows(&mut self) {
         self.table.clear();
+        self.ticks.clear();
         self.entities.clear();
         self.index = SparseIndex::default();
         self.rows_version += 1;
@@ -480,6 +499,9 @@ impl World {
         for (e, v) in aos.entities.drain(..).zip(aos.values.drain(..)) {
             column.insert(e, &v);
         }
+        // The rows keep their order, so their change ticks move over as they are.
+        column.ticks.copy_from(&aos.ticks);
+        aos.ticks.clear();
         self.replace_column(i, Box::new(column));
         self.bump(T::DOMAINS);
         Ok(())
@@ -544,6 +566,7 @@ impl World {
             .downcast_mut::<SoaColumn<T>>()
             .expect("layout checked above");
         c.access.record(c.entities.len());
+        c.ticks.stamp_all();
         Ok(Some(SoaMut {
             entities: &c.entities,
             table: &mut c.table,
@@ -594,6 +617,8 @@ impl World {
         a.aligned_with = Some((ib, versions.0, versions.1));
         a.access.record(a.entities.len());
         b.access.record(b.entities.len());
+        a.ticks.stamp_all();
+        b.ticks.stamp_all();
         Ok(Some((
             SoaMut {
                 entities: &a.entities,

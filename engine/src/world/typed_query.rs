@@ -32,6 +32,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use lanegraph_jobs::{clock, JobPanicked};
 
+use super::change_ticks::ChangeClock;
 use super::column::ErasedColumn;
 use super::entity::EntityTable;
 use super::epoch::Epochs;
@@ -375,19 +376,17 @@ unsafe fn run_rows<Q: QueryData, F: QueryFilter>(
     let mut visited = 0;
     let split = aligned.clamp(range.start, range.end);
     if let Some(base) = Q::base(q) {
-        // Every part is AoS: the bases are copies in registers, nothing is written back.
-        for row in range.start..split {
-            // SAFETY: `row` is below the driving column's length (the contract).
-            let e = unsafe { *d.entities.add(row) };
-            // SAFETY: forwarded contract; `row` is aligned for every part.
-            unsafe {
-                if !F::matches(flt, e) {
-                    continue;
-                }
-                f(Q::at(base, e, row));
+        // Every part is AoS: the bases are copies in registers, nothing is written back. A
+        // loop that stamps change ticks is a second copy, so the common one (no column keeps
+        // ticks) holds no store that may alias the values.
+        // SAFETY: forwarded contract; `start..split` are aligned rows for every part.
+        visited += unsafe {
+            if Q::stamps(&base) {
+                run_based::<Q, F, true>(base, flt, d, range.start..split, f)
+            } else {
+                run_based::<Q, F, false>(base, flt, d, range.start..split, f)
             }
-            visited += 1;
-        }
+        };
         // SAFETY: forwarded contract.
         return visited + unsafe { run_located::<Q, F>(q, flt, d, split..range.end, f) };
     }
@@ -406,6 +405,40 @@ unsafe fn run_rows<Q: QueryData, F: QueryFilter>(
     }
     // SAFETY: forwarded contract.
     visited + unsafe { run_located::<Q, F>(q, flt, d, split..range.end, f) }
+}
+
+/// Visits aligned rows `range` from the parts' bases (every part AoS), stamping change ticks
+/// when `STAMP`.
+///
+/// # Safety
+/// As for `run_rows`; every row of `range` is aligned for every part; `STAMP` is
+/// `Q::stamps(&base)`.
+#[inline(always)]
+unsafe fn run_based<Q: QueryData, F: QueryFilter, const STAMP: bool>(
+    base: Q::Base,
+    flt: &F::Fetch,
+    d: Driver,
+    range: Range<usize>,
+    f: &mut impl for<'a> FnMut(Q::Item<'a>),
+) -> usize {
+    let mut visited = 0;
+    for row in range {
+        // SAFETY: `row` is below the driving column's length (the contract).
+        let e = unsafe { *d.entities.add(row) };
+        // SAFETY: forwarded contract.
+        unsafe {
+            if !F::matches(flt, e) {
+                continue;
+            }
+            if STAMP {
+                f(Q::at(base, e, row));
+            } else {
+                f(Q::at_unstamped(base, e, row));
+            }
+        }
+        visited += 1;
+    }
+    visited
 }
 
 /// Visits `range` of the driving column's rows, finding each part's row by slot.
@@ -445,10 +478,11 @@ pub struct Components<'w> {
     columns: &'w mut [Box<dyn ErasedColumn>],
     by_type: &'w TypeMap<usize>,
     entities: &'w EntityTable,
-    epochs: &'w mut Epochs,
+    pub(super) epochs: &'w mut Epochs,
     parallel: Option<&'w ParallelLane>,
     costs: &'w mut ParCosts,
     align: &'w mut AlignCache,
+    clock: &'w mut ChangeClock,
 }
 
 impl std::fmt::Debug for Components<'_> {
@@ -461,35 +495,8 @@ impl std::fmt::Debug for Components<'_> {
 
 impl<'w> Components<'w> {
     pub(crate) fn of(world: &'w mut World) -> Self {
-        Components::new(
-            &mut world.columns,
-            &world.by_type,
-            &world.entities,
-            &mut world.epochs,
-            world.parallel.as_ref(),
-            &mut world.par_costs,
-            &mut world.query_align,
-        )
-    }
-
-    pub(crate) fn new(
-        columns: &'w mut [Box<dyn ErasedColumn>],
-        by_type: &'w TypeMap<usize>,
-        entities: &'w EntityTable,
-        epochs: &'w mut Epochs,
-        parallel: Option<&'w ParallelLane>,
-        costs: &'w mut ParCosts,
-        align: &'w mut AlignCache,
-    ) -> Self {
-        Components {
-            columns,
-            by_type,
-            entities,
-            epochs,
-            parallel,
-            costs,
-            align,
-        }
+        let (components, _, _) = world.parts();
+        components
     }
 
     /// A query over every entity with what `Q` requires (see [`World::query`]).
@@ -510,12 +517,38 @@ impl<'w> Components<'w> {
             parallel: self.parallel,
             costs: &mut *self.costs,
             align: &mut *self.align,
+            clock: &mut *self.clock,
         }
         .query_into()
     }
 }
 
 impl World {
+    /// The world split into its components view, its resources and its input (each borrowed
+    /// apart, for [`World::split`]).
+    pub(crate) fn parts(
+        &mut self,
+    ) -> (
+        Components<'_>,
+        &mut super::resource::Resources,
+        &crate::input::Input,
+    ) {
+        (
+            Components {
+                columns: &mut self.columns,
+                by_type: &self.by_type,
+                entities: &self.entities,
+                epochs: &mut self.epochs,
+                parallel: self.parallel.as_ref(),
+                costs: &mut self.par_costs,
+                align: &mut self.query_align,
+                clock: &mut self.change,
+            },
+            &mut self.resources,
+            &self.input,
+        )
+    }
+
     /// A typed query of any width, over AoS and field-SoA components alike: `Q` is `&T`,
     /// `&mut T`, `Option<&T>`, `Option<&mut T>`, [`Entity`] or a tuple of 1-8 of them. Asking
     /// for one component mutably and again is [`QueryError::Aliased`]. Making it bumps the
@@ -608,10 +641,13 @@ impl<'w> Components<'w> {
             parallel,
             costs,
             align,
+            clock,
         } = self;
-        let mut view = ColumnsView::new(columns, by_type, epochs);
-        let data = Q::init(&mut view)?;
+        let mut view = ColumnsView::new(columns, by_type, epochs, clock);
+        // The filter first: a `Changed<T>` starts the column's ticks before a `&mut T` term
+        // takes their address.
         let filter = F::init(&mut view);
+        let data = Q::init(&mut view)?;
         let live = entities.live();
         let state = data.map(|data| {
             let mut best = None;
