@@ -370,3 +370,51 @@ fn cheap_parallel_queries_stay_on_the_caller_and_a_set_chunk_size_splits() {
         .unwrap_err();
     assert!(err.message.contains("boom"), "{err}");
 }
+
+#[test]
+fn a_parallel_query_says_in_the_trace_where_and_why_it_ran() {
+    use lanegraph::telemetry::{spans, TrackKind};
+    let _serial = crate::telemetry_trace::serial();
+    let was = spans::is_enabled();
+    spans::set_enabled(true);
+    let _ = spans::collect(); // start from empty rings
+                              // A bare world: the run is on the caller, and its span says there is no lane. Row counts
+                              // no other test uses tell these spans apart from theirs.
+    let mut bare = world(777, false);
+    bare.query::<&mut Pos>()
+        .unwrap()
+        .par_for_each(|p| p.x += 1.0)
+        .unwrap();
+    let lanes = physics_lanes();
+    let mut w = world(1_000, false);
+    w.set_parallel_lane(&lanes, lanes.lane("physics").unwrap());
+    let run = w
+        .query::<&mut Pos>()
+        .unwrap()
+        .chunk_rows(125)
+        .par_for_each(|p| p.x += 1.0)
+        .unwrap();
+    assert_eq!(run.chunks, 8);
+    let got = spans::collect().spans;
+    let serial: Vec<_> = got
+        .iter()
+        .filter(|s| s.name.starts_with("par_query.serial") && s.n == Some(777))
+        .collect();
+    assert_eq!(serial.len(), 1, "{got:?}");
+    assert_eq!(serial[0].name, "par_query.serial.no_lane");
+    let chunks: Vec<_> = got
+        .iter()
+        .filter(|s| s.name == "par_query.chunk" && s.n == Some(125))
+        .collect();
+    assert_eq!(chunks.len(), 8, "one span per chunk");
+    // Each chunk is on the track of the thread that ran it: a physics worker's, or this
+    // (the caller's) thread's when it helped.
+    let tracks = spans::tracks();
+    let here = spans::current_thread_track();
+    for c in &chunks {
+        let t = tracks.iter().find(|t| t.id == c.track).unwrap();
+        let on_lane = matches!(&t.kind, TrackKind::LaneWorker { lane, .. } if lane == "physics");
+        assert!(on_lane || Some(c.track) == here, "{t:?}");
+    }
+    spans::set_enabled(was);
+}

@@ -298,7 +298,11 @@ impl<'q, Q: QueryData, F: QueryFilter> Query<'q, Q, F> {
         let f = &f;
         lanes
             .parallel_chunks_mut(lane, &mut ranges[..k], 1, |_, c| {
+                // Each chunk is a span on the track of the thread that ran it (a lane
+                // worker's, or the caller's when it helped).
+                crate::telemetry::name_lane_thread();
                 for range in c.iter_mut().filter_map(Option::take) {
+                    let _span = crate::telemetry::span_n(CHUNK_SPAN, range.len() as u64);
                     let proto = &proto;
                     let mut fork = Q::fork(proto.0 .0);
                     let mut call = |item: Q::Item<'_>| f(item);
@@ -327,6 +331,20 @@ impl<'q, Q: QueryData, F: QueryFilter> Query<'q, Q, F> {
     }
 }
 
+/// The span of one chunk of a split parallel query (`n`: its rows).
+pub(crate) const CHUNK_SPAN: &str = "par_query.chunk";
+
+/// The span of a parallel query run on the caller, named for why (`n`: its rows).
+pub(crate) fn serial_span(reason: Option<SerialReason>) -> &'static str {
+    match reason {
+        None => "par_query.serial",
+        Some(SerialReason::NoLane) => "par_query.serial.no_lane",
+        Some(SerialReason::OneThread) => "par_query.serial.one_thread",
+        Some(SerialReason::Learning) => "par_query.serial.learning",
+        Some(SerialReason::TooLittleWork { .. }) => "par_query.serial.too_little_work",
+    }
+}
+
 /// A parallel query's run on the caller, timed (to learn its cost) unless the site is known to
 /// be far below the split threshold, where the clock is read on every 16th run only.
 fn serial_run<Q: QueryData, F: QueryFilter>(
@@ -340,6 +358,9 @@ fn serial_run<Q: QueryData, F: QueryFilter>(
     let predicted = site.ns_per_row * d.rows as f64;
     let far_below = predicted < PAR_CHUNK_MIN_NS as f64 / 8.0;
     let timed = !far_below || site.runs % 16 == 1;
+    // The run's span says it ran on the caller, and why (one relaxed load while recording is
+    // off).
+    let _span = crate::telemetry::span_n(serial_span(reason), d.rows as u64);
     let start = timed.then(clock::now);
     let mut visited = 0;
     on_caller("par_for_each", || {
