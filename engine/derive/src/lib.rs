@@ -185,8 +185,21 @@ fn expand_named_trait(
     } else {
         quote!()
     };
+    // A `static` in a generic impl would be shared by every instantiation: only concrete types
+    // get a dense id.
+    let dense_key = if with_all_f32 {
+        quote! {
+            fn dense_key() -> ::core::option::Option<&'static ::lanegraph::world::__DenseKey> {
+                static KEY: ::lanegraph::world::__DenseKey = ::lanegraph::world::__DenseKey::new();
+                ::core::option::Option::Some(&KEY)
+            }
+        }
+    } else {
+        quote!()
+    };
     let snapshot = if input.generics.params.is_empty() {
         quote! {
+            #dense_key
             fn snapshot_clone() -> ::core::option::Option<fn(&Self) -> Self> {
                 #[allow(unused_imports)]
                 use ::lanegraph::world::__snapshot_probe::{ViaClone as _, ViaNothing as _};

@@ -71,6 +71,14 @@ pub trait Component: StateHash + Send + Sync + 'static {
         None
     }
 
+    /// The type's dense id, which finds its column in a world with one indexed load: the
+    /// derive keeps one in a `static` for every component type without generic parameters.
+    /// `None` (generic types, hand-written impls) finds the column by `TypeId` instead.
+    #[doc(hidden)]
+    fn dense_key() -> Option<&'static super::component_ids::DenseKey> {
+        None
+    }
+
     /// How a snapshot copies a whole column of values into a buffer it reuses: the derive
     /// fills it in with `Vec::extend_from_slice` for `Clone` types (one `memcpy` for `Copy`
     /// ones); `None` falls back to [`snapshot_clone`](Self::snapshot_clone) per value.

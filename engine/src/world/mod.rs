@@ -74,6 +74,7 @@ pub(crate) mod change_ticks;
 pub(crate) mod column;
 pub(crate) mod commands;
 pub(crate) mod component;
+pub(crate) mod component_ids;
 pub(crate) mod entity;
 pub(crate) mod epoch;
 pub(crate) mod events;
@@ -91,7 +92,6 @@ pub(crate) mod triple_query;
 pub(crate) mod type_map;
 pub(crate) mod typed_query;
 
-use std::any::TypeId;
 use std::collections::HashMap;
 
 pub use access::{ColumnLayout, ComponentAccess};
@@ -102,6 +102,8 @@ pub use component::CopyRows;
 pub use component::{
     AliasedQuery, Component, ComponentError, ComponentNameClash, MissingComponent, WrongLayout,
 };
+#[doc(hidden)]
+pub use component_ids::DenseKey as __DenseKey;
 pub use entity::{Entity, StaleEntity};
 pub use epoch::{Domain, DomainSet, Epochs, WorldId, MAX_DOMAINS};
 pub use events::{Event, EventCursor, Events};
@@ -137,9 +139,9 @@ use entity::EntityTable;
 pub struct World {
     id: WorldId,
     entities: EntityTable,
-    /// Columns in registration order; `by_type` indexes them, `hash_order` sorts them by name.
+    /// Columns in registration order; `ids` finds them by type, `hash_order` sorts them by name.
     columns: Vec<Box<dyn ErasedColumn>>,
-    by_type: type_map::TypeMap<usize>,
+    ids: component_ids::ColumnIds,
     hash_order: Vec<usize>,
     epochs: Epochs,
     /// Systems, their timing windows and budgets (see [`crate::systems`]).
@@ -244,7 +246,7 @@ impl World {
             id: WorldId::fresh(),
             entities: EntityTable::default(),
             columns: Vec::new(),
-            by_type: type_map::TypeMap::default(),
+            ids: component_ids::ColumnIds::default(),
             hash_order: Vec::new(),
             epochs: Epochs::default(),
             systems: SystemTable::new(),
@@ -348,19 +350,15 @@ impl World {
     pub(crate) fn column_index_or_create<T: Component>(
         &mut self,
     ) -> Result<usize, ComponentNameClash> {
-        if let Some(&i) = self.by_type.get(&TypeId::of::<T>()) {
+        if let Some(i) = self.ids.get::<T>() {
             return Ok(i);
         }
-        self.add_column(
-            TypeId::of::<T>(),
-            Box::new(AosColumn::<T>::new(T::NAME, T::DOMAINS)),
-        )
+        self.add_column::<T>(Box::new(AosColumn::<T>::new(T::NAME, T::DOMAINS)))
     }
 
     /// Registers a new column, keeping `hash_order` sorted by name; rejects a name clash.
-    pub(crate) fn add_column(
+    pub(crate) fn add_column<T: Component>(
         &mut self,
-        ty: TypeId,
         column: Box<dyn ErasedColumn>,
     ) -> Result<usize, ComponentNameClash> {
         if let Some(existing) = self.columns.iter().find(|c| c.name() == column.name()) {
@@ -376,7 +374,7 @@ impl World {
             .partition_point(|&j| self.columns[j].name() < column.name());
         self.columns.push(column);
         self.hash_order.insert(pos, i);
-        self.by_type.insert(ty, i);
+        self.ids.insert::<T>(i);
         Ok(i)
     }
 
@@ -393,7 +391,7 @@ impl World {
     }
 
     pub(crate) fn column_index<T: Component>(&self) -> Option<usize> {
-        self.by_type.get(&TypeId::of::<T>()).copied()
+        self.ids.get::<T>()
     }
 
     pub(crate) fn erased_column(&self, i: usize) -> &dyn ErasedColumn {

@@ -84,7 +84,7 @@ impl World {
     /// The AoS column of `T`, or `None` when `T` was never stored; `WrongLayout` when `T` lives
     /// in field-SoA columns.
     fn aos<T: Component>(&self) -> Result<Option<&AosColumn<T>>, WrongLayout> {
-        let Some(&i) = self.by_type.get(&TypeId::of::<T>()) else {
+        let Some(i) = self.ids.get::<T>() else {
             return Ok(None);
         };
         match self.columns[i].as_any().downcast_ref::<AosColumn<T>>() {
@@ -124,7 +124,7 @@ impl World {
 
     /// Borrows `T`'s column for writing; bumps `T::DOMAINS` (the caller may write any row).
     pub fn column_mut<T: Component>(&mut self) -> Result<ColumnMut<'_, T>, WrongLayout> {
-        let Some(&i) = self.by_type.get(&TypeId::of::<T>()) else {
+        let Some(i) = self.ids.get::<T>() else {
             return Ok(ColumnMut {
                 entities: &[],
                 values: &mut [],
@@ -181,8 +181,8 @@ impl World {
         }
         self.aos::<A>()?;
         self.aos::<B>()?;
-        let ia = self.by_type.get(&TypeId::of::<A>()).copied();
-        let ib = self.by_type.get(&TypeId::of::<B>()).copied();
+        let ia = self.ids.get::<A>();
+        let ib = self.ids.get::<B>();
         let (ia, ib) = match (ia, ib) {
             (Some(ia), Some(ib)) => (ia, ib),
             _ => return Ok(PairMutIter::empty()),
@@ -363,17 +363,17 @@ impl World {
         }
         let World {
             columns,
-            by_type,
+            ids,
             epochs,
             pair_rows,
             ..
         } = self;
-        let idx = types.map(|t| by_type.get(&t.id).copied());
+        let idx = types.map(|t| ids.get_type(t.id));
         if idx.iter().any(Option::is_none) {
             return Ok(None);
         }
         let idx = idx.map(|i| i.unwrap_or(usize::MAX));
-        let index_of = |t: &Option<(TypeId, &'static str)>| t.map(|t| by_type.get(&t.0).copied());
+        let index_of = |t: &Option<(TypeId, &'static str)>| t.map(|t| ids.get_type(t.0));
         let with_idx = filter.with.each_ref().map(index_of);
         let without_idx = filter.without.each_ref().map(index_of);
         if with_idx.iter().any(|w| matches!(w, Some(None))) {
@@ -407,7 +407,7 @@ impl World {
         }
         let mut k = 0;
         let columns = mine.map(|c| {
-            let out = (c.expect("every index comes from by_type"), idx[k]);
+            let out = (c.expect("every index comes from ids"), idx[k]);
             k += 1;
             out
         });

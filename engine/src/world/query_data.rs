@@ -29,10 +29,10 @@ use lanegraph_simd::MAX_FIELDS;
 use super::change_ticks::ChangeClock;
 use super::column::{AosColumn, ErasedColumn, SparseIndex, NO_ROW};
 use super::component::{AliasedQuery, Component};
+use super::component_ids::ColumnIds;
 use super::entity::Entity;
 use super::epoch::Epochs;
 use super::soa::SoaColumn;
-use super::type_map::TypeMap;
 
 /// Why a typed query could not be made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -110,7 +110,7 @@ impl RawRows {
 #[doc(hidden)]
 pub struct ColumnsView<'a> {
     pub(crate) columns: &'a mut [Box<dyn ErasedColumn>],
-    pub(crate) by_type: &'a TypeMap<usize>,
+    pub(crate) ids: &'a ColumnIds,
     pub(crate) epochs: &'a mut Epochs,
     /// The world's change tick (what `&mut T` stamps) and what this reader saw last.
     pub(crate) clock: &'a mut ChangeClock,
@@ -121,13 +121,13 @@ pub struct ColumnsView<'a> {
 impl<'a> ColumnsView<'a> {
     pub(crate) fn new(
         columns: &'a mut [Box<dyn ErasedColumn>],
-        by_type: &'a TypeMap<usize>,
+        ids: &'a ColumnIds,
         epochs: &'a mut Epochs,
         clock: &'a mut ChangeClock,
     ) -> Self {
         ColumnsView {
             columns,
-            by_type,
+            ids,
             epochs,
             clock,
             claims: [(std::any::TypeId::of::<()>(), false); MAX_QUERY_COMPONENTS],
@@ -136,7 +136,7 @@ impl<'a> ColumnsView<'a> {
     }
 
     fn index_of<T: Component>(&self) -> Option<usize> {
-        self.by_type.get(&std::any::TypeId::of::<T>()).copied()
+        self.ids.get::<T>()
     }
 
     /// Claims `T`; an exclusive claim beside any other claim is an alias. By type, so a query

@@ -485,7 +485,7 @@ impl World {
     pub fn use_field_soa<T: Component + SoaComponent>(&mut self) -> Result<(), SoaOptInError> {
         let mut column = SoaColumn::<T>::new()?;
         let Some(i) = self.column_index::<T>() else {
-            self.add_column(TypeId::of::<T>(), Box::new(column))?;
+            self.add_column::<T>(Box::new(column))?;
             return Ok(());
         };
         let existing = self.erased_column_mut(i);

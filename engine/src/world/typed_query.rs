@@ -34,13 +34,13 @@ use lanegraph_jobs::{clock, JobPanicked};
 
 use super::change_ticks::ChangeClock;
 use super::column::ErasedColumn;
+use super::component_ids::ColumnIds;
 use super::entity::EntityTable;
 use super::epoch::Epochs;
 use super::par_query::{into_panicked, lane_threads, on_caller, ParallelLane, MAX_CHUNKS};
 use super::query_data::{
     AlignCache, ColumnsView, Driver, DriverRow, QueryData, QueryError, QueryFilter,
 };
-use super::type_map::TypeMap;
 use super::World;
 
 /// The least predicted work (ns) a parallel query's chunk holds; a query splits only when it
@@ -497,7 +497,7 @@ unsafe fn run_located<Q: QueryData, F: QueryFilter>(
 /// make queries on it while holding resources.
 pub struct Components<'w> {
     columns: &'w mut [Box<dyn ErasedColumn>],
-    by_type: &'w TypeMap<usize>,
+    ids: &'w ColumnIds,
     entities: &'w EntityTable,
     pub(super) epochs: &'w mut Epochs,
     parallel: Option<&'w ParallelLane>,
@@ -532,7 +532,7 @@ impl<'w> Components<'w> {
     ) -> Result<Query<'_, Q, F>, QueryError> {
         Components {
             columns: &mut *self.columns,
-            by_type: self.by_type,
+            ids: self.ids,
             entities: self.entities,
             epochs: &mut *self.epochs,
             parallel: self.parallel,
@@ -557,7 +557,7 @@ impl World {
         (
             Components {
                 columns: &mut self.columns,
-                by_type: &self.by_type,
+                ids: &self.ids,
                 entities: &self.entities,
                 epochs: &mut self.epochs,
                 parallel: self.parallel.as_ref(),
@@ -656,7 +656,7 @@ impl<'w> Components<'w> {
     fn query_into<Q: QueryData, F: QueryFilter>(self) -> Result<Query<'w, Q, F>, QueryError> {
         let Components {
             columns,
-            by_type,
+            ids,
             entities,
             epochs,
             parallel,
@@ -664,7 +664,7 @@ impl<'w> Components<'w> {
             align,
             clock,
         } = self;
-        let mut view = ColumnsView::new(columns, by_type, epochs, clock);
+        let mut view = ColumnsView::new(columns, ids, epochs, clock);
         // The filter first: a `Changed<T>` starts the column's ticks before a `&mut T` term
         // takes their address.
         let filter = F::init(&mut view);
