@@ -1,5 +1,6 @@
 //! The ecs_bench_suite workloads run on lanegraph with hecs as the baseline in the same run
-//! (issue 25), plus the parallel-query-versus-serial case.
+//! (issue 25), plus the parallel-query-versus-serial case; with `--features bevy-baseline`,
+//! also against bevy_ecs (`ecs_suite_bevy`, rows `ecs_suite_<case>_vs_bevy`).
 //!
 //! Owns: the suite's workloads and their lanegraph and hecs forms. Must never: assert on a
 //! figure, or report a case whose two sides computed different data (each case compares a
@@ -38,28 +39,28 @@ use lanegraph_jobs::clock;
 use super::stats::median;
 use super::{BenchError, BenchOptions, Figure};
 
-const SUITE: &str = "ecs";
-const ENTITIES: usize = 10_000;
+pub(super) const SUITE: &str = "ecs";
+pub(super) const ENTITIES: usize = 10_000;
 
 #[derive(Clone, Copy, Component, StateHash)]
 #[component(domains(TRANSFORM))]
-struct Transform([f32; 16]);
+pub(super) struct Transform(pub(super) [f32; 16]);
 #[derive(Clone, Copy, Component, StateHash)]
 #[component(domains(TRANSFORM))]
-struct Position([f32; 3]);
+pub(super) struct Position(pub(super) [f32; 3]);
 #[derive(Clone, Copy, Component, StateHash)]
 #[component(domains(TRANSFORM))]
 struct Rotation([f32; 3]);
 #[derive(Clone, Copy, Component, StateHash)]
 #[component(domains(PHYSICS))]
-struct Velocity([f32; 3]);
+pub(super) struct Velocity(pub(super) [f32; 3]);
 
-fn fail(why: impl std::fmt::Display) -> BenchError {
+pub(super) fn fail(why: impl std::fmt::Display) -> BenchError {
     BenchError::failed(SUITE, why.to_string())
 }
 
 /// Times `a` and `b` alternately `samples` times; medians in microseconds.
-fn interleave(samples: usize, mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64) {
+pub(super) fn interleave(samples: usize, mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64) {
     let (mut ta, mut tb) = (Vec::with_capacity(samples), Vec::with_capacity(samples));
     for _ in 0..samples {
         let t0 = clock::now();
@@ -72,7 +73,7 @@ fn interleave(samples: usize, mut a: impl FnMut(), mut b: impl FnMut()) -> (f64,
     (median(&mut ta), median(&mut tb))
 }
 
-fn check(case: &str, ours: f64, theirs: f64) -> Result<(), BenchError> {
+pub(super) fn check(case: &str, ours: f64, theirs: f64) -> Result<(), BenchError> {
     if ours == theirs {
         Ok(())
     } else {
@@ -91,7 +92,7 @@ fn insert_bundle(i: usize) -> (Transform, Position, Rotation, Velocity) {
     )
 }
 
-fn ours_batch() -> Result<World, BenchError> {
+pub(super) fn ours_batch() -> Result<World, BenchError> {
     let mut w = World::new();
     w.spawn_batch((0..ENTITIES).map(insert_bundle))
         .map_err(fail)?;
@@ -125,7 +126,7 @@ fn theirs_one_by_one() -> hecs::World {
     w
 }
 
-fn ours_sum_x(w: &mut World) -> f64 {
+pub(super) fn ours_sum_x(w: &mut World) -> f64 {
     let mut s = 0.0f64;
     w.query::<&Position>()
         .map_err(fail)
@@ -230,7 +231,7 @@ fn simple_iter(samples: usize) -> Result<Vec<Figure>, BenchError> {
 }
 
 #[derive(Clone, Copy, Component, StateHash)]
-struct Data(f32);
+pub(super) struct Data(pub(super) f32);
 
 macro_rules! frag_types {
     ($($t:ident),+) => {
@@ -238,7 +239,7 @@ macro_rules! frag_types {
             #[derive(Clone, Copy, Component, StateHash)]
             struct $t(f32);
         )+
-        fn frag_ours() -> Result<World, BenchError> {
+        pub(super) fn frag_ours() -> Result<World, BenchError> {
             let mut w = World::new();
             $(w.spawn_batch((0..20).map(|_| ($t(0.0), Data(1.0)))).map_err(fail)?;)+
             Ok(w)
@@ -290,17 +291,17 @@ fn frag_iter(samples: usize) -> Result<Vec<Figure>, BenchError> {
 }
 
 #[derive(Clone, Copy, Component, StateHash)]
-struct SA(f32);
+pub(super) struct SA(pub(super) f32);
 #[derive(Clone, Copy, Component, StateHash)]
-struct SB(f32);
+pub(super) struct SB(pub(super) f32);
 #[derive(Clone, Copy, Component, StateHash)]
-struct SC(f32);
+pub(super) struct SC(pub(super) f32);
 #[derive(Clone, Copy, Component, StateHash)]
 struct SD(f32);
 #[derive(Clone, Copy, Component, StateHash)]
 struct SE(f32);
 
-fn schedule_ours() -> Result<World, BenchError> {
+pub(super) fn schedule_ours() -> Result<World, BenchError> {
     let mut w = World::new();
     w.spawn_batch((0..ENTITIES).map(|_| (SA(0.0), SB(1.0))))
         .map_err(fail)?;
@@ -462,14 +463,14 @@ fn invert(m: &[f32; 16]) -> [f32; 16] {
 }
 
 /// What heavy_compute does per entity: 100 inversions of its matrix, then a move.
-fn heavy_row(t: &mut Transform, p: &mut Position, v: &Velocity) {
+pub(super) fn heavy_row(t: &mut Transform, p: &mut Position, v: &Velocity) {
     for _ in 0..100 {
         t.0 = invert(&t.0);
     }
     p.0[0] += v.0[0] * t.0[0];
 }
 
-fn identity() -> [f32; 16] {
+pub(super) fn identity() -> [f32; 16] {
     let mut m = [0.0; 16];
     for i in 0..4 {
         m[i * 5] = 2.0;
@@ -478,7 +479,7 @@ fn identity() -> [f32; 16] {
 }
 
 /// A lane of `workers` threads the calling thread does not serve.
-fn lane(workers: usize) -> Result<Arc<Lanes>, BenchError> {
+pub(super) fn lane(workers: usize) -> Result<Arc<Lanes>, BenchError> {
     let plan = LanePlan::empty(&machine_cores())
         .with_lane("physics", LaneKind::FrameCritical, vec![None; workers])
         .map_err(fail)?;
@@ -692,5 +693,7 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     figures.extend(heavy_compute(samples)?);
     figures.extend(add_remove(samples)?);
     figures.extend(par_query(samples)?);
+    #[cfg(feature = "bevy-baseline")]
+    figures.extend(super::ecs_suite_bevy::run(samples)?);
     Ok(figures)
 }

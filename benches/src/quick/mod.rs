@@ -15,6 +15,8 @@ pub mod budget;
 pub mod dispatch;
 pub mod ecs;
 pub mod ecs_suite;
+#[cfg(feature = "bevy-baseline")]
+mod ecs_suite_bevy;
 pub mod gpu;
 pub mod gpu_rig;
 pub mod lanes;

@@ -6,7 +6,7 @@
 //! Owns: walking a query's rows (the smallest required column drives, the others are looked up
 //! by slot), splitting them into disjoint chunks, and the per-call-site cost model that decides
 //! whether to split ([`ParCosts`]). Must never: hand a row to two chunks, split work it has not
-//! priced (a call site's first run is serial and timed), allocate per call once warm, or hide
+//! priced (a call site's first runs are serial and timed), allocate per call once warm, or hide
 //! that a parallel query ran on the caller (the returned [`ParRun`] says why, and a world with
 //! no lane says so once in the log).
 //!
@@ -67,9 +67,10 @@ pub enum SerialReason {
     /// The world has no parallel lane (a bare `World`, or its engine is gone):
     /// [`World::set_parallel_lane`] gives it one; inside an engine it is the physics lane.
     NoLane,
-    /// Fewer than two threads serve the lane.
+    /// Fewer than two threads serve the lane (said of a run that would otherwise split: a
+    /// run too small to split says that instead).
     OneThread,
-    /// The call site's first run: it is timed to learn the cost per row.
+    /// One of the call site's first runs: they are timed to learn the cost per row.
     Learning,
     /// The predicted work is too small to pay for a hand-off.
     TooLittleWork {
@@ -91,6 +92,8 @@ struct ParSite {
     /// Exponential average of the cost per row measured on the caller alone (what a split is
     /// judged against).
     ns_per_row: f64,
+    /// Serial runs timed so far (the first [`LEARN_RUNS`] are the learning runs).
+    samples: u32,
     runs: u64,
     /// The least predicted work this site splits: starts at twice [`PAR_CHUNK_MIN_NS`],
     /// doubles past the predicted work when the site's splits stop paying (`split_ratio` above
@@ -114,11 +117,21 @@ const SPLIT_RATIO_START: f64 = 0.6;
 /// A site held on the caller by its threshold, with at least the base threshold of work, tries
 /// a split once in this many runs (work and machines change).
 const PROBE_EVERY: u64 = 64;
+/// A site's first runs are serial and timed, and the least cost per row among them is its
+/// first estimate: a first run alone pays the cold caches and page faults of a fresh world
+/// (measured at twice the warm cost at 100k rows), and an estimate that high makes a split
+/// look like it pays when it does not.
+const LEARN_RUNS: u32 = 3;
 
 impl ParCosts {
     fn site(&mut self, at: &'static Location<'static>) -> &mut ParSite {
+        // One call site's `Location` is usually one static: the pointer compare settles it
+        // without comparing the file name.
         let same = |s: &ParSite| {
-            s.at.line() == at.line() && s.at.column() == at.column() && s.at.file() == at.file()
+            std::ptr::eq(s.at, at)
+                || (s.at.line() == at.line()
+                    && s.at.column() == at.column()
+                    && s.at.file() == at.file())
         };
         match self.sites.iter().position(same) {
             Some(i) => &mut self.sites[i],
@@ -126,6 +139,7 @@ impl ParCosts {
                 self.sites.push(ParSite {
                     at,
                     ns_per_row: f64::NAN,
+                    samples: 0,
                     runs: 0,
                     split_min_ns: SPLIT_MIN_NS,
                     split_ratio: SPLIT_RATIO_START,
@@ -165,9 +179,12 @@ impl ParSite {
         let sample = ns as f64 / rows as f64;
         self.ns_per_row = if self.ns_per_row.is_nan() {
             sample
+        } else if self.samples < LEARN_RUNS {
+            self.ns_per_row.min(sample)
         } else {
             0.75 * self.ns_per_row + 0.25 * sample
         };
+        self.samples = self.samples.saturating_add(1);
     }
 }
 
@@ -247,26 +264,44 @@ impl<'q, Q: QueryData, F: QueryFilter> Query<'q, Q, F> {
             });
         };
         let rows = state.2.rows;
-        let lanes = self
-            .parallel
-            .and_then(|p| p.lanes.upgrade().map(|l| (l, p.lane)));
-        let threads = lanes.as_ref().map_or(0, |(l, lane)| lane_threads(l, *lane));
+        // Whether a lane is there at all: one load, no reference count taken.
+        let has_lane = self.parallel.is_some_and(|p| p.lanes.strong_count() > 0);
         let costs = &mut *self.costs;
-        if lanes.is_none() && !costs.noted_no_lane {
+        if !has_lane && !costs.noted_no_lane {
             costs.noted_no_lane = true;
             tracing::info!(target: "lanegraph", code = "LG-WORLD-PAR-SERIAL", %at, "a parallel query ran on the calling thread: the world has no parallel lane (World::set_parallel_lane; inside an engine it is the physics lane)");
         }
         let site = costs.site(at);
         let predicted = site.ns_per_row * rows as f64;
-        let chunk = match (lanes.is_some(), threads >= 2, self.chunk_rows) {
-            (false, _, _) => Err(SerialReason::NoLane),
-            (true, false, _) => Err(SerialReason::OneThread),
-            (true, true, Some(n)) => Ok(n),
-            (true, true, None) if predicted.is_nan() => Err(SerialReason::Learning),
-            (true, true, None) if !site.splits(predicted) => Err(SerialReason::TooLittleWork {
+        // The call site's own figures decide first; only a run that would split takes a strong
+        // handle to the lanes and counts the lane's threads (a cheap query pays neither).
+        let wants: Result<Option<usize>, SerialReason> = if !has_lane {
+            Err(SerialReason::NoLane)
+        } else if let Some(n) = self.chunk_rows {
+            Ok(Some(n))
+        } else if predicted.is_nan() || site.samples < LEARN_RUNS {
+            Err(SerialReason::Learning)
+        } else if !site.splits(predicted) {
+            Err(SerialReason::TooLittleWork {
                 predicted_ns: predicted as u64,
-            }),
-            (true, true, None) => {
+            })
+        } else {
+            Ok(None)
+        };
+        let lanes = match wants {
+            Ok(_) => self
+                .parallel
+                .and_then(|p| p.lanes.upgrade().map(|l| (l, p.lane))),
+            Err(_) => None,
+        };
+        let threads = lanes.as_ref().map_or(0, |(l, lane)| lane_threads(l, *lane));
+        let chunk = match wants {
+            Err(reason) => Err(reason),
+            // The engine went away since the check above.
+            Ok(_) if lanes.is_none() => Err(SerialReason::NoLane),
+            Ok(_) if threads < 2 => Err(SerialReason::OneThread),
+            Ok(Some(n)) => Ok(n),
+            Ok(None) => {
                 let by_work = (predicted / PAR_CHUNK_MIN_NS as f64) as usize;
                 let chunks = by_work.min(threads * 4).clamp(2, MAX_CHUNKS);
                 Ok(rows.div_ceil(chunks))
@@ -357,7 +392,8 @@ fn serial_run<Q: QueryData, F: QueryFilter>(
 ) -> Result<ParRun, JobPanicked> {
     let predicted = site.ns_per_row * d.rows as f64;
     let far_below = predicted < PAR_CHUNK_MIN_NS as f64 / 8.0;
-    let timed = !far_below || site.runs % 16 == 1;
+    let learning = site.samples < LEARN_RUNS;
+    let timed = learning || !far_below || site.runs % 16 == 1;
     // The run's span says it ran on the caller, and why (one relaxed load while recording is
     // off).
     let _span = crate::telemetry::span_n(serial_span(reason), d.rows as u64);
