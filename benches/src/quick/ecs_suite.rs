@@ -23,6 +23,9 @@
 //! - `ecs_suite_heavy_compute`: 1,000 entities, each inverting its 4x4 matrix 100 times, on two
 //!   threads: lanegraph `par_for_each` on a two-worker lane versus hecs `iter_batched(64)` on a
 //!   two-thread rayon pool.
+//!   Second row (`_kernel`): the matrix stored field-SoA (`Mat4`, sixteen `f32` columns) and
+//!   inverted eight at a time in `f32x8` by the same cofactor expressions (the same bits), on
+//!   one thread, against the same hecs pass on two.
 //! - `ecs_suite_add_remove`: 10,000 entities with `A`: insert `B` on all, then remove it.
 //! - `ecs_par_query_<rows>`: `par_for_each` versus `for_each` of the same cheap closure at 1k,
 //!   10k, 100k and 1M rows (goal: never more than 5 % slower).
@@ -32,9 +35,11 @@ use std::sync::Arc;
 
 use lanegraph::jobs::plan::{machine_cores, LaneKind};
 use lanegraph::jobs::{LanePlan, Lanes};
+use lanegraph::simd::SoaComponent;
 use lanegraph::systems::SystemDef;
 use lanegraph::world::{Component, StateHash, World};
 use lanegraph_jobs::clock;
+use lanegraph_simd::{f32x8, CmpEq};
 
 use super::stats::median;
 use super::{BenchError, BenchOptions, Figure};
@@ -389,10 +394,15 @@ fn schedule(samples: usize) -> Result<Vec<Figure>, BenchError> {
     .with_baseline("hecs three plain loops", b)])
 }
 
-/// A 4x4 inverse by cofactors (the same code on both sides); the identity-safe input keeps
-/// it finite.
-fn invert(m: &[f32; 16]) -> [f32; 16] {
-    let mut inv = [0.0f32; 16];
+/// The cofactor matrix of `m` over any number type (`f32`, or `f32x8` for eight matrices at
+/// once): one expression order for both, so the scalar and the kernel rows compute the same
+/// bits (no FMA; IEEE operations in the same order).
+fn cofactors<T>(m: &[T; 16], zero: T) -> [T; 16]
+where
+    T: Copy + std::ops::Mul<Output = T> + std::ops::Add<Output = T> + std::ops::Sub<Output = T>,
+    T: std::ops::Neg<Output = T>,
+{
+    let mut inv = [zero; 16];
     inv[0] = m[5] * m[10] * m[15] - m[5] * m[11] * m[14] - m[9] * m[6] * m[15]
         + m[9] * m[7] * m[14]
         + m[13] * m[6] * m[11]
@@ -457,8 +467,25 @@ fn invert(m: &[f32; 16]) -> [f32; 16] {
         + m[4] * m[2] * m[9]
         + m[8] * m[1] * m[6]
         - m[8] * m[2] * m[5];
+    inv
+}
+
+/// A 4x4 inverse by cofactors (the same code on both sides); the identity-safe input keeps
+/// it finite.
+pub(super) fn invert(m: &[f32; 16]) -> [f32; 16] {
+    let inv = cofactors(m, 0.0);
     let det = m[0] * inv[0] + m[1] * inv[4] + m[2] * inv[8] + m[3] * inv[12];
     let r = if det == 0.0 { 0.0 } else { 1.0 / det };
+    inv.map(|x| x * r)
+}
+
+/// [`invert`] of eight matrices at once, one per lane (field-SoA: `m[k]` holds element `k` of
+/// all eight): the same bits as `invert` of each.
+fn invert_x8(m: &[f32x8; 16]) -> [f32x8; 16] {
+    let zero = f32x8::splat(0.0);
+    let inv = cofactors(m, zero);
+    let det = m[0] * inv[0] + m[1] * inv[4] + m[2] * inv[8] + m[3] * inv[12];
+    let r = det.cmp_eq(zero).blend(zero, f32x8::splat(1.0) / det);
     inv.map(|x| x * r)
 }
 
@@ -476,6 +503,75 @@ pub(super) fn identity() -> [f32; 16] {
         m[i * 5] = 2.0;
     }
     m
+}
+
+/// The heavy_compute matrix as sixteen `f32` fields, for the kernel row: stored field-SoA, one
+/// column per element, so eight matrices fill one `f32x8` per element.
+#[derive(Clone, Copy, Component, StateHash, SoaComponent)]
+#[component(domains(TRANSFORM))]
+struct Mat4 {
+    m0: f32,
+    m1: f32,
+    m2: f32,
+    m3: f32,
+    m4: f32,
+    m5: f32,
+    m6: f32,
+    m7: f32,
+    m8: f32,
+    m9: f32,
+    m10: f32,
+    m11: f32,
+    m12: f32,
+    m13: f32,
+    m14: f32,
+    m15: f32,
+}
+
+impl Mat4 {
+    fn of(m: [f32; 16]) -> Mat4 {
+        let [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15] = m;
+        Mat4 {
+            m0,
+            m1,
+            m2,
+            m3,
+            m4,
+            m5,
+            m6,
+            m7,
+            m8,
+            m9,
+            m10,
+            m11,
+            m12,
+            m13,
+            m14,
+            m15,
+        }
+    }
+}
+
+/// heavy_compute's kernel row: 100 inversions of eight matrices at a time over the lent
+/// field-SoA columns, then the move through the query a game writes.
+fn heavy_kernel_pass(w: &mut World) -> Result<(), BenchError> {
+    if let Some(mut loan) = w.lend_soa::<Mat4>().map_err(fail)? {
+        let mut lanes = loan.lanes_mut();
+        let mut cols = lanes.fields::<16>().map_err(fail)?;
+        for i in 0..cols[0].len() {
+            let mut m: [f32x8; 16] = std::array::from_fn(|k| cols[k][i]);
+            for _ in 0..100 {
+                m = invert_x8(&m);
+            }
+            for (col, v) in cols.iter_mut().zip(m) {
+                col[i] = v;
+            }
+        }
+    }
+    w.query::<(&mut Position, &Velocity, &Mat4)>()
+        .map_err(fail)?
+        .for_each(|(p, v, t)| p.0[0] += v.0[0] * t.m0);
+    Ok(())
 }
 
 /// A lane of `workers` threads the calling thread does not serve.
@@ -552,15 +648,77 @@ fn heavy_compute(samples: usize) -> Result<Vec<Figure>, BenchError> {
         ours_sum_x(&mut ours),
         theirs_sum_x(&mut theirs),
     )?;
-    Ok(vec![Figure::new(
-        SUITE,
-        "ecs_suite_heavy_compute",
-        2,
-        "us_per_pass_of_1k_x100_inversions",
-        "us",
-        a,
-    )
-    .with_baseline("hecs iter_batched(64) on 2 rayon threads", b)])
+    // The kernel row, against a fresh hecs world (the same number of passes on both sides, so
+    // the checksums compare).
+    let mut kernel = World::new();
+    kernel.use_field_soa::<Mat4>().map_err(fail)?;
+    kernel
+        .spawn_batch((0..1_000).map(|i| {
+            (
+                Mat4::of(identity()),
+                Position([i as f32, 0.0, 0.0]),
+                Velocity([1.0, 0.0, 0.0]),
+            )
+        }))
+        .map_err(fail)?;
+    let mut theirs = hecs::World::new();
+    theirs.spawn_batch((0..1_000).map(|i| {
+        (
+            Transform(identity()),
+            Position([i as f32, 0.0, 0.0]),
+            Velocity([1.0, 0.0, 0.0]),
+        )
+    }));
+    let (c, d) = interleave(
+        samples,
+        || {
+            if let Err(e) = heavy_kernel_pass(&mut kernel) {
+                err = Some(e);
+            }
+        },
+        || {
+            use rayon::prelude::*;
+            pool.install(|| {
+                theirs
+                    .query::<(&mut Transform, &mut Position, &Velocity)>()
+                    .iter_batched(64)
+                    .par_bridge()
+                    .for_each(|batch| {
+                        for (t, p, v) in batch {
+                            heavy_row(t, p, v);
+                        }
+                    })
+            });
+        },
+    );
+    if let Some(e) = err {
+        return Err(e);
+    }
+    check(
+        "heavy_compute (kernel)",
+        ours_sum_x(&mut kernel),
+        theirs_sum_x(&mut theirs),
+    )?;
+    Ok(vec![
+        Figure::new(
+            SUITE,
+            "ecs_suite_heavy_compute",
+            2,
+            "us_per_pass_of_1k_x100_inversions",
+            "us",
+            a,
+        )
+        .with_baseline("hecs iter_batched(64) on 2 rayon threads", b),
+        Figure::new(
+            SUITE,
+            "ecs_suite_heavy_compute_kernel",
+            1,
+            "us_per_pass_of_1k_x100_inversions",
+            "us",
+            c,
+        )
+        .with_baseline("hecs iter_batched(64) on 2 rayon threads", d),
+    ])
 }
 
 fn add_remove(samples: usize) -> Result<Vec<Figure>, BenchError> {

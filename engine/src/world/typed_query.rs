@@ -111,6 +111,9 @@ struct ParSite {
 const SPLIT_WORTH: f64 = 0.95;
 /// The weight of a new split run in `split_ratio`.
 const SPLIT_RATIO_WEIGHT: f64 = 0.3;
+/// The most one split run counts as in `split_ratio`: from the start value, three splits in a
+/// row at or past this back a site off (0.6 -> 0.78 -> 0.91 -> 1.0), one does not.
+const SPLIT_RATIO_CAP: f64 = 1.2;
 /// Where `split_ratio` starts (and restarts after a back-off): an optimistic guess, so the
 /// first few splits are judged on their own evidence.
 const SPLIT_RATIO_START: f64 = 0.6;
@@ -155,7 +158,9 @@ impl ParSite {
     /// `predicted_ns`.
     fn judge_split(&mut self, wall_ns: u64, predicted_ns: f64) {
         let ratio = wall_ns as f64 / predicted_ns;
-        self.split_ratio += SPLIT_RATIO_WEIGHT * (ratio - self.split_ratio);
+        // One run preempted by another process can take several times its work; capped, it
+        // moves the average a step, and only a run of bad splits backs the site off.
+        self.split_ratio += SPLIT_RATIO_WEIGHT * (ratio.min(SPLIT_RATIO_CAP) - self.split_ratio);
         if self.split_ratio > SPLIT_WORTH {
             self.split_min_ns = (2.0 * predicted_ns).max(2.0 * self.split_min_ns);
             self.split_ratio = SPLIT_RATIO_START;
