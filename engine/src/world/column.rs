@@ -245,7 +245,7 @@ impl<T: Send + Sync + 'static> AosColumn<T> {
     /// The rows and the first value as raw parts for a typed query; records one query of
     /// every row.
     pub(crate) fn raw_parts(&mut self) -> (RawRows, *mut T) {
-        self.access.record(self.values.len());
+        self.access.record_mut(self.values.len());
         (
             RawRows::of(&self.entities, &self.index, self.order_gen),
             self.values.as_mut_ptr(),

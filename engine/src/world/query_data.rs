@@ -258,10 +258,24 @@ pub struct DriverRow {
     pub(crate) row: usize,
 }
 
+/// A field-SoA column's field pointers, cached for typed queries.
+pub(crate) struct FieldPtrs(pub(crate) [*mut f32; MAX_FIELDS]);
+
+// SAFETY: the pointers are into the column's own field buffers; they are written by
+// `raw_parts` (`&mut self`) and dereferenced only by a typed query made from that same
+// exclusive borrow of the world, so moving or sharing the column between threads never lets
+// two threads use them unsynchronized.
+unsafe impl Send for FieldPtrs {}
+// SAFETY: as above.
+unsafe impl Sync for FieldPtrs {}
+
 /// One field-SoA column as raw parts: each field's first row and the row codec.
 #[doc(hidden)]
 pub struct SoaRaw<T> {
-    pub(crate) fields: [*mut f32; MAX_FIELDS],
+    /// Each field's first row, in the column's own cache (`SoaColumn::raw_parts` fills it):
+    /// one pointer here, so a query over a field-SoA component does not carry (and copy) half a
+    /// kilobyte of field pointers.
+    pub(crate) fields: *const [*mut f32; MAX_FIELDS],
     pub(crate) n: usize,
     pub(crate) from_fields: fn(&[f32]) -> T,
     pub(crate) to_fields: fn(&T, &mut [f32]),
@@ -281,7 +295,10 @@ impl<T> SoaRaw<T> {
     /// The parts are valid and `row` is below the column's length; no `&mut` to the row is live.
     unsafe fn read(&self, row: usize) -> T {
         let mut buf = [0.0f32; MAX_FIELDS];
-        for (b, f) in buf.iter_mut().zip(&self.fields[..self.n]) {
+        // SAFETY: the column (boxed, borrowed by the query) owns the array, written only by
+        // `raw_parts` before the query was made.
+        let fields = unsafe { &*self.fields };
+        for (b, f) in buf.iter_mut().zip(&fields[..self.n]) {
             // SAFETY: `f` is a live field column with more than `row` rows (the contract).
             *b = unsafe { *f.add(row) };
         }
@@ -296,7 +313,9 @@ impl<T> SoaRaw<T> {
     unsafe fn write(&self, row: usize, value: &T) {
         let mut buf = [0.0f32; MAX_FIELDS];
         (self.to_fields)(value, &mut buf[..self.n]);
-        for (b, f) in buf.iter().zip(&self.fields[..self.n]) {
+        // SAFETY: as in `read`.
+        let fields = unsafe { &*self.fields };
+        for (b, f) in buf.iter().zip(&fields[..self.n]) {
             // SAFETY: as in `read`; the row is written by this thread only.
             unsafe { *f.add(row) = *b };
         }
@@ -327,9 +346,6 @@ impl Stamp {
 }
 
 /// Where one component's values live.
-// The field-SoA variant holds a pointer per possible field (about 0.5 KiB); a query holds one
-// per component, on the stack, and boxing it would allocate per query.
-#[allow(clippy::large_enum_variant)]
 enum Store<T> {
     Aos(*mut T),
     Soa(SoaRaw<T>),

@@ -26,7 +26,7 @@ use super::component::{
 use super::entity::{Entity, EntityTable};
 use super::epoch::DomainSet;
 use super::hash::StateHasher;
-use super::query_data::{RawRows, SoaRaw};
+use super::query_data::{FieldPtrs, RawRows, SoaRaw};
 use super::World;
 
 /// A component stored as one aligned `f32` column per field.
@@ -44,6 +44,9 @@ pub(crate) struct SoaColumn<T> {
     access: AccessCounters,
     /// Per-row change ticks, once a `Changed<T>` query asked (in step with the rows).
     pub(crate) ticks: super::change_ticks::RowTicks,
+    /// Each field's first row as of the latest `raw_parts` (what a typed query's `SoaRaw`
+    /// points at).
+    ptrs: FieldPtrs,
     /// Reads and writes one row as a `T` without naming `T: SoaComponent` (for pair queries
     /// whose bounds are only `Component`).
     io: SoaRowIo<T>,
@@ -115,16 +118,15 @@ impl<T> SoaColumn<T> {
     /// Everything a typed query needs, as raw parts (see `query_data`): the rows' entities, the
     /// sparse index, each field's first row and the row codec. Records one query of every row.
     pub(crate) fn raw_parts(&mut self) -> (RawRows, SoaRaw<T>) {
-        self.access.record(self.entities.len());
-        let mut fields = [std::ptr::null_mut(); lanegraph_simd::MAX_FIELDS];
+        self.access.record_mut(self.entities.len());
         let mut n = 0;
-        for (slot, f) in fields.iter_mut().zip(self.table.field_slices_mut()) {
+        for (slot, f) in self.ptrs.0.iter_mut().zip(self.table.field_slices_mut()) {
             *slot = f.as_mut_ptr();
             n += 1;
         }
         let rows = RawRows::of(&self.entities, &self.index, self.rows_version);
         let raw = SoaRaw {
-            fields,
+            fields: &self.ptrs.0,
             n,
             from_fields: self.io.from_fields,
             to_fields: self.io.to_fields,
@@ -157,6 +159,7 @@ impl<T: Component + SoaComponent> SoaColumn<T> {
             index: SparseIndex::default(),
             access: AccessCounters::default(),
             ticks: Default::default(),
+            ptrs: FieldPtrs([std::ptr::null_mut(); lanegraph_simd::MAX_FIELDS]),
             io: SoaRowIo {
                 read: read_row::<T>,
                 write: write_row::<T>,
