@@ -17,7 +17,7 @@ use bevy_ecs::schedule::{IntoScheduleConfigs, SingleThreadedExecutor};
 
 use super::ecs_suite::{
     check, fail, frag_ours, heavy_row, identity, interleave, lane, ours_batch, ours_sum_x,
-    schedule_ours, Data, Position, Transform, ENTITIES, SA, SB, SC, SUITE,
+    schedule_ours, Data, Position, Transform, ENTITIES, FRAG_PASSES, SA, SB, SC, SUITE,
 };
 use super::{BenchError, Figure};
 
@@ -152,16 +152,21 @@ fn frag_iter(samples: usize) -> Result<Figure, BenchError> {
     let (a, b) = interleave(
         samples,
         || {
-            if let Ok(mut q) = ours.query::<&mut Data>() {
-                q.for_each(|d| d.0 *= 2.0);
+            for _ in 0..FRAG_PASSES {
+                if let Ok(mut q) = ours.query::<&mut Data>() {
+                    q.for_each(|d| d.0 *= -1.0);
+                }
             }
         },
         || {
-            for mut d in state.iter_mut(&mut theirs) {
-                d.0 *= 2.0;
+            for _ in 0..FRAG_PASSES {
+                for mut d in state.iter_mut(&mut theirs) {
+                    d.0 *= -1.0;
+                }
             }
         },
     );
+    let (a, b) = (a / FRAG_PASSES as f64, b / FRAG_PASSES as f64);
     let mut s_ours = 0.0f64;
     if let Ok(mut q) = ours.query::<&Data>() {
         q.for_each(|d| s_ours += d.0 as f64);
@@ -369,7 +374,7 @@ pub(super) fn run(samples: usize) -> Result<Vec<Figure>, BenchError> {
     Ok(vec![
         simple_insert(samples)?,
         simple_iter(samples * 5)?,
-        frag_iter(samples * 5)?,
+        frag_iter(samples)?,
         schedule(samples)?,
         heavy_compute(samples)?,
         add_remove(samples)?,

@@ -114,7 +114,9 @@ pub struct ColumnsView<'a> {
     pub(crate) epochs: &'a mut Epochs,
     /// The world's change tick (what `&mut T` stamps) and what this reader saw last.
     pub(crate) clock: &'a mut ChangeClock,
-    claims: [(std::any::TypeId, bool); MAX_QUERY_COMPONENTS],
+    /// The first `claimed` entries are the claims so far; the rest are never read (left
+    /// uninitialized: initializing 16 of them was a memset per query).
+    claims: [std::mem::MaybeUninit<(std::any::TypeId, bool)>; MAX_QUERY_COMPONENTS],
     claimed: usize,
 }
 
@@ -130,7 +132,7 @@ impl<'a> ColumnsView<'a> {
             ids,
             epochs,
             clock,
-            claims: [(std::any::TypeId::of::<()>(), false); MAX_QUERY_COMPONENTS],
+            claims: [const { std::mem::MaybeUninit::uninit() }; MAX_QUERY_COMPONENTS],
             claimed: 0,
         }
     }
@@ -143,7 +145,13 @@ impl<'a> ColumnsView<'a> {
     /// that would alias is an error on any world, with or without the column.
     fn claim<T: Component>(&mut self, mutable: bool) -> Result<(), QueryError> {
         let ty = std::any::TypeId::of::<T>();
-        let taken = &self.claims[..self.claimed];
+        // SAFETY: the first `claimed` entries were written below before `claimed` counted them.
+        let taken = unsafe {
+            std::slice::from_raw_parts(
+                self.claims.as_ptr().cast::<(std::any::TypeId, bool)>(),
+                self.claimed,
+            )
+        };
         if taken.iter().any(|&(c, m)| c == ty && (m || mutable)) {
             return Err(AliasedQuery { component: T::NAME }.into());
         }
@@ -152,7 +160,7 @@ impl<'a> ColumnsView<'a> {
                 max: MAX_QUERY_COMPONENTS,
             });
         }
-        self.claims[self.claimed] = (ty, mutable);
+        self.claims[self.claimed].write((ty, mutable));
         self.claimed += 1;
         if mutable {
             self.epochs.bump(T::DOMAINS);
