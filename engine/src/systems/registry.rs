@@ -223,6 +223,9 @@ impl World {
             errors: 0,
         });
         t.runs.push(run);
+        // Its `Changed<T>` horizon: everything is new to a system that never ran. Grown here,
+        // not on the first step, so a step allocates nothing.
+        self.change.system_seen.push(0);
         Ok(SystemId::new(self.id(), index))
     }
 
