@@ -258,7 +258,7 @@ impl World {
             resources: resource::Resources::default(),
             parallel: None,
             par_costs: typed_query::ParCosts::default(),
-            query_align: query_data::AlignCache::new(),
+            query_align: query_data::AlignCache::default(),
             input: crate::input::Input::default(),
             agent_strategies: Vec::new(),
             command_buf: commands::Commands::default(),

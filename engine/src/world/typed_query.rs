@@ -12,8 +12,10 @@
 //!
 //! # Splitting by cost, not by row count
 //! Each `par_for_each` call site (its `file:line:column`, via `#[track_caller]`) keeps the cost
-//! per row it measured running alone on the caller, an exponential average over its serial runs
-//! (two clock reads per sampled run; a splitting site runs alone once in a while to refresh it). A run is split only when the predicted
+//! per row it measured running alone on the caller: the least of its first three runs, then an
+//! exponential average over its serial runs that believes a faster run at once (two clock reads
+//! per sampled run; a splitting site runs alone on its 8th, 16th and 32nd runs and once in 64
+//! after, to refresh it). A run is split only when the predicted
 //! work is at least the site's split threshold (twice [`PAR_CHUNK_MIN_NS`] at first), into
 //! chunks of at least [`PAR_CHUNK_MIN_NS`] of work: a chunk costs a claim and, on a sleeping
 //! lane, a wake-up (tens of microseconds on a loaded 2-core VM), which only that much work
@@ -171,7 +173,12 @@ impl ParSite {
 
     /// Whether this run, predicted at `predicted_ns`, splits.
     fn splits(&self, predicted_ns: f64) -> bool {
-        let probe = self.runs % PROBE_EVERY == PROBE_EVERY - 1;
+        // A young site probes sooner (its 8th, 16th and 32nd runs), then once in
+        // `PROBE_EVERY`: the serial cost it learned in its first runs is often a cold one, and
+        // a split judged against a serial time too high looks like it pays when it does not.
+        let run = self.runs + 1;
+        let probe =
+            run % PROBE_EVERY == 0 || ((8..PROBE_EVERY).contains(&run) && run.is_power_of_two());
         // Once in `PROBE_EVERY` runs the usual choice is reversed: a held-back site tries a
         // split, a splitting site runs alone to refresh its serial cost.
         (predicted_ns >= self.split_min_ns) != (probe && predicted_ns >= SPLIT_MIN_NS)
@@ -187,7 +194,9 @@ impl ParSite {
         } else if self.samples < LEARN_RUNS {
             self.ns_per_row.min(sample)
         } else {
-            0.75 * self.ns_per_row + 0.25 * sample
+            // A faster run is believed at once (the estimate a split must beat stays the
+            // caller's best), a slower one moves it a quarter of the way.
+            (0.75 * self.ns_per_row + 0.25 * sample).min(sample)
         };
         self.samples = self.samples.saturating_add(1);
     }
@@ -731,5 +740,56 @@ impl<'w> Components<'w> {
             costs,
             chunk_rows: None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn site() -> ParSite {
+        ParSite {
+            at: Location::caller(),
+            ns_per_row: f64::NAN,
+            samples: 0,
+            runs: 0,
+            split_min_ns: SPLIT_MIN_NS,
+            split_ratio: SPLIT_RATIO_START,
+        }
+    }
+
+    #[test]
+    fn a_cold_start_estimate_is_refreshed_by_early_probes() {
+        let mut s = site();
+        // Three cold learning runs at 2.0-2.4 ns per row over 1M rows.
+        for ns in [2_400_000, 2_000_000, 2_200_000] {
+            s.learn(ns, 1_000_000);
+            s.runs += 1;
+        }
+        assert_eq!(s.ns_per_row, 2.0, "the least of the learning runs");
+        let predicted = s.ns_per_row * 1e6;
+        // Runs 4..7 split; the 8th runs alone (a probe), then 9..15 split, the 16th alone.
+        let choices: Vec<bool> = (3..16)
+            .map(|runs| {
+                s.runs = runs;
+                s.splits(predicted)
+            })
+            .collect();
+        let alone: Vec<u64> = (3..16u64).filter(|&r| !choices[(r - 3) as usize]).collect();
+        assert_eq!(alone, vec![7, 15], "probes on the 8th and 16th runs");
+        // The probe ran warm, at 1.0 ns per row: believed at once, not averaged in.
+        s.learn(1_000_000, 1_000_000);
+        assert_eq!(s.ns_per_row, 1.0);
+        // A slower run moves the estimate a quarter of the way.
+        s.learn(2_000_000, 1_000_000);
+        assert_eq!(s.ns_per_row, 1.25);
+        // Past 64 runs, a probe once in 64.
+        let late: Vec<u64> = (64..200u64)
+            .filter(|&r| {
+                s.runs = r;
+                !s.splits(1e9)
+            })
+            .collect();
+        assert_eq!(late, vec![127, 191]);
     }
 }
