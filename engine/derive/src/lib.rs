@@ -210,14 +210,58 @@ fn expand_named_trait(
     } else {
         quote!()
     };
+    let schema = LitStr::new(&schema_of(input), ident.span());
     Ok(quote! {
         impl #impl_g #trait_path for #ident #ty_g #where_c {
             const NAME: &'static str = #name;
             const DOMAINS: ::lanegraph::world::DomainSet = #domains;
             #all_f32
             #snapshot
+            fn schema() -> &'static str {
+                #schema
+            }
         }
     })
+}
+
+/// The type's shape as savegames compare it: its fields' names and types, in order
+/// (`Pos{x:f32,y:f32}`, `Hp(i32)`, `Kind{A,B(u32)}`), with the types as written. Two versions of
+/// a type with the same shape string read each other's saves without migration.
+fn schema_of(input: &DeriveInput) -> String {
+    fn fields(f: &Fields) -> String {
+        let ty = |t: &syn::Type| quote!(#t).to_string().replace(' ', "");
+        match f {
+            Fields::Named(n) => {
+                let list: Vec<String> = n
+                    .named
+                    .iter()
+                    .map(|f| {
+                        let name = f.ident.as_ref().map(|i| i.to_string()).unwrap_or_default();
+                        format!("{name}:{}", ty(&f.ty))
+                    })
+                    .collect();
+                format!("{{{}}}", list.join(","))
+            }
+            Fields::Unnamed(u) => {
+                let list: Vec<String> = u.unnamed.iter().map(|f| ty(&f.ty)).collect();
+                format!("({})", list.join(","))
+            }
+            Fields::Unit => String::new(),
+        }
+    }
+    let body = match &input.data {
+        Data::Struct(s) => fields(&s.fields),
+        Data::Enum(e) => {
+            let list: Vec<String> = e
+                .variants
+                .iter()
+                .map(|v| format!("{}{}", v.ident, fields(&v.fields)))
+                .collect();
+            format!("{{{}}}", list.join(","))
+        }
+        Data::Union(u) => fields(&Fields::Named(u.fields.clone())),
+    };
+    format!("{}{body}", input.ident)
 }
 
 fn is_f32(ty: &syn::Type) -> bool {

@@ -67,6 +67,13 @@ impl FixedStep {
         }
     }
 
+    /// A step of `num` nanoseconds over `den` (as [`numer_ns`](Self::numer_ns) and
+    /// [`denom`](Self::denom) give them back); `None` when either is 0.
+    #[cfg(feature = "savegame")]
+    pub(crate) fn from_parts(num: u64, den: u64) -> Option<FixedStep> {
+        (num > 0 && den > 0).then(|| FixedStep::reduced(num, den))
+    }
+
     /// Numerator of the step in nanoseconds (`step = numer / denom` ns, lowest terms).
     pub fn numer_ns(self) -> u64 {
         self.num

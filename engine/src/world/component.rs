@@ -71,6 +71,14 @@ pub trait Component: StateHash + Send + Sync + 'static {
         None
     }
 
+    /// The type's shape as a savegame records it (the derive writes the field names and types,
+    /// `Pos{x:f32,y:f32}`; a hand-written impl answers its `NAME`). A save whose shape differs
+    /// from the loading type's is decoded through serde's own migration attributes
+    /// (`#[serde(default)]`, `#[serde(alias)]`) or refused with a typed error naming both shapes.
+    fn schema() -> &'static str {
+        Self::NAME
+    }
+
     /// The type's dense id, which finds its column in a world with one indexed load: the
     /// derive keeps one in a `static` for every component type without generic parameters.
     /// `None` (generic types, hand-written impls) finds the column by `TypeId` instead.

@@ -99,6 +99,68 @@ impl EntityTable {
         self.dense.clone_from(&src.dense);
     }
 
+    /// The table as a savegame writes it: each slot's generation, the live slots in dense
+    /// order, and the free list in pop order's reverse (as stored).
+    #[cfg(feature = "savegame")]
+    pub(crate) fn saved_parts(&self) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+        (
+            self.slots.iter().map(|s| s.generation.get()).collect(),
+            self.dense.iter().map(|e| e.index).collect(),
+            self.free.clone(),
+        )
+    }
+
+    /// Rebuilds a table from [`saved_parts`](Self::saved_parts), checking every invariant a
+    /// damaged file could break (a zero generation, an index out of range, a slot both live and
+    /// free or listed twice); the error says which.
+    #[cfg(feature = "savegame")]
+    pub(crate) fn from_saved_parts(
+        generations: &[u32],
+        live: &[u32],
+        free: &[u32],
+    ) -> Result<EntityTable, &'static str> {
+        if generations.len() >= VACANT as usize {
+            return Err("more entity slots than a world can hold");
+        }
+        let mut slots = Vec::with_capacity(generations.len());
+        for &g in generations {
+            let generation = NonZeroU32::new(g).ok_or("an entity slot with generation 0")?;
+            slots.push(Slot {
+                generation,
+                dense: VACANT,
+            });
+        }
+        let mut dense = Vec::with_capacity(live.len());
+        for (d, &index) in live.iter().enumerate() {
+            let slot = slots
+                .get_mut(index as usize)
+                .ok_or("a live entity outside the slot table")?;
+            if slot.dense != VACANT {
+                return Err("an entity listed live twice");
+            }
+            slot.dense = d as u32;
+            dense.push(Entity {
+                index,
+                generation: slot.generation,
+            });
+        }
+        let mut seen_free = vec![false; slots.len()];
+        for &index in free {
+            let i = index as usize;
+            match slots.get(i) {
+                None => return Err("a free slot outside the slot table"),
+                Some(s) if s.dense != VACANT => return Err("a slot both live and free"),
+                Some(_) if seen_free[i] => return Err("a slot listed free twice"),
+                Some(_) => seen_free[i] = true,
+            }
+        }
+        Ok(EntityTable {
+            slots,
+            free: free.to_vec(),
+            dense,
+        })
+    }
+
     /// Room for `additional` more live entities; returns the slot count they may reach.
     pub(crate) fn reserve(&mut self, additional: usize) -> usize {
         self.dense.reserve(additional);

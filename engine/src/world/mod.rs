@@ -85,6 +85,8 @@ pub(crate) mod query;
 pub(crate) mod query_data;
 pub(crate) mod resource;
 pub(crate) mod resource_set;
+#[cfg(feature = "savegame")]
+pub(crate) mod savegame;
 pub(crate) mod snapshot;
 pub(crate) mod soa;
 pub(crate) mod sync_test;
@@ -117,6 +119,8 @@ pub use query_data::{
 };
 pub use resource::{MissingResource, Resource, ResourceNameClash};
 pub use resource_set::{ResourceError, ResourceParam, ResourceSet};
+#[cfg(feature = "savegame")]
+pub use savegame::{LoadError, LoadReport, SaveError, SaveSchema, SAVE_FORMAT};
 #[doc(hidden)]
 pub use snapshot::probe as __snapshot_probe;
 pub use snapshot::{Snapshot, SnapshotError, SnapshotRing};

@@ -32,6 +32,14 @@ pub trait Resource: StateHash + Send + Sync + 'static {
         None
     }
 
+    /// The type's shape as a savegame records it (the derive writes the field names and types,
+    /// `Pos{x:f32,y:f32}`; a hand-written impl answers its `NAME`). A save whose shape differs
+    /// from the loading type's is decoded through serde's own migration attributes
+    /// (`#[serde(default)]`, `#[serde(alias)]`) or refused with a typed error naming both shapes.
+    fn schema() -> &'static str {
+        Self::NAME
+    }
+
     /// Copies `src` over `dst` for a snapshot; false when the type cannot be copied. The
     /// default assigns a [`snapshot_clone`](Self::snapshot_clone); a resource holding buffers
     /// may copy into `dst`'s own (as `Clone::clone_from` does) so warm snapshots allocate

@@ -1,0 +1,788 @@
+//! Savegames: a World's simulation state written to a file and read back, across program runs
+//! and across versions of the game's types (issue 28).
+//!
+//! Owns: [`SaveSchema`] (the components and resources a game saves, each registered once), the
+//! file format, and its typed errors ([`SaveError`], [`LoadError`]). Must never: write part of a
+//! loaded file into the World (every check, every decode runs before the first write), panic or
+//! hang on any input (truncated, corrupt, hostile), or drop a row silently (a saved component
+//! the schema does not know is an error, not a skip).
+//!
+//! # The format
+//! One CBOR document (ciborium): self-describing, with struct fields by name, so serde's own
+//! migration attributes work on it (`#[serde(default)]` for a field added since the save,
+//! `#[serde(alias = "old")]` for a renamed one), where a positional codec (bincode, postcard)
+//! would misread the previous version. [`SaveSchema::save_text`] writes the same document as
+//! JSON for reading and diffing (JSON has no NaN or infinity: a float that is one reads back
+//! as an error, so debug with it, ship with the binary form). [`SaveSchema::load_into`] reads
+//! either.
+//!
+//! The document holds a magic string and a format number, a fingerprint of every saved type's
+//! shape ([`Component::schema`], written by the derives: field names and types), the state
+//! hash the world had, the step and frame counters and the fixed step, the entity table
+//! (generations, live order, free list: the same entity ids and the same next spawn), and per
+//! component its rows in row order (entity and value) and its layout; per resource its value.
+//!
+//! # Loading
+//! When the fingerprint matches, every type reads as it was written and the loaded world's
+//! state hash must equal the saved one (a mismatch is [`LoadError::HashMismatch`]), checked
+//! when the save held all of its world's state and the loading world holds nothing more (the
+//! hash covers every component and resource). When a
+//! type's shape changed, its rows are decoded through serde into the current type: a
+//! migration serde can express succeeds and is listed in [`LoadReport::migrated`]; one it
+//! cannot is [`LoadError::ChangedComponent`] with both shapes. Components the schema does not
+//! register lose their rows on load (the entity table is replaced): register everything that
+//! must survive. Resources the save does not hold are kept. Not saved: gameplay event queues,
+//! change ticks (every loaded row reads as changed), systems and their closures' state, the
+//! input.
+//!
+//! [`Component::schema`]: super::Component::schema
+
+use std::io::{Read, Write};
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use super::access::ColumnLayout;
+use super::entity::{Entity, EntityTable};
+use super::epoch::DomainSet;
+use super::{Component, Resource, World};
+use crate::game_loop::FixedStep;
+use lanegraph_simd::SoaComponent;
+
+/// What the file's first field says.
+const MAGIC: &str = "lanegraph-save";
+/// The format this build writes and reads.
+pub const SAVE_FORMAT: u32 = 1;
+
+type Value = ciborium::Value;
+
+/// Why a save could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum SaveError {
+    /// A value could not be encoded (serde said why).
+    #[error("`{name}` could not be encoded: {reason}; fix: check its `Serialize` impl")]
+    Encode {
+        /// The component or resource.
+        name: &'static str,
+        /// serde's message.
+        reason: String,
+    },
+    /// The writer failed.
+    #[error("the save could not be written: {0}; fix: check the path and free space")]
+    Io(#[from] std::io::Error),
+    /// A registered component is stored in a way the schema cannot read.
+    #[error("component `{name}` could not be read for saving: {reason}")]
+    Read {
+        /// The component.
+        name: &'static str,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Why a save could not be loaded. The World is unchanged whenever one is returned, except
+/// after [`LoadError::HashMismatch`].
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The bytes are not a lanegraph save (or are cut before its header).
+    #[error("not a lanegraph save: {reason}; fix: pass a file written by `SaveSchema::save`")]
+    NotASave {
+        /// What was wrong.
+        reason: String,
+    },
+    /// The save is of a format this build does not read.
+    #[error(
+        "save format {found} is not supported (this build reads format {supported}); fix: load \
+         it with the build that wrote it and save again"
+    )]
+    Format {
+        /// The file's format number.
+        found: u64,
+        /// [`SAVE_FORMAT`].
+        supported: u32,
+    },
+    /// The file is damaged: truncated, or a part fails to decode or to check.
+    #[error("the save is corrupt at {at}: {reason}; fix: load an intact copy")]
+    Corrupt {
+        /// Which part (`"header"`, `"entity table"`, a component's name).
+        at: String,
+        /// What failed.
+        reason: String,
+    },
+    /// The save holds a component or resource this schema does not register.
+    #[error(
+        "the save holds {kind} `{name}`, which the schema does not register; fix: register it \
+         (`SaveSchema::{kind}::<T>()`), or load with the version of the game that had it"
+    )]
+    UnknownType {
+        /// `"component"` or `"resource"`.
+        kind: &'static str,
+        /// Its saved name.
+        name: String,
+    },
+    /// A type's shape changed since the save and serde could not migrate it.
+    #[error(
+        "{kind} `{name}` changed since the save (saved `{saved}`, now `{current}`) and the saved \
+         values do not decode: {reason}; fix: mark an added field `#[serde(default)]`, a renamed \
+         one `#[serde(alias = \"old_name\")]`, or convert the save with the old version"
+    )]
+    ChangedComponent {
+        /// `"component"` or `"resource"`.
+        kind: &'static str,
+        /// Its name.
+        name: String,
+        /// The saved shape.
+        saved: String,
+        /// The current shape.
+        current: &'static str,
+        /// serde's message.
+        reason: String,
+    },
+    /// Every type read as written, but the loaded world does not hash as the saved one did
+    /// (found after the write: the world holds the loaded state).
+    #[error(
+        "the loaded world's state hash {loaded:#018x} differs from the saved {saved:#018x}; a \
+         type's `Serialize`/`Deserialize` do not round-trip; fix: check the types' serde impls"
+    )]
+    HashMismatch {
+        /// The hash in the file.
+        saved: u64,
+        /// The loaded world's.
+        loaded: u64,
+    },
+    /// The loading world cannot take a type (its name is another type's there, or the layout
+    /// cannot change).
+    #[error("the world cannot take `{name}`: {reason}")]
+    World {
+        /// The type's name.
+        name: &'static str,
+        /// Why.
+        reason: String,
+    },
+    /// The reader failed.
+    #[error("the save could not be read: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// What a load did besides loading.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LoadReport {
+    /// Types whose shape changed since the save and were decoded through serde's migration
+    /// attributes.
+    pub migrated: Vec<&'static str>,
+    /// Entities loaded.
+    pub entities: usize,
+    /// The step counter the save was taken at.
+    pub tick: u64,
+}
+
+#[derive(Serialize, Deserialize)]
+struct SavedEntities {
+    generations: Vec<u32>,
+    live: Vec<u32>,
+    free: Vec<u32>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct SavedColumn {
+    name: String,
+    schema: String,
+    /// `"AoS"` or `"field-SoA"`.
+    layout: String,
+    /// Each row's entity (`Entity::to_bits`), in row order.
+    entities: Vec<u64>,
+    /// Each row's value, in row order (an array).
+    values: Value,
+}
+
+#[derive(Serialize, Deserialize)]
+struct SavedResource {
+    name: String,
+    schema: String,
+    value: Value,
+}
+
+#[derive(Serialize, Deserialize)]
+struct SaveFile {
+    magic: String,
+    format: u32,
+    fingerprint: u64,
+    /// The world's state hash, when the save holds all of its state (no unsaved component rows
+    /// or resources, which the hash covers too).
+    state_hash: Option<u64>,
+    tick: u64,
+    frame: u64,
+    /// The fixed step as nanoseconds over a denominator (exact).
+    fixed_step: (u64, u64),
+    entities: SavedEntities,
+    components: Vec<SavedColumn>,
+    resources: Vec<SavedResource>,
+}
+
+/// A decoded part, waiting for every check to pass before it writes into the world.
+type Apply = Box<dyn FnOnce(&mut World)>;
+
+struct ComponentEntry {
+    name: &'static str,
+    schema: &'static str,
+    save: fn(&mut World) -> Result<Option<SavedColumn>, SaveError>,
+    /// Decodes the rows (checking each entity against the loaded table) and prepares the
+    /// world's column; returns the write to run once everything checked.
+    load: fn(&mut World, SavedColumn, &EntityTable) -> Result<Apply, LoadError>,
+}
+
+struct ResourceEntry {
+    name: &'static str,
+    schema: &'static str,
+    save: fn(&World) -> Result<Option<SavedResource>, SaveError>,
+    load: fn(&World, SavedResource) -> Result<Apply, LoadError>,
+}
+
+/// The components and resources a game saves: register each once, then
+/// [`save`](Self::save) and [`load_into`](Self::load_into) any number of times. A type opts in
+/// by deriving serde's `Serialize` and `Deserialize` beside `Component` (or `Resource`).
+///
+/// ```
+/// use lanegraph::prelude::*;
+/// use lanegraph::world::SaveSchema;
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Clone, Copy, Component, StateHash, Serialize, Deserialize)]
+/// struct Hp(i32);
+/// #[derive(Clone, Copy, Resource, StateHash, Serialize, Deserialize)]
+/// struct Score(u64);
+///
+/// let schema = SaveSchema::new().component::<Hp>().resource::<Score>();
+/// let mut world = World::new();
+/// world.spawn_batch((0..10).map(|i| (Hp(i),))).unwrap();
+/// world.insert_resource(Score(7)).unwrap();
+/// let mut file = Vec::new();
+/// schema.save(&mut world, &mut file).unwrap();
+///
+/// let mut other = World::new();
+/// let report = schema.load_into(&mut other, &file[..]).unwrap();
+/// assert_eq!(report.entities, 10);
+/// assert_eq!(other.state_hash(), world.state_hash());
+/// assert_eq!(other.spawn(), world.spawn(), "the same next entity");
+/// ```
+#[derive(Default)]
+pub struct SaveSchema {
+    components: Vec<ComponentEntry>,
+    resources: Vec<ResourceEntry>,
+}
+
+impl std::fmt::Debug for SaveSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SaveSchema")
+            .field(
+                "components",
+                &self.components.iter().map(|c| c.name).collect::<Vec<_>>(),
+            )
+            .field(
+                "resources",
+                &self.resources.iter().map(|r| r.name).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+fn encode<T: Serialize + ?Sized>(name: &'static str, v: &T) -> Result<Value, SaveError> {
+    Value::serialized(v).map_err(|e| SaveError::Encode {
+        name,
+        reason: e.to_string(),
+    })
+}
+
+fn entity_of(bits: u64, table: &EntityTable) -> Option<Entity> {
+    let e = table.live_at(bits as u32)?;
+    (e.to_bits() == bits).then_some(e)
+}
+
+fn save_column<T: Component + Serialize>(
+    world: &mut World,
+) -> Result<Option<SavedColumn>, SaveError> {
+    let Some(i) = world.column_index::<T>() else {
+        return Ok(None);
+    };
+    let layout = world.columns[i].layout();
+    let (entities, values) = match world.column::<T>() {
+        Ok(col) => (
+            col.entities().iter().map(|e| e.to_bits()).collect(),
+            encode(T::NAME, col.values())?,
+        ),
+        Err(_) => {
+            // Field-SoA: each row gathered by a query, in the column's row order.
+            let mut entities = Vec::new();
+            let mut values = Vec::new();
+            let mut failed = None;
+            let mut q = world.query::<(Entity, &T)>().map_err(|e| SaveError::Read {
+                name: T::NAME,
+                reason: e.to_string(),
+            })?;
+            q.for_each(|(e, v)| {
+                entities.push(e.to_bits());
+                match encode(T::NAME, v) {
+                    Ok(v) => values.push(v),
+                    Err(e) => failed = Some(e),
+                }
+            });
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            (entities, Value::Array(values))
+        }
+    };
+    Ok(Some(SavedColumn {
+        name: T::NAME.to_owned(),
+        schema: T::schema().to_owned(),
+        layout: layout.name().to_owned(),
+        entities,
+        values,
+    }))
+}
+
+fn decode<T: DeserializeOwned>(
+    kind: &'static str,
+    name: &str,
+    saved_schema: &str,
+    current: &'static str,
+    v: Value,
+) -> Result<T, LoadError> {
+    v.deserialized::<T>().map_err(|e| {
+        if saved_schema == current {
+            LoadError::Corrupt {
+                at: name.to_owned(),
+                reason: e.to_string(),
+            }
+        } else {
+            LoadError::ChangedComponent {
+                kind,
+                name: name.to_owned(),
+                saved: saved_schema.to_owned(),
+                current,
+                reason: e.to_string(),
+            }
+        }
+    })
+}
+
+fn load_column<T: Component + DeserializeOwned>(
+    world: &mut World,
+    saved: SavedColumn,
+    table: &EntityTable,
+) -> Result<Apply, LoadError> {
+    let values: Vec<T> = decode(
+        "component",
+        T::NAME,
+        &saved.schema,
+        T::schema(),
+        saved.values,
+    )?;
+    if values.len() != saved.entities.len() {
+        return Err(LoadError::Corrupt {
+            at: T::NAME.to_owned(),
+            reason: format!(
+                "{} entities but {} values",
+                saved.entities.len(),
+                values.len()
+            ),
+        });
+    }
+    let mut rows = Vec::with_capacity(values.len());
+    let mut seen = vec![false; table.slot_count()];
+    for (bits, v) in saved.entities.iter().zip(values) {
+        let e = entity_of(*bits, table).ok_or_else(|| LoadError::Corrupt {
+            at: T::NAME.to_owned(),
+            reason: format!("a row of entity bits {bits:#x}, which is not live in the save"),
+        })?;
+        if std::mem::replace(&mut seen[e.index() as usize], true) {
+            return Err(LoadError::Corrupt {
+                at: T::NAME.to_owned(),
+                reason: format!("entity {e} has two rows"),
+            });
+        }
+        rows.push((e, v));
+    }
+    // The column exists before anything is written, so a name clash is found now.
+    world
+        .column_index_or_create::<T>()
+        .map_err(|e| LoadError::World {
+            name: T::NAME,
+            reason: e.to_string(),
+        })?;
+    Ok(Box::new(move |w: &mut World| {
+        for (e, v) in rows {
+            // Live in the loaded table (checked above), column created: cannot fail.
+            let inserted = w.insert(e, v);
+            debug_assert!(inserted.is_ok(), "checked before the first write");
+        }
+    }))
+}
+
+fn load_soa_column<T: Component + SoaComponent + DeserializeOwned>(
+    world: &mut World,
+    saved: SavedColumn,
+    table: &EntityTable,
+) -> Result<Apply, LoadError> {
+    let soa = saved.layout == ColumnLayout::FieldSoa.name();
+    let apply = load_column::<T>(world, saved, table)?;
+    if soa {
+        world.use_field_soa::<T>().map_err(|e| LoadError::World {
+            name: T::NAME,
+            reason: e.to_string(),
+        })?;
+    }
+    Ok(apply)
+}
+
+fn save_resource<R: Resource + Serialize>(
+    world: &World,
+) -> Result<Option<SavedResource>, SaveError> {
+    let Ok(r) = world.resource::<R>() else {
+        return Ok(None);
+    };
+    Ok(Some(SavedResource {
+        name: R::NAME.to_owned(),
+        schema: R::schema().to_owned(),
+        value: encode(R::NAME, r)?,
+    }))
+}
+
+fn load_resource<R: Resource + DeserializeOwned>(
+    world: &World,
+    saved: SavedResource,
+) -> Result<Apply, LoadError> {
+    let value: R = decode("resource", R::NAME, &saved.schema, R::schema(), saved.value)?;
+    // Another type under the same name would refuse the insert after the writes began.
+    if world.resource::<R>().is_err()
+        && world.resources.values().iter().any(|v| v.name() == R::NAME)
+    {
+        return Err(LoadError::World {
+            name: R::NAME,
+            reason: "another resource type in this world has that name".into(),
+        });
+    }
+    Ok(Box::new(move |w: &mut World| {
+        let inserted = w.insert_resource(value);
+        debug_assert!(inserted.is_ok(), "name checked before the first write");
+    }))
+}
+
+/// FNV-1a over the sorted `kind NAME = shape` lines of what a save holds.
+fn fingerprint<'a>(items: impl Iterator<Item = (&'a str, &'a str, &'a str)>) -> u64 {
+    let mut lines: Vec<String> = items
+        .map(|(kind, name, schema)| format!("{kind} {name} = {schema}\n"))
+        .collect();
+    lines.sort();
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in lines.concat().bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+impl SaveSchema {
+    /// An empty schema.
+    pub fn new() -> Self {
+        SaveSchema::default()
+    }
+
+    /// Saves component `T` (either layout; loads it AoS unless the loading world already
+    /// stores it field-SoA: see [`field_soa_component`](Self::field_soa_component)).
+    pub fn component<T: Component + Serialize + DeserializeOwned>(mut self) -> Self {
+        self.push_component(ComponentEntry {
+            name: T::NAME,
+            schema: T::schema(),
+            save: save_column::<T>,
+            load: load_column::<T>,
+        });
+        self
+    }
+
+    /// Saves component `T` and, when it was stored field-SoA, loads it field-SoA too.
+    pub fn field_soa_component<T: Component + SoaComponent + Serialize + DeserializeOwned>(
+        mut self,
+    ) -> Self {
+        self.push_component(ComponentEntry {
+            name: T::NAME,
+            schema: T::schema(),
+            save: save_column::<T>,
+            load: load_soa_column::<T>,
+        });
+        self
+    }
+
+    /// Saves resource `R`.
+    pub fn resource<R: Resource + Serialize + DeserializeOwned>(mut self) -> Self {
+        self.resources.retain(|r| r.name != R::NAME);
+        self.resources.push(ResourceEntry {
+            name: R::NAME,
+            schema: R::schema(),
+            save: save_resource::<R>,
+            load: load_resource::<R>,
+        });
+        self
+    }
+
+    fn push_component(&mut self, entry: ComponentEntry) {
+        self.components.retain(|c| c.name != entry.name);
+        self.components.push(entry);
+    }
+
+    fn file_of(&self, world: &mut World) -> Result<SaveFile, SaveError> {
+        let mut components = Vec::new();
+        for c in &self.components {
+            if let Some(col) = (c.save)(world)? {
+                components.push(col);
+            }
+        }
+        let mut resources = Vec::new();
+        for r in &self.resources {
+            if let Some(v) = (r.save)(world)? {
+                resources.push(v);
+            }
+        }
+        let fingerprint = fingerprint(
+            components
+                .iter()
+                .map(|c| ("component", c.name.as_str(), c.schema.as_str()))
+                .chain(
+                    resources
+                        .iter()
+                        .map(|r| ("resource", r.name.as_str(), r.schema.as_str())),
+                ),
+        );
+        let unsaved_rows = world
+            .columns
+            .iter()
+            .any(|c| c.len() > 0 && !components.iter().any(|s| s.name == c.name()));
+        let whole = !unsaved_rows && world.resources.values().len() == resources.len();
+        let (generations, live, free) = world.entities.saved_parts();
+        Ok(SaveFile {
+            magic: MAGIC.to_owned(),
+            format: SAVE_FORMAT,
+            fingerprint,
+            state_hash: whole.then(|| world.state_hash()),
+            tick: world.tick,
+            frame: world.frame,
+            fixed_step: (world.fixed_step.numer_ns(), world.fixed_step.denom()),
+            entities: SavedEntities {
+                generations,
+                live,
+                free,
+            },
+            components,
+            resources,
+        })
+    }
+
+    /// Writes `world`'s state as CBOR (see the module docs for what that is). Takes `&mut`
+    /// because a field-SoA column is read through a query; nothing in the world changes.
+    pub fn save(&self, world: &mut World, out: impl Write) -> Result<(), SaveError> {
+        let file = self.file_of(world)?;
+        ciborium::into_writer(&file, out).map_err(|e| match e {
+            ciborium::ser::Error::Io(io) => SaveError::Io(io),
+            ciborium::ser::Error::Value(reason) => SaveError::Encode {
+                name: "save file",
+                reason,
+            },
+        })
+    }
+
+    /// [`save`](Self::save) as pretty JSON, for reading and diffing.
+    pub fn save_text(&self, world: &mut World, out: impl Write) -> Result<(), SaveError> {
+        let file = self.file_of(world)?;
+        serde_json::to_writer_pretty(out, &file).map_err(|e| {
+            if e.is_io() {
+                SaveError::Io(e.into())
+            } else {
+                SaveError::Encode {
+                    name: "save file",
+                    reason: e.to_string(),
+                }
+            }
+        })
+    }
+
+    /// Replaces `world`'s simulation state with the save read from `input` (CBOR, or the JSON
+    /// of [`save_text`](Self::save_text)): its entities, the rows of every registered
+    /// component, the saved resources, the step and frame counters and the fixed step.
+    /// Systems, lanes, unsaved resources and the world's identity stay. Every part is decoded
+    /// and checked before the first write: on an error the world is unchanged, except for
+    /// [`LoadError::HashMismatch`], which only the written world can show (it then holds the
+    /// loaded state, which differs from the saved one because a type's serde impls do not
+    /// round-trip).
+    pub fn load_into(
+        &self,
+        world: &mut World,
+        mut input: impl Read,
+    ) -> Result<LoadReport, LoadError> {
+        let mut bytes = Vec::new();
+        input.read_to_end(&mut bytes)?;
+        let first = bytes.iter().find(|b| !b.is_ascii_whitespace()).copied();
+        let doc: Value = if first == Some(b'{') {
+            serde_json::from_slice(&bytes).map_err(|e| LoadError::NotASave {
+                reason: format!("not JSON a save reads: {e}"),
+            })?
+        } else {
+            ciborium::from_reader(&bytes[..]).map_err(|e| LoadError::NotASave {
+                reason: format!("not CBOR: {e}"),
+            })?
+        };
+        let header = header_of(&doc)?;
+        if header.0 != MAGIC {
+            return Err(LoadError::NotASave {
+                reason: format!("its magic is {:?}, not {MAGIC:?}", header.0),
+            });
+        }
+        if header.1 != u64::from(SAVE_FORMAT) {
+            return Err(LoadError::Format {
+                found: header.1,
+                supported: SAVE_FORMAT,
+            });
+        }
+        let file: SaveFile = doc.deserialized().map_err(|e| LoadError::Corrupt {
+            at: "header".into(),
+            reason: e.to_string(),
+        })?;
+        self.apply(world, file)
+    }
+
+    fn apply(&self, world: &mut World, file: SaveFile) -> Result<LoadReport, LoadError> {
+        let table = EntityTable::from_saved_parts(
+            &file.entities.generations,
+            &file.entities.live,
+            &file.entities.free,
+        )
+        .map_err(|reason| LoadError::Corrupt {
+            at: "entity table".into(),
+            reason: reason.into(),
+        })?;
+        let step =
+            FixedStep::from_parts(file.fixed_step.0, file.fixed_step.1).ok_or_else(|| {
+                LoadError::Corrupt {
+                    at: "header".into(),
+                    reason: format!("fixed step {:?} is not a valid step", file.fixed_step),
+                }
+            })?;
+        // The fingerprint is of the shapes the file lists: a file whose shapes were damaged
+        // (so a value could be misread as another version's) is refused here.
+        let listed = fingerprint(
+            file.components
+                .iter()
+                .map(|c| ("component", c.name.as_str(), c.schema.as_str()))
+                .chain(
+                    file.resources
+                        .iter()
+                        .map(|r| ("resource", r.name.as_str(), r.schema.as_str())),
+                ),
+        );
+        if listed != file.fingerprint {
+            return Err(LoadError::Corrupt {
+                at: "header".into(),
+                reason: format!(
+                    "the schema fingerprint {:#018x} does not match the shapes listed                      ({listed:#018x})",
+                    file.fingerprint
+                ),
+            });
+        }
+        let mut migrated = Vec::new();
+        let mut writes: Vec<Apply> = Vec::new();
+        let mut seen_columns: Vec<&'static str> = Vec::new();
+        for col in file.components {
+            let Some(entry) = self.components.iter().find(|c| c.name == col.name) else {
+                return Err(LoadError::UnknownType {
+                    kind: "component",
+                    name: col.name,
+                });
+            };
+            if seen_columns.contains(&entry.name) {
+                return Err(LoadError::Corrupt {
+                    at: entry.name.to_owned(),
+                    reason: "the component is saved twice".into(),
+                });
+            }
+            seen_columns.push(entry.name);
+            if col.schema != entry.schema {
+                migrated.push(entry.name);
+            }
+            writes.push((entry.load)(world, col, &table)?);
+        }
+        let saved_resources = file.resources.len();
+        let mut seen_resources: Vec<&'static str> = Vec::new();
+        for res in file.resources {
+            let Some(entry) = self.resources.iter().find(|r| r.name == res.name) else {
+                return Err(LoadError::UnknownType {
+                    kind: "resource",
+                    name: res.name,
+                });
+            };
+            if seen_resources.contains(&entry.name) {
+                return Err(LoadError::Corrupt {
+                    at: entry.name.to_owned(),
+                    reason: "the resource is saved twice".into(),
+                });
+            }
+            seen_resources.push(entry.name);
+            if res.schema != entry.schema {
+                migrated.push(entry.name);
+            }
+            writes.push((entry.load)(world, res)?);
+        }
+        // Every part decoded and checked: now write.
+        for c in &mut world.columns {
+            c.clear_rows();
+        }
+        world.entities = table;
+        for write in writes {
+            write(world);
+        }
+        world.tick = file.tick;
+        world.frame = file.frame;
+        world.fixed_step = step;
+        world.advance_change_tick();
+        world.pair_rows.clear();
+        world.query_align.clear();
+        world.epochs.bump(DomainSet::ALL);
+        // The hash covers the whole world: comparable when the save held all of the saved
+        // world's state and the loading world holds nothing else.
+        let whole = world.resources.values().len() == saved_resources;
+        if let (Some(saved), true, true) = (file.state_hash, migrated.is_empty(), whole) {
+            let loaded = world.state_hash();
+            if loaded != saved {
+                return Err(LoadError::HashMismatch { saved, loaded });
+            }
+        }
+        Ok(LoadReport {
+            migrated,
+            entities: world.entities.live().len(),
+            tick: file.tick,
+        })
+    }
+}
+
+/// The magic and the format number, read before the rest so a newer format is named as such.
+fn header_of(doc: &Value) -> Result<(String, u64), LoadError> {
+    let not = |reason: &str| LoadError::NotASave {
+        reason: reason.to_owned(),
+    };
+    let Value::Map(entries) = doc else {
+        return Err(not("the document is not a map"));
+    };
+    let field = |name: &str| {
+        entries
+            .iter()
+            .find(|(k, _)| matches!(k, Value::Text(t) if t == name))
+            .map(|(_, v)| v)
+    };
+    let magic = match field("magic") {
+        Some(Value::Text(t)) => t.clone(),
+        _ => return Err(not("it has no magic string")),
+    };
+    let format = match field("format") {
+        Some(Value::Integer(i)) => u64::try_from(*i).map_err(|_| not("its format is negative"))?,
+        _ => return Err(not("it has no format number")),
+    };
+    Ok((magic, format))
+}
