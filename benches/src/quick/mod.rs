@@ -23,6 +23,7 @@ pub mod lanes;
 pub mod simd;
 pub mod simd_engine_path;
 pub mod snapshot;
+mod snapshot_hecs;
 pub mod stats;
 pub mod telemetry;
 pub mod timing;

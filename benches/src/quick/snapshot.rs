@@ -9,11 +9,20 @@
 //!   buffer and back (`copy_from_slice`, the floor of any snapshot). Microseconds, medians of
 //!   interleaved samples.
 //! - `snapshot_allocs`: allocations per warm capture + restore (goal 0).
+//! - `snapshot_restore_10k_x4_vs_hecs`: the same capture + restore against hecs 0.11's column
+//!   serializer through bincode 1.3, serialize then deserialize, of the same entities (goal
+//!   <= 0.1x; the only whole-world save hecs offers).
+//! - `savegame_write_10k_x4` / `savegame_read_10k_x4`: `SaveSchema::save` (CBOR) and
+//!   `SaveSchema::load_into` of the same world, against hecs's bincode serialize and
+//!   deserialize; `savegame_{write,read}_mb_per_s`: the file's bytes over those times.
 
 use std::hint::black_box;
 
-use lanegraph::world::{Component, Snapshot, StateHash, World};
+use lanegraph::world::{Component, SaveSchema, Snapshot, StateHash, World};
 use lanegraph_jobs::clock;
+use serde::{Deserialize, Serialize};
+
+use super::snapshot_hecs;
 
 use super::stats::median;
 use super::{BenchError, BenchOptions, Figure};
@@ -21,13 +30,13 @@ use super::{BenchError, BenchOptions, Figure};
 const SUITE: &str = "snapshot";
 const ENTITIES: usize = 10_000;
 
-#[derive(Clone, Copy, Component, StateHash)]
+#[derive(Clone, Copy, Component, StateHash, Serialize, Deserialize)]
 struct Transform([f32; 16]);
-#[derive(Clone, Copy, Component, StateHash)]
+#[derive(Clone, Copy, Component, StateHash, Serialize, Deserialize)]
 struct Position([f32; 3]);
-#[derive(Clone, Copy, Component, StateHash)]
+#[derive(Clone, Copy, Component, StateHash, Serialize, Deserialize)]
 struct Rotation([f32; 3]);
-#[derive(Clone, Copy, Component, StateHash)]
+#[derive(Clone, Copy, Component, StateHash, Serialize, Deserialize)]
 struct Velocity([f32; 3]);
 
 fn fail(why: impl std::fmt::Display) -> BenchError {
@@ -54,9 +63,17 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     let mut snap = Snapshot::new();
     w.snapshot_into(&mut snap).map_err(fail)?;
     let hash = w.state_hash();
-    let (mut ours, mut floor) = (Vec::new(), Vec::new());
+    let (mut ours, mut floor, mut peer) = (Vec::new(), Vec::new(), Vec::new());
+    let peer_world = snapshot_hecs::world(ENTITIES);
+    let peer_sum = snapshot_hecs::checksum(&peer_world);
+    let mut peer_bytes = Vec::new();
+    let mut peer_back = None;
     let mut failed = None;
     for _ in 0..samples {
+        let t0 = clock::now();
+        snapshot_hecs::save(&peer_world, &mut peer_bytes).map_err(fail)?;
+        peer_back = Some(snapshot_hecs::load(&peer_bytes).map_err(fail)?);
+        peer.push(clock::now().ns_since(t0) as f64 / 1e3);
         let t0 = clock::now();
         let r = w.snapshot_into(&mut snap).and_then(|_| w.restore(&snap));
         ours.push(clock::now().ns_since(t0) as f64 / 1e3);
@@ -77,18 +94,37 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
             "the restored world's state hash differs from the captured one",
         ));
     }
-    let mut figures = vec![Figure::new(
-        SUITE,
-        "snapshot_restore_10k_x4",
-        1,
-        "us_per_capture_and_restore",
-        "us",
-        median(&mut ours),
-    )
-    .with_baseline(
-        "copy_from_slice of the 1 MB there and back",
-        median(&mut floor),
-    )];
+    if peer_back.as_ref().map(snapshot_hecs::checksum) != Some(peer_sum) {
+        return Err(fail("hecs's round trip lost values"));
+    }
+    let ours_median = median(&mut ours);
+    let mut figures = vec![
+        Figure::new(
+            SUITE,
+            "snapshot_restore_10k_x4",
+            1,
+            "us_per_capture_and_restore",
+            "us",
+            ours_median,
+        )
+        .with_baseline(
+            "copy_from_slice of the 1 MB there and back",
+            median(&mut floor),
+        ),
+        Figure::new(
+            SUITE,
+            "snapshot_restore_10k_x4_vs_hecs",
+            1,
+            "us_per_capture_and_restore",
+            "us",
+            ours_median,
+        )
+        .with_baseline(
+            "hecs column serialize + deserialize through bincode",
+            median(&mut peer),
+        ),
+    ];
+    figures.extend(savegame(&mut w, &peer_world, samples.min(15))?);
     if lanegraph::telemetry::alloc::is_installed() {
         let before = lanegraph::telemetry::memory_stats().allocations;
         w.snapshot_into(&mut snap).map_err(fail)?;
@@ -106,4 +142,77 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
         eprintln!("# snapshot: snapshot_allocs skipped: no tracking allocator installed");
     }
     Ok(figures)
+}
+
+/// Savegame write and read of the suite's world against hecs's bincode round trip halves.
+fn savegame(w: &mut World, peer: &hecs::World, samples: usize) -> Result<Vec<Figure>, BenchError> {
+    let schema = SaveSchema::new()
+        .component::<Transform>()
+        .component::<Position>()
+        .component::<Rotation>()
+        .component::<Velocity>();
+    let hash = w.state_hash();
+    let (mut file, mut peer_bytes) = (Vec::new(), Vec::new());
+    let mut loaded = World::new();
+    let (mut write, mut read, mut peer_write, mut peer_read) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..samples {
+        file.clear();
+        let t0 = clock::now();
+        schema.save(w, &mut file).map_err(fail)?;
+        write.push(clock::now().ns_since(t0) as f64 / 1e3);
+        let t0 = clock::now();
+        schema.load_into(&mut loaded, &file[..]).map_err(fail)?;
+        read.push(clock::now().ns_since(t0) as f64 / 1e3);
+        let t0 = clock::now();
+        snapshot_hecs::save(peer, &mut peer_bytes).map_err(fail)?;
+        peer_write.push(clock::now().ns_since(t0) as f64 / 1e3);
+        let t0 = clock::now();
+        black_box(snapshot_hecs::load(&peer_bytes).map_err(fail)?);
+        peer_read.push(clock::now().ns_since(t0) as f64 / 1e3);
+    }
+    if loaded.state_hash() != hash {
+        return Err(fail(
+            "the loaded save's state hash differs from the saved world's",
+        ));
+    }
+    let (write, read) = (median(&mut write), median(&mut read));
+    let (peer_write, peer_read) = (median(&mut peer_write), median(&mut peer_read));
+    let mb = file.len() as f64 / 1e6;
+    let peer_mb = peer_bytes.len() as f64 / 1e6;
+    eprintln!(
+        "# snapshot: savegame {:.2} MB (CBOR), hecs bincode {:.2} MB",
+        mb, peer_mb
+    );
+    Ok(vec![
+        Figure::new(
+            SUITE,
+            "savegame_write_10k_x4",
+            1,
+            "us_per_save",
+            "us",
+            write,
+        )
+        .with_baseline("hecs column serialize through bincode", peer_write),
+        Figure::new(SUITE, "savegame_read_10k_x4", 1, "us_per_load", "us", read)
+            .with_baseline("hecs column deserialize through bincode", peer_read),
+        Figure::new(
+            SUITE,
+            "savegame_write_mb_per_s",
+            1,
+            "mb_per_s",
+            "MB/s",
+            mb / (write / 1e6),
+        )
+        .with_baseline("hecs bincode serialize", peer_mb / (peer_write / 1e6)),
+        Figure::new(
+            SUITE,
+            "savegame_read_mb_per_s",
+            1,
+            "mb_per_s",
+            "MB/s",
+            mb / (read / 1e6),
+        )
+        .with_baseline("hecs bincode deserialize", peer_mb / (peer_read / 1e6)),
+    ])
 }

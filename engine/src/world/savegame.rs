@@ -8,7 +8,8 @@
 //! the schema does not know is an error, not a skip).
 //!
 //! # The format
-//! One CBOR document (ciborium): self-describing, with struct fields by name, so serde's own
+//! One CBOR document (ciborium), each column's values one byte string inside it (read straight
+//! into the component type): self-describing, with struct fields by name, so serde's own
 //! migration attributes work on it (`#[serde(default)]` for a field added since the save,
 //! `#[serde(alias = "old")]` for a renamed one), where a positional codec (bincode, postcard)
 //! would misread the previous version. [`SaveSchema::save_text`] writes the same document as
@@ -225,7 +226,7 @@ type Apply = Box<dyn FnOnce(&mut World)>;
 struct ComponentEntry {
     name: &'static str,
     schema: &'static str,
-    save: fn(&mut World) -> Result<Option<SavedColumn>, SaveError>,
+    save: fn(&mut World, Form) -> Result<Option<SavedColumn>, SaveError>,
     /// Decodes the rows (checking each entity against the loaded table) and prepares the
     /// world's column; returns the write to run once everything checked.
     load: fn(&mut World, SavedColumn, &EntityTable) -> Result<Apply, LoadError>,
@@ -298,46 +299,118 @@ fn entity_of(bits: u64, table: &EntityTable) -> Option<Entity> {
     (e.to_bits() == bits).then_some(e)
 }
 
+/// Which form a save is written in: a column's values are one CBOR byte string in the binary
+/// form (decoded straight into the component type on load, no value tree), a value tree in
+/// the text form (readable JSON).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Form {
+    Binary,
+    Text,
+}
+
+/// Appends a CBOR array header for `n` items (major type 4).
+fn cbor_array_header(n: usize, out: &mut Vec<u8>) {
+    let n = n as u64;
+    match n {
+        0..=23 => out.push(0x80 | n as u8),
+        24..=0xff => out.extend_from_slice(&[0x98, n as u8]),
+        0x100..=0xffff => {
+            out.push(0x99);
+            out.extend_from_slice(&(n as u16).to_be_bytes());
+        }
+        0x1_0000..=0xffff_ffff => {
+            out.push(0x9a);
+            out.extend_from_slice(&(n as u32).to_be_bytes());
+        }
+        _ => {
+            out.push(0x9b);
+            out.extend_from_slice(&n.to_be_bytes());
+        }
+    }
+}
+
+/// A column's values as the form wants them, written row by row.
+struct ValuesOut {
+    form: Form,
+    bytes: Vec<u8>,
+    tree: Vec<Value>,
+}
+
+impl ValuesOut {
+    fn new(form: Form, rows: usize) -> Self {
+        let mut bytes = Vec::new();
+        if form == Form::Binary {
+            cbor_array_header(rows, &mut bytes);
+        }
+        ValuesOut {
+            form,
+            bytes,
+            tree: Vec::new(),
+        }
+    }
+
+    fn push<T: Serialize>(&mut self, name: &'static str, v: &T) -> Result<(), SaveError> {
+        match self.form {
+            Form::Binary => {
+                ciborium::into_writer(v, &mut self.bytes).map_err(|e| SaveError::Encode {
+                    name,
+                    reason: e.to_string(),
+                })
+            }
+            Form::Text => {
+                self.tree.push(encode(name, v)?);
+                Ok(())
+            }
+        }
+    }
+
+    fn finish(self) -> Value {
+        match self.form {
+            Form::Binary => Value::Bytes(self.bytes),
+            Form::Text => Value::Array(self.tree),
+        }
+    }
+}
+
 fn save_column<T: Component + Serialize>(
     world: &mut World,
+    form: Form,
 ) -> Result<Option<SavedColumn>, SaveError> {
     let Some(i) = world.column_index::<T>() else {
         return Ok(None);
     };
     let layout = world.columns[i].layout();
-    let (entities, values) = match world.column::<T>() {
-        Ok(col) => (
-            col.entities().iter().map(|e| e.to_bits()).collect(),
-            encode(T::NAME, col.values())?,
-        ),
-        Err(_) => {
-            // Field-SoA: each row gathered by a query, in the column's row order.
-            let mut entities = Vec::new();
-            let mut values = Vec::new();
-            let mut failed = None;
-            let mut q = world.query::<(Entity, &T)>().map_err(|e| SaveError::Read {
-                name: T::NAME,
-                reason: e.to_string(),
-            })?;
-            q.for_each(|(e, v)| {
-                entities.push(e.to_bits());
-                match encode(T::NAME, v) {
-                    Ok(v) => values.push(v),
-                    Err(e) => failed = Some(e),
-                }
-            });
-            if let Some(e) = failed {
-                return Err(e);
-            }
-            (entities, Value::Array(values))
+    let rows = world.columns[i].len();
+    let mut values = ValuesOut::new(form, rows);
+    let mut entities = Vec::with_capacity(rows);
+    if let Ok(col) = world.column::<T>() {
+        for (e, v) in col.entities().iter().zip(col.values()) {
+            entities.push(e.to_bits());
+            values.push(T::NAME, v)?;
         }
-    };
+    } else {
+        // Field-SoA: each row gathered by a query, in the column's row order.
+        let mut failed = None;
+        let mut q = world.query::<(Entity, &T)>().map_err(|e| SaveError::Read {
+            name: T::NAME,
+            reason: e.to_string(),
+        })?;
+        q.for_each(|(e, v)| {
+            entities.push(e.to_bits());
+            if let Err(e) = values.push(T::NAME, v) {
+                failed = Some(e);
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+    }
     Ok(Some(SavedColumn {
         name: T::NAME.to_owned(),
         schema: T::schema().to_owned(),
         layout: layout.name().to_owned(),
         entities,
-        values,
+        values: values.finish(),
     }))
 }
 
@@ -347,8 +420,16 @@ fn decode<T: DeserializeOwned>(
     saved_schema: &str,
     current: &'static str,
     v: Value,
+    column: bool,
 ) -> Result<T, LoadError> {
-    v.deserialized::<T>().map_err(|e| {
+    let decoded = match v {
+        // A column in the binary form: the values' own CBOR, read straight into `T`.
+        Value::Bytes(bytes) if column => {
+            ciborium::from_reader::<T, _>(&bytes[..]).map_err(|e| e.to_string())
+        }
+        tree => tree.deserialized::<T>().map_err(|e| e.to_string()),
+    };
+    decoded.map_err(|e| {
         if saved_schema == current {
             LoadError::Corrupt {
                 at: name.to_owned(),
@@ -377,6 +458,7 @@ fn load_column<T: Component + DeserializeOwned>(
         &saved.schema,
         T::schema(),
         saved.values,
+        true,
     )?;
     if values.len() != saved.entities.len() {
         return Err(LoadError::Corrupt {
@@ -452,7 +534,14 @@ fn load_resource<R: Resource + DeserializeOwned>(
     world: &World,
     saved: SavedResource,
 ) -> Result<Apply, LoadError> {
-    let value: R = decode("resource", R::NAME, &saved.schema, R::schema(), saved.value)?;
+    let value: R = decode(
+        "resource",
+        R::NAME,
+        &saved.schema,
+        R::schema(),
+        saved.value,
+        false,
+    )?;
     // Another type under the same name would refuse the insert after the writes began.
     if world.resource::<R>().is_err()
         && world.resources.values().iter().any(|v| v.name() == R::NAME)
@@ -530,10 +619,10 @@ impl SaveSchema {
         self.components.push(entry);
     }
 
-    fn file_of(&self, world: &mut World) -> Result<SaveFile, SaveError> {
+    fn file_of(&self, world: &mut World, form: Form) -> Result<SaveFile, SaveError> {
         let mut components = Vec::new();
         for c in &self.components {
-            if let Some(col) = (c.save)(world)? {
+            if let Some(col) = (c.save)(world, form)? {
                 components.push(col);
             }
         }
@@ -580,7 +669,7 @@ impl SaveSchema {
     /// Writes `world`'s state as CBOR (see the module docs for what that is). Takes `&mut`
     /// because a field-SoA column is read through a query; nothing in the world changes.
     pub fn save(&self, world: &mut World, out: impl Write) -> Result<(), SaveError> {
-        let file = self.file_of(world)?;
+        let file = self.file_of(world, Form::Binary)?;
         ciborium::into_writer(&file, out).map_err(|e| match e {
             ciborium::ser::Error::Io(io) => SaveError::Io(io),
             ciborium::ser::Error::Value(reason) => SaveError::Encode {
@@ -592,7 +681,7 @@ impl SaveSchema {
 
     /// [`save`](Self::save) as pretty JSON, for reading and diffing.
     pub fn save_text(&self, world: &mut World, out: impl Write) -> Result<(), SaveError> {
-        let file = self.file_of(world)?;
+        let file = self.file_of(world, Form::Text)?;
         serde_json::to_writer_pretty(out, &file).map_err(|e| {
             if e.is_io() {
                 SaveError::Io(e.into())
