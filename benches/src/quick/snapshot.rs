@@ -15,6 +15,12 @@
 //! - `savegame_write_10k_x4` / `savegame_read_10k_x4`: `SaveSchema::save` (CBOR) and
 //!   `SaveSchema::load_into` of the same world, against hecs's bincode serialize and
 //!   deserialize; `savegame_{write,read}_mb_per_s`: the file's bytes over those times.
+//! - `rollback_8_steps_demo_10k`: the demo's world at 10,000 particles (its systems and its
+//!   physics step on a two-worker physics lane): restore the snapshot of 8 steps back, then 8
+//!   steps each followed by a capture into a 9-slot ring, as a rollback session does; baseline:
+//!   the same 8 steps without snapshots. Goal: under a 16.7 ms frame.
+//! - `synctest_step_demo_10k`: `SyncTest::new(8).step` (one step plus the re-simulation of the
+//!   last 8 with per-system checksums) against one plain step of the demo world's systems.
 
 use std::hint::black_box;
 
@@ -125,6 +131,7 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
         ),
     ];
     figures.extend(savegame(&mut w, &peer_world, samples.min(15))?);
+    figures.extend(rollback(samples.min(21))?);
     if lanegraph::telemetry::alloc::is_installed() {
         let before = lanegraph::telemetry::memory_stats().allocations;
         w.snapshot_into(&mut snap).map_err(fail)?;
@@ -215,4 +222,129 @@ fn savegame(w: &mut World, peer: &hecs::World, samples: usize) -> Result<Vec<Fig
         )
         .with_baseline("hecs bincode deserialize", peer_mb / (peer_read / 1e6)),
     ])
+}
+
+/// The demo's world at 10,000 particles and one of its fixed steps (systems, then physics on
+/// the lane), as the engine runs it.
+struct DemoSim {
+    world: World,
+    physics: lanegraph_demo::physics::DemoPhysics,
+    lanes: std::sync::Arc<lanegraph::jobs::Lanes>,
+    lane: lanegraph::jobs::LaneId,
+}
+
+impl DemoSim {
+    fn new() -> Result<DemoSim, BenchError> {
+        let lanes = super::ecs_suite::lane(2)?;
+        let lane = lanes
+            .lane("physics")
+            .ok_or_else(|| fail("no physics lane"))?;
+        let mut world = World::new();
+        lanegraph_demo::world::setup(&mut world, 10_000, 7).map_err(fail)?;
+        Ok(DemoSim {
+            world,
+            physics: Default::default(),
+            lanes,
+            lane,
+        })
+    }
+
+    fn step(&mut self) {
+        self.world.run_systems();
+        let step = lanegraph::runtime::PhysicsStep {
+            lanes: &self.lanes,
+            lane: Some(self.lane),
+            dt: 1.0 / 60.0,
+            tick: self.world.tick(),
+            settings: lanegraph::runtime::PhysicsSettings::FULL,
+        };
+        self.physics.step(&mut self.world, &step);
+    }
+}
+
+/// An 8-step rollback of the demo's world, and a SyncTest step, each against plain steps.
+fn rollback(samples: usize) -> Result<Vec<Figure>, BenchError> {
+    const BACK: usize = 8;
+    let mut sim = DemoSim::new()?;
+    let mut ring = lanegraph::world::SnapshotRing::new(BACK + 1);
+    for _ in 0..60 {
+        sim.step();
+        ring.save(&sim.world).map_err(fail)?;
+    }
+    let (mut ours, mut plain) = (Vec::new(), Vec::new());
+    for _ in 0..samples {
+        // The confirmed step, as a session saves every step.
+        sim.step();
+        ring.save(&sim.world).map_err(fail)?;
+        let now = sim.world.tick();
+        let t0 = clock::now();
+        let back = ring
+            .at_tick(now - BACK as u64)
+            .ok_or_else(|| fail("the ring lost the step 8 back"))?;
+        sim.world.restore(back).map_err(fail)?;
+        for _ in 0..BACK {
+            sim.step();
+            ring.save(&sim.world).map_err(fail)?;
+        }
+        ours.push(clock::now().ns_since(t0) as f64 / 1e3);
+        if sim.world.tick() != now {
+            return Err(fail("the rollback did not come back to the same step"));
+        }
+        // The same work without the rollback: 8 steps, each timed alone (the captures that keep
+        // the ring whole for the next sample are outside the timing).
+        let mut steps_ns = 0;
+        for _ in 0..BACK {
+            let t0 = clock::now();
+            sim.step();
+            steps_ns += clock::now().ns_since(t0);
+            ring.save(&sim.world).map_err(fail)?;
+        }
+        plain.push(steps_ns as f64 / 1e3);
+    }
+    let mut figures = vec![Figure::new(
+        SUITE,
+        "rollback_8_steps_demo_10k",
+        2,
+        "us_per_rollback",
+        "us",
+        median(&mut ours),
+    )
+    .with_baseline(
+        "the same 8 steps without restore or captures",
+        median(&mut plain),
+    )];
+
+    // Two worlds: a SyncTest re-simulates the steps it ran, so the plain steps run apart.
+    let (mut world, mut plain_world) = (World::new(), World::new());
+    lanegraph_demo::world::setup(&mut world, 10_000, 7).map_err(fail)?;
+    lanegraph_demo::world::setup(&mut plain_world, 10_000, 7).map_err(fail)?;
+    let mut sync = lanegraph::world::SyncTest::new(BACK);
+    for _ in 0..BACK * 2 {
+        sync.step(&mut world).map_err(fail)?;
+        plain_world.run_systems();
+    }
+    let (mut tested, mut alone) = (Vec::new(), Vec::new());
+    for _ in 0..samples {
+        let t0 = clock::now();
+        sync.step(&mut world).map_err(fail)?;
+        tested.push(clock::now().ns_since(t0) as f64 / 1e3);
+        let t0 = clock::now();
+        plain_world.run_systems();
+        alone.push(clock::now().ns_since(t0) as f64 / 1e3);
+    }
+    if world.state_hash() != plain_world.state_hash() {
+        return Err(fail("the SyncTest world and the plain one ended apart"));
+    }
+    figures.push(
+        Figure::new(
+            SUITE,
+            "synctest_step_demo_10k",
+            1,
+            "us_per_step",
+            "us",
+            median(&mut tested),
+        )
+        .with_baseline("one plain step of the same systems", median(&mut alone)),
+    );
+    Ok(figures)
 }

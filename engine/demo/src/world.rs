@@ -61,8 +61,20 @@ pub struct Score {
 }
 
 /// A small deterministic generator (xorshift64*, Vigna 2016): the demo's only randomness.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, StateHash)]
 pub struct Rng(u64);
+
+/// The generators the demo's systems draw from after setup. A resource, not closure state:
+/// a snapshot, a rollback and a SyncTest re-simulation restore it with the rest of the World
+/// (in a closure, a re-simulated step drew different numbers: `bench snapshot`'s SyncTest
+/// named `spawn_waves` at its first step).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Resource, StateHash)]
+pub struct DemoRngs {
+    /// Where each wave's particles appear and how they move.
+    pub waves: Rng,
+    /// The directions and speeds of a player's burst.
+    pub bursts: Rng,
+}
 
 impl Rng {
     /// Seeded (a zero seed is mapped to a fixed non-zero one).
@@ -122,7 +134,12 @@ pub fn setup(world: &mut World, entities: usize, seed: u64) -> Result<(), Regist
 
     let wave = (entities / 100).max(1);
     let cap = entities + entities / 5 + 1;
-    let mut wave_rng = Rng::new(seed.wrapping_add(1));
+    world
+        .insert_resource(DemoRngs {
+            waves: Rng::new(seed.wrapping_add(1)),
+            bursts: Rng::new(seed.wrapping_add(2)),
+        })
+        .expect("a name of the demo's own");
     world.register_system(
         SystemDef::new("spawn_waves", 1.0, move |w: &mut World, ctx| {
             if ctx.tick() % WAVE_EVERY_TICKS != 0 || w.len() >= cap {
@@ -131,6 +148,13 @@ pub fn setup(world: &mut World, entities: usize, seed: u64) -> Result<(), Regist
             // The emitter circles the arena once every 64 waves.
             let angle = (ctx.tick() / WAVE_EVERY_TICKS) as f32 * std::f32::consts::TAU / 64.0;
             let (cx, cy) = (angle.cos() * ARENA * 0.7, angle.sin() * ARENA * 0.7);
+            let Ok(&DemoRngs {
+                waves: mut wave_rng,
+                ..
+            }) = w.resource::<DemoRngs>()
+            else {
+                return;
+            };
             for _ in 0..wave {
                 let p = Position {
                     x: cx + wave_rng.range(-10.0, 10.0),
@@ -141,6 +165,9 @@ pub fn setup(world: &mut World, entities: usize, seed: u64) -> Result<(), Regist
                     y: -cy * 0.05 + wave_rng.range(-5.0, 5.0),
                 };
                 spawn_particle(w, p, v);
+            }
+            if let Ok(r) = w.resource_mut::<DemoRngs>() {
+                r.waves = wave_rng;
             }
             if let Ok(s) = w.resource_mut::<Score>() {
                 s.spawned += wave as u64;
@@ -154,7 +181,6 @@ pub fn setup(world: &mut World, entities: usize, seed: u64) -> Result<(), Regist
     // The player's input, read like any system reads the world: each press of Space this step
     // (auto-repeats not counted) fires a burst from the centre. Deterministic: its own seeded
     // generator, and a replay hands the same presses to the same steps.
-    let mut burst_rng = Rng::new(seed.wrapping_add(2));
     world.register_system(
         SystemDef::new("player_bursts", 0.5, move |w: &mut World, ctx| {
             let presses = w
@@ -169,6 +195,13 @@ pub fn setup(world: &mut World, entities: usize, seed: u64) -> Result<(), Regist
             if presses == 0 || w.len() >= cap {
                 return;
             }
+            let Ok(&DemoRngs {
+                bursts: mut burst_rng,
+                ..
+            }) = w.resource::<DemoRngs>()
+            else {
+                return;
+            };
             for _ in 0..presses * BURST {
                 let angle = burst_rng.range(0.0, std::f32::consts::TAU);
                 let speed = burst_rng.range(20.0, 60.0);
@@ -181,6 +214,9 @@ pub fn setup(world: &mut World, entities: usize, seed: u64) -> Result<(), Regist
                     y: angle.sin() * speed,
                 };
                 spawn_particle(w, p, v);
+            }
+            if let Ok(r) = w.resource_mut::<DemoRngs>() {
+                r.bursts = burst_rng;
             }
             if let Ok(s) = w.resource_mut::<Score>() {
                 s.spawned += (presses * BURST) as u64;
