@@ -182,3 +182,56 @@ fn a_ring_keeps_the_last_n_steps() {
         assert_eq!(w.state_hash(), hash, "tick {tick}");
     }
 }
+
+#[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
+#[component(domains(TRANSFORM))]
+struct Moving(f32);
+#[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
+#[component(domains(GAMEPLAY))]
+struct Terrain(u32);
+#[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
+#[component(domains(PHYSICS))]
+struct Mass(f32);
+
+#[test]
+fn a_capture_skips_columns_unchanged_since_the_slots_last_capture_and_restores_the_same() {
+    let mut w = World::new();
+    let es = w
+        .spawn_batch((0..100).map(|i| (Moving(i as f32), Terrain(i), Mass(1.0))))
+        .unwrap()
+        .to_vec();
+    let mut snap = Snapshot::new();
+    w.snapshot_into(&mut snap).unwrap();
+    assert_eq!(snap.columns_copied(), 3, "a first capture copies everything");
+
+    // Only the TRANSFORM column moves: the terrain and mass copies stand.
+    w.query::<&mut Moving>().unwrap().for_each(|m| m.0 += 1.0);
+    w.snapshot_into(&mut snap).unwrap();
+    assert_eq!(snap.columns_copied(), 1);
+    let at_capture = w.state_hash();
+
+    // Every kind of change after the capture is undone by the restore.
+    w.query::<&mut Moving>().unwrap().for_each(|m| m.0 += 1.0);
+    w.get_mut::<Mass>(es[3]).unwrap().0 = 9.0;
+    w.despawn(es[5]).unwrap();
+    w.remove::<Terrain>(es[7]).unwrap();
+    w.restore(&snap).unwrap();
+    assert_eq!(w.state_hash(), at_capture);
+
+    // A restore moves every epoch: the next capture copies everything again.
+    w.snapshot_into(&mut snap).unwrap();
+    assert_eq!(snap.columns_copied(), 3);
+    // Nothing changed since: nothing copied, and the snapshot still restores the same world.
+    w.snapshot_into(&mut snap).unwrap();
+    assert_eq!(snap.columns_copied(), 0);
+    w.get_mut::<Mass>(es[1]).unwrap().0 = 2.0;
+    w.restore(&snap).unwrap();
+    assert_eq!(w.state_hash(), at_capture);
+
+    // A snapshot that last held another world copies everything.
+    let mut other = World::new();
+    other.spawn_batch((0..3).map(|i| (Terrain(i),))).unwrap();
+    other.snapshot_into(&mut snap).unwrap();
+    w.snapshot_into(&mut snap).unwrap();
+    assert_eq!(snap.columns_copied(), 3);
+}

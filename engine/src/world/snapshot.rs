@@ -5,7 +5,8 @@
 //! and free list, every resource, the gameplay event queues, the step and frame counters and the
 //! fixed step), [`SnapshotRing`] (N snapshots kept for a rollback window), and the `World`
 //! methods that fill and restore them. Must never: restore part of a snapshot (every check runs
-//! before the first write), allocate once a snapshot slot has held the same world's shape
+//! before the first write), copy a column whose domains' epochs have not moved since the
+//! slot's previous capture of the same world, allocate once a snapshot slot has held the same world's shape
 //! (columns and the entity table are copied into the slot's own buffers), or let a cache keyed
 //! on a column's row order or a domain's epoch survive a restore (row-order counters jump past
 //! both sides' values and every domain's epoch moves).
@@ -79,6 +80,11 @@ pub struct Snapshot {
     fixed_step: Option<FixedStep>,
     /// The change clock (the per-row ticks travel with the columns).
     change: super::change_ticks::ChangeClock,
+    /// The world's domain epochs when this capture ended: a column whose domains have not
+    /// moved since is unchanged, and the next capture into this snapshot keeps its copy.
+    epochs: super::epoch::Epochs,
+    /// Columns the latest capture copied (the others were unchanged since the one before).
+    columns_copied: usize,
 }
 
 impl std::fmt::Debug for Snapshot {
@@ -106,6 +112,14 @@ impl Snapshot {
     /// Live entities captured.
     pub fn entities(&self) -> usize {
         self.entities.live().len()
+    }
+
+    /// Columns the latest [`World::snapshot_into`] copied. A capture into a snapshot that last
+    /// held the same world skips every column whose domains' change epochs have not moved since
+    /// (every write, insert, removal, despawn and restore moves them), so a static column costs
+    /// nothing after its first capture.
+    pub fn columns_copied(&self) -> usize {
+        self.columns_copied
     }
 }
 
@@ -172,15 +186,25 @@ impl World {
     /// assert_eq!(world.spawn(), extra, "the same next spawn");
     /// ```
     pub fn snapshot_into(&self, snapshot: &mut Snapshot) -> Result<(), SnapshotError> {
-        if snapshot.world != Some(self.id) {
+        let same_world = snapshot.world == Some(self.id);
+        if !same_world {
             // Another world's (or no) columns: start this world's shape afresh.
             snapshot.columns.clear();
         }
         snapshot.world = None;
         snapshot.columns.resize_with(self.columns.len(), || None);
+        let since = snapshot.epochs;
+        let mut copied = 0;
         for (c, slot) in self.columns.iter().zip(snapshot.columns.iter_mut()) {
+            // Unchanged since this snapshot's previous capture of this world: its copy stands.
+            if same_world && slot.is_some() && !since.changed_in(&self.epochs, c.domains()) {
+                continue;
+            }
             c.save(slot)?;
+            copied += 1;
         }
+        snapshot.columns_copied = copied;
+        snapshot.epochs = self.epochs;
         snapshot.entities.copy_from(&self.entities);
         let values = self.resources.values();
         let same_set = snapshot.resources.len() == values.len()
