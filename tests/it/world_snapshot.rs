@@ -202,7 +202,11 @@ fn a_capture_skips_columns_unchanged_since_the_slots_last_capture_and_restores_t
         .to_vec();
     let mut snap = Snapshot::new();
     w.snapshot_into(&mut snap).unwrap();
-    assert_eq!(snap.columns_copied(), 3, "a first capture copies everything");
+    assert_eq!(
+        snap.columns_copied(),
+        3,
+        "a first capture copies everything"
+    );
 
     // Only the TRANSFORM column moves: the terrain and mass copies stand.
     w.query::<&mut Moving>().unwrap().for_each(|m| m.0 += 1.0);
