@@ -89,3 +89,48 @@ fn a_system_iterating_a_hashmap_is_named_at_the_first_step_it_runs() {
     assert_eq!(d.differ, vec!["Order".to_string()], "{d}");
     assert!(d.to_string().contains("fix:"), "{d}");
 }
+
+#[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
+#[component(domains(PHYSICS))]
+struct Heat(u32);
+#[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
+#[component(domains(GAMEPLAY))]
+struct Static(u32);
+
+/// The checksums of columns whose domains did not move are reused between systems and steps:
+/// a wall-clock write to a column of one domain, beside a static column of another, is still
+/// named at its first step, with only that column.
+#[test]
+fn a_wall_clock_write_is_named_although_unchanged_columns_are_not_rehashed() {
+    let mut w = world();
+    let es = w
+        .spawn_batch((0..32).map(|i| (Heat(i), Static(i))))
+        .unwrap()
+        .to_vec();
+    let start = std::time::Instant::now();
+    w.register_system(
+        SystemDef::new("warm", 1.0, move |w: &mut World, ctx| {
+            if ctx.tick() < 5 {
+                return;
+            }
+            let noise = start.elapsed().as_nanos() as u32;
+            w.get_mut::<Heat>(es[(ctx.tick() % 32) as usize]).unwrap().0 = noise;
+        })
+        .after("count"),
+    )
+    .unwrap();
+    let mut sync = SyncTest::new(3);
+    let mut report = None;
+    for _ in 0..12 {
+        if let Err(e) = sync.step(&mut w) {
+            report = Some(e);
+            break;
+        }
+    }
+    let Some(SyncTestError::Desync(d)) = report else {
+        panic!("no desync reported: {report:?}");
+    };
+    assert_eq!(d.tick, 5, "{d}");
+    assert_eq!(d.system, "warm", "{d}");
+    assert_eq!(d.differ, vec!["Heat".to_string()], "{d}");
+}

@@ -33,6 +33,11 @@ pub(crate) struct SystemSums {
 #[derive(Debug, Default)]
 pub(crate) struct SyncProbe {
     sums: Vec<SystemSums>,
+    /// The domain epochs at the previous record and each column's checksum then: a column
+    /// whose domains have not moved since has the same rows and values (every write, insert,
+    /// removal, despawn and restore moves them), so its checksum is reused, not recomputed.
+    last_epochs: Option<super::epoch::Epochs>,
+    last_columns: Vec<u64>,
 }
 
 impl SyncProbe {
@@ -42,15 +47,27 @@ impl SyncProbe {
         for &e in world.entities.live() {
             h.write_u64(e.to_bits());
         }
-        let columns = world
+        let now = world.epochs;
+        let columns: Vec<u64> = world
             .columns
             .iter()
-            .map(|c| {
-                let mut h = StateHasher::new();
-                c.hash_rows(&world.entities, &mut h);
-                h.finish()
+            .enumerate()
+            .map(|(i, c)| {
+                let unchanged = self
+                    .last_epochs
+                    .is_some_and(|then| !then.changed_in(&now, c.domains()));
+                match self.last_columns.get(i) {
+                    Some(&sum) if unchanged => sum,
+                    _ => {
+                        let mut h = StateHasher::new();
+                        c.hash_rows(&world.entities, &mut h);
+                        h.finish()
+                    }
+                }
             })
             .collect();
+        self.last_epochs = Some(now);
+        self.last_columns.clone_from(&columns);
         let resources = world
             .resources
             .values()
@@ -135,6 +152,8 @@ pub struct SyncTest {
     window: VecDeque<Recorded>,
     /// Snapshots of steps that left the window, reused for new ones.
     spare: Vec<Snapshot>,
+    /// The probe, kept between steps for its checksum cache.
+    probe: Option<Box<SyncProbe>>,
 }
 
 impl std::fmt::Debug for SyncTest {
@@ -153,6 +172,7 @@ impl SyncTest {
             distance: check_distance.max(1),
             window: VecDeque::new(),
             spare: Vec::new(),
+            probe: None,
         }
     }
 
@@ -164,7 +184,7 @@ impl SyncTest {
         world.snapshot_into(&mut before)?;
         let input = world.input.clone();
         let tick = world.tick;
-        let sums = run_probed(world);
+        let sums = run_probed(world, &mut self.probe);
         if self.window.len() == self.distance {
             if let Some(old) = self.window.pop_front() {
                 self.spare.push(old.before);
@@ -181,7 +201,7 @@ impl SyncTest {
         world.restore(&first.before)?;
         for i in 0..self.window.len() {
             world.input = self.window[i].input.clone();
-            let again = run_probed(world);
+            let again = run_probed(world, &mut self.probe);
             if let Some(d) = compare(world, &self.window[i], &again) {
                 while let Some(r) = self.window.pop_front() {
                     self.spare.push(r.before);
@@ -193,11 +213,18 @@ impl SyncTest {
     }
 }
 
-/// One step with the probe on; its checksums.
-fn run_probed(world: &mut World) -> Vec<SystemSums> {
-    world.sync_probe = Some(Box::default());
+/// One step with the probe on; its checksums. The probe (and its cache) goes back to `keep`.
+fn run_probed(world: &mut World, keep: &mut Option<Box<SyncProbe>>) -> Vec<SystemSums> {
+    let mut probe = keep.take().unwrap_or_default();
+    probe.sums.clear();
+    world.sync_probe = Some(probe);
     world.run_systems();
-    world.sync_probe.take().map(|p| p.sums).unwrap_or_default()
+    let Some(mut probe) = world.sync_probe.take() else {
+        return Vec::new();
+    };
+    let sums = std::mem::take(&mut probe.sums);
+    *keep = Some(probe);
+    sums
 }
 
 /// The first system after which `again` differs from `rec`, as a report.
