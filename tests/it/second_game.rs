@@ -123,3 +123,71 @@ fn the_second_game_keeps_its_step_and_its_agent_settles() {
             .collect::<Vec<_>>()
     );
 }
+
+/// Savegames as a new user writes them from docs/systems.md: register the game's types, save
+/// mid-run, load into a fresh instance of the game: the same world, in both forms.
+#[test]
+fn the_second_game_saves_and_loads_mid_run() {
+    use lanegraph::world::SaveSchema;
+    let schema = SaveSchema::new()
+        .component::<game::Pos>()
+        .component::<game::Vel>()
+        .component::<game::Mass>()
+        .component::<game::Drag>()
+        .component::<game::Bounces>()
+        .component::<game::Spark>()
+        .resource::<game::Wind>()
+        .resource::<game::Score>();
+    let mut live = game::build(&opts(None, 60.0)).unwrap();
+    live.run(120).unwrap();
+    let mut file = Vec::new();
+    schema.save(live.engine.world_mut(), &mut file).unwrap();
+    let mut text = Vec::new();
+    schema
+        .save_text(live.engine.world_mut(), &mut text)
+        .unwrap();
+    let sparks = live
+        .engine
+        .world_mut()
+        .query::<&game::Spark>()
+        .unwrap()
+        .count();
+    for bytes in [&file, &text] {
+        let mut fresh = game::build(&opts(None, 60.0)).unwrap();
+        let report = schema
+            .load_into(fresh.engine.world_mut(), &bytes[..])
+            .unwrap();
+        assert!(report.migrated.is_empty());
+        let (a, b) = (live.engine.world(), fresh.engine.world());
+        assert_eq!(b.len(), a.len());
+        assert_eq!(b.tick(), a.tick());
+        assert_eq!(
+            b.resource::<game::Score>().unwrap().bumps,
+            a.resource::<game::Score>().unwrap().bumps
+        );
+        assert_eq!(
+            fresh
+                .engine
+                .world_mut()
+                .query::<&game::Spark>()
+                .unwrap()
+                .count(),
+            sparks
+        );
+        // Component by component (the event queue, not saved, is the only other state).
+        let mut pa = Vec::new();
+        live.engine
+            .world_mut()
+            .query::<(lanegraph::world::Entity, &game::Pos, &game::Vel)>()
+            .unwrap()
+            .for_each(|(e, p, v)| pa.push((e, p.x, p.y, v.x, v.y)));
+        let mut pb = Vec::new();
+        fresh
+            .engine
+            .world_mut()
+            .query::<(lanegraph::world::Entity, &game::Pos, &game::Vel)>()
+            .unwrap()
+            .for_each(|(e, p, v)| pb.push((e, p.x, p.y, v.x, v.y)));
+        assert_eq!(pa, pb, "the same bodies, ids and row order");
+    }
+}

@@ -16,6 +16,8 @@ use lanegraph::jobs::LanePlan;
 use lanegraph::runtime::{AgentCost, Engine};
 use lanegraph::systems::SystemDef;
 use lanegraph::world::{Component, Entity, Event, EventCursor, Resource, StateHash, World};
+// Savegames: the game's state types derive serde (`SaveSchema` in `tests/it/second_game.rs`).
+use serde::{Deserialize, Serialize};
 
 /// Side of the square the bodies live in.
 pub const ARENA: f32 = 1000.0;
@@ -24,7 +26,7 @@ pub const CELL: f32 = 10.0;
 const CELLS: usize = (ARENA / CELL) as usize;
 
 /// Where a body is.
-#[derive(Clone, Copy, Debug, Component, StateHash)]
+#[derive(Clone, Copy, Debug, Component, StateHash, Serialize, Deserialize)]
 #[component(domains(TRANSFORM))]
 pub struct Pos {
     /// x.
@@ -34,7 +36,7 @@ pub struct Pos {
 }
 
 /// How it moves.
-#[derive(Clone, Copy, Debug, Component, StateHash)]
+#[derive(Clone, Copy, Debug, Component, StateHash, Serialize, Deserialize)]
 #[component(domains(PHYSICS))]
 pub struct Vel {
     /// x.
@@ -44,27 +46,27 @@ pub struct Vel {
 }
 
 /// How heavy a body is (heavier bodies feel the wind less).
-#[derive(Clone, Copy, Debug, Component, StateHash)]
+#[derive(Clone, Copy, Debug, Component, StateHash, Serialize, Deserialize)]
 #[component(domains(PHYSICS))]
 pub struct Mass(pub f32);
 
 /// Air drag on some bodies (every fourth): their speed decays.
-#[derive(Clone, Copy, Debug, Component, StateHash)]
+#[derive(Clone, Copy, Debug, Component, StateHash, Serialize, Deserialize)]
 #[component(domains(PHYSICS))]
 pub struct Drag(pub f32);
 
 /// Times a body bounced off the arena's walls.
-#[derive(Clone, Copy, Debug, Default, Component, StateHash)]
+#[derive(Clone, Copy, Debug, Default, Component, StateHash, Serialize, Deserialize)]
 #[component(domains(GAMEPLAY))]
 pub struct Bounces(pub u32);
 
 /// The wind the player steers with the arrow keys.
-#[derive(Debug, Resource, StateHash)]
+#[derive(Debug, Resource, StateHash, Serialize, Deserialize)]
 #[resource(domains(PHYSICS))]
 pub struct Wind(pub f32);
 
 /// What happened so far.
-#[derive(Debug, Default, Resource, StateHash)]
+#[derive(Debug, Default, Resource, StateHash, Serialize, Deserialize)]
 #[resource(domains(GAMEPLAY))]
 pub struct Score {
     /// Pairs of bodies found sharing a cell, summed over the collision passes.
@@ -94,7 +96,7 @@ impl Event for Crowded {
 pub const CROWD_MIN: u32 = 4;
 
 /// A spark left where a crowd was seen (spawned through commands, faded through commands).
-#[derive(Clone, Copy, Debug, Component, StateHash)]
+#[derive(Clone, Copy, Debug, Component, StateHash, Serialize, Deserialize)]
 #[component(domains(GAMEPLAY))]
 pub struct Spark {
     /// The cell it marks.
