@@ -134,3 +134,95 @@ fn a_wall_clock_write_is_named_although_unchanged_columns_are_not_rehashed() {
     assert_eq!(d.system, "warm", "{d}");
     assert_eq!(d.differ, vec!["Heat".to_string()], "{d}");
 }
+
+mod demo_world {
+    //! The demo's world under a SyncTest, its physics step registered as a system (in the
+    //! engine it is a hook outside the systems): no false desync on three lane plans, and a
+    //! planted wall-clock write named at its first step.
+
+    use std::sync::{Arc, Mutex};
+
+    use lanegraph::jobs::plan::{machine_cores, LaneKind};
+    use lanegraph::jobs::{LanePlan, Lanes};
+    use lanegraph::prelude::*;
+    use lanegraph::runtime::{PhysicsSettings, PhysicsStep};
+    use lanegraph::world::{SyncTest, SyncTestError};
+    use lanegraph_demo::physics::DemoPhysics;
+    use lanegraph_demo::world::Position;
+
+    const PARTICLES: usize = 2_000;
+    const STEPS: u64 = 40;
+
+    fn demo(workers: usize) -> (World, Arc<Lanes>) {
+        let plan = LanePlan::empty(&machine_cores())
+            .with_lane("physics", LaneKind::FrameCritical, vec![None; workers])
+            .unwrap();
+        let lanes = Arc::new(Lanes::start(plan).unwrap());
+        let lane = lanes.lane("physics").unwrap();
+        let mut w = World::new();
+        lanegraph_demo::world::setup(&mut w, PARTICLES, 11).unwrap();
+        w.set_parallel_lane(&lanes, lane);
+        let physics = Mutex::new(DemoPhysics::default());
+        let held = Arc::clone(&lanes);
+        w.register_system(
+            SystemDef::new("physics", 10.0, move |w: &mut World, ctx| {
+                let step = PhysicsStep {
+                    lanes: &held,
+                    lane: Some(lane),
+                    dt: 1.0 / 60.0,
+                    tick: ctx.tick(),
+                    settings: PhysicsSettings::FULL,
+                };
+                physics.lock().unwrap().step(w, &step);
+            })
+            .after("scoring"),
+        )
+        .unwrap();
+        (w, lanes)
+    }
+
+    #[test]
+    fn the_demo_world_never_desyncs_on_three_lane_plans_and_ends_alike() {
+        let mut ends = Vec::new();
+        for workers in [1, 2, 3] {
+            let (mut w, _lanes) = demo(workers);
+            let mut sync = SyncTest::new(8);
+            for _ in 0..STEPS {
+                sync.step(&mut w)
+                    .unwrap_or_else(|e| panic!("{workers} worker(s): {e}"));
+            }
+            ends.push(w.state_hash());
+        }
+        assert!(ends.windows(2).all(|p| p[0] == p[1]), "{ends:x?}");
+    }
+
+    #[test]
+    fn a_wall_clock_nudge_in_the_demo_world_is_named_at_its_first_step() {
+        let (mut w, _lanes) = demo(2);
+        let start = std::time::Instant::now();
+        w.register_system(
+            SystemDef::new("nudge", 1.0, move |w: &mut World, ctx| {
+                if ctx.tick() < 12 {
+                    return;
+                }
+                let dx = (start.elapsed().as_nanos() % 997) as f32 * 1e-3;
+                w.query::<&mut Position>().unwrap().for_each(|p| p.x += dx);
+            })
+            .after("physics"),
+        )
+        .unwrap();
+        let mut sync = SyncTest::new(8);
+        let mut report = None;
+        for _ in 0..STEPS {
+            if let Err(e) = sync.step(&mut w) {
+                report = Some(e);
+                break;
+            }
+        }
+        let Some(SyncTestError::Desync(d)) = report else {
+            panic!("no desync reported: {report:?}");
+        };
+        assert_eq!((d.tick, d.system.as_str()), (12, "nudge"), "{d}");
+        assert_eq!(d.differ, vec!["Position".to_string()], "{d}");
+    }
+}

@@ -241,6 +241,8 @@ impl DemoSim {
             .ok_or_else(|| fail("no physics lane"))?;
         let mut world = World::new();
         lanegraph_demo::world::setup(&mut world, 10_000, 7).map_err(fail)?;
+        // As in the engine: the world's parallel lane is the physics lane.
+        world.set_parallel_lane(&lanes, lane);
         Ok(DemoSim {
             world,
             physics: Default::default(),
