@@ -239,3 +239,48 @@ fn a_capture_skips_columns_unchanged_since_the_slots_last_capture_and_restores_t
     w.snapshot_into(&mut snap).unwrap();
     assert_eq!(snap.columns_copied(), 3);
 }
+
+/// A capture through the game loop holds the time owed to the next step: restored, the frames
+/// after it run the steps the frames after the capture ran.
+#[test]
+fn a_game_loop_snapshot_puts_back_the_time_owed_to_the_next_step() {
+    use lanegraph::game_loop::{GameLoop, LoopOptions, ManualClock};
+    let clock = ManualClock::new();
+    let mut w = World::new();
+    w.spawn_batch((0..4).map(|i| (Hp(i),))).unwrap();
+    w.register_system(SystemDef::new("heal", 1.0, |w: &mut World, _| {
+        w.query::<&mut Hp>().unwrap().for_each(|h| h.0 += 1);
+    }))
+    .unwrap();
+    let mut lp = GameLoop::with_clock(w, clock.clone(), LoopOptions::default()).unwrap();
+    // 60 Hz: 25 ms is one and a half steps: one runs, half a step is owed.
+    clock.advance_ns(25_000_000);
+    assert_eq!(lp.frame().steps, 1);
+    let mut snap = Snapshot::new();
+    lp.snapshot_into(&mut snap).unwrap();
+    let owed = lp.leftover_units();
+    let at_capture = lp.world().state_hash();
+
+    // 10 ms later: 1.1 steps owed, one runs, 0.1 left.
+    clock.advance_ns(10_000_000);
+    assert_eq!(lp.frame().steps, 1);
+    assert_ne!(lp.leftover_units(), owed);
+    lp.restore(&snap).unwrap();
+    assert_eq!(lp.leftover_units(), owed, "the half step owed is back");
+    assert_eq!(lp.world().state_hash(), at_capture);
+    // 8.4 ms more is just over half a step: with the half owed, one step is due (with the 0.1
+    // left before the restore, none would be).
+    clock.advance_ns(8_400_000);
+    assert_eq!(lp.frame().steps, 1);
+
+    // A World-only snapshot leaves the accumulator as it is.
+    let mut world_only = Snapshot::new();
+    lp.world().snapshot_into(&mut world_only).unwrap();
+    let left = lp.leftover_units();
+    clock.advance_ns(5_000_000);
+    lp.frame();
+    let now = lp.leftover_units();
+    assert_ne!(now, left);
+    lp.restore(&world_only).unwrap();
+    assert_eq!(lp.leftover_units(), now);
+}

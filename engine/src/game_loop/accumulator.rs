@@ -98,6 +98,14 @@ impl Accumulator {
     pub fn leftover_units(&self) -> u128 {
         self.acc
     }
+
+    /// Puts back a leftover captured as `units` of `1/step.denom()` ns (a snapshot's): rescaled
+    /// as [`set_step`](Self::set_step) does when the step changed since, and kept below one
+    /// step (a damaged value cannot make the next frame run extra steps).
+    pub(crate) fn restore_leftover(&mut self, step: FixedStep, units: u128) {
+        let units = units * u128::from(self.step.denom()) / u128::from(step.denom());
+        self.acc = units.min(u128::from(self.step.numer_ns()) - 1);
+    }
 }
 
 #[cfg(test)]

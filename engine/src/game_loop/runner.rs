@@ -295,6 +295,37 @@ impl<C: FrameClock> GameLoop<C> {
         self.options
     }
 
+    /// [`World::snapshot_into`] plus the accumulator's leftover: a [`restore`](Self::restore)
+    /// then puts back the time owed to the next step as well, so the frames after it run the
+    /// steps the frames after the capture ran.
+    pub fn snapshot_into(
+        &self,
+        snapshot: &mut crate::world::Snapshot,
+    ) -> Result<(), crate::world::SnapshotError> {
+        self.world.snapshot_into(snapshot)?;
+        snapshot.accumulator = Some((self.acc.step(), self.acc.leftover_units()));
+        Ok(())
+    }
+
+    /// [`World::restore`], and the accumulator's leftover when the snapshot holds one (a
+    /// capture by [`snapshot_into`](Self::snapshot_into)). The frame clock is not rewound: the
+    /// next frame's delta is real time since the last frame.
+    pub fn restore(
+        &mut self,
+        snapshot: &crate::world::Snapshot,
+    ) -> Result<(), crate::world::SnapshotError> {
+        self.world.restore(snapshot)?;
+        if let Some((step, units)) = snapshot.accumulator {
+            self.acc.restore_leftover(step, units);
+        }
+        Ok(())
+    }
+
+    /// The accumulator's leftover, in `1/denom` ns units of the current step (exact).
+    pub fn leftover_units(&self) -> u128 {
+        self.acc.leftover_units()
+    }
+
     /// The world.
     pub fn world(&self) -> &World {
         &self.world

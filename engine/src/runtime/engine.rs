@@ -651,6 +651,24 @@ impl Engine {
         self.game.world_mut()
     }
 
+    /// Captures the world and the fixed-step accumulator's leftover (see
+    /// [`GameLoop::snapshot_into`]), between frames.
+    pub fn snapshot_into(
+        &self,
+        snapshot: &mut crate::world::Snapshot,
+    ) -> Result<(), crate::world::SnapshotError> {
+        self.game.snapshot_into(snapshot)
+    }
+
+    /// Puts back a capture of [`snapshot_into`](Self::snapshot_into) (see
+    /// [`GameLoop::restore`]), between frames.
+    pub fn restore(
+        &mut self,
+        snapshot: &crate::world::Snapshot,
+    ) -> Result<(), crate::world::SnapshotError> {
+        self.game.restore(snapshot)
+    }
+
     /// The running lanes (custom lanes: `engine.lanes().lane("ai")`).
     pub fn lanes(&self) -> &Lanes {
         &self.lanes

@@ -13,10 +13,11 @@
 //!
 //! What a restored world is: the same state hash, the same iteration order of every column,
 //! the same entity ids and the same next spawn as the world the snapshot was taken of, and the
-//! same rows reported by a `Changed<T>` query (change ticks rewind with it). What it
-//! is not: the engine's fixed-step accumulator, the input of the step, the budget decisions and
-//! the event cursors systems keep in their closures live outside the World and are not in the
-//! snapshot.
+//! same rows reported by a `Changed<T>` query (change ticks rewind with it). A capture through
+//! `GameLoop::snapshot_into` or `Engine::snapshot_into` also holds the fixed-step accumulator's
+//! leftover, which their `restore` puts back. What it is not: the input of the step, the budget
+//! decisions and the event cursors systems keep in their closures live outside the World and
+//! are not in the snapshot.
 //!
 //! A component or resource is copied through [`Component::snapshot_clone`]
 //! (`#[derive(Component)]` fills it in for `Clone` types): a world holding one without it
@@ -85,6 +86,9 @@ pub struct Snapshot {
     epochs: super::epoch::Epochs,
     /// Columns the latest capture copied (the others were unchanged since the one before).
     columns_copied: usize,
+    /// The fixed-step accumulator's leftover (its step, and `1/denom` ns units) when the
+    /// capture went through a `GameLoop` or an `Engine`; `None` from `World::snapshot_into`.
+    pub(crate) accumulator: Option<(FixedStep, u128)>,
 }
 
 impl std::fmt::Debug for Snapshot {
@@ -205,6 +209,7 @@ impl World {
         }
         snapshot.columns_copied = copied;
         snapshot.epochs = self.epochs;
+        snapshot.accumulator = None;
         snapshot.entities.copy_from(&self.entities);
         let values = self.resources.values();
         let same_set = snapshot.resources.len() == values.len()
