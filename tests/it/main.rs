@@ -28,6 +28,7 @@ mod gpu_memory_monitor;
 mod hostile_input;
 mod input_replay;
 mod report_chromium;
+mod rollback_ggrs;
 mod second_game;
 mod systems_alloc_free;
 mod systems_order;

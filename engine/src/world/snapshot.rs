@@ -152,9 +152,14 @@ impl SnapshotRing {
         Ok(i)
     }
 
-    /// The snapshot taken at step `tick`, if the ring still holds it.
+    /// The snapshot taken at step `tick`, if the ring still holds it: the latest one taken
+    /// there (after a rollback re-simulates a step, the ring may hold both the predicted and
+    /// the re-simulated capture of it; the re-simulated one is the truth).
     pub fn at_tick(&self, tick: u64) -> Option<&Snapshot> {
-        self.slots.iter().find(|s| s.tick() == Some(tick))
+        let n = self.slots.len();
+        (1..=n)
+            .map(|back| &self.slots[(self.next + n - back) % n])
+            .find(|s| s.tick() == Some(tick))
     }
 
     /// How many snapshots the ring holds.

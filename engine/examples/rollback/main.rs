@@ -1,0 +1,36 @@
+//! `cargo run --release --example rollback`: two ggrs peers of a small lanegraph game in one
+//! process, over loopback UDP with 50 ms each way and 5 % loss, for 600 frames; prints whether
+//! their checksums agreed on every confirmed frame.
+
+mod game;
+
+use std::time::Duration;
+
+fn main() {
+    match game::run_pair(
+        600,
+        Duration::from_millis(50),
+        0.05,
+        Duration::from_secs(120),
+    ) {
+        Ok(r) => {
+            println!(
+                "confirmed frame {}: {} of {} confirmed frames' checksums agree; ggrs desync \
+                 events: {}; rollbacks: {:?}; steps simulated: {:?}",
+                r.confirmed,
+                r.agreed,
+                r.compared,
+                r.desyncs,
+                r.rollbacks,
+                r.peers.each_ref().map(|p| p.advances)
+            );
+            if r.agreed != r.compared || r.desyncs != 0 {
+                std::process::exit(1);
+            }
+        }
+        Err(e) => {
+            eprintln!("rollback: {e}");
+            std::process::exit(1);
+        }
+    }
+}
