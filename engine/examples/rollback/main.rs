@@ -1,4 +1,4 @@
-//! `cargo run --release --example rollback`: two ggrs peers of a small lanegraph game in one
+//! `cargo run --release -p lanegraph --example rollback`: two ggrs peers of a small lanegraph game in one
 //! process, over loopback UDP with 50 ms each way and 5 % loss, for 600 frames; prints whether
 //! their checksums agreed on every confirmed frame.
 
