@@ -190,7 +190,11 @@ fn a_ring_keeps_the_last_n_steps() {
     ring.save(&w).unwrap();
     w.run_systems();
     w.restore(ring.at_tick(tick).unwrap()).unwrap();
-    assert_eq!(w.state_hash(), changed, "the re-simulated capture, not the first");
+    assert_eq!(
+        w.state_hash(),
+        changed,
+        "the re-simulated capture, not the first"
+    );
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]

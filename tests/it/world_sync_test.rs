@@ -150,8 +150,19 @@ mod demo_world {
     use lanegraph_demo::physics::DemoPhysics;
     use lanegraph_demo::world::Position;
 
-    const PARTICLES: usize = 2_000;
-    const STEPS: u64 = 40;
+    /// Particles and steps: 2,000 x 40 by default; `LANEGRAPH_SYNC_DEMO=10000x1200` runs the
+    /// issue's full size (about a minute for the three plans in a release build:
+    /// `LANEGRAPH_SYNC_DEMO=10000x1200 cargo test --release -p lanegraph-tests --test it
+    /// demo_world`).
+    fn size() -> (usize, u64) {
+        std::env::var("LANEGRAPH_SYNC_DEMO")
+            .ok()
+            .and_then(|v| {
+                let (p, s) = v.split_once('x')?;
+                Some((p.parse().ok()?, s.parse().ok()?))
+            })
+            .unwrap_or((2_000, 40))
+    }
 
     fn demo(workers: usize) -> (World, Arc<Lanes>) {
         let plan = LanePlan::empty(&machine_cores())
@@ -160,7 +171,7 @@ mod demo_world {
         let lanes = Arc::new(Lanes::start(plan).unwrap());
         let lane = lanes.lane("physics").unwrap();
         let mut w = World::new();
-        lanegraph_demo::world::setup(&mut w, PARTICLES, 11).unwrap();
+        lanegraph_demo::world::setup(&mut w, size().0, 11).unwrap();
         w.set_parallel_lane(&lanes, lane);
         let physics = Mutex::new(DemoPhysics::default());
         let held = Arc::clone(&lanes);
@@ -187,7 +198,7 @@ mod demo_world {
         for workers in [1, 2, 3] {
             let (mut w, _lanes) = demo(workers);
             let mut sync = SyncTest::new(8);
-            for _ in 0..STEPS {
+            for _ in 0..size().1 {
                 sync.step(&mut w)
                     .unwrap_or_else(|e| panic!("{workers} worker(s): {e}"));
             }
@@ -213,7 +224,7 @@ mod demo_world {
         .unwrap();
         let mut sync = SyncTest::new(8);
         let mut report = None;
-        for _ in 0..STEPS {
+        for _ in 0..size().1.max(20) {
             if let Err(e) = sync.step(&mut w) {
                 report = Some(e);
                 break;
