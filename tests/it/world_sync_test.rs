@@ -237,3 +237,67 @@ mod demo_world {
         assert_eq!(d.differ, vec!["Position".to_string()], "{d}");
     }
 }
+
+mod engine_mode {
+    //! `Engine::set_sync_test`: every fixed step of a running engine re-simulated with its
+    //! physics hook; a deterministic game finds nothing, a hook that reads the wall clock is
+    //! named (as the stage after the systems) at its first step.
+
+    use lanegraph::jobs::LanePlan;
+    use lanegraph::runtime::Engine;
+    use lanegraph::world::{SyncTestError, AFTER_SYSTEMS};
+    use lanegraph_demo::physics::DemoPhysics;
+    use lanegraph_demo::world::Position;
+
+    fn engine() -> Engine {
+        let plan = LanePlan::from_spec("physics=2,render=1,asset=1", &[0]).unwrap();
+        let mut engine = Engine::builder()
+            .lane_plan(plan)
+            .lockstep(true)
+            .adaptive(false)
+            .build()
+            .unwrap();
+        lanegraph_demo::world::setup(engine.world_mut(), 1_000, 3).unwrap();
+        engine.set_sync_test(Some(8));
+        engine
+    }
+
+    #[test]
+    fn the_demo_under_the_engines_sync_test_mode_never_desyncs() {
+        let mut engine = engine();
+        let mut phys = DemoPhysics::default();
+        engine.set_physics(move |w, s| phys.step(w, s));
+        for _ in 0..30 {
+            engine.frame().unwrap();
+        }
+        assert_eq!(engine.world().tick(), 30);
+        assert!(
+            engine.sync_test_desync().is_none(),
+            "{:?}",
+            engine.sync_test_desync()
+        );
+    }
+
+    #[test]
+    fn a_physics_hook_reading_the_clock_is_named_at_its_first_step() {
+        let mut engine = engine();
+        let mut phys = DemoPhysics::default();
+        let start = std::time::Instant::now();
+        engine.set_physics(move |w, s| {
+            phys.step(w, s);
+            if s.tick >= 10 {
+                let dx = (start.elapsed().as_nanos() % 991) as f32 * 1e-3;
+                w.query::<&mut Position>().unwrap().for_each(|p| p.x += dx);
+            }
+        });
+        for _ in 0..20 {
+            engine.frame().unwrap();
+        }
+        let Some(SyncTestError::Desync(d)) = engine.sync_test_desync() else {
+            panic!("no desync: {:?}", engine.sync_test_desync());
+        };
+        // The hook saw tick 10 after the systems of the step that began at tick 9.
+        assert_eq!((d.tick, d.system.as_str()), (9, AFTER_SYSTEMS), "{d}");
+        assert_eq!(d.differ, vec!["Position".to_string()], "{d}");
+    }
+}

@@ -164,6 +164,19 @@ impl<C: FrameClock> GameLoop<C> {
     /// Like [`frame`](Self::frame), calling `per_step` after the systems of every step (the
     /// place for the physics graph: it runs on the same fixed step, after the systems).
     pub fn frame_with(&mut self, mut per_step: impl FnMut(&mut World, StepInfo)) -> FrameReport {
+        self.frame_stepping(|world, info| {
+            world.run_systems();
+            per_step(world, info);
+        })
+    }
+
+    /// Like [`frame`](Self::frame), with each fixed step run by `run_step` instead of
+    /// [`World::run_systems`]: the step must run the systems itself (a SyncTest step does, and
+    /// re-simulates). `StepInfo::tick` is the tick the step's systems leave.
+    pub fn frame_stepping(
+        &mut self,
+        mut run_step: impl FnMut(&mut World, StepInfo),
+    ) -> FrameReport {
         self.world.begin_frame();
         let now = self.clock.now_ns();
         let dt_ns = now.saturating_sub(self.last_ns);
@@ -172,13 +185,13 @@ impl<C: FrameClock> GameLoop<C> {
         let step = self.acc.step();
         self.world.set_fixed_step(step);
         for index_in_frame in 0..plan.steps {
-            self.world.run_systems();
+            // The tick the step's systems leave (they advance it by one).
             let info = StepInfo {
                 index_in_frame,
-                tick: self.world.tick(),
+                tick: self.world.tick() + 1,
                 step,
             };
-            per_step(&mut self.world, info);
+            run_step(&mut self.world, info);
         }
         self.totals.frames += 1;
         self.totals.steps += u64::from(plan.steps);

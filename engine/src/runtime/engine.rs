@@ -400,6 +400,9 @@ pub struct Engine {
     reported: Vec<AgentSample>,
     samples: Vec<AgentSample>,
     physics: Option<PhysicsFn>,
+    /// The SyncTest mode ([`Engine::set_sync_test`]): written by the game between frames, run
+    /// by `frame` around each fixed step; the first desync it found.
+    sync_test: Option<(crate::world::SyncTest, Option<crate::world::SyncTestError>)>,
     view: Option<Box<dyn ViewSource>>,
     last_view: Option<Published>,
     render: RenderLane,
@@ -594,6 +597,7 @@ impl Engine {
             reported: Vec::new(),
             samples: Vec::new(),
             physics: None,
+            sync_test: None,
             view,
             last_view: None,
             render,
@@ -649,6 +653,23 @@ impl Engine {
     /// The world, mutably (between frames).
     pub fn world_mut(&mut self) -> &mut World {
         self.game.world_mut()
+    }
+
+    /// Runs every fixed step under a SyncTest re-simulating the last `check_distance` steps
+    /// (systems and the physics hook) from snapshots and comparing checksums after every
+    /// system and after the hook; `None` turns it off. A debugging mode: each step then costs
+    /// `check_distance + 1` steps and the checksums. The first desync is kept
+    /// ([`sync_test_desync`](Self::sync_test_desync)) and logged once (`LG-SYNC-DESYNC`).
+    pub fn set_sync_test(&mut self, check_distance: Option<usize>) {
+        self.sync_test = check_distance.map(|n| (crate::world::SyncTest::new(n), None));
+    }
+
+    /// The first desync the SyncTest mode found, naming the step, the system (or the physics
+    /// hook: [`AFTER_SYSTEMS`](crate::world::AFTER_SYSTEMS)) and the components.
+    pub fn sync_test_desync(&self) -> Option<&crate::world::SyncTestError> {
+        self.sync_test
+            .as_ref()
+            .and_then(|(_, found)| found.as_ref())
     }
 
     /// Captures the world and the fixed-step accumulator's leftover (see
@@ -854,7 +875,36 @@ impl Engine {
             .builtins
             .physics_settings(&self.controller, self.config.fixed_step_hz);
         let mut physics_ns = 0u64;
-        let report = {
+        let report = if let Some((sync, found)) = self.sync_test.as_mut() {
+            // SyncTest mode: each step is the systems and the physics hook, re-simulated from
+            // a snapshot `check_distance` steps back and compared stage by stage.
+            let lanes = &self.lanes;
+            let lane = self.physics_lane;
+            let physics = &mut self.physics;
+            let p0 = clock::now();
+            let report = self.game.frame_stepping(|world, info| {
+                let mut hook = |w: &mut World| {
+                    if let Some(f) = physics.as_mut() {
+                        let step = PhysicsStep {
+                            lanes,
+                            lane,
+                            dt: info.step.as_secs_f64() as f32,
+                            tick: w.tick(),
+                            settings: physics_settings,
+                        };
+                        f(w, &step);
+                    }
+                };
+                if let Err(e) = sync.step_with(world, &mut hook) {
+                    if found.is_none() {
+                        tracing::warn!(target: "lanegraph", code = "LG-SYNC-DESYNC", error = %e, "the SyncTest found a desync (Engine::sync_test_desync); the world goes on from its re-simulated state");
+                        *found = Some(e);
+                    }
+                }
+            });
+            physics_ns += clock::now().ns_since(p0);
+            report
+        } else {
             let lanes = &self.lanes;
             let lane = self.physics_lane;
             let physics = &mut self.physics;

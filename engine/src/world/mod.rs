@@ -125,7 +125,7 @@ pub use savegame::{LoadError, LoadReport, SaveError, SaveSchema, SAVE_FORMAT};
 pub use snapshot::probe as __snapshot_probe;
 pub use snapshot::{Snapshot, SnapshotError, SnapshotRing};
 pub use soa::{SoaMut, SoaOptInError, SoaPairError, SoaRef};
-pub use sync_test::{Desync, SyncTest, SyncTestError};
+pub use sync_test::{Desync, SyncTest, SyncTestError, AFTER_SYSTEMS};
 pub use typed_query::{Components, ParRun, Query, SerialReason, PAR_CHUNK_MIN_NS};
 
 use crate::game_loop::FixedStep;

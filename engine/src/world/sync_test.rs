@@ -180,11 +180,23 @@ impl SyncTest {
     /// world is left in its re-simulated state and the window is cleared (the next step starts
     /// a new one).
     pub fn step(&mut self, world: &mut World) -> Result<(), SyncTestError> {
+        self.step_with(world, &mut |_| {})
+    }
+
+    /// [`step`](Self::step) for a game whose step is its systems and then `after` (a physics
+    /// hook, as the engine runs one): `after` runs after the systems of the step and of every
+    /// re-simulated step, and its result is checked as a stage of its own, named
+    /// [`AFTER_SYSTEMS`] in a [`Desync`]. `after` must compute from the World alone.
+    pub fn step_with(
+        &mut self,
+        world: &mut World,
+        after: &mut dyn FnMut(&mut World),
+    ) -> Result<(), SyncTestError> {
         let mut before = self.spare.pop().unwrap_or_default();
         world.snapshot_into(&mut before)?;
         let input = world.input.clone();
         let tick = world.tick;
-        let sums = run_probed(world, &mut self.probe);
+        let sums = run_probed(world, &mut self.probe, after);
         if self.window.len() == self.distance {
             if let Some(old) = self.window.pop_front() {
                 self.spare.push(old.before);
@@ -201,7 +213,7 @@ impl SyncTest {
         world.restore(&first.before)?;
         for i in 0..self.window.len() {
             world.input = self.window[i].input.clone();
-            let again = run_probed(world, &mut self.probe);
+            let again = run_probed(world, &mut self.probe, after);
             if let Some(d) = compare(world, &self.window[i], &again) {
                 while let Some(r) = self.window.pop_front() {
                     self.spare.push(r.before);
@@ -213,8 +225,19 @@ impl SyncTest {
     }
 }
 
-/// One step with the probe on; its checksums. The probe (and its cache) goes back to `keep`.
-fn run_probed(world: &mut World, keep: &mut Option<Box<SyncProbe>>) -> Vec<SystemSums> {
+/// The name a [`Desync`] gives the stage after the systems ([`SyncTest::step_with`]'s hook).
+pub const AFTER_SYSTEMS: &str = "after the systems (the physics hook)";
+
+/// The stage index [`SyncProbe::record`] is given for the hook after the systems.
+const AFTER_SYSTEMS_STAGE: usize = usize::MAX;
+
+/// One step with the probe on, then `after` and one more record; its checksums. The probe
+/// (and its cache) goes back to `keep`.
+fn run_probed(
+    world: &mut World,
+    keep: &mut Option<Box<SyncProbe>>,
+    after: &mut dyn FnMut(&mut World),
+) -> Vec<SystemSums> {
     let mut probe = keep.take().unwrap_or_default();
     probe.sums.clear();
     world.sync_probe = Some(probe);
@@ -222,6 +245,8 @@ fn run_probed(world: &mut World, keep: &mut Option<Box<SyncProbe>>) -> Vec<Syste
     let Some(mut probe) = world.sync_probe.take() else {
         return Vec::new();
     };
+    after(world);
+    probe.record(world, AFTER_SYSTEMS_STAGE);
     let sums = std::mem::take(&mut probe.sums);
     *keep = Some(probe);
     sums
@@ -234,7 +259,14 @@ fn compare(world: &World, rec: &Recorded, again: &[SystemSums]) -> Option<Desync
             .systems
             .records
             .get(i)
-            .map_or_else(|| format!("#{i}"), |r| r.name.to_string())
+            .map(|r| r.name.to_string())
+            .unwrap_or_else(|| {
+                if i == AFTER_SYSTEMS_STAGE {
+                    AFTER_SYSTEMS.to_string()
+                } else {
+                    format!("#{i}")
+                }
+            })
     };
     for (a, b) in rec.sums.iter().zip(again) {
         if a == b {
