@@ -875,54 +875,42 @@ impl Engine {
             .builtins
             .physics_settings(&self.controller, self.config.fixed_step_hz);
         let mut physics_ns = 0u64;
-        let report = if let Some((sync, found)) = self.sync_test.as_mut() {
-            // SyncTest mode: each step is the systems and the physics hook, re-simulated from
-            // a snapshot `check_distance` steps back and compared stage by stage.
+        let report = {
             let lanes = &self.lanes;
             let lane = self.physics_lane;
             let physics = &mut self.physics;
-            let p0 = clock::now();
-            let report = self.game.frame_stepping(|world, info| {
-                let mut hook = |w: &mut World| {
-                    if let Some(f) = physics.as_mut() {
-                        let step = PhysicsStep {
-                            lanes,
-                            lane,
-                            dt: info.step.as_secs_f64() as f32,
-                            tick: w.tick(),
-                            settings: physics_settings,
-                        };
-                        f(w, &step);
-                    }
-                };
-                if let Err(e) = sync.step_with(world, &mut hook) {
-                    if found.is_none() {
-                        tracing::warn!(target: "lanegraph", code = "LG-SYNC-DESYNC", error = %e, "the SyncTest found a desync (Engine::sync_test_desync); the world goes on from its re-simulated state");
-                        *found = Some(e);
-                    }
-                }
-            });
-            physics_ns += clock::now().ns_since(p0);
-            report
-        } else {
-            let lanes = &self.lanes;
-            let lane = self.physics_lane;
-            let physics = &mut self.physics;
-            self.game.frame_with(|world, info| {
+            // The hook after a step's systems (the world's tick is the one they left).
+            let mut physics_hook = |world: &mut World, dt: f32| {
                 if let Some(f) = physics.as_mut() {
                     let _s = crate::span!("physics.step", world.len() as u64);
                     let p0 = clock::now();
                     let step = PhysicsStep {
                         lanes,
                         lane,
-                        dt: info.step.as_secs_f64() as f32,
-                        tick: info.tick,
+                        dt,
+                        tick: world.tick(),
                         settings: physics_settings,
                     };
                     f(world, &step);
                     physics_ns += clock::now().ns_since(p0);
                 }
-            })
+            };
+            match self.sync_test.as_mut() {
+                // SyncTest mode: each step, systems and hook, is re-simulated from a snapshot
+                // `check_distance` steps back and compared stage by stage.
+                Some((sync, found)) => self.game.frame_stepping(|world, info| {
+                    let dt = info.step.as_secs_f64() as f32;
+                    if let Err(e) = sync.step_with(world, &mut |w| physics_hook(w, dt)) {
+                        if found.is_none() {
+                            tracing::warn!(target: "lanegraph", code = "LG-SYNC-DESYNC", error = %e, "the SyncTest found a desync (Engine::sync_test_desync); the world goes on from its re-simulated state");
+                            *found = Some(e);
+                        }
+                    }
+                }),
+                None => self.game.frame_with(|world, info| {
+                    physics_hook(world, info.step.as_secs_f64() as f32);
+                }),
+            }
         };
 
         // 3. The RenderView.

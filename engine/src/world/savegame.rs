@@ -558,7 +558,11 @@ fn load_resource<R: Resource + DeserializeOwned>(
 }
 
 /// FNV-1a over the sorted `kind NAME = shape` lines of what a save holds.
-fn fingerprint<'a>(items: impl Iterator<Item = (&'a str, &'a str, &'a str)>) -> u64 {
+fn fingerprint(components: &[SavedColumn], resources: &[SavedResource]) -> u64 {
+    let items = components
+        .iter()
+        .map(|c| ("component", &c.name, &c.schema))
+        .chain(resources.iter().map(|r| ("resource", &r.name, &r.schema)));
     let mut lines: Vec<String> = items
         .map(|(kind, name, schema)| format!("{kind} {name} = {schema}\n"))
         .collect();
@@ -569,6 +573,45 @@ fn fingerprint<'a>(items: impl Iterator<Item = (&'a str, &'a str, &'a str)>) -> 
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
     h
+}
+
+/// The saved types a load has matched to their registrations so far.
+#[derive(Default)]
+struct Admitted {
+    seen: Vec<(&'static str, &'static str)>,
+    /// Those whose shape changed since the save.
+    migrated: Vec<&'static str>,
+}
+
+impl Admitted {
+    /// The index of the registration (`(name, shape)` pairs, in order) of a saved `kind` named
+    /// `name`: an unknown or repeated type is refused, a changed shape is noted.
+    fn admit(
+        &mut self,
+        kind: &'static str,
+        registered: impl Iterator<Item = (&'static str, &'static str)>,
+        name: &str,
+        schema: &str,
+    ) -> Result<usize, LoadError> {
+        let Some((i, (known, shape))) = registered.enumerate().find(|(_, (n, _))| *n == name)
+        else {
+            return Err(LoadError::UnknownType {
+                kind,
+                name: name.to_owned(),
+            });
+        };
+        if self.seen.contains(&(kind, known)) {
+            return Err(LoadError::Corrupt {
+                at: known.to_owned(),
+                reason: format!("the {kind} is saved twice"),
+            });
+        }
+        self.seen.push((kind, known));
+        if schema != shape {
+            self.migrated.push(known);
+        }
+        Ok(i)
+    }
 }
 
 impl SaveSchema {
@@ -632,16 +675,7 @@ impl SaveSchema {
                 resources.push(v);
             }
         }
-        let fingerprint = fingerprint(
-            components
-                .iter()
-                .map(|c| ("component", c.name.as_str(), c.schema.as_str()))
-                .chain(
-                    resources
-                        .iter()
-                        .map(|r| ("resource", r.name.as_str(), r.schema.as_str())),
-                ),
-        );
+        let fingerprint = fingerprint(&components, &resources);
         let unsaved_rows = world
             .columns
             .iter()
@@ -757,68 +791,39 @@ impl SaveSchema {
             })?;
         // The fingerprint is of the shapes the file lists: a file whose shapes were damaged
         // (so a value could be misread as another version's) is refused here.
-        let listed = fingerprint(
-            file.components
-                .iter()
-                .map(|c| ("component", c.name.as_str(), c.schema.as_str()))
-                .chain(
-                    file.resources
-                        .iter()
-                        .map(|r| ("resource", r.name.as_str(), r.schema.as_str())),
-                ),
-        );
+        let listed = fingerprint(&file.components, &file.resources);
         if listed != file.fingerprint {
             return Err(LoadError::Corrupt {
                 at: "header".into(),
                 reason: format!(
-                    "the schema fingerprint {:#018x} does not match the shapes listed                      ({listed:#018x})",
+                    "the schema fingerprint {:#018x} does not match the shapes listed \
+                     ({listed:#018x})",
                     file.fingerprint
                 ),
             });
         }
-        let mut migrated = Vec::new();
+        let mut admitted = Admitted::default();
         let mut writes: Vec<Apply> = Vec::new();
-        let mut seen_columns: Vec<&'static str> = Vec::new();
         for col in file.components {
-            let Some(entry) = self.components.iter().find(|c| c.name == col.name) else {
-                return Err(LoadError::UnknownType {
-                    kind: "component",
-                    name: col.name,
-                });
-            };
-            if seen_columns.contains(&entry.name) {
-                return Err(LoadError::Corrupt {
-                    at: entry.name.to_owned(),
-                    reason: "the component is saved twice".into(),
-                });
-            }
-            seen_columns.push(entry.name);
-            if col.schema != entry.schema {
-                migrated.push(entry.name);
-            }
-            writes.push((entry.load)(world, col, &table)?);
+            let i = admitted.admit(
+                "component",
+                self.components.iter().map(|c| (c.name, c.schema)),
+                &col.name,
+                &col.schema,
+            )?;
+            writes.push((self.components[i].load)(world, col, &table)?);
         }
         let saved_resources = file.resources.len();
-        let mut seen_resources: Vec<&'static str> = Vec::new();
         for res in file.resources {
-            let Some(entry) = self.resources.iter().find(|r| r.name == res.name) else {
-                return Err(LoadError::UnknownType {
-                    kind: "resource",
-                    name: res.name,
-                });
-            };
-            if seen_resources.contains(&entry.name) {
-                return Err(LoadError::Corrupt {
-                    at: entry.name.to_owned(),
-                    reason: "the resource is saved twice".into(),
-                });
-            }
-            seen_resources.push(entry.name);
-            if res.schema != entry.schema {
-                migrated.push(entry.name);
-            }
-            writes.push((entry.load)(world, res)?);
+            let i = admitted.admit(
+                "resource",
+                self.resources.iter().map(|r| (r.name, r.schema)),
+                &res.name,
+                &res.schema,
+            )?;
+            writes.push((self.resources[i].load)(world, res)?);
         }
+        let migrated = admitted.migrated;
         // Every part decoded and checked: now write.
         for c in &mut world.columns {
             c.clear_rows();
