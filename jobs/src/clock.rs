@@ -221,21 +221,23 @@ fn calibrate() -> Calibration {
     }
 }
 
-/// CPU time (user + system) of the whole process so far, in ns, from `getrusage(RUSAGE_SELF)`
-/// (microsecond resolution). `None` where the OS refuses. For idle-cost benches.
+/// CPU time (user + system) of the whole process so far, in ns, from
+/// `clock_gettime(CLOCK_PROCESS_CPUTIME_ID)` (nanosecond resolution; `getrusage` rounds to
+/// microseconds, too coarse for the idle-cost benches' short blocks). `None` where the OS
+/// refuses. For idle-cost benches.
 #[cfg(unix)]
 pub fn process_cpu_ns() -> Option<u64> {
-    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: (1) `ru` points to writable memory of the right type and size; (2) getrusage
-    // writes it fully on success and touches nothing else; (3) we read it only on success.
-    let ok = unsafe { libc::getrusage(libc::RUSAGE_SELF, ru.as_mut_ptr()) } == 0;
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: (1) `ts` is a valid, writable `timespec`; (2) clock_gettime writes only it, and
+    // only on success; (3) we read it only on success.
+    let ok = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) } == 0;
     if !ok {
         return None;
     }
-    // SAFETY: initialised by the successful call above (and zeroed before it in any case).
-    let ru = unsafe { ru.assume_init() };
-    let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
-    Some((us(ru.ru_utime) + us(ru.ru_stime)) * 1_000)
+    Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
 
 /// CPU time of the process (unsupported on this OS).

@@ -265,6 +265,11 @@ pub(crate) struct LaneQueue {
     /// Readers: idle workers, before and during a spin. Relaxed: a hint about spinning only,
     /// never about whether work exists (the park protocol's fences decide that).
     resting: AtomicBool,
+    /// Times a worker of this lane came back from waiting on its parker (notified, timed out
+    /// or spuriously): a futex wake-up each, the idle cost `LaneStats::wakeups` reports.
+    /// Writer: the waking worker, under `state` (relaxed add). Reader: `Lanes::stats`
+    /// (relaxed): a counter only.
+    wakeups: AtomicU64,
 }
 
 impl LaneQueue {
@@ -295,7 +300,13 @@ impl LaneQueue {
             yield_in_spin,
             tick_ns: AtomicU64::new(0),
             resting: AtomicBool::new(false),
+            wakeups: AtomicU64::new(0),
         }
+    }
+
+    /// Times this lane's workers came back from a park (see `wakeups`).
+    pub(crate) fn wakeups(&self) -> u64 {
+        self.wakeups.load(Ordering::Relaxed)
     }
 
     /// Declares the lane ticked every `ns` (0: not ticked; step 3a).
@@ -340,6 +351,19 @@ impl LaneQueue {
         }
     }
 
+    /// [`LaneQueue::push_batch`] for a thread that serves this lane and waits for these jobs
+    /// right away (a graph run's roots, pushed by the owner or a worker of this lane, which
+    /// then helps until the run's latch completes): it will take one of them itself, so one
+    /// sleeper fewer is woken. A one-node frame on the owner's lane wakes nobody. Never for a
+    /// push whose pusher may go on to other work: the job kept back would wait for it.
+    pub(crate) fn push_batch_keeping_one(&self, jobs: &[JobRef]) -> bool {
+        let wake = jobs.len().saturating_sub(1);
+        match self.local_worker() {
+            Some(w) => self.push_local_waking(w, jobs, wake),
+            None => self.push_shared_waking(jobs, wake),
+        }
+    }
+
     /// [`LaneQueue::push_batch`] for one job.
     #[inline]
     pub(crate) fn push(&self, job: JobRef) -> bool {
@@ -370,6 +394,12 @@ impl LaneQueue {
 
     /// Step 1: appends to the injector and wakes as many sleepers as there are jobs.
     pub(crate) fn push_shared(&self, jobs: &[JobRef]) -> bool {
+        self.push_shared_waking(jobs, jobs.len())
+    }
+
+    /// Step 1, waking at most `wake` sleepers (`jobs.len()` but for a pusher that takes one of
+    /// the jobs itself).
+    fn push_shared_waking(&self, jobs: &[JobRef], wake: usize) -> bool {
         if jobs.is_empty() {
             return false;
         }
@@ -398,7 +428,7 @@ impl LaneQueue {
         }
         s.jobs.extend(jobs.iter().copied());
         self.len_hint.store(s.jobs.len(), Ordering::Release);
-        self.notify_up_to(&mut s, jobs.len())
+        self.notify_up_to(&mut s, wake)
     }
 
     /// Notifies up to `n` sleepers not yet notified (under the lock): parked workers first,
@@ -439,6 +469,11 @@ impl LaneQueue {
     /// Step 2: worker `w` (the calling thread) pushes to its own deque; what does not fit goes
     /// to the injector.
     fn push_local(&self, w: u16, jobs: &[JobRef]) -> bool {
+        self.push_local_waking(w, jobs, jobs.len())
+    }
+
+    /// Step 2, waking at most `wake` sleepers (see [`LaneQueue::push_batch_keeping_one`]).
+    fn push_local_waking(&self, w: u16, jobs: &[JobRef], wake: usize) -> bool {
         let deque = &self.deques[w as usize];
         for (i, &job) in jobs.iter().enumerate() {
             // SAFETY: `w` is the calling thread's own worker index (from its role, or from the
@@ -446,11 +481,12 @@ impl LaneQueue {
             // pushes to or pops from ring `w`.
             if unsafe { deque.push(job) }.is_err() {
                 // Full: the rest goes to the injector, which wakes sleepers itself.
-                let woke = self.push_shared(&jobs[i..]);
-                return self.wake_for_local(i) || woke;
+                let rest = jobs.len() - i;
+                let woke = self.push_shared_waking(&jobs[i..], wake.min(rest));
+                return self.wake_for_local(wake.saturating_sub(rest).min(i)) || woke;
             }
         }
-        self.wake_for_local(jobs.len())
+        self.wake_for_local(wake)
     }
 
     /// Step 2's second half: `n` jobs were just pushed to a deque.
@@ -737,6 +773,9 @@ impl LaneQueue {
         };
         match me {
             Searcher::Worker(w) => {
+                if matches!(outcome, Park::Woken | Park::TimedOut) {
+                    self.wakeups.fetch_add(1, Ordering::Relaxed);
+                }
                 s.waiting[w as usize] = false;
                 s.helping[w as usize] = false;
                 s.waiting_workers -= 1;

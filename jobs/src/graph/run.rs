@@ -83,6 +83,10 @@ pub struct Graph<C> {
     core: Core<C>,
     /// Roots grouped by lane: (lane, start, end) into `roots`.
     root_groups: Box<[(LaneId, u32, u32)]>,
+    /// Per root group: its roots are the graph's only nodes on their lane (nothing more will
+    /// be readied there), so a caller that helps that lane takes one of them itself and wakes
+    /// one sleeper fewer (`LaneQueue::push_batch_keeping_one`).
+    roots_only: Box<[bool]>,
     roots: Box<[u32]>,
     scratch: Vec<JobRef>,
     timings: Vec<NodeTiming>,
@@ -148,6 +152,10 @@ impl<C: Sync> Graph<C> {
                 lanes.shared().queues[i].reserve(*count);
             }
         }
+        let roots_only: Box<[bool]> = root_groups
+            .iter()
+            .map(|&(lane, start, end)| per_lane[lane.index()] == (end - start) as usize)
+            .collect();
         Graph {
             name,
             core: Core {
@@ -170,6 +178,7 @@ impl<C: Sync> Graph<C> {
                 skipped: AtomicUsize::new(0),
             },
             root_groups: root_groups.into_boxed_slice(),
+            roots_only,
             roots: roots.into_boxed_slice(),
             scratch: Vec::with_capacity(n),
             timings: vec![NodeTiming::default(); n],
@@ -230,7 +239,8 @@ impl<C: Sync> Graph<C> {
         };
         let data = &run as *const RunCtx<'_, C> as *const ();
         let mut woke = false;
-        for &(lane, start, end) in self.root_groups.iter() {
+        let helped = helper.map(|(_, who)| who.lane);
+        for (&(lane, start, end), &roots_only) in self.root_groups.iter().zip(&self.roots_only) {
             self.scratch.clear();
             for &r in &self.roots[start as usize..end as usize] {
                 self.scratch.push(JobRef {
@@ -239,7 +249,15 @@ impl<C: Sync> Graph<C> {
                     exec: exec_node::<C>,
                 });
             }
-            woke |= lanes.shared().queues[lane.index()].push_batch(&self.scratch);
+            let queue = &lanes.shared().queues[lane.index()];
+            // The caller helps this lane until the run is over and nothing more will be
+            // readied there: it runs one of these roots itself (a one-node frame on the owner's
+            // lane wakes no worker at all).
+            woke |= if roots_only && helped == Some(lane) {
+                queue.push_batch_keeping_one(&self.scratch)
+            } else {
+                queue.push_batch(&self.scratch)
+            };
         }
         self.scratch.clear();
         lanes.shared().wait(&latch, helper, woke);

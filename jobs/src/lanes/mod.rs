@@ -86,6 +86,10 @@ pub struct LaneStats {
     pub queued: usize,
     /// Detached jobs that panicked.
     pub detached_panics: u64,
+    /// Times a worker of the lane woke from a park (each one a futex wake-up and a context
+    /// switch: the idle cost of a lane). A one-node frame on the owner's lane run by the owner
+    /// wakes none.
+    pub wakeups: u64,
 }
 
 #[derive(Debug, Default)]
@@ -332,6 +336,7 @@ impl Lanes {
             jobs: c.jobs.load(Ordering::Relaxed),
             queued: self.shared.queues[lane.index()].len(),
             detached_panics: c.detached_panics.load(Ordering::Relaxed),
+            wakeups: self.shared.queues[lane.index()].wakeups(),
         })
     }
 

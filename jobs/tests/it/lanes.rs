@@ -744,3 +744,82 @@ fn a_job_queued_from_another_lane_during_drop_still_runs() {
         assert_eq!(ran.load(Ordering::SeqCst), 1, "the cross-lane job was lost");
     }
 }
+
+/// A frame whose only lane work is one node on the owner's lane (the engine's plan: the owner
+/// serves physics): the owner runs it itself and wakes no worker. Issue 26's `idle_frame_60hz`
+/// paid two wake-ups per frame for this (the push woke the worker, which found the owner had
+/// taken the job). The worker never spins here, so every wake-up is a park it came back from.
+#[test]
+fn a_one_node_frame_on_the_owners_lane_wakes_no_worker() {
+    let plan = LanePlan::empty(&[0])
+        .with_lane("physics", LaneKind::FrameCritical, vec![None])
+        .unwrap()
+        .with_owner_lane("physics")
+        .unwrap();
+    let opts = lanegraph_jobs::LaneOptions {
+        pin: false,
+        spin: false,
+    };
+    let lanes = Lanes::start_with(plan, opts).unwrap();
+    lanes.register_owner();
+    let physics = lanes.lane("physics").unwrap();
+    let mut b = GraphBuilder::<AtomicUsize>::new("frame");
+    b.node("work", "physics", |_, c| {
+        c.fetch_add(1, Ordering::Relaxed);
+    });
+    let mut g = b.build(&lanes).unwrap();
+    let ran = AtomicUsize::new(0);
+    // The worker parks once at start; let it get there.
+    std::thread::sleep(Duration::from_millis(20));
+    let before = lanes.stats(physics).unwrap().wakeups;
+    for _ in 0..30 {
+        g.run(&lanes, &ran).unwrap();
+        lanes.rest();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(ran.load(Ordering::Relaxed), 30);
+    let woke = lanes.stats(physics).unwrap().wakeups - before;
+    assert!(
+        woke <= 2,
+        "30 one-node frames run by the owner woke the physics worker {woke} times"
+    );
+}
+
+/// The other side of the rule above: a caller that keeps one root for itself still wakes a
+/// worker for every other one. Two roots on the owner's lane that can only finish together (a
+/// barrier of two) complete, so the worker ran one of them while the owner ran the other.
+#[test]
+fn roots_beyond_the_one_the_owner_keeps_still_wake_a_worker() {
+    let plan = LanePlan::empty(&[0])
+        .with_lane("physics", LaneKind::FrameCritical, vec![None])
+        .unwrap()
+        .with_owner_lane("physics")
+        .unwrap();
+    let opts = lanegraph_jobs::LaneOptions {
+        pin: false,
+        spin: false,
+    };
+    let lanes = Lanes::start_with(plan, opts).unwrap();
+    lanes.register_owner();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut b = GraphBuilder::<AtomicUsize>::new("pair");
+    for name in ["a", "b"] {
+        b.node(name, "physics", move |_, arrived| {
+            arrived.fetch_add(1, Ordering::AcqRel);
+            // A barrier that gives up at the deadline, so a broken rule fails, not hangs.
+            while arrived.load(Ordering::Acquire) % 2 == 1 && std::time::Instant::now() < deadline {
+                std::thread::yield_now();
+            }
+        });
+    }
+    let mut g = b.build(&lanes).unwrap();
+    for round in 0..20 {
+        std::thread::sleep(Duration::from_millis(2));
+        let arrived = AtomicUsize::new(0);
+        g.run(&lanes, &arrived).unwrap();
+        assert!(
+            std::time::Instant::now() < deadline,
+            "round {round}: the two roots never ran at the same time (no worker was woken)"
+        );
+    }
+}
