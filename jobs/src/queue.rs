@@ -212,6 +212,11 @@ pub(crate) struct WorkerSearch {
     last_arrival: Option<clock::Stamp>,
     /// Mean distance of an arrival from one tick after the previous one (ns, moving average).
     jitter_ns: u64,
+    /// The frame period this worker learned from the lane's rests (see [`FramePeriod`]).
+    frame: FramePeriod,
+    /// The lane's rest count when this idle gap began: a job that ends a gap in which the
+    /// lane rested is a frame's first.
+    gap_rests: u64,
 }
 
 impl WorkerSearch {
@@ -222,9 +227,64 @@ impl WorkerSearch {
             ticks: 0,
             last_arrival: None,
             jitter_ns: TICK_LEAD_MAX_NS,
+            frame: FramePeriod::default(),
+            gap_rests: 0,
         }
     }
 }
+
+/// A lane's frame period, learned by each worker from when a frame's first job arrives (the
+/// first after [`crate::Lanes::rest`]): a moving average of the gaps between frame starts and
+/// of their distance from it (the jitter), for the frame wake-up lead
+/// ([`crate::Lanes::set_frame_lead`]). A gap far from the period (a paused game, a skipped
+/// frame) is not averaged in; four in a row mean the period changed, and the latest is taken.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct FramePeriod {
+    /// When the last frame's first job arrived.
+    last_start: Option<clock::Stamp>,
+    /// The learned period in ns (0: not learned yet).
+    period_ns: u64,
+    /// Mean distance of a frame start from one period after the previous one, in ns.
+    jitter_ns: u64,
+    /// Gaps rejected in a row.
+    rejected: u32,
+}
+
+impl FramePeriod {
+    /// A frame's first job arrived at `now`.
+    pub(crate) fn arrived(&mut self, now: clock::Stamp) {
+        if let Some(prev) = self.last_start {
+            let gap = now.ns_since(prev);
+            let p = self.period_ns;
+            if gap > MAX_LEARNED_FRAME_NS {
+                // A pause: says nothing about the period.
+            } else if p == 0 || self.rejected >= 3 {
+                self.period_ns = gap;
+                self.jitter_ns = TICK_LEAD_MAX_NS;
+                self.rejected = 0;
+            } else if gap.abs_diff(p) <= p / 2 {
+                self.jitter_ns = (self.jitter_ns * 7 + gap.abs_diff(p)) / 8;
+                self.period_ns = (p * 7 + gap) / 8;
+                self.rejected = 0;
+            } else {
+                self.rejected += 1;
+            }
+        }
+        self.last_start = Some(now);
+    }
+
+    /// The learned period and the next frame start's expected time: `None` until learned.
+    pub(crate) fn next(&self) -> Option<(u64, clock::Stamp, u64)> {
+        match (self.period_ns, self.last_start) {
+            (0, _) | (_, None) => None,
+            (p, Some(at)) => Some((p, at, self.jitter_ns)),
+        }
+    }
+}
+
+/// Frame periods longer than this (100 ms: below 10 frames per second) are not learned: a
+/// timed wake-up gains nothing there.
+const MAX_LEARNED_FRAME_NS: u64 = 100_000_000;
 
 /// The run queues of one lane.
 #[derive(Debug)]
@@ -265,11 +325,21 @@ pub(crate) struct LaneQueue {
     /// Readers: idle workers, before and during a spin. Relaxed: a hint about spinning only,
     /// never about whether work exists (the park protocol's fences decide that).
     resting: AtomicBool,
+    /// How many times the lane was told to rest (`Lanes::rest`): a worker whose idle gap saw
+    /// it change knows the job that ended the gap starts a frame. Writer: `rest` (relaxed add).
+    /// Readers: idle workers (relaxed): frame timing only, never whether work exists.
+    rests: AtomicU64,
     /// Times a worker of this lane came back from waiting on its parker (notified, timed out
     /// or spuriously): a futex wake-up each, the idle cost `LaneStats::wakeups` reports.
     /// Writer: the waking worker, under `state` (relaxed add). Reader: `Lanes::stats`
     /// (relaxed): a counter only.
     wakeups: AtomicU64,
+    /// Timed parks of this lane's workers that ran out (a tick's or a frame's lead reached):
+    /// `LaneStats::timer_wakeups`. Writer and reader as `wakeups`.
+    timer_wakeups: AtomicU64,
+    /// Idle workers resting between frames wake a learned lead before the next frame's
+    /// expected start (`Lanes::set_frame_lead`). Relaxed: a hint read by idle workers.
+    frame_lead: AtomicBool,
 }
 
 impl LaneQueue {
@@ -300,13 +370,25 @@ impl LaneQueue {
             yield_in_spin,
             tick_ns: AtomicU64::new(0),
             resting: AtomicBool::new(false),
+            rests: AtomicU64::new(0),
             wakeups: AtomicU64::new(0),
+            timer_wakeups: AtomicU64::new(0),
+            frame_lead: AtomicBool::new(false),
         }
     }
 
-    /// Times this lane's workers came back from a park (see `wakeups`).
-    pub(crate) fn wakeups(&self) -> u64 {
-        self.wakeups.load(Ordering::Relaxed)
+    /// Times this lane's workers came back from a park (see `wakeups`), and how many of those
+    /// were timed parks that ran out.
+    pub(crate) fn wakeups(&self) -> (u64, u64) {
+        (
+            self.wakeups.load(Ordering::Relaxed),
+            self.timer_wakeups.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Turns the frame wake-up lead on or off (`Lanes::set_frame_lead`).
+    pub(crate) fn set_frame_lead(&self, on: bool) {
+        self.frame_lead.store(on, Ordering::Relaxed);
     }
 
     /// Declares the lane ticked every `ns` (0: not ticked; step 3a).
@@ -609,7 +691,12 @@ impl LaneQueue {
     /// the next job, waiting as long as it takes. `None` once shut down and drained. The job
     /// that ends this idle gap is an arrival (a ticked lane times its parks by it).
     pub(crate) fn next_for_worker(&self, ws: &mut WorkerSearch) -> Option<JobRef> {
+        ws.gap_rests = self.rests.load(Ordering::Relaxed);
         let job = self.wait_for_worker(ws);
+        if job.is_some() && self.rests.load(Ordering::Relaxed) != ws.gap_rests {
+            // A frame's first job: one clock read per frame teaches the frame period.
+            ws.frame.arrived(clock::now());
+        }
         let tick = self.tick_ns.load(Ordering::Relaxed);
         if job.is_some() && tick > 0 {
             let now = clock::now();
@@ -643,15 +730,40 @@ impl LaneQueue {
             return None;
         }
         let arrived = ws.last_arrival?;
+        let jitter = ws.jitter_ns;
+        self.lead_wait(ws, tick, arrived, jitter)
+    }
+
+    /// Step 3b, for a worker whose spin found nothing on a lane with the frame lead on
+    /// ([`crate::Lanes::set_frame_lead`]): as step 3a, with the frame period and jitter it
+    /// learned from the frames' first jobs ([`FramePeriod`]).
+    fn frame_wait(&self, ws: &mut WorkerSearch) -> Option<JobRef> {
+        if !self.frame_lead.load(Ordering::Relaxed) {
+            return None;
+        }
+        let (period, started, jitter) = ws.frame.next()?;
+        self.lead_wait(ws, period, started, jitter)
+    }
+
+    /// Steps 3a and 3b: work arrives every `period` ns from `arrived`, `jitter` ns off on
+    /// average. Parks (as a sleeper) until a lead of twice the jitter (within bounds) before
+    /// the next expected arrival, then spins (as a spinner: the arrival's push needs no futex
+    /// wake, and a rest does not cut it short) for at most twice the lead.
+    fn lead_wait(
+        &self,
+        ws: &mut WorkerSearch,
+        period: u64,
+        arrived: clock::Stamp,
+        jitter: u64,
+    ) -> Option<JobRef> {
         let me = Searcher::Worker(ws.me);
         let since = clock::now().ns_since(arrived);
-        let lead = ws
-            .jitter_ns
+        let lead = jitter
             .saturating_mul(2)
             .clamp(TICK_LEAD_MIN_NS, TICK_LEAD_MAX_NS);
-        let next_tick = (since.saturating_add(lead) / tick)
+        let next_tick = (since.saturating_add(lead) / period)
             .saturating_add(1)
-            .saturating_mul(tick);
+            .saturating_mul(period);
         let park_ns = next_tick.saturating_sub(since.saturating_add(lead));
         if park_ns < MIN_TIMED_PARK_NS {
             return None;
@@ -666,7 +778,7 @@ impl LaneQueue {
             // Woken by a push (or spuriously), work visible, or shut down: the usual path.
             return None;
         }
-        if !self.spin_for_work(me, clock::now(), 2 * lead) {
+        if !self.spin_for_work_through_rest(me, clock::now(), 2 * lead) {
             return None;
         }
         self.find_now(ws)
@@ -688,15 +800,24 @@ impl LaneQueue {
                     }
                     continue;
                 }
-                // The spin found nothing: a ticked lane parks until just before its next tick
-                // (step 3a), not mid-frame, where the spin catches the next job.
-                if let Some(job) = self.tick_wait(ws) {
-                    return Some(job);
-                }
                 Some(start)
             } else {
                 None
             };
+            // The spin found nothing (or the lane rests between frames): a ticked lane parks
+            // until just before its next tick (step 3a), not mid-frame, where the spin catches
+            // the next job; with the frame lead on, a lane wakes a learned lead before the next
+            // frame's expected start (step 3b). A push before then wakes it as usual.
+            if ws.spin.max() > 0 {
+                let timed = if self.tick_ns.load(Ordering::Relaxed) > 0 {
+                    self.tick_wait(ws)
+                } else {
+                    self.frame_wait(ws)
+                };
+                if let Some(job) = timed {
+                    return Some(job);
+                }
+            }
             let mut s = lock(&self.state);
             loop {
                 if let Some(job) = self.take_locked(&mut s, me) {
@@ -776,6 +897,9 @@ impl LaneQueue {
                 if matches!(outcome, Park::Woken | Park::TimedOut) {
                     self.wakeups.fetch_add(1, Ordering::Relaxed);
                 }
+                if outcome == Park::TimedOut {
+                    self.timer_wakeups.fetch_add(1, Ordering::Relaxed);
+                }
                 s.waiting[w as usize] = false;
                 s.helping[w as usize] = false;
                 s.waiting_workers -= 1;
@@ -798,8 +922,25 @@ impl LaneQueue {
         (s, outcome)
     }
 
-    /// Step 3: spins until there may be work, for at most `spin_ns` from `start`.
+    /// Step 3: spins until there may be work, for at most `spin_ns` from `start`, or until the
+    /// lane rests.
     fn spin_for_work(&self, me: Searcher, start: clock::Stamp, spin_ns: u64) -> bool {
+        self.spin_while(me, start, spin_ns, true)
+    }
+
+    /// Steps 3a and 3b's spin through the expected arrival: a rest does not end it (the lane
+    /// rests until that very push).
+    fn spin_for_work_through_rest(&self, me: Searcher, start: clock::Stamp, spin_ns: u64) -> bool {
+        self.spin_while(me, start, spin_ns, false)
+    }
+
+    fn spin_while(
+        &self,
+        me: Searcher,
+        start: clock::Stamp,
+        spin_ns: u64,
+        stop_at_rest: bool,
+    ) -> bool {
         let mut i = 0u32;
         loop {
             if self.work_visible(me) {
@@ -809,7 +950,8 @@ impl LaneQueue {
             i = i.wrapping_add(1);
             // Read the clock every 64 spins: a clock read costs more than a pause.
             if i % 64 == 0
-                && (self.spin_expired(start, spin_ns) || self.resting.load(Ordering::Relaxed))
+                && (self.spin_expired(start, spin_ns)
+                    || (stop_at_rest && self.resting.load(Ordering::Relaxed)))
             {
                 return false;
             }
@@ -818,6 +960,7 @@ impl LaneQueue {
 
     /// Between frames (`Lanes::rest`): idle workers stop spinning and park until the next push.
     pub(crate) fn rest(&self) {
+        self.rests.fetch_add(1, Ordering::Relaxed);
         self.resting.store(true, Ordering::Relaxed);
     }
 
@@ -958,6 +1101,43 @@ mod tests {
             b.success();
         }
         assert_eq!(b.cur, 50_000);
+    }
+
+    #[test]
+    fn the_frame_period_is_learned_from_frame_starts_and_a_pause_is_not() {
+        let mut f = FramePeriod::default();
+        let ms = 1_000_000u64;
+        // Stamps are clock ticks: make them from nanoseconds.
+        clock::init();
+        let stamp = |ns: u64| clock::Stamp((ns as f64 / clock::ns_per_tick()) as u64);
+        assert!(
+            f.next().is_none(),
+            "nothing learned before two frame starts"
+        );
+        let mut t = 1_000 * ms;
+        f.arrived(stamp(t));
+        assert!(f.next().is_none());
+        for _ in 0..20 {
+            t += 16 * ms + 200_000;
+            f.arrived(stamp(t));
+        }
+        let (period, started, jitter) = f.next().unwrap();
+        assert!(period.abs_diff(16_200_000) < 100_000, "period {period}");
+        assert_eq!(started, stamp(t));
+        assert!(jitter < TICK_LEAD_MAX_NS, "jitter {jitter}");
+        // A pause of a second is not averaged in.
+        t += 1_000 * ms;
+        f.arrived(stamp(t));
+        assert!(f.next().unwrap().0.abs_diff(16_200_000) < 100_000);
+        // One skipped frame is rejected; four gaps of a new period in a row adopt it.
+        t += 33 * ms;
+        f.arrived(stamp(t));
+        assert!(f.next().unwrap().0.abs_diff(16_200_000) < 100_000);
+        for _ in 0..4 {
+            t += 33 * ms;
+            f.arrived(stamp(t));
+        }
+        assert!(f.next().unwrap().0.abs_diff(33 * ms) < 1_000_000);
     }
 
     #[test]

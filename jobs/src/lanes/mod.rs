@@ -90,6 +90,9 @@ pub struct LaneStats {
     /// switch: the idle cost of a lane). A one-node frame on the owner's lane run by the owner
     /// wakes none.
     pub wakeups: u64,
+    /// Of `wakeups`, the timed parks that ran out (a ticked lane's, [`Lanes::set_tick`], or a
+    /// frame lead's, [`Lanes::set_frame_lead`]): the worker woke itself before the work came.
+    pub timer_wakeups: u64,
 }
 
 #[derive(Debug, Default)]
@@ -336,7 +339,8 @@ impl Lanes {
             jobs: c.jobs.load(Ordering::Relaxed),
             queued: self.shared.queues[lane.index()].len(),
             detached_panics: c.detached_panics.load(Ordering::Relaxed),
-            wakeups: self.shared.queues[lane.index()].wakeups(),
+            wakeups: self.shared.queues[lane.index()].wakeups().0,
+            timer_wakeups: self.shared.queues[lane.index()].wakeups().1,
         })
     }
 
@@ -419,6 +423,20 @@ impl Lanes {
                 .max(1)
         });
         q.set_tick_ns(ns);
+        Ok(())
+    }
+
+    /// Turns `lane`'s frame wake-up lead on or off (off by default). Its workers always learn
+    /// the frame period from when each frame's first job arrives after a [`Lanes::rest`];
+    /// with the lead on, a worker resting between frames parks with a timer that ends a learned
+    /// lead (twice the frame starts' jitter, 5 to 50 µs) before the next frame's expected
+    /// start, then spins through it, so that frame's first job starts without a futex wake-up.
+    /// Lower latency for the frame's first job, paid for with a timer wake-up and up to twice
+    /// the lead of spinning per frame; off by default because on the development VM a futex
+    /// wake of an idle core is as quick as the timer (`docs/benchmarks.md`, `frame_wake`).
+    /// Only lanes whose workers may spin use it (as [`Lanes::set_tick`]).
+    pub fn set_frame_lead(&self, lane: LaneId, on: bool) -> Result<(), crate::error::UnknownLane> {
+        self.queue(lane)?.set_frame_lead(on);
         Ok(())
     }
 
