@@ -162,6 +162,11 @@ struct QueueState {
     /// waiting on a latch (`help_until`), so a latch's completion wakes it.
     waiting: Box<[bool]>,
     helping: Box<[bool]>,
+    /// Per worker: notified since it last joined the sleepers. A notified worker is off
+    /// `parked`, so no later push spends a notify (a futex syscall) on a worker already woken
+    /// and leaves a sleeper asleep; `notify_up_to` checks it (debug builds and the loom
+    /// models). Set by whoever notifies, cleared by the worker as it leaves step 4.
+    notified: Box<[bool]>,
     /// Workers with `waiting` set.
     waiting_workers: u32,
     /// Helpers (threads serving the lane without a deque: the owner thread) in step 4, on
@@ -353,6 +358,7 @@ impl LaneQueue {
                 parked: Vec::with_capacity(workers),
                 waiting: vec![false; workers].into_boxed_slice(),
                 helping: vec![false; workers].into_boxed_slice(),
+                notified: vec![false; workers].into_boxed_slice(),
                 waiting_workers: 0,
                 helpers: 0,
                 helpers_notified: 0,
@@ -522,7 +528,10 @@ impl LaneQueue {
         let mut left = n;
         while left > 0 {
             let QueueState {
-                parked, helping, ..
+                parked,
+                helping,
+                notified,
+                ..
             } = &mut *s;
             let at = parked
                 .iter()
@@ -530,6 +539,12 @@ impl LaneQueue {
                 .or(parked.len().checked_sub(1));
             let Some(at) = at else { break };
             let w = parked.remove(at);
+            debug_assert!(
+                !notified[w as usize],
+                "worker {w} was notified again while still waking: a notified worker left on \
+                 the parked list takes a later push's wake-up from a sleeper"
+            );
+            notified[w as usize] = true;
             self.parkers[w as usize].notify_one();
             left -= 1;
         }
@@ -864,6 +879,7 @@ impl LaneQueue {
         match me {
             Searcher::Worker(w) => {
                 s.parked.push(w);
+                s.notified[w as usize] = false;
                 s.waiting[w as usize] = true;
                 s.helping[w as usize] = helping;
                 s.waiting_workers += 1;
@@ -1033,10 +1049,12 @@ impl LaneQueue {
             parked,
             waiting,
             helping,
+            notified,
             ..
         } = &mut *s;
         for (w, cv) in self.parkers.iter().enumerate() {
             if waiting[w] && helping[w] {
+                notified[w] = true;
                 cv.notify_one();
             }
         }
@@ -1052,6 +1070,7 @@ impl LaneQueue {
         for cv in self.parkers.iter() {
             cv.notify_one();
         }
+        s.notified.iter_mut().for_each(|n| *n = true);
         s.parked.clear();
     }
 

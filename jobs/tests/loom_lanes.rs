@@ -374,3 +374,49 @@ fn a_wake_up_taken_by_a_latch_waiter_reaches_the_pushed_job() {
         drop(lanes);
     });
 }
+
+/// A latch completion notifies every worker waiting on a latch in its helper queue and takes
+/// them off the parked list; a push right after it (before the woken worker runs) must not
+/// spend its wake-up on that worker again, or an idle sleeper stays asleep while the job waits
+/// (issue 26's third mutation). One physics worker parks helping on a scope whose job runs on
+/// the asset lane; the owner completes that job, then pushes a physics job at once. The queue's
+/// `notified` bookkeeping asserts (debug builds, as the loom profile is) that no worker is
+/// notified twice in one wake-up.
+/// Fails when: `notify_all` leaves the notified helping workers on `parked` (the assertion in
+/// `notify_up_to` fires on the push).
+#[test]
+fn a_push_after_a_latch_completion_does_not_notify_the_woken_worker_again() {
+    loom::model(|| {
+        let lanes = lanes(&[("physics", 1), ("asset", 1)]);
+        let physics = lanes.lane("physics").unwrap();
+        let asset = lanes.lane("asset").unwrap();
+        let (waiting, gate) = (Signal::default(), Signal::default());
+        let ran = AtomicUsize::new(0);
+        lanes
+            .scope(|s| {
+                s.spawn(physics, || {
+                    // The physics worker waits on this scope, helping (and parking on) physics.
+                    lanes
+                        .scope(|inner| {
+                            inner
+                                .spawn(asset, || {
+                                    waiting.add();
+                                    gate.wait_for(1);
+                                })
+                                .unwrap();
+                        })
+                        .unwrap();
+                })
+                .unwrap();
+                waiting.wait_for(1);
+                gate.add();
+                s.spawn(physics, || {
+                    ran.fetch_add(1, Ordering::Relaxed);
+                })
+                .unwrap();
+            })
+            .unwrap();
+        assert_eq!(ran.load(Ordering::Relaxed), 1);
+        drop(lanes);
+    });
+}
