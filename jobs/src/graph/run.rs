@@ -71,6 +71,12 @@ struct Core<C> {
     /// share a line (no false sharing between workers, however many there are).
     state: Box<[NodeState]>,
     record_timing: bool,
+    /// Every node runs on one thread: the graph lies on one lane, that lane has one worker, and
+    /// no helper serves it (it is not the owner's lane). Its counters then need no atomic
+    /// read-modify-write: only that worker touches them (a run's caller pushes roots, which
+    /// have no counter), and across runs the latch (release, acquire by the caller) and the
+    /// next run's push (the queue lock) order the worker's accesses.
+    one_thread: bool,
     /// The first panic of the run (node, message): written only on failure.
     panic: Mutex<Option<(u32, String)>>,
     /// Nodes skipped in this run (relaxed counter, read after the latch).
@@ -152,6 +158,14 @@ impl<C: Sync> Graph<C> {
                 lanes.shared().queues[i].reserve(*count);
             }
         }
+        let one_thread = match lane_of.first() {
+            Some(&l) => {
+                lane_of.iter().all(|&x| x == l)
+                    && lanes.plan().lanes()[l.index()].worker_cores.len() == 1
+                    && lanes.plan().owner_lane() != Some(l)
+            }
+            None => false,
+        };
         let roots_only: Box<[bool]> = root_groups
             .iter()
             .map(|&(lane, start, end)| per_lane[lane.index()] == (end - start) as usize)
@@ -174,6 +188,7 @@ impl<C: Sync> Graph<C> {
                     .collect(),
                 preds: preds.into_boxed_slice(),
                 record_timing,
+                one_thread,
                 panic: Mutex::new(None),
                 skipped: AtomicUsize::new(0),
             },
@@ -381,7 +396,17 @@ unsafe fn exec_node<C: Sync>(data: *const (), arg: usize, who: WorkerInfo) {
             // acquire everyone else's if we do.
             let preds = core.preds[si];
             if preds > 1 {
-                if core.state[si].pending.fetch_sub(1, Ordering::AcqRel) != 1 {
+                let pending = &core.state[si].pending;
+                let last = if core.one_thread {
+                    // Only this thread touches the counter (see `Core::one_thread`): a plain
+                    // load and store, no lock-prefixed instruction.
+                    let left = pending.load(Ordering::Relaxed) - 1;
+                    pending.store(left, Ordering::Relaxed);
+                    left == 0
+                } else {
+                    pending.fetch_sub(1, Ordering::AcqRel) == 1
+                };
+                if !last {
                     continue;
                 }
                 // Re-armed for the next run (step 1): every predecessor has counted down, so
