@@ -36,6 +36,9 @@ pub(crate) fn spin_step() {
 /// A cell whose accesses loom checks. `with_mut` hands out the raw pointer; callers uphold
 /// exclusive access (each use carries its own `// SAFETY:`).
 #[derive(Debug)]
+// Transparent outside loom: a slice of cells can be read as a slice of values once no writer is
+// left (`graph::run` hands out its timings that way).
+#[cfg_attr(not(loom), repr(transparent))]
 pub(crate) struct UnsafeCell<T>(
     #[cfg(loom)] loom::cell::UnsafeCell<T>,
     #[cfg(not(loom))] std::cell::UnsafeCell<T>,

@@ -3,10 +3,7 @@
 //! the well-known names register; agent cost events reach the controller's side.
 
 use lanegraph::telemetry::names::{self, WELL_KNOWN_METRICS};
-use lanegraph::telemetry::{
-    AgentCostEvent, AgentId, Buckets, CostEventQueue, MetricKind, MetricValue, RegisterError,
-    Registry, Unit,
-};
+use lanegraph::telemetry::{Buckets, MetricKind, MetricValue, RegisterError, Registry, Unit};
 
 fn threads() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get()) * 2 + 1
@@ -276,42 +273,6 @@ fn a_running_engine_emits_exactly_the_documented_metrics() {
         documented, listed,
         "docs/telemetry.md's table and WELL_KNOWN_METRICS differ"
     );
-}
-
-#[test]
-fn agent_costs_flow_from_many_threads_to_one_reader() {
-    let q = CostEventQueue::with_capacity(4096);
-    std::thread::scope(|s| {
-        for agent in 0..4u32 {
-            let q = q.clone();
-            s.spawn(move || {
-                for frame in 0..100u64 {
-                    q.push(AgentCostEvent {
-                        agent: AgentId(agent),
-                        frame,
-                        n: frame * 10,
-                        time_ms: 0.5,
-                    })
-                    .unwrap();
-                }
-            });
-        }
-    });
-    let mut out = Vec::new();
-    assert_eq!(q.drain_into(&mut out), 400);
-    for agent in 0..4 {
-        let frames: Vec<u64> = out
-            .iter()
-            .filter(|e| e.agent == AgentId(agent))
-            .map(|e| e.frame)
-            .collect();
-        assert_eq!(
-            frames,
-            (0..100).collect::<Vec<_>>(),
-            "per-producer order kept"
-        );
-    }
-    assert_eq!(q.dropped(), 0);
 }
 
 /// A game's `metrics::counter!` / `gauge!` / `histogram!` land in the engine's registry and its

@@ -147,14 +147,3 @@ pub enum EndpointError {
     #[error("cannot start the metrics endpoint thread: {0} (fix: check thread limits)")]
     Spawn(#[source] std::io::Error),
 }
-
-/// The agent cost queue is full: the event was dropped (and counted).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "agent cost queue full ({capacity} events): event dropped \
-     (fix: drain the queue every frame, or create it with a larger capacity)"
-)]
-pub struct CostQueueFull {
-    /// The queue's capacity.
-    pub capacity: usize,
-}

@@ -1,7 +1,7 @@
 //! Telemetry: everything timed or counted in the engine, and the formats it leaves through.
 //!
 //! Owns: the metrics [`Registry`] and its typed handles ([`Counter`], [`Gauge`], [`Histogram`]),
-//! the [`TrackingAllocator`], agent cost events (`cost`), trace [`spans`], and the exporters
+//! the [`TrackingAllocator`], trace [`spans`], and the exporters
 //! (Chrome Trace Event JSON, OpenMetrics text, the scrape
 //! [`MetricsEndpoint`]). Must never: look a name up, lock, allocate or log on a hot path (metric
 //! updates and span pushes), or let a slow exporter block a recording thread.
@@ -11,7 +11,6 @@
 
 pub mod alloc;
 pub(crate) mod chrome_trace;
-pub(crate) mod cost;
 pub(crate) mod endpoint;
 pub(crate) mod error;
 pub(crate) mod gpu;
@@ -46,11 +45,10 @@ pub use chrome_trace::{
     chrome_trace_json, chrome_trace_json_with_memory, COUNTER_FRAME_MS, COUNTER_LANE_BUSY,
     COUNTER_MEMORY, FRAME_SPAN,
 };
-pub use cost::{AgentCostEvent, AgentId, CostEventQueue};
 pub use endpoint::{EndpointOptions, MetricsEndpoint};
 pub use error::{
-    CostQueueFull, EndpointError, InvalidBuckets, InvalidLabel, InvalidMetricName, MetricClash,
-    RecordSpanError, RegisterError,
+    EndpointError, InvalidBuckets, InvalidLabel, InvalidMetricName, MetricClash, RecordSpanError,
+    RegisterError,
 };
 pub use gpu::{GpuFrame, GpuPass};
 pub use handles::{Counter, Gauge};

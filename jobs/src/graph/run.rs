@@ -1,6 +1,6 @@
 //! Running a prebuilt graph (the protocol is in the parent module's docs).
 //!
-//! Owns: the per-run state (pending counters, poison flags, raw timings), the node entry
+//! Owns: the per-run state (pending counters, poison flags, timings), the node entry
 //! function and the wait. Must never: allocate once warm (everything is sized at build).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -12,7 +12,7 @@ use crate::job::{JobRef, WorkerInfo};
 use crate::lanes::Lanes;
 use crate::latch::Latch;
 use crate::plan::LaneId;
-use crate::sync::{lock, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Mutex, Ordering};
+use crate::sync::{lock, AtomicBool, AtomicU32, AtomicUsize, Mutex, Ordering, UnsafeCell};
 
 pub(crate) type NodeBody<C> = Box<dyn Fn(&NodeCtx<'_>, &C) + Send + Sync>;
 
@@ -33,15 +33,33 @@ pub struct NodeTiming {
     pub ran: bool,
 }
 
-#[derive(Debug, Default)]
-struct RawTiming {
-    /// Writer: the one thread running the node (relaxed). Reader: `run`, after the latch
-    /// (acquire) made the writes visible.
-    start: AtomicU64,
-    end: AtomicU64,
-    /// `lane << 16 | worker`, plus bit 32 = ran.
-    place: AtomicU64,
-    thread: AtomicU32,
+/// One node's timing in the current run, written where the caller reads it (no copy after the
+/// run: a caller that never looks at the timings never pulls the runner's cache lines over).
+/// Writer: the one thread that runs or skips the node, once per run with timing on. Reader:
+/// [`Graph::run`]'s caller through the returned slice, after the latch (acquire) ordered every
+/// write before it; the slice borrows the graph, so the next run (`&mut`) cannot begin while
+/// it is read.
+#[repr(transparent)]
+struct TimingSlot(UnsafeCell<NodeTiming>);
+
+// SAFETY: (1) each slot is written by exactly one thread per run, the one that owns its node
+// (it brought the node's counter to zero, or ran it as a root or inline successor: protocol
+// step 4 of the parent module), so two writers never meet; (2) reads happen only after the
+// run's latch completed, which orders every write before them (release by the counting-down
+// runner, acquire by the waiter), and the returned slice's borrow keeps the next run's writers
+// out; so no access races with a write.
+unsafe impl Sync for TimingSlot {}
+
+impl TimingSlot {
+    /// Writes this run's timing.
+    ///
+    /// # Safety
+    /// The caller owns this slot's node in the current run (see the `Sync` impl).
+    #[inline]
+    unsafe fn set(&self, t: NodeTiming) {
+        // SAFETY: the caller owns the node, so nobody else reads or writes the slot now.
+        self.0.with_mut(|p| unsafe { p.write(t) });
+    }
 }
 
 /// One node's per-run state (see `Core::state`).
@@ -55,7 +73,6 @@ struct NodeState {
     /// it); read (relaxed) by the owner of the node after its acquiring decrement, which clears
     /// it for the next run.
     poisoned: AtomicBool,
-    raw: RawTiming,
 }
 
 /// Everything the workers read during a run.
@@ -67,10 +84,12 @@ struct Core<C> {
     succs: Box<[u32]>,
     preds: Box<[u32]>,
     /// Each node's per-run state, one cache line per node: its counter is decremented by
-    /// predecessors on any worker and its timing written by whoever runs it, so two nodes never
-    /// share a line (no false sharing between workers, however many there are).
+    /// predecessors on any worker, so two nodes never share a line (no false sharing between
+    /// workers, however many there are).
     state: Box<[NodeState]>,
     record_timing: bool,
+    /// Per node: its timing in the last run (with timing on; all zero otherwise).
+    timings: Box<[TimingSlot]>,
     /// Every node runs on one thread: the graph lies on one lane, that lane has one worker, and
     /// no helper serves it (it is not the owner's lane). Its counters then need no atomic
     /// read-modify-write: only that worker touches them (a run's caller pushes roots, which
@@ -95,6 +114,8 @@ pub struct Graph<C> {
     roots_only: Box<[bool]>,
     roots: Box<[u32]>,
     scratch: Vec<JobRef>,
+    /// Under loom the cells cannot be read as values in place: each run copies them here.
+    #[cfg(loom)]
     timings: Vec<NodeTiming>,
     lanes_id: usize,
 }
@@ -183,11 +204,13 @@ impl<C: Sync> Graph<C> {
                     .map(|&p| NodeState {
                         pending: AtomicU32::new(p),
                         poisoned: AtomicBool::new(false),
-                        raw: RawTiming::default(),
                     })
                     .collect(),
                 preds: preds.into_boxed_slice(),
                 record_timing,
+                timings: (0..n)
+                    .map(|_| TimingSlot(UnsafeCell::new(NodeTiming::default())))
+                    .collect(),
                 one_thread,
                 panic: Mutex::new(None),
                 skipped: AtomicUsize::new(0),
@@ -196,6 +219,7 @@ impl<C: Sync> Graph<C> {
             roots_only,
             roots: roots.into_boxed_slice(),
             scratch: Vec::with_capacity(n),
+            #[cfg(loom)]
             timings: vec![NodeTiming::default(); n],
             lanes_id: lanes.id(),
         }
@@ -228,7 +252,7 @@ impl<C: Sync> Graph<C> {
 
     /// Per-node timing of the last run, indexed like the nodes.
     pub fn last_timings(&self) -> &[NodeTiming] {
-        &self.timings
+        self.timings()
     }
 
     /// Runs every node once, each after its predecessors, each on its lane, with `ctx` shared by
@@ -278,21 +302,11 @@ impl<C: Sync> Graph<C> {
         lanes.shared().wait(&latch, helper, woke);
         // Every job has finished with `run` (the latch says so); it lives until here.
         let _ = &run;
+        #[cfg(loom)]
         if core.record_timing {
-            for (t, raw) in self
-                .timings
-                .iter_mut()
-                .zip(core.state.iter().map(|st| &st.raw))
-            {
-                let place = raw.place.load(Ordering::Relaxed);
-                *t = NodeTiming {
-                    start: Stamp(raw.start.load(Ordering::Relaxed)),
-                    end: Stamp(raw.end.load(Ordering::Relaxed)),
-                    lane: (place >> 16) as u16,
-                    worker: place as u16,
-                    thread: raw.thread.load(Ordering::Relaxed),
-                    ran: place & (1 << 32) != 0,
-                };
+            for (t, slot) in self.timings.iter_mut().zip(core.timings.iter()) {
+                // SAFETY: the latch completed: every runner is done with the slots.
+                slot.0.with_mut(|p| *t = unsafe { *p });
             }
         }
         let failure = lock(&core.panic).take();
@@ -303,7 +317,26 @@ impl<C: Sync> Graph<C> {
                 skipped: core.skipped.load(Ordering::Relaxed),
             }));
         }
-        Ok(&self.timings)
+        Ok(self.timings())
+    }
+
+    /// The last run's timings, read in place.
+    fn timings(&self) -> &[NodeTiming] {
+        #[cfg(not(loom))]
+        {
+            let slots: &[TimingSlot] = &self.core.timings;
+            // SAFETY: (1) layout: `TimingSlot` is `repr(transparent)` over `sync::UnsafeCell`,
+            // itself transparent outside loom over `std::cell::UnsafeCell<NodeTiming>`, which
+            // has the same in-memory representation as `NodeTiming`; so the slice's memory is
+            // `len` valid `NodeTiming`s; (2) no writer: runs write slots only inside `run`,
+            // which takes `&mut self`, and the last one's latch ordered its writes before this
+            // read; the returned borrow of `self` keeps the next run out while it lives.
+            unsafe { std::slice::from_raw_parts(slots.as_ptr().cast::<NodeTiming>(), slots.len()) }
+        }
+        #[cfg(loom)]
+        {
+            &self.timings
+        }
     }
 }
 
@@ -343,11 +376,8 @@ unsafe fn exec_node<C: Sync>(data: *const (), arg: usize, who: WorkerInfo) {
             core.skipped.fetch_add(1, Ordering::Relaxed);
             if core.record_timing {
                 // A skipped node must not report an earlier run's stamps as its own.
-                let raw = &core.state[i].raw;
-                raw.start.store(0, Ordering::Relaxed);
-                raw.end.store(0, Ordering::Relaxed);
-                raw.place.store(0, Ordering::Relaxed);
-                raw.thread.store(0, Ordering::Relaxed);
+                // SAFETY: this thread owns node `i` in this run (it reached its job).
+                unsafe { core.timings[i].set(NodeTiming::default()) };
             }
         } else {
             let ctx = NodeCtx {
@@ -364,14 +394,16 @@ unsafe fn exec_node<C: Sync>(data: *const (), arg: usize, who: WorkerInfo) {
             if core.record_timing {
                 let end = clock::now();
                 last_end = Some(end);
-                let raw = &core.state[i].raw;
-                raw.start.store(start.0, Ordering::Relaxed);
-                raw.end.store(end.0, Ordering::Relaxed);
-                raw.place.store(
-                    (1u64 << 32) | (who.lane.index() as u64) << 16 | who.worker as u64,
-                    Ordering::Relaxed,
-                );
-                raw.thread.store(who.thread, Ordering::Relaxed);
+                let timing = NodeTiming {
+                    start,
+                    end,
+                    lane: who.lane.index() as u16,
+                    worker: who.worker,
+                    thread: who.thread,
+                    ran: true,
+                };
+                // SAFETY: this thread owns node `i` in this run (it reached its job).
+                unsafe { core.timings[i].set(timing) };
             }
             if let Err(p) = result {
                 failed = true;
