@@ -212,11 +212,15 @@ impl FrameRing {
         // Zero or one of each, as slices of stack arrays: a presenting frame allocates nothing.
         let (wait_sem, wait_stage) = (wait.map(|(s, _)| [s]), wait.map(|(_, st)| [st]));
         let signal = signal.map(|s| [s]);
-        let submit = vk::SubmitInfo::default()
-            .command_buffers(&cmds)
-            .wait_semaphores(wait_sem.as_ref().map_or(&[], |a| a))
-            .wait_dst_stage_mask(wait_stage.as_ref().map_or(&[], |a| a))
-            .signal_semaphores(signal.as_ref().map_or(&[], |a| a));
+        // A semaphore array is set only when it has members: an empty slice still sets its
+        // pointer, which the best-practices layer reports (`SemaphoreCount`) on every submit.
+        let mut submit = vk::SubmitInfo::default().command_buffers(&cmds);
+        if let (Some(sems), Some(stages)) = (wait_sem.as_ref(), wait_stage.as_ref()) {
+            submit = submit.wait_semaphores(sems).wait_dst_stage_mask(stages);
+        }
+        if let Some(sems) = signal.as_ref() {
+            submit = submit.signal_semaphores(sems);
+        }
         // SAFETY: `rec` is this slot's recording buffer (only `begin` makes a Recording); the
         // slot is not in flight (`begin` waited for it), so no pending submission uses the
         // fence and resetting it is valid; the queue is locked for the submit; the semaphores

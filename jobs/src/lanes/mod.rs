@@ -428,9 +428,11 @@ impl Lanes {
 
     /// Turns `lane`'s frame wake-up lead on or off (off by default). Its workers always learn
     /// the frame period from when each frame's first job arrives after a [`Lanes::rest`];
-    /// with the lead on, a worker resting between frames parks with a timer that ends a learned
-    /// lead (twice the frame starts' jitter, 5 to 50 µs) before the next frame's expected
-    /// start, then spins through it, so that frame's first job starts without a futex wake-up.
+    /// with the lead on, a worker whose spin found nothing (between frames, or in a long gap
+    /// within one) parks with a timer that ends a learned lead (twice the frame starts'
+    /// jitter, 5 to 50 µs) before the next frame's expected start, then spins through it, so
+    /// that frame's first job starts without a futex wake-up; a push before then wakes it as
+    /// usual.
     /// Lower latency for the frame's first job, paid for with a timer wake-up and up to twice
     /// the lead of spinning per frame; off by default because on the development VM a futex
     /// wake of an idle core is as quick as the timer (`docs/benchmarks.md`, `frame_wake`).

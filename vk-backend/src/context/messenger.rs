@@ -56,6 +56,11 @@ pub(crate) fn create_info(counts: &ValidationCounts) -> vk::DebugUtilsMessengerC
         .user_data(counts as *const ValidationCounts as *mut c_void)
 }
 
+/// The one best-practices message validation mode causes itself: enabling the debugging
+/// extension the messenger needs. Not a defect of the application; counted as info.
+const EXPECTED_IN_VALIDATION: &CStr =
+    c"UNASSIGNED-BestPractices-vkCreateInstance-specialuse-extension-debugging";
+
 unsafe extern "system" fn on_message(
     severity: vk::DebugUtilsMessageSeverityFlagsEXT,
     kind: vk::DebugUtilsMessageTypeFlagsEXT,
@@ -67,16 +72,27 @@ unsafe extern "system" fn on_message(
     //   (inside an `Arc`) until after the messenger and the instance are destroyed.
     // - `data` and its `p_message` are valid for the duration of the callback (spec of
     //   PFN_vkDebugUtilsMessengerCallbackEXT); a null message is handled.
-    let (counts, message) = unsafe {
+    // - `p_message_id_name`, when not null, is valid for the callback's duration too.
+    let (counts, message, id) = unsafe {
         let counts = &*(user as *const ValidationCounts);
         let msg = if data.is_null() || (*data).p_message.is_null() {
             std::borrow::Cow::Borrowed("<no message>")
         } else {
             CStr::from_ptr((*data).p_message).to_string_lossy()
         };
-        (counts, msg)
+        let id = if data.is_null() || (*data).p_message_id_name.is_null() {
+            None
+        } else {
+            Some(CStr::from_ptr((*data).p_message_id_name))
+        };
+        (counts, msg, id)
     };
-    if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::ERROR) {
+    if id == Some(EXPECTED_IN_VALIDATION) {
+        // Best practices flags VK_EXT_debug_utils as a debugging extension; validation mode
+        // enables it on purpose (it is how this messenger hears the layers). Counted as info.
+        counts.other.fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(target: "lanegraph_vk::validation", kind = ?kind, "{message}");
+    } else if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::ERROR) {
         counts.errors.fetch_add(1, Ordering::Relaxed);
         tracing::error!(target: "lanegraph_vk::validation", kind = ?kind, "{message}");
     } else if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::WARNING) {

@@ -488,7 +488,12 @@ fn create_instance(
         .enabled_extension_names(&extensions);
     // Synchronization validation on top of the core checks: it reports missing or wrong
     // barriers (read-after-write, write-after-read hazards) that core validation cannot see.
-    let enables = [vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION];
+    // Best practices too: legal but wasteful or suspect use (an empty semaphore array given a
+    // pointer, a debugging extension left on: see `messenger` for the one exception).
+    let enables = [
+        vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION,
+        vk::ValidationFeatureEnableEXT::BEST_PRACTICES,
+    ];
     let mut features = vk::ValidationFeaturesEXT::default().enabled_validation_features(&enables);
     if config.validation {
         // Chained so instance creation and destruction themselves are validated too.
