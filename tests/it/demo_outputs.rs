@@ -22,6 +22,13 @@ fn a_run_writes_every_export() {
     let text = std::fs::read_to_string(dir.join("summary.json")).expect("summary.json");
     let s: serde_json::Value = serde_json::from_str(&text).expect("summary.json parses");
     assert_eq!(s["frames"], 30);
+    // Every key docs/quickstart.md's summary.json table lists is one the demo writes.
+    for key in documented_summary_keys() {
+        assert!(
+            s.get(&key).is_some(),
+            "docs/quickstart.md lists `{key}`, which summary.json lacks: {text}"
+        );
+    }
     assert!(s["entities"].as_u64().unwrap() >= 2_000);
     assert!(s["world_hash"].as_str().unwrap().starts_with("0x"));
     assert!(s["frame_ms"]["p50"].as_f64().unwrap() > 0.0);
@@ -91,4 +98,36 @@ fn a_run_writes_every_export() {
     }
     assert!(run.files.iter().any(|f| f.ends_with("report.html")));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The top-level keys in the first column of docs/quickstart.md's `summary.json` table (every
+/// backticked name there; a row may list several).
+fn documented_summary_keys() -> Vec<String> {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/quickstart.md"),
+    )
+    .expect("docs/quickstart.md");
+    let table = doc
+        .split("### summary.json")
+        .nth(1)
+        .expect("docs/quickstart.md has a summary.json section");
+    let keys: Vec<String> = table
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .skip(2) // the header and its rule
+        .filter_map(|row| row.split('|').nth(1))
+        .flat_map(|cell| {
+            cell.split('`')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(
+        keys.len() >= 20,
+        "the table parsed to too few keys: {keys:?}"
+    );
+    keys
 }
