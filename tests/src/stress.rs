@@ -466,7 +466,6 @@ fn run_engine(opts: &StressOptions) -> Result<StressReport, StressError> {
                 let spawned = engine
                     .lanes()
                     .spawn_detached(lane, move || {
-                        lanegraph::telemetry::name_lane_thread();
                         let _s = lanegraph::telemetry::span("stress.flood");
                         if boom {
                             panic!("stress: injected detached panic");

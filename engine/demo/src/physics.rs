@@ -22,7 +22,6 @@ use lanegraph::simd::{f32x8, SoaChunkMut};
 
 use super::world::{Position, Velocity, ARENA, NEIGHBOUR_RADIUS};
 use lanegraph::runtime::PhysicsStep;
-use lanegraph::telemetry::name_lane_thread;
 use lanegraph::world::World;
 
 /// Particles per neighbour-sum job (~1 ms of work at the demo's density: enough jobs for every
@@ -116,7 +115,6 @@ impl DemoPhysics {
             std::slice::from_mut(&mut self.grid),
             1,
             |_, g| {
-                name_lane_thread();
                 let _s = lanegraph::span!("physics.grid_rebuild");
                 let ok = g[0]
                     .rebuild([px, py, zeros], [vx, vy, zeros], NEIGHBOUR_RADIUS)
@@ -230,7 +228,6 @@ fn move_chunk(
     sums: Option<&grid::NeighbourSums>,
     dt: f32,
 ) {
-    name_lane_thread();
     let _span = lanegraph::span!("physics.chunk", p.rows as u64);
     let [px, py] = p.fields;
     let [vx, vy] = v.fields;

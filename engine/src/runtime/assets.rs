@@ -367,7 +367,6 @@ fn decode_slot(batch: &Batch, i: usize) {
     let Some(path) = lock(&batch.slots[i]).path.clone() else {
         return;
     };
-    crate::telemetry::name_lane_thread();
     let _span = crate::span!("asset.decode");
     let marker = lock(&batch.panic_marker).clone();
     let t0 = clock::now();

@@ -609,7 +609,6 @@ impl RenderLane {
 
 /// Step 3.
 fn render_job(shared: &Shared) {
-    crate::telemetry::name_lane_thread();
     // Its own statement: the mailbox guard is dropped before drawing. (In a `while let`
     // scrutinee the guard would live through the loop body, and the owner's publish would wait
     // for the draw.)

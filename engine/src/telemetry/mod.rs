@@ -53,7 +53,6 @@ pub use error::{
 pub use gpu::{GpuFrame, GpuPass};
 pub use handles::{Counter, Gauge};
 pub use histogram::{Buckets, Histogram, HistogramSnapshot};
-pub use lane_tracks::{name_lane_thread, parse_worker_name};
 #[cfg(feature = "metrics-facade")]
 pub use metrics_facade::MetricsRecorder;
 pub use monotonic::{monotonic_ns, stamp_of_monotonic_ns};

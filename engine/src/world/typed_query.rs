@@ -349,7 +349,6 @@ impl<'q, Q: QueryData, F: QueryFilter> Query<'q, Q, F> {
             .parallel_chunks_mut(lane, &mut ranges[..k], 1, |_, c| {
                 // Each chunk is a span on the track of the thread that ran it (a lane
                 // worker's, or the caller's when it helped).
-                crate::telemetry::name_lane_thread();
                 for range in c.iter_mut().filter_map(Option::take) {
                     let _span = crate::telemetry::span_n(CHUNK_SPAN, range.len() as u64);
                     let proto = &proto;

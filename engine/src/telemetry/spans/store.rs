@@ -82,11 +82,22 @@ fn bind() -> Option<&'static Ring> {
         }
     };
     let thread = std::thread::current();
-    let name = match thread.name() {
-        Some(n) => n.to_string(),
-        None => format!("thread {:?}", thread.id()),
+    // A lane worker (`lg-<lane>-<index>`) gets its lane's track at its first span: no game or
+    // job has to name it.
+    let (name, kind) = match thread.name() {
+        Some(n) => match crate::telemetry::lane_tracks::parse_worker_name(n) {
+            Some((lane, index)) => (
+                format!("{lane} {index}"),
+                TrackKind::LaneWorker {
+                    lane: lane.to_string(),
+                    index,
+                },
+            ),
+            None => (n.to_string(), TrackKind::Thread),
+        },
+        None => (format!("thread {:?}", thread.id()), TrackKind::Thread),
     };
-    let track = register_track(name, TrackKind::Thread);
+    let track = register_track(name, kind);
     ring.home_track.store(track.0, Ordering::Relaxed);
     BOUND.with(|b| b.set(Some(ring)));
     Some(ring)
