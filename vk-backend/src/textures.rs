@@ -281,7 +281,10 @@ impl TextureStore {
             img,
             vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
             vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
-            vk::AccessFlags::SHADER_READ | vk::AccessFlags::TRANSFER_WRITE,
+            // The upload's own barrier made its copy's writes available (and chains into this
+            // one through the fragment stage): only shader reads are left to order here, and
+            // an access the old layout cannot have is what best practices reports.
+            vk::AccessFlags::SHADER_READ,
             vk::AccessFlags::TRANSFER_READ,
         );
         let back = image_barrier(
@@ -301,8 +304,9 @@ impl TextureStore {
             .size(vk::WHOLE_SIZE);
         // SAFETY: `rec` is recording, outside a render pass. The texture is resident, so its
         // upload was recorded earlier in this or a previous submission on the same queue and
-        // left it in SHADER_READ_ONLY_OPTIMAL; the first barrier orders that copy (transfer
-        // write) and any shader read before this read. `dst` holds the whole image.
+        // left it in SHADER_READ_ONLY_OPTIMAL through a barrier whose second scope is the
+        // fragment stage; the first barrier here chains after it (fragment stage in its first
+        // scope) and orders any shader read before this read. `dst` holds the whole image.
         unsafe {
             d.cmd_pipeline_barrier(
                 cmd,

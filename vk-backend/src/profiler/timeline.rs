@@ -165,9 +165,9 @@ impl<'a> OneShot<'a> {
         unsafe {
             me.pool = d
                 .create_command_pool(
-                    &vk::CommandPoolCreateInfo::default()
-                        .queue_family_index(family)
-                        .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER),
+                    // No per-buffer reset: the pool holds this one buffer, and each round resets
+                    // the whole pool (what best practices asks for).
+                    &vk::CommandPoolCreateInfo::default().queue_family_index(family),
                     None,
                 )
                 .map_err(vk_err("vkCreateCommandPool"))?;
@@ -196,11 +196,12 @@ impl<'a> OneShot<'a> {
 
     fn round(&self) -> Result<ClockMapping, GpuError> {
         let d = &self.shared.device;
-        // SAFETY: the command buffer is not in use (each round waits for its fence before
-        // returning); the query is reset before it is written; submission holds the queue lock.
+        // SAFETY: the pool's one command buffer is not in use (each round waits for its fence
+        // before returning), so the pool may be reset; the query is reset before it is written;
+        // submission holds the queue lock.
         unsafe {
-            d.reset_command_buffer(self.cmd, vk::CommandBufferResetFlags::empty())
-                .map_err(vk_err("vkResetCommandBuffer"))?;
+            d.reset_command_pool(self.pool, vk::CommandPoolResetFlags::empty())
+                .map_err(vk_err("vkResetCommandPool"))?;
             d.begin_command_buffer(
                 self.cmd,
                 &vk::CommandBufferBeginInfo::default()
