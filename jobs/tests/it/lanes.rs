@@ -745,12 +745,9 @@ fn a_job_queued_from_another_lane_during_drop_still_runs() {
     }
 }
 
-/// A frame whose only lane work is one node on the owner's lane (the engine's plan: the owner
-/// serves physics): the owner runs it itself and wakes no worker. Issue 26's `idle_frame_60hz`
-/// paid two wake-ups per frame for this (the push woke the worker, which found the owner had
-/// taken the job). The worker never spins here, so every wake-up is a park it came back from.
-#[test]
-fn a_one_node_frame_on_the_owners_lane_wakes_no_worker() {
+/// The engine's plan shape with one unspun physics worker: the physics lane is the owner's
+/// lane, and the calling thread is the owner (so every wake-up of the worker is a park ended).
+fn owner_served_physics() -> Lanes {
     let plan = LanePlan::empty(&[0])
         .with_lane("physics", LaneKind::FrameCritical, vec![None])
         .unwrap()
@@ -762,6 +759,16 @@ fn a_one_node_frame_on_the_owners_lane_wakes_no_worker() {
     };
     let lanes = Lanes::start_with(plan, opts).unwrap();
     lanes.register_owner();
+    lanes
+}
+
+/// A frame whose only lane work is one node on the owner's lane (the engine's plan: the owner
+/// serves physics): the owner runs it itself and wakes no worker. Issue 26's `idle_frame_60hz`
+/// paid two wake-ups per frame for this (the push woke the worker, which found the owner had
+/// taken the job). The worker never spins here, so every wake-up is a park it came back from.
+#[test]
+fn a_one_node_frame_on_the_owners_lane_wakes_no_worker() {
+    let lanes = owner_served_physics();
     let physics = lanes.lane("physics").unwrap();
     let mut b = GraphBuilder::<AtomicUsize>::new("frame");
     b.node("work", "physics", |_, c| {
@@ -790,17 +797,7 @@ fn a_one_node_frame_on_the_owners_lane_wakes_no_worker() {
 /// barrier of two) complete, so the worker ran one of them while the owner ran the other.
 #[test]
 fn roots_beyond_the_one_the_owner_keeps_still_wake_a_worker() {
-    let plan = LanePlan::empty(&[0])
-        .with_lane("physics", LaneKind::FrameCritical, vec![None])
-        .unwrap()
-        .with_owner_lane("physics")
-        .unwrap();
-    let opts = lanegraph_jobs::LaneOptions {
-        pin: false,
-        spin: false,
-    };
-    let lanes = Lanes::start_with(plan, opts).unwrap();
-    lanes.register_owner();
+    let lanes = owner_served_physics();
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     let mut b = GraphBuilder::<AtomicUsize>::new("pair");
     for name in ["a", "b"] {
