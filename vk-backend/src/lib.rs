@@ -9,7 +9,11 @@
 //! A leaf crate: it knows nothing of the engine or the other leaves. Input is plain slices
 //! (field-SoA positions); CPU times it reports are `CLOCK_MONOTONIC` nanoseconds. The guide is
 //! `docs/gpu.md`.
-#![allow(unsafe_code)] // Reason: every Vulkan call is FFI through `ash`; each block has a SAFETY checklist.
+#![allow(unsafe_code)]
+// Reason: every Vulkan call is FFI through `ash`; each block has a SAFETY checklist.
+// Every `pub` item is reachable from the crate root (issue 27): what a user cannot name is
+// `pub(crate)`.
+#![deny(unreachable_pub)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod context;
