@@ -207,18 +207,17 @@ impl Searcher {
     }
 }
 
-/// A worker's search state: its learned spin, the injector-first counter, and, for a ticked
-/// lane, when work last arrived after an idle gap and its learned wake-up lead.
+/// A worker's search state: its learned spin, the injector-first counter, and what it learned
+/// of when work arrives (for a ticked lane's and the frame lead's timed wake-ups).
 #[derive(Debug)]
 pub(crate) struct WorkerSearch {
     pub(crate) me: u16,
     pub(crate) spin: SpinBudget,
     ticks: u32,
-    last_arrival: Option<clock::Stamp>,
-    /// Mean distance of an arrival from one tick after the previous one (ns, moving average).
-    jitter_ns: u64,
-    /// The frame period this worker learned from the lane's rests (see [`FramePeriod`]).
-    frame: FramePeriod,
+    /// Arrivals after an idle gap, on a ticked lane: their jitter around the known tick.
+    tick: Arrivals,
+    /// Frames' first jobs (after the lane's rests): the frame period and its jitter.
+    frame: Arrivals,
     /// The lane's rest count when this idle gap began: a job that ends a gap in which the
     /// lane rested is a frame's first.
     gap_rests: u64,
@@ -230,33 +229,54 @@ impl WorkerSearch {
             me,
             spin,
             ticks: 0,
-            last_arrival: None,
-            jitter_ns: TICK_LEAD_MAX_NS,
-            frame: FramePeriod::default(),
+            tick: Arrivals {
+                jitter_ns: TICK_LEAD_MAX_NS,
+                ..Arrivals::default()
+            },
+            frame: Arrivals::default(),
             gap_rests: 0,
         }
     }
 }
 
-/// A lane's frame period, learned by each worker from when a frame's first job arrives (the
-/// first after [`crate::Lanes::rest`]): a moving average of the gaps between frame starts and
-/// of their distance from it (the jitter), for the frame wake-up lead
-/// ([`crate::Lanes::set_frame_lead`]). A gap far from the period (a paused game, a skipped
-/// frame) is not averaged in; four in a row mean the period changed, and the latest is taken.
+/// When work arrives, as one worker learned it, for the timed wake-ups of steps 3a and 3b:
+/// the last arrival, the period (a ticked lane's, given; or the frame period, learned from
+/// when each frame's first job arrives after [`crate::Lanes::rest`] as a moving average of the
+/// gaps), and the moving average of the arrivals' distance from one period after the previous
+/// one (the jitter). A learned period leaves out a gap far from it (a paused game, a skipped
+/// frame); four in a row mean the period changed, and the latest is taken.
 #[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct FramePeriod {
-    /// When the last frame's first job arrived.
+pub(crate) struct Arrivals {
+    /// When the last arrival came.
     last_start: Option<clock::Stamp>,
-    /// The learned period in ns (0: not learned yet).
+    /// The learned period in ns (0: not learned yet; unused for a given tick).
     period_ns: u64,
-    /// Mean distance of a frame start from one period after the previous one, in ns.
+    /// Mean distance of an arrival from one period after the previous one, in ns.
     jitter_ns: u64,
     /// Gaps rejected in a row.
     rejected: u32,
 }
 
-impl FramePeriod {
-    /// A frame's first job arrived at `now`.
+impl Arrivals {
+    /// Work arrived at `now` on a lane ticked every `tick` ns: only the jitter is learned.
+    pub(crate) fn arrived_every(&mut self, now: clock::Stamp, tick: u64) {
+        if let Some(prev) = self.last_start {
+            let gap = now.ns_since(prev);
+            // A gap of several ticks (a paused game) says nothing about the jitter.
+            if gap < tick.saturating_mul(2) {
+                // Saturating: a gap or a tick near `u64::MAX` must not overflow (the tick is
+                // clamped where it is set, and this stays safe without that).
+                self.jitter_ns = self
+                    .jitter_ns
+                    .saturating_mul(7)
+                    .saturating_add(gap.abs_diff(tick))
+                    / 8;
+            }
+        }
+        self.last_start = Some(now);
+    }
+
+    /// A frame's first job arrived at `now`: the period is learned too.
     pub(crate) fn arrived(&mut self, now: clock::Stamp) {
         if let Some(prev) = self.last_start {
             let gap = now.ns_since(prev);
@@ -707,30 +727,21 @@ impl LaneQueue {
     /// that ends this idle gap is an arrival (a ticked lane times its parks by it).
     pub(crate) fn next_for_worker(&self, ws: &mut WorkerSearch) -> Option<JobRef> {
         ws.gap_rests = self.rests.load(Ordering::Relaxed);
-        let job = self.wait_for_worker(ws);
-        if job.is_some() && self.rests.load(Ordering::Relaxed) != ws.gap_rests {
-            // A frame's first job: one clock read per frame teaches the frame period.
-            ws.frame.arrived(clock::now());
-        }
+        let job = self.wait_for_worker(ws)?;
+        let frame_start = self.rests.load(Ordering::Relaxed) != ws.gap_rests;
         let tick = self.tick_ns.load(Ordering::Relaxed);
-        if job.is_some() && tick > 0 {
+        if frame_start || tick > 0 {
+            // One clock read per arrival that teaches anything (a frame's first job, or any
+            // job ending an idle gap on a ticked lane).
             let now = clock::now();
-            if let Some(prev) = ws.last_arrival {
-                let gap = now.ns_since(prev);
-                // A gap of several ticks (a paused game) says nothing about the jitter.
-                if gap < tick.saturating_mul(2) {
-                    // Saturating: a gap or a tick near `u64::MAX` must not overflow (the tick
-                    // is clamped where it is set, and this stays safe without that).
-                    ws.jitter_ns = ws
-                        .jitter_ns
-                        .saturating_mul(7)
-                        .saturating_add(gap.abs_diff(tick))
-                        / 8;
-                }
+            if frame_start {
+                ws.frame.arrived(now);
             }
-            ws.last_arrival = Some(now);
+            if tick > 0 {
+                ws.tick.arrived_every(now, tick);
+            }
         }
-        job
+        Some(job)
     }
 
     /// Step 3a, for a ticked lane whose spin found nothing (so a frame's next job, which the
@@ -744,14 +755,13 @@ impl LaneQueue {
         if tick == 0 {
             return None;
         }
-        let arrived = ws.last_arrival?;
-        let jitter = ws.jitter_ns;
+        let (arrived, jitter) = (ws.tick.last_start?, ws.tick.jitter_ns);
         self.lead_wait(ws, tick, arrived, jitter)
     }
 
     /// Step 3b, for a worker whose spin found nothing on a lane with the frame lead on
     /// ([`crate::Lanes::set_frame_lead`]): as step 3a, with the frame period and jitter it
-    /// learned from the frames' first jobs ([`FramePeriod`]).
+    /// learned from the frames' first jobs ([`Arrivals`]).
     fn frame_wait(&self, ws: &mut WorkerSearch) -> Option<JobRef> {
         if !self.frame_lead.load(Ordering::Relaxed) {
             return None;
@@ -1124,7 +1134,7 @@ mod tests {
 
     #[test]
     fn the_frame_period_is_learned_from_frame_starts_and_a_pause_is_not() {
-        let mut f = FramePeriod::default();
+        let mut f = Arrivals::default();
         let ms = 1_000_000u64;
         // Stamps are clock ticks: make them from nanoseconds.
         clock::init();

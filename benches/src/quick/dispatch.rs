@@ -428,15 +428,7 @@ fn layered_dag(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
         let pool = rayon_pool(threads);
         let rayon_dag = RayonDag::new(dag.clone());
         for (metric, timing) in [("ns_per_node", false), ("ns_per_node_timed", true)] {
-            let mut g = dag.to_graph(&lanes, "physics", timing);
-            let (mut a, mut b) = interleave(
-                samples / 10,
-                samples,
-                || {
-                    g.run(&lanes, &()).expect("bench graph runs");
-                },
-                || rayon_dag.run(&pool),
-            );
+            let (mut a, mut b) = graph_vs_rayon(&dag, &lanes, timing, &rayon_dag, &pool, samples);
             out.push(
                 Figure::new(
                     SUITE,
@@ -472,6 +464,27 @@ fn layered_dag(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     Ok(out)
 }
 
+/// `dag` as a graph on the physics lane (per-node timing on or off) against the same DAG on
+/// `pool`, interleaved after a warm-up of a tenth of `samples`: each run's ns, ours and rayon's.
+fn graph_vs_rayon(
+    dag: &Dag,
+    lanes: &Lanes,
+    timing: bool,
+    rayon_dag: &RayonDag,
+    pool: &rayon::ThreadPool,
+    samples: usize,
+) -> (Vec<f64>, Vec<f64>) {
+    let mut g = dag.to_graph(lanes, "physics", timing);
+    interleave(
+        samples / 10,
+        samples,
+        || {
+            g.run(lanes, &()).expect("bench graph runs");
+        },
+        || rayon_dag.run(pool),
+    )
+}
+
 fn chain(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     let dag = Dag::chain(1000);
     let n = dag.len() as f64;
@@ -481,15 +494,7 @@ fn chain(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     let rayon_dag = RayonDag::new(dag.clone());
     let mut out = Vec::new();
     for (metric, timing) in [("ns_per_link", false), ("ns_per_link_timed", true)] {
-        let mut g = dag.to_graph(&lanes, "physics", timing);
-        let (mut a, mut b) = interleave(
-            samples / 10,
-            samples,
-            || {
-                g.run(&lanes, &()).expect("bench graph runs");
-            },
-            || rayon_dag.run(&pool),
-        );
+        let (mut a, mut b) = graph_vs_rayon(&dag, &lanes, timing, &rayon_dag, &pool, samples);
         out.push(
             Figure::new(
                 SUITE,

@@ -334,13 +334,14 @@ impl Lanes {
     /// Counters of one lane.
     pub fn stats(&self, lane: LaneId) -> Option<LaneStats> {
         let c = self.shared.counters.get(lane.index())?;
+        let (wakeups, timer_wakeups) = self.shared.queues[lane.index()].wakeups();
         Some(LaneStats {
             busy_ns: c.busy_ns.load(Ordering::Relaxed),
             jobs: c.jobs.load(Ordering::Relaxed),
             queued: self.shared.queues[lane.index()].len(),
             detached_panics: c.detached_panics.load(Ordering::Relaxed),
-            wakeups: self.shared.queues[lane.index()].wakeups().0,
-            timer_wakeups: self.shared.queues[lane.index()].wakeups().1,
+            wakeups,
+            timer_wakeups,
         })
     }
 
