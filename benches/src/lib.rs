@@ -1,7 +1,8 @@
-//! The benchmark suites of lanegraph: the quick suites behind `lanegraph bench SUITE --quick
-//! --json` ([`quick`]) and the shared helpers of the criterion benches in `benches/benches/`.
+//! The criterion benches of lanegraph (`benches/benches/`), each against the obvious alternative.
+//! The quick suites behind `lanegraph bench SUITE --quick --json` live in `lanegraph-tools`
+//! (`engine/tools/src/bench`) and are re-exported here as [`quick`] for the criterion benches.
 //!
-//! Owns: every benchmark, each figure beside the baseline it is measured against in the same run.
-//! Must never: be a dependency of the runtime (a game links `lanegraph` without any of this).
+//! Owns: the criterion benches. Must never: be a dependency of the runtime or of the
+//! `lanegraph` binary.
 
-pub mod quick;
+pub use lanegraph_tools::bench as quick;

@@ -1,12 +1,13 @@
 //! lanegraph's cross-crate tests: the integration suite (`tests/it`, one test binary), the
-//! stress harness behind `lanegraph stress` ([`stress`]), and what the tests share: allocation
+//! stress harness behind `lanegraph stress` ([`stress`], from `lanegraph-tools`), and what the tests share: allocation
 //! counting ([`count_allocs`]) and running a test alone in its own process ([`isolated`]).
 //!
 //! Owns: tests that need more than one crate, and the tools they share. Must never: be a
 //! dependency of the runtime.
 
 pub mod display;
-pub mod stress;
+/// The stress harness behind `lanegraph stress` (it lives in `lanegraph-tools`).
+pub use lanegraph_tools::stress;
 
 use lanegraph::telemetry::{alloc, thread_memory_stats};
 

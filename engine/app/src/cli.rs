@@ -28,7 +28,7 @@ macro_rules! say_err {
 
 use clap::{Parser, Subcommand};
 
-use lanegraph_benches::quick::{self as bench, BenchOptions};
+use lanegraph_tools::bench::{self as bench, BenchOptions};
 
 /// The `lanegraph` command line.
 #[derive(Debug, Parser)]
@@ -440,12 +440,12 @@ fn run_stress(seconds: f64, lanes: Option<String>) -> ExitCode {
             return usage_error(format!("--lanes: {e}"));
         }
     }
-    let opts = lanegraph_tests::stress::StressOptions {
+    let opts = lanegraph_tools::stress::StressOptions {
         seconds,
         lanes,
         ..Default::default()
     };
-    match lanegraph_tests::stress::run(&opts) {
+    match lanegraph_tools::stress::run(&opts) {
         Ok(report) => {
             say_raw!("{report}");
             if report.passed() {

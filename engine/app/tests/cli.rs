@@ -2,6 +2,11 @@
 //! `fix:`, nothing run or written), and SIGINT / SIGTERM stop the demo at a frame boundary
 //! with a complete, verified output set and the temporary texture folder removed.
 
+// The integration suite's virtual display, compiled into this test by path: the app's crate
+// depends on no test crate.
+#[path = "../../../tests/src/display.rs"]
+mod display;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -40,7 +45,7 @@ fn poll_until(what: &str, mut done: impl FnMut() -> bool) {
 /// whose `inputs` hold the key press.
 #[test]
 fn closing_the_window_ends_the_run_and_writes_the_outputs() {
-    use lanegraph_tests::display::VirtualDisplay;
+    use display::VirtualDisplay;
     let test = "closing_the_window_ends_the_run_and_writes_the_outputs";
     let Some(display) = VirtualDisplay::for_test(test, &["wmctrl", "xdotool"]) else {
         return;

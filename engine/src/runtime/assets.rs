@@ -430,10 +430,10 @@ fn run_batch(
     in_flight.store(false, Ordering::Release);
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "png"))]
 mod pipeline_tests {
     use super::*;
-    use crate::runtime::loaders::encode_png;
+    use crate::runtime::encode_png;
     use lanegraph_jobs::{LaneKind, LanePlan};
 
     fn lanes() -> Arc<Lanes> {

@@ -162,7 +162,7 @@ impl EngineBuilder {
     }
 
     /// Decodes files with extension `extension` (without the dot, any case) with `loader` on
-    /// the asset lane, replacing any loader before it (the provided [`super::PngLoader`] is
+    /// the asset lane, replacing any loader before it (with feature `png`, the provided `PngLoader` is
     /// registered for `png`).
     pub fn asset_loader(mut self, extension: &str, loader: impl AssetLoader) -> Self {
         self.loaders.register(extension, loader);

@@ -11,12 +11,14 @@
 //! | file | idea |
 //! |------|------|
 //! | `builder` | `Engine::builder()`: lanes, step, telemetry, target, the game's render pass |
-//! | `config` | the settings and their TOML file, errors naming key and line |
+//! | `config` | the settings and their validation, errors naming key and line |
+//! | `config_file` | the settings from a TOML file (feature `toml-config`) |
 //! | `engine` | the `Engine` and one frame |
 //! | `view` | the game's view and its epoch cache |
 //! | `render` | the render lane: mailbox, the game's [`RenderPass`], GPU timings |
 //! | `assets` | the asset stream: decode on the asset lane, completions to the owner |
-//! | `loaders` | asset loaders per file extension, the limits, the provided PNG loader |
+//! | `loaders` | asset loaders per file extension, the limits |
+//! | `png_loader` | the provided PNG loader and encoder (feature `png`) |
 //! | `agents` | the built-in agents' building blocks: settings, rungs, ladder-driven agents |
 //! | `observer` | frame observers: each frame's figures, lent by reference |
 //! | `record` | the provided bounded run record (an observer) |
@@ -85,6 +87,10 @@ pub(crate) mod agents;
 pub(crate) mod assets;
 pub(crate) mod builder;
 pub(crate) mod config;
+#[cfg(feature = "png")]
+mod png_loader;
+#[cfg(feature = "toml-config")]
+mod config_file;
 pub(crate) mod engine;
 pub(crate) mod gpu_memory;
 pub(crate) mod loaders;
@@ -108,9 +114,9 @@ pub use engine::{
 pub use gpu_memory::{
     ChurnFigures, GpuHeap, GpuMemoryFigures, CHURN_ALERT_EVERY, DEFAULT_CHURN_ALERT_PER_SECOND,
 };
-pub use loaders::{
-    decode_png, encode_png, Asset, AssetLimits, AssetLoader, DecodedImage, PngLoader,
-};
+pub use loaders::{Asset, AssetLimits, AssetLoader, DecodedImage};
+#[cfg(feature = "png")]
+pub use png_loader::{decode_png, encode_png, PngLoader};
 pub use observer::{FrameFigures, FrameObserver, ObserverId};
 pub use record::{FrameRow, RunRecorder, SystemRecord};
 pub use render::{

@@ -11,6 +11,7 @@
 
 pub mod alloc;
 pub(crate) mod chrome_trace;
+#[cfg(feature = "metrics-http")]
 pub(crate) mod endpoint;
 pub(crate) mod error;
 pub(crate) mod gpu;
@@ -45,6 +46,7 @@ pub use chrome_trace::{
     chrome_trace_json, chrome_trace_json_with_memory, COUNTER_FRAME_MS, COUNTER_LANE_BUSY,
     COUNTER_MEMORY, FRAME_SPAN,
 };
+#[cfg(feature = "metrics-http")]
 pub use endpoint::{EndpointOptions, MetricsEndpoint};
 pub use error::{
     EndpointError, InvalidBuckets, InvalidLabel, InvalidMetricName, MetricClash, RecordSpanError,

@@ -1,0 +1,11 @@
+//! What the `lanegraph` binary runs besides the demo: the quick bench suites behind `lanegraph
+//! bench SUITE --quick --json` ([`bench`]) and the stress harness behind `lanegraph stress`
+//! ([`stress`]).
+//!
+//! Owns: the suites and the harness, each figure beside the baseline it is measured against in
+//! the same run. Must never: be a dependency of the runtime (a game links `lanegraph` without
+//! any of this), or depend on the test and bench crates (the product builds without them; they
+//! depend on this).
+
+pub mod bench;
+pub mod stress;
