@@ -86,8 +86,3 @@ pub mod prelude {
         Filter, Query, Resource, StateHash, With, Without, World,
     };
 }
-
-/// `docs/coming-from-bevy.md`, compiled and run as a doctest (its example is a claim).
-#[cfg(doctest)]
-#[doc = include_str!("../../docs/coming-from-bevy.md")]
-mod coming_from_bevy_doc {}

@@ -19,6 +19,7 @@ mod budget_settling;
 mod demo_determinism;
 mod demo_metrics_endpoint;
 mod demo_outputs;
+mod docs_blocks;
 mod engine_api;
 mod engine_steady;
 mod engine_stress;

@@ -1,11 +1,13 @@
 //! lanegraph's cross-crate tests: the integration suite (`tests/it`, one test binary), the
 //! stress harness behind `lanegraph stress` ([`stress`], from `lanegraph-tools`), and what the tests share: allocation
-//! counting ([`count_allocs`]) and running a test alone in its own process ([`isolated`]).
+//! counting ([`count_allocs`]), running a test alone in its own process ([`isolated`]), and every
+//! Rust block of the README and `docs/` compiled as a doctest ([`docs`]).
 //!
 //! Owns: tests that need more than one crate, and the tools they share. Must never: be a
 //! dependency of the runtime.
 
 pub mod display;
+pub mod docs;
 /// The stress harness behind `lanegraph stress` (it lives in `lanegraph-tools`).
 pub use lanegraph_tools::stress;
 

@@ -7,7 +7,6 @@
 
 use std::path::PathBuf;
 
-
 /// Most frames of spans kept (each frame of the demo is a few hundred spans).
 pub const MAX_TRACE_FRAMES: usize = 10_000;
 

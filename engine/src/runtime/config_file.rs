@@ -145,7 +145,6 @@ impl EngineConfig {
         })?;
         Ok(c)
     }
-
 }
 
 /// Turns a TOML parse error into a [`ConfigError`] with the key and the line of its span.

@@ -87,14 +87,14 @@ pub(crate) mod agents;
 pub(crate) mod assets;
 pub(crate) mod builder;
 pub(crate) mod config;
-#[cfg(feature = "png")]
-mod png_loader;
 #[cfg(feature = "toml-config")]
 mod config_file;
 pub(crate) mod engine;
 pub(crate) mod gpu_memory;
 pub(crate) mod loaders;
 pub(crate) mod observer;
+#[cfg(feature = "png")]
+mod png_loader;
 pub(crate) mod record;
 pub(crate) mod render;
 pub(crate) mod summary;
@@ -115,9 +115,9 @@ pub use gpu_memory::{
     ChurnFigures, GpuHeap, GpuMemoryFigures, CHURN_ALERT_EVERY, DEFAULT_CHURN_ALERT_PER_SECOND,
 };
 pub use loaders::{Asset, AssetLimits, AssetLoader, DecodedImage};
+pub use observer::{FrameFigures, FrameObserver, ObserverId};
 #[cfg(feature = "png")]
 pub use png_loader::{decode_png, encode_png, PngLoader};
-pub use observer::{FrameFigures, FrameObserver, ObserverId};
 pub use record::{FrameRow, RunRecorder, SystemRecord};
 pub use render::{
     DrawOutput, PresentFigures, RenderDevice, RenderPass, RenderPulse, RenderStats,

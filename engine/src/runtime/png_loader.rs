@@ -147,5 +147,4 @@ pub(crate) mod tests {
         }
         !c
     }
-
 }
