@@ -34,6 +34,9 @@ pub use context::select::{DeviceKind, DevicePick};
 pub use context::{DeviceInfo, Gpu, GpuConfig};
 pub use error::GpuError;
 pub use frames::{FrameRing, Recording};
+/// Where a [`memory::GpuBuffer`] lives (`gpu-allocator`'s type): re-exported so a game creates
+/// buffers without naming `gpu-allocator` itself.
+pub use gpu_allocator::MemoryLocation;
 pub use memory_monitor::{GpuMemoryReport, HeapUsage, MemorySource};
 pub use present::{AcquiredImage, PresentMode, PresentStats, Surface, Swapchain, SwapchainConfig};
 pub use profiler::{FrameTimings, GpuProfiler, PassId, PassTiming, ProfilerStats, ReadPath};

@@ -1,4 +1,4 @@
-//! `cargo run --release -p lanegraph --example swarm [BODIES] [FRAMES]`: the second game
+//! `cargo run --release -p lanegraph --features savegame --example swarm [BODIES] [FRAMES]`: the second game
 //! (see `game.rs`), headless, printing its run summary's key figures and its run log's size.
 
 mod game;

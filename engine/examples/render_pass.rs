@@ -1,0 +1,183 @@
+//! A custom render pass: the game's own Vulkan work on the render lane, timed on the GPU by the
+//! profiler and reported to the engine, headless. Each view the engine derives from the world
+//! is "drawn" by filling a GPU buffer with the view's value (a stand-in for real draws).
+//!
+//! `cargo run -p lanegraph --features vulkan --example render_pass [FRAMES]` (default 60).
+//! Prints the pass's GPU time; without a Vulkan driver the engine runs on and says why there is
+//! no GPU (exit 0). Exits 1 if a GPU drew but no timing or a validation message came back.
+#![allow(unsafe_code)] // one raw `ash` command, with its SAFETY note
+
+use lanegraph::prelude::*;
+use lanegraph::runtime::{DrawOutput, GpuFrame, RenderDevice, RenderPass, RenderSettings};
+use lanegraph::vk::ash::vk;
+use lanegraph::vk::memory::GpuBuffer;
+use lanegraph::vk::{FrameRing, Gpu, GpuConfig, GpuProfiler, MemoryLocation, PassId};
+use lanegraph::world::DomainSet;
+
+/// What the render lane draws: derived from the world when its TRANSFORM domain changed.
+#[derive(Default)]
+struct View {
+    value: u32,
+}
+
+/// The pass: its device, frames in flight, profiler and the buffer it fills.
+struct FillPass {
+    gpu: Gpu,
+    ring: FrameRing,
+    profiler: GpuProfiler,
+    pass: PassId,
+    target: GpuBuffer,
+}
+
+impl FillPass {
+    fn new() -> Result<FillPass, lanegraph::vk::GpuError> {
+        let gpu = Gpu::new(&GpuConfig {
+            validation: true,
+            ..GpuConfig::default()
+        })?;
+        let ring = FrameRing::new(&gpu, 2)?;
+        let mut profiler = GpuProfiler::new(&gpu, 2)?;
+        let pass = profiler.register_pass("fill")?;
+        let usage = vk::BufferUsageFlags::TRANSFER_DST;
+        let target = GpuBuffer::new(&gpu, "fill target", 4 << 20, usage, MemoryLocation::GpuOnly)?;
+        Ok(FillPass {
+            gpu,
+            ring,
+            profiler,
+            pass,
+            target,
+        })
+    }
+}
+
+impl RenderPass<View> for FillPass {
+    fn draw(
+        &mut self,
+        view: &View,
+        _: &RenderSettings,
+        out: &mut DrawOutput,
+    ) -> Result<(), String> {
+        let err = |e: lanegraph::vk::GpuError| e.to_string();
+        // Frame N reads the GPU times of frame N-2 (never waits for the GPU).
+        let ring = &self.ring;
+        let now = ring.next_frame();
+        self.profiler
+            .collect(now, |slot| ring.is_complete(slot))
+            .map_err(err)?;
+        let rec = self.ring.begin().map_err(err)?;
+        self.profiler.begin_frame(&rec);
+        let t = self.profiler.begin_pass(&rec, self.pass);
+        // SAFETY: the command buffer is recording (begun above, submitted below); the buffer
+        // belongs to this device, was made with TRANSFER_DST, and the fill covers it whole; the
+        // ring waited for this slot's previous frame, so no GPU work still uses the buffer.
+        unsafe {
+            self.gpu.device().cmd_fill_buffer(
+                rec.cmd(),
+                self.target.raw(),
+                0,
+                vk::WHOLE_SIZE,
+                view.value,
+            );
+        }
+        self.profiler.end_pass(&rec, t);
+        self.profiler.end_frame(&rec);
+        self.ring.submit(rec).map_err(err)?;
+        out.instances = 1;
+        if let Some(t) = self.profiler.latest() {
+            let g = out.gpu.get_or_insert_with(GpuFrame::default);
+            g.frame = t.frame;
+            g.total_ms = t.total_ns / 1e6;
+            for (i, p) in t.passes().iter().enumerate() {
+                g.set_pass(
+                    i,
+                    self.profiler.pass_name(p.pass),
+                    p.raw_ns / 1e6,
+                    p.ema_ns / 1e6,
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn device(&self) -> RenderDevice {
+        RenderDevice {
+            name: Some(self.gpu.info().name.clone()),
+            unavailable: None,
+            validation_messages: Some(self.gpu.validation_counts().total()),
+        }
+    }
+}
+
+impl Drop for FillPass {
+    fn drop(&mut self) {
+        let _ = self.ring.finish(); // the GPU is done with the buffer before it is freed
+    }
+}
+
+/// What the game changes every step (a resource in the TRANSFORM domain: each change makes
+/// the engine derive a new view).
+#[derive(Debug, Resource, StateHash)]
+#[resource(domains(TRANSFORM))]
+struct Spin(u32);
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let frames: u64 = std::env::args()
+        .nth(1)
+        .map(|a| a.parse())
+        .transpose()?
+        .unwrap_or(60);
+    let pass = match FillPass::new() {
+        Ok(p) => p,
+        Err(e) => {
+            println!("GPU unavailable ({e}): the game runs on without drawing");
+            return Ok(());
+        }
+    };
+    let mut engine = Engine::builder()
+        .lockstep(true)
+        .render(DomainSet::of(Domain::TRANSFORM), derive_view, pass)
+        .build()?;
+    let w = engine.world_mut();
+    w.insert_resource(Spin(0))?;
+    w.register_system(SystemDef::new("spin", 0.1, |w: &mut World, _| {
+        if let Ok(s) = w.resource_mut::<Spin>() {
+            s.0 = s.0.wrapping_add(1);
+        }
+    }))?;
+    // Paced at 60 frames a second, as a game is: the render lane draws each frame's view.
+    let period = std::time::Duration::from_secs_f64(1.0 / 60.0);
+    for _ in 0..frames {
+        let started = std::time::Instant::now();
+        engine.frame()?;
+        std::thread::sleep(period.saturating_sub(started.elapsed()));
+    }
+    engine.finish_render();
+    let stats = engine.render_stats();
+    let device = engine.render_device();
+    println!("device: {}", device.name.as_deref().unwrap_or("none"));
+    println!(
+        "views drawn: {}, render errors: {:?}",
+        stats.drawn, stats.errors
+    );
+    let fill = stats
+        .gpu
+        .as_ref()
+        .and_then(|g| g.passes.iter().find(|p| p.name == "fill").cloned());
+    match &fill {
+        Some(p) => println!(
+            "GPU pass `fill`: {:.4} ms (smoothed {:.4} ms)",
+            p.raw_ms, p.ema_ms
+        ),
+        None => println!("GPU pass `fill`: no timing read"),
+    }
+    println!("validation messages: {:?}", device.validation_messages);
+    if fill.is_none() || device.validation_messages != Some(0) || !stats.errors.is_empty() {
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+/// The view from the world: the spin count (runs on the owner when TRANSFORM changed).
+fn derive_view(w: &World, v: &mut View) {
+    v.value = w.resource::<Spin>().map_or(0, |s| s.0);
+}
