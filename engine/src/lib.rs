@@ -25,6 +25,9 @@
 //!
 //! Start with `docs/concepts.md`.
 
+// Everything public is reachable and documented; what a game does not call is `pub(crate)`.
+#![deny(unreachable_pub, missing_docs)]
+
 pub mod budget;
 pub mod game_loop;
 pub mod input;

@@ -221,21 +221,21 @@ pub trait Agent: Send {
 }
 
 /// Bounds on what an agent may declare (they keep the arbiter's table small and exact).
-pub mod limits {
+pub(crate) mod limits {
     /// Most strategies one agent may offer (indices fit a `u8`, the arbiter's choice table is
     /// one byte per cell).
-    pub const MAX_STRATEGIES: usize = 32;
+    pub(crate) const MAX_STRATEGIES: usize = 32;
     /// Most agents one controller budgets (ids are `u16`; engines have a handful).
-    pub const MAX_AGENTS: usize = 256;
+    pub(crate) const MAX_AGENTS: usize = 256;
     /// Highest quality rank (ranks are meant to be small: 0..=10 is typical).
-    pub const MAX_QUALITY: u16 = 1_000;
+    pub(crate) const MAX_QUALITY: u16 = 1_000;
     /// Highest weight.
-    pub const MAX_WEIGHT: u16 = 100;
+    pub(crate) const MAX_WEIGHT: u16 = 100;
     /// Longest period of a periodic strategy, frames.
-    pub const MAX_PERIOD: u32 = 8;
+    pub(crate) const MAX_PERIOD: u32 = 8;
     /// Longest fixed step in seconds: the game loop clamps a frame's real dt to 0.25 s, so a
     /// longer step could never run.
-    pub const MAX_FIXED_STEP_S: f64 = 0.25;
+    pub(crate) const MAX_FIXED_STEP_S: f64 = 0.25;
 }
 
 /// What an agent declared wrongly at registration.

@@ -32,11 +32,11 @@
 //! Registration refuses agent sets whose table would pass [`MAX_TABLE_CELLS`].
 
 /// Largest choice table (agents x values), in one-byte cells: 8 MiB.
-pub const MAX_TABLE_CELLS: usize = 8 << 20;
+pub(crate) const MAX_TABLE_CELLS: usize = 8 << 20;
 
 /// One option an agent offers the arbiter.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ArbiterOption {
+pub(crate) struct ArbiterOption {
     /// The strategy index it stands for.
     pub strategy: u8,
     /// Its cost as the arbiter should count it (calibrated, margins applied).
@@ -49,7 +49,7 @@ pub struct ArbiterOption {
 
 /// The arbiter's answer.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Solution {
+pub(crate) struct Solution {
     /// Total value (quality times weight) of the choice.
     pub value: u32,
     /// Total counted cost of the choice.
@@ -59,7 +59,7 @@ pub struct Solution {
 }
 
 /// The table size a set of agents needs (for validation): `(agents, values)`.
-pub fn table_size(max_values: impl Iterator<Item = u32>) -> (usize, usize) {
+pub(crate) fn table_size(max_values: impl Iterator<Item = u32>) -> (usize, usize) {
     let mut agents = 0usize;
     let mut sum = 0usize;
     for v in max_values {
@@ -71,7 +71,7 @@ pub fn table_size(max_values: impl Iterator<Item = u32>) -> (usize, usize) {
 
 /// The solver with its reusable tables (no allocation once warm at a given size).
 #[derive(Debug, Default, Clone)]
-pub struct Arbiter {
+pub(crate) struct Arbiter {
     best: Vec<f64>,
     next: Vec<f64>,
     pick: Vec<u8>,
@@ -79,14 +79,14 @@ pub struct Arbiter {
 
 impl Arbiter {
     /// A solver with empty tables.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Solves one instance. `groups[i]` are agent `i`'s options (non-empty, at most 255).
     /// On success `chosen[i]` is the strategy picked for agent `i`. `None` when even the
     /// cheapest choice does not fit `capacity` (then `chosen` is untouched).
-    pub fn solve(
+    pub(crate) fn solve(
         &mut self,
         groups: &[&[ArbiterOption]],
         capacity: f64,

@@ -15,7 +15,7 @@ use super::pid::PidConfig;
 pub const GPU_READ_LAG_FRAMES: u64 = 2;
 
 /// Re-arbitrate when the multiplier moved by more than this.
-pub const RENEGOTIATE_DELTA: f64 = 0.05;
+pub(crate) const RENEGOTIATE_DELTA: f64 = 0.05;
 
 /// Tuning of one controller. `Default` is a 60 Hz game with 10 % headroom.
 #[derive(Debug, Clone, Copy, PartialEq)]

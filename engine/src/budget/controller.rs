@@ -66,17 +66,17 @@ const GPU_STALE_FRAMES: u64 = 4;
 
 /// Half-life of a strategy's remembered cost, seconds: a rung's own measurement keeps pricing
 /// it for about this long before it fades half way back to the quote's ratio (`slot`).
-pub const COST_MEMORY_HALF_LIFE_S: f64 = 30.0;
+pub(crate) const COST_MEMORY_HALF_LIFE_S: f64 = 30.0;
 
 /// The first bar on a strategy that overran right after an upgrade, seconds; each further
 /// overrun in a row doubles it, up to [`BAR_MAX_S`].
-pub const BAR_FIRST_S: f64 = 2.0;
+pub(crate) const BAR_FIRST_S: f64 = 2.0;
 /// The longest bar, seconds.
-pub const BAR_MAX_S: f64 = 64.0;
+pub(crate) const BAR_MAX_S: f64 = 64.0;
 
 /// An agent whose latest sample with work (`n > 0`) is older than this many frames is idle:
 /// it takes no decisions (nothing drawn, nothing loaded) and keeps its strategy.
-pub const IDLE_FRAMES: u64 = 60;
+pub(crate) const IDLE_FRAMES: u64 = 60;
 
 /// Adaptive or pinned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -33,20 +33,20 @@
 /// Samples kept per model (about one second at 60 Hz).
 pub const WINDOW: usize = 64;
 /// Forgetting factor per sample of age: the oldest of 64 samples weighs `0.98^63 ~ 0.28`.
-pub const FORGET: f64 = 0.98;
+pub(crate) const FORGET: f64 = 0.98;
 /// A richer law must cut the error by this fraction to be preferred (10 %).
-pub const OCCAM_MARGIN: f64 = 0.10;
+pub(crate) const OCCAM_MARGIN: f64 = 0.10;
 /// Fewest samples before a law is fitted.
-pub const MIN_FIT_SAMPLES: usize = 8;
+pub(crate) const MIN_FIT_SAMPLES: usize = 8;
 /// Smallest `max n / min n` over the window for laws to be distinguishable.
-pub const MIN_SPREAD: f64 = 1.5;
+pub(crate) const MIN_SPREAD: f64 = 1.5;
 /// Recent ratios the level tracker averages (8 frames: noise averaged down to 35 %; a load
 /// step is still seen in 2 frames through step detection).
-pub const LEVEL_SAMPLES: usize = 8;
+pub(crate) const LEVEL_SAMPLES: usize = 8;
 /// A sample off the level by more than this fraction is a step candidate (40 %: four standard
 /// deviations of a 10 %-noisy frame, so two in a row by chance are a one-in-a-billion event,
 /// and well below a load step; smaller moves are followed by the 4-sample mean within 4 frames).
-pub const STEP_RATIO: f64 = 0.40;
+pub(crate) const STEP_RATIO: f64 = 0.40;
 
 /// How a cost grows with the workload size `n`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -219,7 +219,7 @@ impl CostModel {
 
 /// The fast level tracker: the recent mean of `ms / f(n)` with step detection (module docs).
 #[derive(Debug, Clone, Default)]
-pub struct LevelTracker {
+pub(crate) struct LevelTracker {
     ratios: [f64; LEVEL_SAMPLES],
     len: usize,
     head: usize,
@@ -229,7 +229,7 @@ pub struct LevelTracker {
 
 impl LevelTracker {
     /// Adds one ratio `ms / f(n)` (zero allowed: a frame where the work did not run).
-    pub fn push(&mut self, ratio: f64) {
+    pub(crate) fn push(&mut self, ratio: f64) {
         if !(ratio.is_finite() && ratio >= 0.0) {
             return;
         }
@@ -283,7 +283,7 @@ impl LevelTracker {
     /// ratios over `sqrt(count)`, divided by the mean. 0 with fewer than 2 samples or a zero
     /// mean. The controller widens an upgrade's margin by it, so a noisy agent needs more
     /// evidence before it upgrades.
-    pub fn rel_std_error(&self) -> f64 {
+    pub(crate) fn rel_std_error(&self) -> f64 {
         let Some(mean) = self.level() else {
             return 0.0;
         };
@@ -302,12 +302,12 @@ impl LevelTracker {
     /// Relative spread of the held ratios: their sample standard deviation over their mean (0
     /// with fewer than 2 samples or a zero mean). Frame to frame, not of the mean: what a single
     /// frame may add on top of the level.
-    pub fn rel_spread(&self) -> f64 {
+    pub(crate) fn rel_spread(&self) -> f64 {
         self.rel_std_error() * (self.len as f64).sqrt()
     }
 
     /// The mean of the held ratios, `None` before the first sample.
-    pub fn level(&self) -> Option<f64> {
+    pub(crate) fn level(&self) -> Option<f64> {
         if self.len == 0 {
             return None;
         }
@@ -328,12 +328,12 @@ impl LevelTracker {
 /// quote is a laptop GPU's, and lavapipe measures it at about 60x. Clamped at 4x, the render
 /// agent saw a 4 ms cost in a 63 ms GPU frame and stopped two rungs above its cheapest (#14).
 /// The bound only keeps the factor finite and positive.
-pub const FACTOR_RANGE: (f64, f64) = (1.0 / 1024.0, 1024.0);
+pub(crate) const FACTOR_RANGE: (f64, f64) = (1.0 / 1024.0, 1024.0);
 
 /// Measured-to-quoted factor for an agent: `measured / quoted` for its current strategy at the
 /// current workload, clamped to [`FACTOR_RANGE`]. Every strategy's quote is multiplied by the
 /// same factor, so their order is preserved.
-pub fn calibration_factor(measured_ms: f64, quoted_ms: f64) -> f64 {
+pub(crate) fn calibration_factor(measured_ms: f64, quoted_ms: f64) -> f64 {
     if !(measured_ms.is_finite() && quoted_ms.is_finite() && quoted_ms > 0.0) {
         return 1.0;
     }

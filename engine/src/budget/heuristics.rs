@@ -32,28 +32,28 @@ use std::fmt;
 use super::providers::{Readings, ThermalState};
 
 /// Frames of history for the stutter heuristic.
-pub const STUTTER_WINDOW: usize = 64;
+pub(crate) const STUTTER_WINDOW: usize = 64;
 /// p95 / median of `|N(0, s)|`: 1.960 / 0.674 (the normal distribution's quantiles).
-pub const STUTTER_P95_PER_MEDIAN: f64 = 2.908;
+pub(crate) const STUTTER_P95_PER_MEDIAN: f64 = 2.908;
 /// Longest frame pattern the stutter heuristic treats as the game's own rhythm, not stutter
 /// (a strategy working every 2nd, 3rd or 4th step).
-pub const STUTTER_MAX_PERIOD: usize = 4;
+pub(crate) const STUTTER_MAX_PERIOD: usize = 4;
 /// EMA weight of each frame's jitter estimate (0.05: about 20 frames of memory on top of the
 /// 64-frame window).
-pub const STUTTER_SMOOTHING: f64 = 0.05;
+pub(crate) const STUTTER_SMOOTHING: f64 = 0.05;
 /// Frames of history for the trend heuristic.
-pub const TREND_WINDOW: usize = 32;
+pub(crate) const TREND_WINDOW: usize = 32;
 /// A rising slope above this is a trend (ms per frame: 3 ms per second at 60 Hz).
-pub const TREND_MIN_SLOPE: f64 = 0.05;
+pub(crate) const TREND_MIN_SLOPE: f64 = 0.05;
 /// How many frames ahead the trend heuristic anticipates.
-pub const TREND_LOOKAHEAD: f64 = 10.0;
+pub(crate) const TREND_LOOKAHEAD: f64 = 10.0;
 /// Consecutive clamped frames that mean a death spiral (8 frames: past one hitch, short
 /// enough that the loop never runs slow-motion for long).
-pub const SPIRAL_ENTER: u32 = 8;
+pub(crate) const SPIRAL_ENTER: u32 = 8;
 /// Consecutive unclamped frames that end it (one second at 60 Hz).
-pub const SPIRAL_EXIT: u32 = 60;
+pub(crate) const SPIRAL_EXIT: u32 = 60;
 /// The target never goes below this fraction of the frame budget.
-pub const MIN_TARGET_FRACTION: f64 = 0.5;
+pub(crate) const MIN_TARGET_FRACTION: f64 = 0.5;
 
 /// Which heuristic a finding came from (the tests' way to name a finding).
 #[cfg(test)]
@@ -83,7 +83,7 @@ pub enum HeuristicKind {
 
 /// A heuristic's finding, with the figures that drove it (formatted into reasons on demand).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Finding {
+pub(crate) enum Finding {
     /// Base target from the budget and headroom.
     FrameTime {
         /// Frame budget, ms.
@@ -272,7 +272,7 @@ fn memory_cap(fraction: f64) -> Option<(f64, bool)> {
 
 /// The collapsed result of one tick's heuristics.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Assessment {
+pub(crate) struct Assessment {
     /// The frame-time target, ms.
     pub target_ms: f64,
     /// The finding that set the target.
@@ -290,7 +290,7 @@ pub struct Assessment {
 
 /// One tick's signals.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Signals {
+pub(crate) struct Signals {
     /// CPU frame, ms (this frame).
     pub cpu_ms: f64,
     /// Latest GPU frame, ms (two frames old), when a GPU profiler reports.
@@ -303,7 +303,7 @@ pub struct Signals {
 
 /// The heuristics' state: frame history and the death-spiral detector.
 #[derive(Debug, Clone)]
-pub struct Heuristics {
+pub(crate) struct Heuristics {
     budget_ms: f64,
     headroom: f64,
     min_multiplier: f64,
@@ -319,7 +319,7 @@ pub struct Heuristics {
 impl Heuristics {
     /// Heuristics for a frame budget (ms), a headroom fraction and the multiplier floor the
     /// death spiral caps to.
-    pub fn new(budget_ms: f64, headroom: f64, min_multiplier: f64) -> Self {
+    pub(crate) fn new(budget_ms: f64, headroom: f64, min_multiplier: f64) -> Self {
         Heuristics {
             budget_ms,
             headroom,
@@ -335,7 +335,7 @@ impl Heuristics {
     }
 
     /// True while the death spiral holds.
-    pub fn in_death_spiral(&self) -> bool {
+    pub(crate) fn in_death_spiral(&self) -> bool {
         self.in_spiral
     }
 
@@ -344,7 +344,7 @@ impl Heuristics {
     }
 
     /// Reads one tick's signals and collapses the findings (module docs).
-    pub fn assess(&mut self, s: &Signals) -> Assessment {
+    pub(crate) fn assess(&mut self, s: &Signals) -> Assessment {
         let measured = s.gpu_ms.map_or(s.cpu_ms, |g| g.max(s.cpu_ms));
         self.history[self.head] = measured;
         self.head = (self.head + 1) % STUTTER_WINDOW;

@@ -10,7 +10,7 @@ use std::fmt;
 use super::agent::{AgentId, StrategyIndex};
 
 /// Entries kept by default (about a minute of busy decisions; the report shows the latest).
-pub const DEFAULT_LOG_CAPACITY: usize = 1024;
+pub(crate) const DEFAULT_LOG_CAPACITY: usize = 1024;
 
 /// One strategy switch.
 #[derive(Debug, Clone, PartialEq)]

@@ -18,7 +18,7 @@
 //!    output leaves it smoothly (bumpless) instead of jumping to a stale value.
 
 /// Errors beyond this magnitude count as this much (normalised error, 1.0 = 100 % of target).
-pub const ERROR_CLAMP: f64 = 1.0;
+pub(crate) const ERROR_CLAMP: f64 = 1.0;
 
 /// Gains and limits.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -39,7 +39,7 @@ pub struct PidConfig {
 
 /// A PID controller (see the module docs for the algorithm).
 #[derive(Debug, Clone)]
-pub struct Pid {
+pub(crate) struct Pid {
     cfg: PidConfig,
     integral: f64,
     prev_measurement: Option<f64>,
@@ -48,7 +48,7 @@ pub struct Pid {
 
 impl Pid {
     /// A controller whose output starts at `bias` clamped to the limits.
-    pub fn new(cfg: PidConfig) -> Self {
+    pub(crate) fn new(cfg: PidConfig) -> Self {
         Pid {
             cfg,
             integral: 0.0,
@@ -58,13 +58,13 @@ impl Pid {
     }
 
     /// The last output.
-    pub fn output(&self) -> f64 {
+    pub(crate) fn output(&self) -> f64 {
         self.output
     }
 
     /// Moves the upper limit (a ceiling); an output above it drops to it at once and the
     /// integral is back-calculated (step 4).
-    pub fn set_max(&mut self, max: f64) {
+    pub(crate) fn set_max(&mut self, max: f64) {
         self.cfg.max = max.max(self.cfg.min);
         if self.output > self.cfg.max {
             self.output = self.cfg.max;
@@ -74,7 +74,7 @@ impl Pid {
 
     /// One update. `error` is `setpoint - measurement` in normalised units; `measurement` feeds
     /// the derivative. Returns the new output.
-    pub fn update(&mut self, error: f64, measurement: f64) -> f64 {
+    pub(crate) fn update(&mut self, error: f64, measurement: f64) -> f64 {
         let c = self.cfg;
         let e = if error.is_finite() {
             error.clamp(-ERROR_CLAMP, ERROR_CLAMP)

@@ -78,7 +78,7 @@ pub(crate) struct Slot {
 /// A bar on a strategy that overran right after an upgrade: it may not be chosen again until
 /// `until`, unless the evidence changes (module docs of `controller`).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Bar {
+pub(crate) struct Bar {
     /// First frame it may be chosen again.
     pub until: u64,
     /// The agent's workload when it overran.
@@ -92,7 +92,7 @@ pub struct Bar {
 }
 
 impl Slot {
-    pub fn new(agent: Box<dyn Agent>, strategies: Vec<Strategy>, initial: StrategyIndex) -> Self {
+    pub(crate) fn new(agent: Box<dyn Agent>, strategies: Vec<Strategy>, initial: StrategyIndex) -> Self {
         let count = strategies.len();
         Slot {
             name: agent.name().to_string(),
@@ -131,7 +131,7 @@ impl Slot {
     }
 
     /// Credits one sample to the strategy that ran when it was measured.
-    pub fn ingest(&mut self, frame: u64, n: u64, ms: f64) {
+    pub(crate) fn ingest(&mut self, frame: u64, n: u64, ms: f64) {
         let Some(s) = self.strategy_at(frame) else {
             return;
         };
@@ -172,7 +172,7 @@ impl Slot {
     }
 
     /// Switches to `to` from frame `effective` on, telling the agent.
-    pub fn switch(&mut self, to: StrategyIndex, effective: u64, decided: u64) {
+    pub(crate) fn switch(&mut self, to: StrategyIndex, effective: u64, decided: u64) {
         if let Some(f) = self.factor_of_current() {
             self.carried_factor = Some(f);
             self.left = Some((self.current, f));
@@ -199,36 +199,36 @@ impl Slot {
 
     /// Measured/quoted factor used for every strategy: the current strategy's, else the last
     /// one measured, else 1 (the quote stands).
-    pub fn factor(&self) -> f64 {
+    pub(crate) fn factor(&self) -> f64 {
         self.factor_of_current()
             .or(self.carried_factor)
             .unwrap_or(1.0)
     }
 
     /// Relative standard error of the current strategy's measured level (0 when unmeasured).
-    pub fn level_noise(&self) -> f64 {
+    pub(crate) fn level_noise(&self) -> f64 {
         self.levels[self.current.get()].rel_std_error()
     }
 
     /// Relative frame-to-frame spread of the current strategy's measured level.
-    pub fn level_spread(&self) -> f64 {
+    pub(crate) fn level_spread(&self) -> f64 {
         self.levels[self.current.get()].rel_spread()
     }
 
     /// The workload to cost at.
-    pub fn workload(&self) -> u64 {
+    pub(crate) fn workload(&self) -> u64 {
         self.announced_n.unwrap_or(self.sampled_n)
     }
 
     /// The current strategy's fitted law, when it has enough samples.
-    pub fn fit(&self) -> Option<Fit> {
+    pub(crate) fn fit(&self) -> Option<Fit> {
         self.models[self.current.get()].fit()
     }
 
     /// The measured-over-quoted factor that prices strategy `s` at `frame` (module docs): its
     /// own level when in force and measured, else the current factor corrected by the rung's
     /// relative correction, faded with `half_life` frames.
-    pub fn factor_of(&self, s: usize, frame: u64, half_life: f64) -> f64 {
+    pub(crate) fn factor_of(&self, s: usize, frame: u64, half_life: f64) -> f64 {
         let cur = self.current.get();
         if s == cur {
             if let Some(l) = self.levels[s].level() {
@@ -249,7 +249,7 @@ impl Slot {
     }
 
     /// True when strategy `s` has measurements of its own (its cost is not the quote's ratio).
-    pub fn measured(&self, s: usize) -> bool {
+    pub(crate) fn measured(&self, s: usize) -> bool {
         self.rel[s].1.is_some()
     }
 
@@ -257,7 +257,7 @@ impl Slot {
     /// [`Self::factor_of`], and, when the workload was announced ahead of the samples and the
     /// fitted law differs from the quote's, corrected by the fitted law's growth from the
     /// sampled to the announced `n`.
-    pub fn calibrated(&self, s: usize, fit: Option<&Fit>, frame: u64, half_life: f64) -> f64 {
+    pub(crate) fn calibrated(&self, s: usize, fit: Option<&Fit>, frame: u64, half_life: f64) -> f64 {
         let n = self.workload();
         let quote = self.strategies[s].quote;
         let mut ms = quote.ms(n) * self.factor_of(s, frame, half_life);
@@ -276,7 +276,7 @@ impl Slot {
     /// True when strategy `s` is barred at `frame` and the evidence has not changed: the
     /// workload has not fallen by the overrun ratio and the pool's overhead has not fallen
     /// by the excess.
-    pub fn barred(&self, s: usize, frame: u64, overhead: f64) -> bool {
+    pub(crate) fn barred(&self, s: usize, frame: u64, overhead: f64) -> bool {
         let Some(b) = self.bars[s] else {
             return false;
         };
@@ -289,7 +289,7 @@ impl Slot {
     }
 
     /// Quality rank of strategy `s` times the agent's weight.
-    pub fn value(&self, s: usize) -> u32 {
+    pub(crate) fn value(&self, s: usize) -> u32 {
         self.strategies[s].quality as u32 * self.weight as u32
     }
 }

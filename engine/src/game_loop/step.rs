@@ -15,9 +15,9 @@ use std::time::Duration;
 /// Nanoseconds per second.
 const NS_PER_S: u64 = 1_000_000_000;
 /// The shortest step accepted: 1 us (1 MHz). Shorter steps cannot be run by any real loop.
-pub const MIN_STEP_NS: u64 = 1_000;
+pub(crate) const MIN_STEP_NS: u64 = 1_000;
 /// The longest step accepted: 10 s. Longer steps are not a simulation rate.
-pub const MAX_STEP_NS: u64 = 10 * NS_PER_S;
+pub(crate) const MAX_STEP_NS: u64 = 10 * NS_PER_S;
 
 /// A fixed simulation step, exact.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]

@@ -33,10 +33,10 @@ use lanegraph_jobs::{clock, Graph, GraphBuilder, LaneId, Lanes};
 use super::loaders::{Asset, DecodedImage, Loaders};
 
 /// Loads per batch at most (the graph's width; the asset strategies ask for 1 to 4 a frame).
-pub const BATCH: usize = 4;
+pub(crate) const BATCH: usize = 4;
 
 /// Where a decoded image goes from the upload node (the render lane's texture intake).
-pub type TextureSink = Arc<dyn Fn(Arc<DecodedImage>) + Send + Sync>;
+pub(crate) type TextureSink = Arc<dyn Fn(Arc<DecodedImage>) + Send + Sync>;
 
 /// Why an asset did not load.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

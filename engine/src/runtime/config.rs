@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 /// Most frames of spans kept (each frame of the demo is a few hundred spans).
-pub const MAX_TRACE_FRAMES: usize = 10_000;
+pub(crate) const MAX_TRACE_FRAMES: usize = 10_000;
 
 /// Everything an [`Engine`](super::Engine) is built from.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,12 +45,12 @@ pub struct EngineConfig {
 }
 
 /// The present modes `window.present_mode` accepts.
-pub const PRESENT_MODES: [&str; 3] = ["fifo", "mailbox", "immediate"];
+pub(crate) const PRESENT_MODES: [&str; 3] = ["fifo", "mailbox", "immediate"];
 
 /// The largest `assets.max_file_bytes` accepted: 16 GiB.
-pub const MAX_ASSET_FILE_LIMIT: u64 = 16 << 30;
+pub(crate) const MAX_ASSET_FILE_LIMIT: u64 = 16 << 30;
 /// The largest `assets.max_image_pixels` accepted: 1 Gi pixels (4 GiB of RGBA8).
-pub const MAX_IMAGE_PIXELS_LIMIT: u64 = 1 << 30;
+pub(crate) const MAX_IMAGE_PIXELS_LIMIT: u64 = 1 << 30;
 
 impl Default for EngineConfig {
     fn default() -> Self {

@@ -303,7 +303,7 @@ impl Metrics {
 }
 
 /// Frames between copies of the systems' counters into their metrics.
-pub const SYSTEM_METRICS_EVERY: u64 = 30;
+pub(crate) const SYSTEM_METRICS_EVERY: u64 = 30;
 
 /// One system's labelled series (`system="<name>"`).
 struct SystemSeries {
@@ -343,7 +343,7 @@ impl SystemSeries {
 }
 
 /// Asset failure messages kept for the report; later failures are counted, not kept.
-pub const MAX_ASSET_FAILURES: usize = 64;
+pub(crate) const MAX_ASSET_FAILURES: usize = 64;
 
 /// The built-in agents the game installed ([`super::BuiltinAgents`]); `None`: not installed,
 /// and the runtime runs that work at its first (full) strategy, never changing it.

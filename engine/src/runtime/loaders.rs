@@ -136,7 +136,7 @@ impl Loaders {
 }
 
 /// Reads a regular file of at most `max` bytes.
-pub fn read_limited(path: &Path, max: u64) -> Result<Vec<u8>, AssetError> {
+pub(crate) fn read_limited(path: &Path, max: u64) -> Result<Vec<u8>, AssetError> {
     let io = |e: std::io::Error| match e.kind() {
         std::io::ErrorKind::NotFound => AssetError::Missing {
             path: path.to_path_buf(),

@@ -306,7 +306,7 @@ fn trace_present(p: &PresentFigures) {
 }
 
 /// Present intervals kept for the run's percentiles (about 18 minutes at 60 Hz; 512 KiB).
-pub const MAX_PRESENT_INTERVALS: usize = 1 << 16;
+pub(crate) const MAX_PRESENT_INTERVALS: usize = 1 << 16;
 
 impl PresentMetrics {
     fn register(r: &Registry) -> PresentMetrics {
@@ -395,7 +395,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// The owner's handle to the render lane.
-pub struct RenderLane {
+pub(crate) struct RenderLane {
     shared: Arc<Shared>,
     lane: Option<LaneId>,
     /// The drain job (step 3), built once: spawning it again allocates nothing.

@@ -165,7 +165,7 @@ impl WindowStats {
 
 /// Nanoseconds to milliseconds as `f64` (exact for any value below 2^53 ns, about 104 days).
 #[inline]
-pub fn ns_to_ms(ns: u64) -> f64 {
+pub(crate) fn ns_to_ms(ns: u64) -> f64 {
     ns as f64 / 1_000_000.0
 }
 

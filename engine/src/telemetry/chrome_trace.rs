@@ -28,7 +28,7 @@ use serde_json::{json, Value};
 use super::spans::{sort_for_export, SpanRecord, TrackId, TrackInfo, TrackKind};
 
 /// The `cat` of span events on the owner's track and other threads' tracks.
-pub const CATEGORY: &str = "lanegraph";
+pub(crate) const CATEGORY: &str = "lanegraph";
 
 /// The name of the owner's per-frame span; its `n` is the frame number.
 pub const FRAME_SPAN: &str = "frame";

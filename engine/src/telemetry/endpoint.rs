@@ -35,10 +35,10 @@ use super::registry::Registry;
 use super::EndpointError;
 
 /// How long the thread sleeps when nothing happened (bounds drop latency and idle CPU).
-pub const POLL_INTERVAL: Duration = Duration::from_millis(5);
+pub(crate) const POLL_INTERVAL: Duration = Duration::from_millis(5);
 
 /// Largest request head read (a scrape request is a few hundred bytes).
-pub const MAX_REQUEST_BYTES: usize = 8 * 1024;
+pub(crate) const MAX_REQUEST_BYTES: usize = 8 * 1024;
 
 /// How the endpoint may be exposed and how much a client may take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

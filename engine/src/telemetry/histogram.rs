@@ -24,7 +24,7 @@ use super::InvalidBuckets;
 
 /// Most finite bucket bounds per histogram (each costs 8 bytes per thread slot; 64 covers a
 /// 1.25x exponential series from 10 us to 1 s).
-pub const MAX_BUCKETS: usize = 64;
+pub(crate) const MAX_BUCKETS: usize = 64;
 
 /// Validated, strictly increasing, finite upper bounds (the `+Inf` bucket is implicit).
 #[derive(Debug, Clone, PartialEq)]

@@ -86,7 +86,7 @@ fn series_key(name: &str, labels: &[(&str, &str)]) -> String {
 }
 
 /// Longest label value accepted, in bytes.
-pub const MAX_LABEL_VALUE_LEN: usize = 256;
+pub(crate) const MAX_LABEL_VALUE_LEN: usize = 256;
 
 /// Checks label names (`[a-zA-Z_][a-zA-Z0-9_]*`, no `__` prefix, not `le`, no repeats) and
 /// value lengths.

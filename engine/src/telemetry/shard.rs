@@ -31,7 +31,7 @@ use super::sync::{AtomicU64, Mutex};
 
 /// The most exclusive slots (each metric carries this many cells plus one shared cell; 64 keeps a
 /// counter at 4 KiB on the largest machines).
-pub const MAX_EXCLUSIVE_SLOTS: usize = 64;
+pub(crate) const MAX_EXCLUSIVE_SLOTS: usize = 64;
 
 /// Extra exclusive slots above the core count: the owner thread, the I/O and asset helpers and a
 /// test harness' threads usually exist on top of one worker per core.
@@ -40,11 +40,11 @@ const EXTRA_SLOTS: usize = 8;
 /// A cache line of its own for one 64-bit cell (64 bytes: x86_64 and most ARM cores).
 #[derive(Debug, Default)]
 #[repr(align(64))]
-pub struct PaddedCell(pub AtomicU64);
+pub(crate) struct PaddedCell(pub AtomicU64);
 
 /// Which cell a thread writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Slot {
+pub(crate) enum Slot {
     /// This thread alone writes cell `i` (single-writer update).
     Exclusive(usize),
     /// Many threads share the last cell (`fetch_add`).
@@ -53,7 +53,7 @@ pub enum Slot {
 
 /// How many exclusive slots this process uses: cores + 8, at most [`MAX_EXCLUSIVE_SLOTS`].
 /// Fixed at first use so every metric has the same layout.
-pub fn exclusive_slots() -> usize {
+pub(crate) fn exclusive_slots() -> usize {
     static N: OnceLock<usize> = OnceLock::new();
     *N.get_or_init(|| {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -148,7 +148,7 @@ impl Drop for SlotRelease {
 /// This thread's slot (assigns one on the first call).
 #[cfg(not(loom))]
 #[inline]
-pub fn current_slot() -> Slot {
+pub(crate) fn current_slot() -> Slot {
     let s = SLOT.with(Cell::get);
     if s < SHARED {
         Slot::Exclusive(s)
@@ -189,7 +189,7 @@ fn assign() -> Slot {
 
 /// Adds `v` to this thread's cell among `cells` (`cells.len() == exclusive_slots() + 1`).
 #[inline]
-pub fn add(cells: &[PaddedCell], v: u64) {
+pub(crate) fn add(cells: &[PaddedCell], v: u64) {
     add_at(cells, current_slot(), v);
 }
 
@@ -210,14 +210,14 @@ pub(crate) fn add_at(cells: &[PaddedCell], slot: Slot, v: u64) {
 }
 
 /// Sum of all cells (protocol step 3).
-pub fn sum(cells: &[PaddedCell]) -> u64 {
+pub(crate) fn sum(cells: &[PaddedCell]) -> u64 {
     cells
         .iter()
         .fold(0u64, |acc, c| acc.wrapping_add(c.0.load(Ordering::Relaxed)))
 }
 
 /// A fresh cell array for one metric.
-pub fn new_cells() -> Box<[PaddedCell]> {
+pub(crate) fn new_cells() -> Box<[PaddedCell]> {
     cells_for(exclusive_slots())
 }
 

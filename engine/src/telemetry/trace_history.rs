@@ -23,7 +23,7 @@ use lanegraph_jobs::clock::Stamp;
 
 /// Spans the buffer holds per frame kept (`TraceHistory::new(frames)` holds `frames` times
 /// this many spans in all; busy frames borrow room from quiet ones).
-pub const SPANS_PER_FRAME: usize = 256;
+pub(crate) const SPANS_PER_FRAME: usize = 256;
 
 /// The spans collected at the end of one frame.
 #[derive(Debug, Clone, Copy, PartialEq)]

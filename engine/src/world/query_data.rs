@@ -282,7 +282,7 @@ unsafe impl Sync for FieldPtrs {}
 
 /// One field-SoA column as raw parts: each field's first row and the row codec.
 #[doc(hidden)]
-pub struct SoaRaw<T> {
+pub(crate) struct SoaRaw<T> {
     /// Each field's first row, in the column's own cache (`SoaColumn::raw_parts` fills it):
     /// one pointer here, so a query over a field-SoA component does not carry (and copy) half a
     /// kilobyte of field pointers.

@@ -95,7 +95,7 @@ pub fn rename_track(id: TrackId, name: impl Into<String>, kind: TrackKind) {
 
 /// Whether `id` was handed out.
 #[inline]
-pub fn is_registered(id: TrackId) -> bool {
+pub(super) fn is_registered(id: TrackId) -> bool {
     id.0 < TRACK_COUNT.load(Ordering::Acquire)
 }
 
