@@ -5,4 +5,6 @@
 //! Owns: the criterion benches. Must never: be a dependency of the runtime or of the
 //! `lanegraph` binary.
 
+#![deny(unreachable_pub, missing_docs)]
+
 pub use lanegraph_tools::bench as quick;

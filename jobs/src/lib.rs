@@ -13,7 +13,7 @@
 #![allow(unsafe_code)]
 // Every `pub` item is reachable from the crate root (issue 27): what a user cannot name is
 // `pub(crate)`.
-#![deny(unreachable_pub)]
+#![deny(unreachable_pub, missing_docs)]
 
 pub mod clock;
 mod deque;

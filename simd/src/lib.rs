@@ -18,7 +18,7 @@
 //! - Bad input is a typed error (what, why, fix), never a panic.
 // Every `pub` item is reachable from the crate root (issue 27): what a user cannot name is
 // `pub(crate)`.
-#![deny(unreachable_pub)]
+#![deny(unreachable_pub, missing_docs)]
 
 // `unsafe` stays denied (workspace lint) except for two marker impls in column.rs and the AVX2
 // trampoline call in dispatch.rs, each with its own `#[allow(unsafe_code)]` and SAFETY checklist.

@@ -6,6 +6,8 @@
 //! Owns: tests that need more than one crate, and the tools they share. Must never: be a
 //! dependency of the runtime.
 
+#![deny(unreachable_pub, missing_docs)]
+
 pub mod display;
 pub mod docs;
 /// The stress harness behind `lanegraph stress` (it lives in `lanegraph-tools`).

@@ -13,7 +13,7 @@
 // Reason: every Vulkan call is FFI through `ash`; each block has a SAFETY checklist.
 // Every `pub` item is reachable from the crate root (issue 27): what a user cannot name is
 // `pub(crate)`.
-#![deny(unreachable_pub)]
+#![deny(unreachable_pub, missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod context;

@@ -17,6 +17,8 @@
 //! [`replay_of`] + [`run`] reproduce it from a run's `summary.json` on any machine and lane
 //! plan; `--seconds N` runs on the real clock (the step count then depends on time).
 
+#![deny(unreachable_pub, missing_docs)]
+
 // A progress line on stderr that a reader which stops early (`lanegraph demo 2>&1 | head`)
 // cannot turn into a panic that loses the run: the line is dropped, the run goes on.
 macro_rules! progress_line {

@@ -11,6 +11,8 @@
 //! re-exports, `lanegraph::world::{Component, Resource, StateHash}` and
 //! `lanegraph::simd::SoaComponent`: each is both the trait and its derive.
 
+#![deny(unreachable_pub, missing_docs)]
+
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as TokenStream2};
 use quote::{format_ident, quote, quote_spanned};

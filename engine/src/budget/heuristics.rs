@@ -58,7 +58,7 @@ pub(crate) const MIN_TARGET_FRACTION: f64 = 0.5;
 /// Which heuristic a finding came from (the tests' way to name a finding).
 #[cfg(test)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum HeuristicKind {
+pub(crate) enum HeuristicKind {
     /// Sustained fixed-step clamping.
     DeathSpiral,
     /// Thermal provider.
@@ -144,7 +144,7 @@ pub(crate) enum Finding {
 #[cfg(test)]
 impl Finding {
     /// Which heuristic this is.
-    pub fn kind(&self) -> HeuristicKind {
+    pub(crate) fn kind(&self) -> HeuristicKind {
         match self {
             Finding::FrameTime { .. } => HeuristicKind::FrameTime,
             Finding::Stutter { .. } => HeuristicKind::Stutter,

@@ -7,5 +7,7 @@
 //! any of this), or depend on the test and bench crates (the product builds without them; they
 //! depend on this).
 
+#![deny(unreachable_pub, missing_docs)]
+
 pub mod bench;
 pub mod stress;
