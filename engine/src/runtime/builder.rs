@@ -73,7 +73,7 @@ impl std::fmt::Debug for RenderSetup {
 }
 
 impl EngineBuilder {
-    /// Starts from `config` (e.g. [`EngineConfig::from_file`]); later calls override it.
+    /// Starts from `config` (e.g. `EngineConfig::from_file`, feature `toml-config`); later calls override it.
     pub fn config(mut self, config: EngineConfig) -> Self {
         self.config = config;
         self

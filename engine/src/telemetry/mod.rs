@@ -3,7 +3,7 @@
 //! Owns: the metrics [`Registry`] and its typed handles ([`Counter`], [`Gauge`], [`Histogram`]),
 //! the [`TrackingAllocator`], trace [`spans`], and the exporters
 //! (Chrome Trace Event JSON, OpenMetrics text, the scrape
-//! [`MetricsEndpoint`]). Must never: look a name up, lock, allocate or log on a hot path (metric
+//! `MetricsEndpoint`, feature `metrics-http`). Must never: look a name up, lock, allocate or log on a hot path (metric
 //! updates and span pushes), or let a slow exporter block a recording thread.
 //!
 //! Start with `docs/telemetry.md`: the well-known metrics, recording your own, opening a trace in

@@ -69,7 +69,7 @@ pub struct TraceHistory {
 
 impl TraceHistory {
     /// Keeps at most `max_frames` frames (at least one), in a buffer of `max_frames` times
-    /// [`SPANS_PER_FRAME`] spans.
+    /// 256 spans.
     pub fn new(max_frames: usize) -> Self {
         let max_frames = max_frames.max(1);
         TraceHistory::with_capacity(max_frames, max_frames * SPANS_PER_FRAME)

@@ -320,7 +320,7 @@ impl World {
 }
 
 /// Compile-time choice of a type's copy function for the derives (autoref specialization:
-/// `(&&Probe::<T>::new()).clone_fn()` finds [`ViaClone`] when `T: Clone`, [`ViaNothing`]
+/// `(&&Probe::<T>::new()).clone_fn()` finds `ViaClone` when `T: Clone`, `ViaNothing`
 /// otherwise). Not for games: the derives call it.
 #[doc(hidden)]
 pub mod probe {

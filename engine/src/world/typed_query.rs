@@ -620,7 +620,7 @@ impl World {
     }
 
     /// A typed query of any width, over AoS and field-SoA components alike: `Q` is `&T`,
-    /// `&mut T`, `Option<&T>`, `Option<&mut T>`, [`Entity`] or a tuple of 1-8 of them. Asking
+    /// `&mut T`, `Option<&T>`, `Option<&mut T>`, [`Entity`](super::Entity) or a tuple of 1-8 of them. Asking
     /// for one component mutably and again is [`QueryError::Aliased`]. Making it bumps the
     /// domains of every `&mut` component. Structural changes (spawn, insert, despawn) wait
     /// until the query is dropped: inside a system, queue them on `ctx.commands()`.
