@@ -16,7 +16,7 @@
 //! | [`systems`] | system definitions, the schedule, per-system budgets and timing |
 //! | [`game_loop`] | the fixed step, the accumulator, clocks |
 //! | [`input`] | the window's events as the per-frame queue systems read, recorded for replays |
-//! | [`budget`] | agents, strategies, cost models and the budget controller |
+//! | [`budget`] | agents, strategies, cost models and the budget controller (`lanegraph-budget`) |
 //! | [`telemetry`] | metrics, spans, the tracking allocator and the export formats |
 //! | [`jobs`] | lanes, lane plans, job graphs, scopes (`lanegraph-jobs`) |
 //! | [`simd`] | aligned field-SoA columns and `f32x8` kernels (`lanegraph-simd`) |
@@ -28,7 +28,6 @@
 // Everything public is reachable and documented; what a game does not call is `pub(crate)`.
 #![deny(unreachable_pub, missing_docs)]
 
-pub mod budget;
 pub mod game_loop;
 pub mod input;
 pub mod runtime;
@@ -41,6 +40,9 @@ pub mod world;
 // The derives name the runtime as `::lanegraph`, which this crate's own tests must resolve too.
 extern crate self as lanegraph;
 
+/// The adaptive budget controller (`lanegraph-budget`): agents, strategies, cost models and
+/// the controller an [`Engine`] feeds every frame.
+pub use lanegraph_budget as budget;
 pub use lanegraph_jobs as jobs;
 
 /// Aligned field-SoA columns and `f32x8` kernels (`lanegraph-simd`), plus

@@ -12,7 +12,7 @@ use super::engine::Engine;
 use super::loaders::{AssetLimits, AssetLoader, Loaders};
 use super::render::{HeldPass, RenderPass, TypedPass};
 use super::view::{ViewCache, ViewSource};
-use crate::budget::config::ConfigError as BudgetConfigError;
+use crate::budget::ConfigError as BudgetConfigError;
 use crate::budget::RegisterError as AgentRegisterError;
 use crate::game_loop::{InvalidStep, LoopOptionsError};
 use crate::world::{DomainSet, World};

@@ -1124,8 +1124,9 @@ impl Engine {
         let world = self.game.world_mut();
         world.agent_strategies.clear();
         world.agent_strategies.extend(
-            (0..controller.agent_count())
-                .map(|i| controller.current(AgentId(i as u16)).unwrap_or_default()),
+            controller
+                .agent_ids()
+                .map(|id| controller.current(id).unwrap_or_default()),
         );
     }
 
@@ -1179,8 +1180,7 @@ impl Engine {
     /// Each agent's current strategy into its `budget.strategy{agent}` gauge (registering the
     /// gauges of agents registered since).
     fn update_agent_metrics(&mut self) {
-        for i in 0..self.controller.agent_count() {
-            let id = AgentId(i as u16);
+        for (i, id) in self.controller.agent_ids().enumerate() {
             if i == self.agent_series.len() {
                 let name = self.controller.agent_name(id).unwrap_or("unknown");
                 self.agent_series.push(

@@ -433,8 +433,8 @@ impl RunSummary {
             _ => true,
         };
         // Every agent counts for "cheapest": the built-in ones the game installed and its own.
-        let cpu_agents: Vec<AgentId> = (0..c.agent_count())
-            .map(|i| AgentId(i as u16))
+        let cpu_agents: Vec<AgentId> = c
+            .agent_ids()
             .filter(|&id| c.pool(id) == Some(crate::budget::Pool::Cpu))
             .collect();
         let render_id = engine.render_agent();

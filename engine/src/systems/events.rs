@@ -104,20 +104,24 @@ impl EngineEvent {
 }
 
 /// Message of [`EngineEvent::BudgetOverrun`].
-pub(crate) const BUDGET_OVERRUN_MSG: &str = "LG-SYS-001 | system ran over its budget | the measured run \
+pub(crate) const BUDGET_OVERRUN_MSG: &str =
+    "LG-SYS-001 | system ran over its budget | the measured run \
     time exceeded the budget declared in its SystemDef | cut the system's work or declare a budget \
     it can meet | docs/systems.md#budget-overrun";
 /// Message of [`EngineEvent::BudgetCritical`].
-pub(crate) const BUDGET_CRITICAL_MSG: &str = "LG-SYS-002 | system ran at 3x its budget or more | the \
+pub(crate) const BUDGET_CRITICAL_MSG: &str =
+    "LG-SYS-002 | system ran at 3x its budget or more | the \
     measured run time reached the critical multiple of the declared budget | profile the system \
     and cut its work; the budget is a promise, not a hope | docs/systems.md#budget-critical";
 /// Message of [`EngineEvent::StepsDropped`].
-pub(crate) const STEPS_DROPPED_MSG: &str = "LG-LOOP-001 | fixed steps dropped | the frame took longer \
+pub(crate) const STEPS_DROPPED_MSG: &str =
+    "LG-LOOP-001 | fixed steps dropped | the frame took longer \
     than the step cap or the frame-delta clamp allows, so the simulation runs in slow motion \
     instead of freezing | reduce per-step work or lengthen the fixed step | \
     docs/systems.md#steps-dropped";
 /// Message of the suppressed-count summary.
-pub(crate) const RATE_LIMITED_MSG: &str = "LG-LOG-001 | events suppressed by the rate limiter | the same \
+pub(crate) const RATE_LIMITED_MSG: &str =
+    "LG-LOG-001 | events suppressed by the rate limiter | the same \
     (subsystem, event, severity) fired more than once within the 1 s window | read the counters \
     for exact numbers and fix the cause of the event | docs/systems.md#rate-limiting";
 

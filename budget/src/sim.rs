@@ -27,10 +27,11 @@ use super::providers::Readings;
 use super::record::Recording;
 use super::{AgentId, Quote};
 
-/// The fixed-step accumulator's cap on steps per frame (the game loop's).
-pub const MAX_STEPS: u32 = crate::game_loop::MAX_STEPS_PER_FRAME;
-/// Real dt clamp, nanoseconds (the game loop's).
-pub const MAX_DT_NS: u64 = crate::game_loop::MAX_FRAME_DELTA.as_nanos() as u64;
+/// The fixed-step accumulator's cap on steps per frame (the game loop's `MAX_STEPS_PER_FRAME`;
+/// `lanegraph` asserts at compile time that the two agree).
+pub const MAX_STEPS: u32 = 5;
+/// Real dt clamp, nanoseconds (the game loop's `MAX_FRAME_DELTA`, asserted equal likewise).
+pub const MAX_DT_NS: u64 = 250_000_000;
 /// GPU readings arrive this many frames late.
 pub const GPU_LAG: u64 = super::GPU_READ_LAG_FRAMES;
 

@@ -541,7 +541,7 @@ impl Heuristics {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::budget::providers::{BatteryState, MemoryState};
+    use crate::providers::{BatteryState, MemoryState};
 
     fn sig(cpu: f64) -> Signals {
         Signals {

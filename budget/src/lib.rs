@@ -6,7 +6,8 @@
 //! World, telemetry and GPU profiler to it and tests drive it with a simulated clock), read a
 //! clock, or iterate a hash map (same inputs, same decisions, bit for bit).
 //!
-//! How it decides, how to write an agent and how to read the log: `docs/budgets.md`.
+//! How it decides, how to write an agent and how to read the log: `docs/budgets.md`. A game
+//! reaches it as `lanegraph::budget` (the runtime re-exports this crate whole).
 //!
 //! | file | idea |
 //! |------|------|
@@ -21,6 +22,8 @@
 //! | `controller` | the tick: triggers, hysteresis, dwell, manual mode |
 //! | `record` | recording and replay of inputs |
 //! | [`sim`] | a deterministic simulator (tests and the `budget` bench) |
+
+#![deny(unreachable_pub, missing_docs)]
 
 pub(crate) mod agent;
 pub(crate) mod arbitration;
@@ -37,7 +40,7 @@ pub(crate) mod slot;
 
 pub use agent::{Agent, AgentId, Pool, Quote, RegisterError, Strategy, StrategyIndex};
 pub use config::{
-    AgentSample, ControllerConfig, FrameInput, GpuTiming, InputError, StepReport,
+    AgentSample, ConfigError, ControllerConfig, FrameInput, GpuTiming, InputError, StepReport,
     GPU_READ_LAG_FRAMES,
 };
 pub use controller::{AdaptationMode, Controller, PinError, TickReport, DEFAULT_FIXED_STEP_S};

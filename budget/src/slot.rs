@@ -92,7 +92,11 @@ pub(crate) struct Bar {
 }
 
 impl Slot {
-    pub(crate) fn new(agent: Box<dyn Agent>, strategies: Vec<Strategy>, initial: StrategyIndex) -> Self {
+    pub(crate) fn new(
+        agent: Box<dyn Agent>,
+        strategies: Vec<Strategy>,
+        initial: StrategyIndex,
+    ) -> Self {
         let count = strategies.len();
         Slot {
             name: agent.name().to_string(),
@@ -257,7 +261,13 @@ impl Slot {
     /// [`Self::factor_of`], and, when the workload was announced ahead of the samples and the
     /// fitted law differs from the quote's, corrected by the fitted law's growth from the
     /// sampled to the announced `n`.
-    pub(crate) fn calibrated(&self, s: usize, fit: Option<&Fit>, frame: u64, half_life: f64) -> f64 {
+    pub(crate) fn calibrated(
+        &self,
+        s: usize,
+        fit: Option<&Fit>,
+        frame: u64,
+        half_life: f64,
+    ) -> f64 {
         let n = self.workload();
         let quote = self.strategies[s].quote;
         let mut ms = quote.ms(n) * self.factor_of(s, frame, half_life);
@@ -297,7 +307,7 @@ impl Slot {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::budget::agent::Quote;
+    use crate::agent::Quote;
 
     struct Two;
     impl Agent for Two {

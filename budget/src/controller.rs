@@ -48,8 +48,8 @@ use super::record::{RecordedFrame, Recording};
 use super::slot::{Bar, Slot};
 
 /// The default fixed step when no agent declares one, seconds: the game loop's
-/// [`FixedStep::DEFAULT`](crate::game_loop::FixedStep::DEFAULT).
-pub const DEFAULT_FIXED_STEP_S: f64 = crate::game_loop::FixedStep::DEFAULT.as_secs_f64();
+/// the game loop's `FixedStep::DEFAULT` (60 Hz; `lanegraph` asserts at compile time that the two agree).
+pub const DEFAULT_FIXED_STEP_S: f64 = 1.0 / 60.0;
 
 /// Standard errors of the measured level added to an upgrade's margin (2: an upgrade made on
 /// a lucky low reading is a 1-in-40 event per look instead of 1-in-2).
@@ -274,6 +274,11 @@ impl Controller {
     /// Registered agents.
     pub fn agent_count(&self) -> usize {
         self.slots.len()
+    }
+
+    /// Every registered agent's id, in registration order.
+    pub fn agent_ids(&self) -> impl ExactSizeIterator<Item = AgentId> + '_ {
+        (0..self.slots.len()).map(|i| AgentId(i as u16))
     }
 
     /// The agent's name.
