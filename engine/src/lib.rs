@@ -17,7 +17,7 @@
 //! | [`game_loop`] | the fixed step, the accumulator, clocks |
 //! | [`input`] | the window's events as the per-frame queue systems read, recorded for replays |
 //! | [`budget`] | agents, strategies, cost models and the budget controller (`lanegraph-budget`) |
-//! | [`telemetry`] | metrics, spans, the tracking allocator and the export formats |
+//! | [`telemetry`] | metrics, spans, the tracking allocator and the export formats (`lanegraph-telemetry`) |
 //! | [`jobs`] | lanes, lane plans, job graphs, scopes (`lanegraph-jobs`) |
 //! | [`simd`] | aligned field-SoA columns and `f32x8` kernels (`lanegraph-simd`) |
 //! | `vk` | the Vulkan backend (`lanegraph-vk`, feature `vulkan`) |
@@ -32,7 +32,6 @@ pub mod game_loop;
 pub mod input;
 pub mod runtime;
 pub mod systems;
-pub mod telemetry;
 #[cfg(feature = "window")]
 pub mod window;
 pub mod world;
@@ -44,6 +43,11 @@ extern crate self as lanegraph;
 /// the controller an [`Engine`] feeds every frame.
 pub use lanegraph_budget as budget;
 pub use lanegraph_jobs as jobs;
+/// Telemetry (`lanegraph-telemetry`): metrics, spans, the tracking allocator and the export
+/// formats.
+pub use lanegraph_telemetry as telemetry;
+/// `span!("name")` / `span!("name", n)`: a trace span named by a literal (see [`telemetry::span()`]).
+pub use lanegraph_telemetry::span;
 
 /// Aligned field-SoA columns and `f32x8` kernels (`lanegraph-simd`), plus
 /// `#[derive(SoaComponent)]`.

@@ -7,7 +7,7 @@
 //! # Install (one line, in a binary)
 //! ```ignore
 //! #[global_allocator]
-//! static ALLOC: lanegraph::telemetry::TrackingAllocator = lanegraph::telemetry::TrackingAllocator::new();
+//! static ALLOC: lanegraph_telemetry::TrackingAllocator = lanegraph_telemetry::TrackingAllocator::new();
 //! ```
 //!
 //! # Protocol

@@ -52,7 +52,7 @@ impl Drop for Unbind {
 
 /// This thread's ring, binding one on first use (`None` only during TLS teardown).
 #[inline(always)]
-pub(super) fn current_ring() -> Option<&'static Ring> {
+pub(crate) fn current_ring() -> Option<&'static Ring> {
     match BOUND.with(Cell::get) {
         Some(r) => Some(r),
         None => bind(),
@@ -85,7 +85,7 @@ fn bind() -> Option<&'static Ring> {
     // A lane worker (`lg-<lane>-<index>`) gets its lane's track at its first span: no game or
     // job has to name it.
     let (name, kind) = match thread.name() {
-        Some(n) => match crate::telemetry::lane_tracks::parse_worker_name(n) {
+        Some(n) => match crate::lane_tracks::parse_worker_name(n) {
             Some((lane, index)) => (
                 format!("{lane} {index}"),
                 TrackKind::LaneWorker {
@@ -113,7 +113,7 @@ pub fn ring_pool_bytes() -> u64 {
 
 /// This thread's own track.
 #[inline(always)]
-pub(super) fn home_track(ring: &Ring) -> TrackId {
+pub(crate) fn home_track(ring: &Ring) -> TrackId {
     TrackId(ring.home_track.load(Ordering::Relaxed))
 }
 

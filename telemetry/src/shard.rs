@@ -164,7 +164,7 @@ pub(crate) fn current_slot() -> Slot {
 /// that updates a metric under loom takes the shared cell.
 #[cfg(loom)]
 #[inline]
-pub fn current_slot() -> Slot {
+pub(crate) fn current_slot() -> Slot {
     Slot::Shared
 }
 

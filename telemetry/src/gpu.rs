@@ -4,7 +4,7 @@
 //! backend (the render lane's statistics, the per-frame JSON summary, the demo's summary and
 //! report). Must never: hold raw profiler ticks (`lanegraph-vk`'s `PassTiming` does, in ns).
 
-/// One GPU pass's time, as read by the profiler ([`crate::budget::GPU_READ_LAG_FRAMES`] late).
+/// One GPU pass's time, as read by the profiler (`lanegraph::budget::GPU_READ_LAG_FRAMES` late).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GpuPass {
     /// The pass (`cull`, `draw`, ...: the game's pass names).

@@ -21,7 +21,7 @@
 //! subscriber sees them. That path allocates and costs what the subscriber costs.
 
 pub(crate) mod ring;
-mod store;
+pub(crate) mod store;
 mod tracks;
 
 use std::marker::PhantomData;
@@ -96,7 +96,7 @@ pub fn span_n(name: &'static str, n: u64) -> SpanGuard {
 pub const MAX_SPAN_NAME_LEN: usize = 127;
 
 /// Whether `name` can name a span: 1 to [`MAX_SPAN_NAME_LEN`] bytes, no control characters.
-/// `const`, so [`span!`](crate::span) checks its literal at compile time.
+/// `const`, so [`span!`](macro@crate::span) checks its literal at compile time.
 pub const fn check_name(name: &str) -> Result<(), &'static str> {
     let b = name.as_bytes();
     if b.is_empty() {
@@ -115,12 +115,12 @@ pub const fn check_name(name: &str) -> Result<(), &'static str> {
     Ok(())
 }
 
-/// The `tracing` crate, for [`span!`](crate::span): the macro's callsite lives in the caller's
+/// The `tracing` crate, for [`span!`](macro@crate::span): the macro's callsite lives in the caller's
 /// crate and must reach `tracing` through this one.
 #[doc(hidden)]
 pub use tracing as __tracing;
 
-/// What [`span!`](crate::span) expands to: [`span_n`], whose `tracing` twin (feature
+/// What [`span!`](macro@crate::span) expands to: [`span_n`], whose `tracing` twin (feature
 /// `tracing-spans`) is made by `make` from the macro's own static callsite, so it carries the
 /// span's real name (no allocation: the name is in the callsite's metadata).
 #[doc(hidden)]
@@ -140,14 +140,14 @@ pub fn __span_named(name: &'static str, n: u64, make: impl FnOnce() -> tracing::
     }
 }
 
-/// A span named by a literal: `let _s = lanegraph::span!("ai.plan");`, or with a workload
-/// size, `lanegraph::span!("physics.chunk", rows)`. The same as [`span`] /
-/// [`span_n`](crate::telemetry::span_n), except that with the `tracing-spans` feature the
+/// A span named by a literal: `let _s = lanegraph_telemetry::span!("ai.plan");`, or with a workload
+/// size, `lanegraph_telemetry::span!("physics.chunk", rows)`. The same as [`span`] /
+/// [`span_n`](crate::span_n), except that with the `tracing-spans` feature the
 /// `tracing` span it enters is named after the literal (target `lanegraph::span`) rather than
 /// the generic `lanegraph.span`. The literal is checked at compile time:
 ///
 /// ```compile_fail
-/// let _s = lanegraph::span!(""); // an empty span name does not compile
+/// let _s = lanegraph_telemetry::span!(""); // an empty span name does not compile
 /// ```
 #[macro_export]
 macro_rules! span {
@@ -157,11 +157,11 @@ macro_rules! span {
     ($name:literal, $n:expr) => {{
         // An empty, over-long or control-character name does not compile.
         const _: () = assert!(
-            $crate::telemetry::spans::check_name($name).is_ok(),
+            $crate::spans::check_name($name).is_ok(),
             "span name must be 1 to 127 bytes without control characters"
         );
-        $crate::telemetry::spans::__span_named($name, $n, || {
-            $crate::telemetry::spans::__tracing::trace_span!(target: "lanegraph::span", $name)
+        $crate::spans::__span_named($name, $n, || {
+            $crate::spans::__tracing::trace_span!(target: "lanegraph::span", $name)
         })
     }};
 }
@@ -187,7 +187,7 @@ fn span_with_n(name: &'static str, n: u64) -> SpanGuard {
 /// opened it, so it cannot end on another thread:
 ///
 /// ```compile_fail
-/// let guard = lanegraph::telemetry::span("moved");
+/// let guard = lanegraph_telemetry::span("moved");
 /// std::thread::spawn(move || drop(guard)); // error: `*const ()` cannot be sent between threads
 /// ```
 #[derive(Debug)]
@@ -220,45 +220,6 @@ impl Drop for SpanGuard {
             ring.push(self.name, store::home_track(ring), self.start, end, self.n);
         }
     }
-}
-
-/// The calling thread's ring and track while recording is on: for a loop that records spans
-/// it timed itself (the scheduler's system runs), looked up once per loop, not per span.
-#[derive(Clone, Copy)]
-pub(crate) struct Here(&'static ring::Ring, TrackId);
-
-impl Here {
-    /// `None` while recording is off.
-    #[inline]
-    pub(crate) fn now() -> Option<Here> {
-        if !is_enabled() {
-            return None;
-        }
-        store::current_ring().map(|r| Here(r, store::home_track(r)))
-    }
-
-    /// Pushes a span timed by the caller onto this thread's track.
-    #[inline(always)]
-    pub(crate) fn record(self, name: &'static str, start: Stamp, end: Stamp) {
-        self.0.push(name, self.1, start, end, NO_WORKLOAD);
-    }
-}
-
-/// A `&'static str` equal to `name`: span names are static, and a run-time name (a system's)
-/// is interned once per distinct name (a bounded set: names a game registers, not data).
-pub(crate) fn intern_name(name: &str) -> &'static str {
-    type Names = std::sync::Mutex<std::collections::HashSet<&'static str>>;
-    static NAMES: std::sync::OnceLock<Names> = std::sync::OnceLock::new();
-    let mut names = NAMES
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
-    if let Some(&n) = names.get(name) {
-        return n;
-    }
-    let n: &'static str = Box::leak(name.to_owned().into_boxed_str());
-    names.insert(n);
-    n
 }
 
 /// Pushes a span that was timed elsewhere (a lane's per-node timings, GPU passes placed on the

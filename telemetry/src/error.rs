@@ -99,7 +99,7 @@ pub enum RecordSpanError {
     #[error(
         "span name {name:?} is invalid: {why} (fix: a name of 1 to {max} bytes without control \
          characters, e.g. `physics.chunk`)",
-        max = crate::telemetry::spans::MAX_SPAN_NAME_LEN
+        max = crate::spans::MAX_SPAN_NAME_LEN
     )]
     InvalidName {
         /// The name as given.

@@ -6,8 +6,11 @@
 //! `MetricsEndpoint`, feature `metrics-http`). Must never: look a name up, lock, allocate or log on a hot path (metric
 //! updates and span pushes), or let a slow exporter block a recording thread.
 //!
-//! Start with `docs/telemetry.md`: the well-known metrics, recording your own, opening a trace in
+//! A game reaches it as `lanegraph::telemetry` (the runtime re-exports this crate whole). Start
+//! with `docs/telemetry.md`: the well-known metrics, recording your own, opening a trace in
 //! Perfetto, scraping the endpoint.
+
+#![deny(unreachable_pub, missing_docs)]
 
 pub mod alloc;
 pub(crate) mod chrome_trace;
@@ -17,6 +20,7 @@ pub(crate) mod error;
 pub(crate) mod gpu;
 pub(crate) mod handles;
 pub(crate) mod histogram;
+pub mod hooks;
 pub(crate) mod lane_tracks;
 // Opted in from the workspace's `unsafe_code = "deny"`: one `clock_gettime` FFI call.
 #[cfg(feature = "metrics-facade")]

@@ -34,7 +34,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::telemetry::sync::{fence, AtomicU64, AtomicUsize};
+use crate::sync::{fence, AtomicU64, AtomicUsize};
 
 use lanegraph_jobs::clock::Stamp;
 
@@ -139,7 +139,7 @@ impl Ring {
 
     /// Collector steps 1-4: appends the spans pushed since the last drain to `out`, returns how
     /// many were lost to overwriting. Callers serialise drains of one ring.
-    #[cfg(any(test, loom))]
+    #[cfg(test)]
     pub(crate) fn drain_into(&self, out: &mut Vec<SpanRecord>) -> u64 {
         self.drain_with(&mut DrainScratch::new(), out, usize::MAX)
     }

@@ -96,9 +96,9 @@ impl Unit {
 }
 
 /// Checks `name` against the rules above.
-pub fn validate(name: &str) -> Result<(), crate::telemetry::InvalidMetricName> {
+pub fn validate(name: &str) -> Result<(), crate::InvalidMetricName> {
     let fail = |why: &str| {
-        Err(crate::telemetry::InvalidMetricName {
+        Err(crate::InvalidMetricName {
             name: name.to_string(),
             why: why.to_string(),
         })
@@ -145,13 +145,10 @@ pub fn export_name(name: &str, unit: Unit) -> String {
 }
 
 /// Checks that the family name does not end in a suffix OpenMetrics reserves.
-pub fn check_reserved_suffix(
-    name: &str,
-    exported: &str,
-) -> Result<(), crate::telemetry::InvalidMetricName> {
+pub fn check_reserved_suffix(name: &str, exported: &str) -> Result<(), crate::InvalidMetricName> {
     match RESERVED_SUFFIXES.iter().find(|s| exported.ends_with(*s)) {
         None => Ok(()),
-        Some(s) => Err(crate::telemetry::InvalidMetricName {
+        Some(s) => Err(crate::InvalidMetricName {
             name: name.to_string(),
             why: format!(
                 "its exported name `{exported}` ends in `{s}`, which OpenMetrics reserves for \

@@ -3,8 +3,8 @@
 //!
 //! Owns: [`SpanLayer`]. Must never: allocate per span (names come from the callsite's
 //! `&'static` metadata; enter stamps sit in a fixed per-thread stack), block, or record the
-//! engine's own spans twice (events and spans whose target starts with `lanegraph` are skipped:
-//! the engine records those itself).
+//! engine's own spans twice (events and spans whose target is one of the runtime's crates are
+//! skipped: the engine records those itself).
 //!
 //! Each enter/exit pair of a span on a thread is one trace span on that thread's track (a span
 //! entered several times shows as several slices, as in any sampling of `tracing` spans).
@@ -30,7 +30,7 @@ pub const MAX_DEPTH: usize = 32;
 /// ```
 /// use tracing_subscriber::prelude::*;
 ///
-/// let subscriber = tracing_subscriber::registry().with(lanegraph::telemetry::SpanLayer);
+/// let subscriber = tracing_subscriber::registry().with(lanegraph_telemetry::SpanLayer);
 /// tracing::subscriber::with_default(subscriber, || {
 ///     let _s = tracing::info_span!("ai.plan").entered(); // lands in trace.json as `ai.plan`
 /// });
@@ -46,11 +46,23 @@ std::thread_local! {
     static DEPTH: Cell<usize> = const { Cell::new(0) };
 }
 
-/// Whether the layer records this callsite: not the runtime's own (target `lanegraph` or
-/// `lanegraph::*`, which the engine records itself); a game crate named `lanegraph_*` is a game.
+/// Whether the layer records this callsite: not the runtime's own (target `lanegraph`, one of
+/// its crates `lanegraph_telemetry`, `lanegraph_budget`, `lanegraph_jobs`, `lanegraph_simd`,
+/// `lanegraph_vk`, or a path in one, which the engine records itself); another crate named
+/// `lanegraph_*` is a game.
 fn is_game(meta: &Metadata<'_>) -> bool {
     let t = meta.target();
-    t != "lanegraph" && !t.starts_with("lanegraph::")
+    const RUNTIME: [&str; 6] = [
+        "lanegraph",
+        "lanegraph_telemetry",
+        "lanegraph_budget",
+        "lanegraph_jobs",
+        "lanegraph_simd",
+        "lanegraph_vk",
+    ];
+    !RUNTIME
+        .iter()
+        .any(|r| t == *r || t.strip_prefix(r).is_some_and(|rest| rest.starts_with("::")))
 }
 
 /// `name` as a span name: cut at a character boundary to [`spans::MAX_SPAN_NAME_LEN`] bytes
@@ -105,7 +117,7 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for SpanLayer {
         if sid != id.into_u64() || name.is_empty() || start.0 == 0 || !spans::is_enabled() {
             return;
         }
-        if let Some(here) = spans::Here::now() {
+        if let Some(here) = crate::hooks::Here::now() {
             here.record(name, start, clock::now());
         }
     }
@@ -115,7 +127,7 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for SpanLayer {
         if !is_game(meta) {
             return;
         }
-        let (Some(name), Some(here)) = (usable_name(meta.name()), spans::Here::now()) else {
+        let (Some(name), Some(here)) = (usable_name(meta.name()), crate::hooks::Here::now()) else {
             return;
         };
         let now = clock::now();
