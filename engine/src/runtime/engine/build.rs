@@ -1,0 +1,180 @@
+//! Assembling an [`Engine`] from its builder's parts: the lanes and the world it was given,
+//! the render and asset lanes, the controller with the built-in agents the game asked for, and
+//! the engine's metrics.
+//!
+//! Owns: `Engine::assemble`. Must never: start a frame or read a clock for the simulation.
+
+use super::*;
+
+impl Engine {
+    pub(in crate::runtime) fn assemble(
+        config: EngineConfig,
+        lanes: Lanes,
+        world: World,
+        lockstep: bool,
+        render: Option<RenderSetup>,
+        agents: crate::runtime::agents::BuiltinAgents,
+        loaders: crate::runtime::loaders::Loaders,
+    ) -> Result<Engine, BuildError> {
+        clock::init();
+        lanes.register_owner();
+        telemetry::spans::set_enabled(config.spans);
+        telemetry::spans::name_current_thread("owner", telemetry::TrackKind::Owner);
+        let step = FixedStep::from_hz(config.fixed_step_hz)?;
+        let manual = lockstep.then(ManualClock::new);
+        let clk = match &manual {
+            Some(m) => EngineClock::Lockstep(m.clone()),
+            None => EngineClock::Real(MonotonicClock),
+        };
+        let mut world = world;
+        world.set_system_spans(config.system_spans);
+        let game = GameLoop::with_clock(
+            world,
+            clk,
+            LoopOptions {
+                default_step: step,
+                ..LoopOptions::default()
+            },
+        )?;
+        let mut controller = Controller::new(ControllerConfig {
+            frame_budget_ms: 1000.0 / config.target_fps,
+            ..ControllerConfig::default()
+        })?;
+        let (view, pass) = match render {
+            Some(r) => (Some(r.source), Some(r.pass)),
+            None => (None, None),
+        };
+        let has_gpu = pass.as_ref().is_some_and(|p| p.device().name.is_some());
+        let config_hz = config.fixed_step_hz;
+        let physics_agent = agents
+            .physics
+            .map(|l| PhysicsAgent::new(config.fixed_step_hz, l));
+        let render_agent = agents.render.map(|l| RenderAgent::new(has_gpu, l));
+        let asset_agent = agents.asset.map(AssetAgent::new);
+        let builtins = Builtins {
+            physics: physics_agent
+                .as_ref()
+                .map(|a| controller.register(Box::new(a.clone())))
+                .transpose()?,
+            render: render_agent
+                .as_ref()
+                .map(|a| controller.register(Box::new(a.clone())))
+                .transpose()?,
+            asset: asset_agent
+                .as_ref()
+                .map(|a| controller.register(Box::new(a.clone())))
+                .transpose()?,
+            physics_agent,
+            render_agent,
+            asset_agent,
+        };
+        if !config.adaptive {
+            controller.set_mode(AdaptationMode::Manual);
+        }
+        let registry = Registry::new();
+        let render = RenderLane::new(
+            &lanes,
+            lanes.lane(lanegraph_jobs::plan::names::RENDER),
+            pass,
+            builtins.render_settings(&controller),
+            registry.clone(),
+            config.gpu_churn_alert_per_second,
+        );
+        // The render pass's GPU memory readings reach the controller as its GPU memory signal.
+        controller.set_providers(crate::budget::Providers {
+            gpu_memory: Some(Box::new(crate::runtime::gpu_memory::GpuMemoryProvider(
+                render.gpu_memory_pressure(),
+            ))),
+            ..Default::default()
+        });
+        let assets = AssetStream::new(
+            &lanes,
+            lanes.lane(lanegraph_jobs::plan::names::ASSET),
+            lanes.lane(lanegraph_jobs::plan::names::RENDER),
+            render.texture_sink(),
+            loaders,
+        );
+        let metrics = Metrics::new(&registry, &lanes).map_err(|e| {
+            BuildError::Config(crate::runtime::config::ConfigError {
+                file: None,
+                key: "(metrics)".into(),
+                line: None,
+                message: e.to_string(),
+                fix: "rename the lane so its metric names are valid".into(),
+            })
+        })?;
+        let n = lanes.plan().lanes().len();
+        let lane_ids = lanes
+            .plan()
+            .lanes()
+            .iter()
+            .map(|l| lanes.lane(&l.name))
+            .collect();
+        let lane_workers = lanes
+            .plan()
+            .lanes()
+            .iter()
+            .map(|l| l.worker_cores.len().max(1) as f64)
+            .collect();
+        let physics_lane = lanes.lane(lanegraph_jobs::plan::names::PHYSICS);
+        let mut engine = Engine {
+            history: TraceHistory::new(config.trace_frames),
+            #[cfg(feature = "puffin")]
+            puffin: None,
+            config,
+            game,
+            lockstep: manual,
+            lockstep_base: (0, 0, step),
+            replay: None,
+            controller,
+            builtins,
+            custom: Vec::new(),
+            reported: Vec::new(),
+            samples: Vec::new(),
+            physics: None,
+            sync_test: None,
+            view,
+            last_view: None,
+            render,
+            last_render_sample: 0,
+            last_gpu_frame: 0,
+            render_on_gpu: has_gpu,
+            assets,
+            completions: Vec::new(),
+            loaded: std::collections::VecDeque::new(),
+            asset_failures: Vec::new(),
+            registry,
+            metrics,
+            observers: Vec::new(),
+            lane_ids,
+            lane_workers,
+            lane_busy_now: vec![0.0; n],
+            lane_busy_prev: vec![0; n],
+            lane_jobs_prev: vec![0; n],
+            lane_panics_prev: vec![0; n],
+            system_series: Vec::new(),
+            agent_series: Vec::new(),
+            frame: 0,
+            pending_input: Vec::new(),
+            input_log: Vec::new(),
+            input_log_dropped: 0,
+            input_replay: None,
+            live_input_ignored: 0,
+            physics_lane,
+            lanes: Arc::new(lanes),
+        };
+        tracing::info!(
+            target: "lanegraph",
+            lanes = %engine.lanes.plan().lanes().iter().map(|l| format!("{}={}", l.name, l.worker_cores.len())).collect::<Vec<_>>().join(","),
+            fixed_step_hz = config_hz,
+            gpu = has_gpu,
+            "engine started"
+        );
+        // The world's parallel queries run where physics does.
+        if let Some(lane) = engine.physics_lane {
+            let lanes = Arc::clone(&engine.lanes);
+            engine.game.world_mut().set_parallel_lane(&lanes, lane);
+        }
+        Ok(engine)
+    }
+}

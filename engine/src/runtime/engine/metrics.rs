@@ -1,0 +1,253 @@
+//! The [`Engine`]'s own metrics (`docs/telemetry.md` lists them): registered once at build,
+//! updated once per frame (systems' counters every [`SYSTEM_METRICS_EVERY`] frames).
+//!
+//! Owns: [`Metrics`], the per-system series and the per-frame updates. Must never: look a
+//! name up or allocate per frame (every handle is registered at build or on first sight of a
+//! system or agent).
+
+use super::*;
+
+pub(super) struct Metrics {
+    pub(super) frame_time: Histogram,
+    pub(super) completed: Counter,
+    pub(super) steps: Counter,
+    pub(super) dropped: Counter,
+    pub(super) target: Gauge,
+    pub(super) over_target: Counter,
+    pub(super) multiplier: Gauge,
+    pub(super) switches: Counter,
+    pub(super) asset_loaded: Counter,
+    pub(super) asset_failed: Counter,
+    pub(super) asset_pending: Gauge,
+    pub(super) gpu_frame: Gauge,
+    pub(super) alpha: Gauge,
+    pub(super) lane_busy: Vec<Gauge>,
+    pub(super) lane_jobs: Vec<Counter>,
+    pub(super) lane_queued: Vec<Gauge>,
+    pub(super) lane_panics: Vec<Counter>,
+}
+
+impl Metrics {
+    pub(super) fn new(r: &Registry, lanes: &Lanes) -> Result<Metrics, telemetry::RegisterError> {
+        let _ = telemetry::register_memory_metrics(r);
+        let _ = telemetry::spans::register_metrics(r);
+        let (mut lane_busy, mut lane_jobs) = (Vec::new(), Vec::new());
+        let (mut lane_queued, mut lane_panics) = (Vec::new(), Vec::new());
+        for l in lanes.plan().lanes() {
+            // One family per quantity, the lane a label (OpenMetrics: `..{lane="physics"}`).
+            let lane: &[(&str, &str)] = &[("lane", &l.name)];
+            lane_busy.push(r.register_gauge_with(
+                "lane.busy",
+                lane,
+                Unit::Ratio,
+                "Share of the last frame the lane's workers were busy.",
+            )?);
+            lane_jobs.push(r.register_counter_with(
+                "lane.jobs",
+                lane,
+                Unit::None,
+                "Jobs the lane's workers popped.",
+            )?);
+            lane_queued.push(r.register_gauge_with(
+                "lane.queue_depth",
+                lane,
+                Unit::None,
+                "Jobs waiting on the lane at the frame's end.",
+            )?);
+            lane_panics.push(r.register_counter_with(
+                "lane.panics",
+                lane,
+                Unit::None,
+                "Detached jobs on the lane that panicked (the lane lives on).",
+            )?);
+        }
+        Ok(Metrics {
+            frame_time: r.register_histogram(
+                "frame.time",
+                Unit::Seconds,
+                "Wall time of one frame on the owner thread.",
+                Buckets::frame_time_seconds(),
+            )?,
+            completed: r.register_counter("frame.completed", Unit::None, "Frames completed.")?,
+            steps: r.register_counter(
+                "frame.sim_steps",
+                Unit::None,
+                "Fixed simulation steps taken.",
+            )?,
+            dropped: r.register_counter(
+                "frame.steps_dropped",
+                Unit::None,
+                "Fixed steps dropped by the 5-step cap (slow motion).",
+            )?,
+            target: r.register_gauge(
+                "frame.target",
+                Unit::Seconds,
+                "The budget controller's current frame-time target.",
+            )?,
+            over_target: r.register_counter(
+                "frame.over_target",
+                Unit::None,
+                "Frames whose wall time exceeded the target.",
+            )?,
+            multiplier: r.register_gauge(
+                "budget.multiplier",
+                Unit::Ratio,
+                "The PID's global budget multiplier.",
+            )?,
+            switches: r.register_counter(
+                "budget.switches",
+                Unit::None,
+                "Strategy switches, each logged with its reason.",
+            )?,
+            asset_loaded: r.register_counter(
+                "asset.loaded",
+                Unit::None,
+                "Assets loaded and applied.",
+            )?,
+            asset_failed: r.register_counter(
+                "asset.failed",
+                Unit::None,
+                "Asset requests that ended in an error.",
+            )?,
+            asset_pending: r.register_gauge(
+                "asset.pending",
+                Unit::None,
+                "Asset requests in flight.",
+            )?,
+            gpu_frame: r.register_gauge(
+                "gpu.frame.time",
+                Unit::Seconds,
+                "GPU time of the whole frame (EMA-smoothed).",
+            )?,
+            alpha: r.register_gauge(
+                "frame.interpolation_alpha",
+                Unit::Ratio,
+                "Leftover of the fixed-step accumulator, 0..1.",
+            )?,
+            lane_busy,
+            lane_jobs,
+            lane_queued,
+            lane_panics,
+        })
+    }
+}
+
+/// Frames between copies of the systems' counters into their metrics.
+pub(crate) const SYSTEM_METRICS_EVERY: u64 = 30;
+
+/// One system's labelled series (`system="<name>"`).
+pub(super) struct SystemSeries {
+    pub(super) runs: Counter,
+    pub(super) over: Counter,
+    pub(super) last: Gauge,
+    pub(super) runs_seen: u64,
+    pub(super) over_seen: u64,
+}
+
+impl SystemSeries {
+    pub(super) fn register(
+        r: &Registry,
+        name: &str,
+    ) -> Result<SystemSeries, telemetry::RegisterError> {
+        let label: &[(&str, &str)] = &[("system", name)];
+        Ok(SystemSeries {
+            runs: r.register_counter_with(
+                "system.runs",
+                label,
+                Unit::None,
+                "Runs of the system.",
+            )?,
+            over: r.register_counter_with(
+                "system.over_budget",
+                label,
+                Unit::None,
+                "Runs strictly above the system's budget.",
+            )?,
+            last: r.register_gauge_with(
+                "system.last_time",
+                label,
+                Unit::Seconds,
+                "The system's last run time.",
+            )?,
+            runs_seen: 0,
+            over_seen: 0,
+        })
+    }
+}
+
+impl Engine {
+    /// Copies each system's counters into its `system.*{system}` series (every
+    /// [`SYSTEM_METRICS_EVERY`] frames: the per-run timing stays in the scheduler's window, so
+    /// the metrics cost nothing per system run). Registers the series of new systems.
+    pub(super) fn update_system_metrics(&mut self) {
+        let world = self.game.world();
+        for (i, id) in world.system_ids().enumerate() {
+            if i == self.system_series.len() {
+                let name = world.system_name(id).unwrap_or("unknown");
+                self.system_series
+                    .push(SystemSeries::register(&self.registry, name).ok());
+            }
+            let (Some(series), Ok(stats)) = (
+                self.system_series[i].as_mut(),
+                world.system_timing_stats(id),
+            ) else {
+                continue;
+            };
+            series.runs.add(stats.runs.saturating_sub(series.runs_seen));
+            series
+                .over
+                .add(stats.warns.saturating_sub(series.over_seen));
+            (series.runs_seen, series.over_seen) = (stats.runs, stats.warns);
+            series.last.set(stats.last_ns as f64 / 1e9);
+        }
+    }
+
+    /// Each agent's current strategy into its `budget.strategy{agent}` gauge (registering the
+    /// gauges of agents registered since).
+    pub(super) fn update_agent_metrics(&mut self) {
+        for (i, id) in self.controller.agent_ids().enumerate() {
+            if i == self.agent_series.len() {
+                let name = self.controller.agent_name(id).unwrap_or("unknown");
+                self.agent_series.push(
+                    self.registry
+                        .register_gauge_with(
+                            "budget.strategy",
+                            &[("agent", name)],
+                            Unit::None,
+                            "Index of the agent's current strategy (0: its first, fullest one).",
+                        )
+                        .ok(),
+                );
+            }
+            if let (Some(g), Some(c)) = (&self.agent_series[i], self.controller.current(id)) {
+                g.set(c.0 as f64);
+            }
+        }
+    }
+
+    /// Each lane's busy share of the frame, into `lane_busy_now` (no allocation, no lookup).
+    pub(super) fn update_lane_busy(&mut self, frame_ms: f64) {
+        for (i, id) in self.lane_ids.iter().enumerate() {
+            let Some(id) = *id else {
+                continue;
+            };
+            let s = self.lanes.stats(id).unwrap_or_default();
+            let busy = s.busy_ns.saturating_sub(self.lane_busy_prev[i]);
+            let jobs = s.jobs.saturating_sub(self.lane_jobs_prev[i]);
+            self.lane_busy_prev[i] = s.busy_ns;
+            self.lane_jobs_prev[i] = s.jobs;
+            let share = if frame_ms > 0.0 {
+                (busy as f64 / 1e6 / (frame_ms * self.lane_workers[i])).min(1.0)
+            } else {
+                0.0
+            };
+            self.metrics.lane_busy[i].set(share);
+            self.metrics.lane_jobs[i].add(jobs);
+            self.metrics.lane_queued[i].set(s.queued as f64);
+            let panics = s.detached_panics.saturating_sub(self.lane_panics_prev[i]);
+            self.lane_panics_prev[i] = s.detached_panics;
+            self.metrics.lane_panics[i].add(panics);
+            self.lane_busy_now[i] = share;
+        }
+    }
+}

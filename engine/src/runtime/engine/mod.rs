@@ -1,0 +1,532 @@
+//! The [`Engine`]: one frame of the runtime, as `docs/concepts.md` tells it.
+//!
+//! Owns: the running lanes, the game loop and its world, the budget controller with the
+//! built-in and custom agents, the render lane, the asset stream, the metrics registry, the
+//! trace history and the run record. Must never: let a timing enter world state (the physics
+//! hook, systems and gameplay only see the fixed step), or block on the render or asset lanes
+//! inside a frame.
+//!
+//! # One frame (`frame()`, owner thread)
+//! 1. Asset completions: at most the asset strategy's jobs per frame are drained; decoded images
+//!    go to the render lane for upload; new requests are issued to the asset lane.
+//! 2. Fixed steps: the accumulator says how many; per step the systems run (timed), then the
+//!    physics hook (the physics graph: fork-join on the physics lane).
+//! 3. The RenderView is published to the render lane's mailbox, re-derived only when the epochs
+//!    of the domains it reads moved (cache hits counted); the lane draws it while the owner
+//!    simulates the next frame.
+//! 4. Telemetry: spans collected into the trace history, metrics updated, and the frame's
+//!    figures lent to every installed [`FrameObserver`] (the app's run record is one).
+//! 5. The budget controller ticks on the frame's measurements. Its decisions, a manual pin
+//!    made between frames, and replayed decisions all take effect at the next frame's start,
+//!    through one path (`apply_strategies`): the installed built-in agents' settings (physics:
+//!    fixed step and detail pass; render: resolution and instance cap; asset: jobs per frame)
+//!    and every agent's choice where systems read it (`World::agent_strategy`). Then the lanes
+//!    rest until the next frame's first push (`Lanes::rest`).
+//!
+//! | file | idea |
+//! |------|------|
+//! | `mod.rs` | the `Engine`, what it holds (each field: who writes it, who reads it) and its accessors |
+//! | `build` | assembling an engine from its builder: lanes, world, render and asset lanes, metrics |
+//! | `frame` | one frame, phase by phase, and the frame boundary where decisions take effect |
+//! | `metrics` | the engine's own metrics: their registration and their per-frame updates |
+//! | `replay` | the run log: replaying decisions and input, logging live input |
+
+use std::sync::Arc;
+
+use lanegraph_jobs::{clock, LaneId, Lanes};
+
+use super::agents::{
+    AssetAgent, AssetSettings, PhysicsAgent, PhysicsSettings, RenderAgent, RenderSettings,
+};
+use super::assets::{AssetCompletion, AssetStream};
+use super::builder::RenderSetup;
+use super::builder::{BuildError, EngineBuilder};
+use super::config::EngineConfig;
+use super::loaders::Asset;
+use super::observer::{FrameFigures, FrameObserver, HeldObserver, ObserverId};
+use super::render::{Published, RenderDevice, RenderLane};
+use super::summary::{DecisionEntry, RunLog};
+use super::view::{ViewCacheStats, ViewSource};
+use crate::budget::{
+    AdaptationMode, Agent, AgentId, AgentSample, Controller, ControllerConfig, FrameInput,
+    GpuTiming, InputError, PinError, RegisterError, StepReport, StrategyIndex, GPU_READ_LAG_FRAMES,
+};
+use crate::game_loop::{FixedStep, FrameClock, GameLoop, LoopOptions, ManualClock, MonotonicClock};
+use crate::input::{InputEvent, RecordedInput, MAX_LOGGED_INPUTS};
+use crate::systems::SystemId;
+use crate::telemetry::{self, Buckets, Counter, Gauge, Histogram, Registry, TraceHistory, Unit};
+use crate::world::World;
+
+mod build;
+mod frame;
+mod metrics;
+mod replay;
+
+pub(crate) use metrics::SYSTEM_METRICS_EVERY;
+use metrics::{Metrics, SystemSeries};
+pub use replay::ReplayError;
+
+/// The physics hook: runs once per fixed step after the systems, on the owner thread, and
+/// fans its work out to the physics lane through [`PhysicsStep::lanes`].
+pub type PhysicsFn = Box<dyn FnMut(&mut World, &PhysicsStep<'_>) + Send>;
+
+/// What the physics hook gets besides the world.
+#[derive(Debug, Clone, Copy)]
+pub struct PhysicsStep<'a> {
+    /// The running lanes (for `scope`, `parallel_for`, graphs).
+    pub lanes: &'a Lanes,
+    /// The physics lane, when the plan has one.
+    pub lane: Option<LaneId>,
+    /// The fixed step, seconds.
+    pub dt: f32,
+    /// The world's tick after this step's systems.
+    pub tick: u64,
+    /// What the physics strategy in force asks for.
+    pub settings: PhysicsSettings,
+}
+
+/// How a custom agent's cost reaches the controller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentCost {
+    /// The agent's cost is this system's run time each frame (its workload is the system's).
+    System(SystemId),
+    /// The game reports it with [`Engine::report_cost`].
+    Reported,
+}
+
+/// What one frame did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FrameOutcome {
+    /// Frame number (1-based).
+    pub frame: u64,
+    /// Owner-thread wall time, ms.
+    pub frame_ms: f64,
+    /// Fixed steps run.
+    pub steps: u32,
+    /// Steps dropped by the cap.
+    pub dropped_steps: u64,
+    /// Strategy switches the controller made this frame.
+    pub decisions: usize,
+}
+
+/// A frame failed.
+#[derive(Debug, thiserror::Error)]
+pub enum FrameError {
+    /// The controller refused the frame's measurements (a bug in a cost report).
+    #[error(transparent)]
+    Budget(#[from] InputError),
+}
+
+/// The clock the loop reads: real, or lockstep (one step per frame).
+#[derive(Debug, Clone)]
+pub(super) enum EngineClock {
+    Real(MonotonicClock),
+    Lockstep(ManualClock),
+}
+
+impl FrameClock for EngineClock {
+    fn now_ns(&mut self) -> u64 {
+        match self {
+            EngineClock::Real(c) => c.now_ns(),
+            EngineClock::Lockstep(c) => c.get_ns(),
+        }
+    }
+}
+
+/// Asset failure messages kept for the report; later failures are counted, not kept.
+pub(crate) const MAX_ASSET_FAILURES: usize = 64;
+
+/// The built-in agents the game installed ([`super::BuiltinAgents`]); `None`: not installed,
+/// and the runtime runs that work at its first (full) strategy, never changing it.
+struct Builtins {
+    physics: Option<AgentId>,
+    render: Option<AgentId>,
+    asset: Option<AgentId>,
+    /// The installed agents' ladders, read back for the settings of the strategy in force
+    /// (not installed: `PhysicsSettings::FULL`, `RenderSettings::FULL`,
+    /// `AssetSettings::DEFAULT`).
+    physics_agent: Option<PhysicsAgent>,
+    render_agent: Option<RenderAgent>,
+    asset_agent: Option<AssetAgent>,
+}
+
+impl Builtins {
+    fn physics_settings(&self, c: &Controller, base_hz: u32) -> PhysicsSettings {
+        match (self.physics, &self.physics_agent) {
+            (Some(id), Some(a)) => a.settings(c.current(id).unwrap_or_default()),
+            _ => PhysicsSettings {
+                step_hz: base_hz,
+                ..PhysicsSettings::FULL
+            },
+        }
+    }
+
+    fn render_settings(&self, c: &Controller) -> RenderSettings {
+        match (self.render, &self.render_agent) {
+            (Some(id), Some(a)) => a.settings(c.current(id).unwrap_or_default()),
+            _ => RenderSettings::FULL,
+        }
+    }
+
+    fn asset_settings(&self, c: &Controller) -> AssetSettings {
+        match (self.asset, &self.asset_agent) {
+            (Some(id), Some(a)) => a.settings(c.current(id).unwrap_or_default()),
+            _ => AssetSettings::DEFAULT,
+        }
+    }
+}
+
+/// The engine runtime (see the module docs for one frame). Build it with [`Engine::builder`].
+pub struct Engine {
+    config: EngineConfig,
+    game: GameLoop<EngineClock>,
+    lockstep: Option<ManualClock>,
+    /// Lockstep: the frame and clock reading at which the step in force was adopted.
+    lockstep_base: (u64, u64, FixedStep),
+    /// Recorded strategy decisions to apply instead of the live controller's, in frame order.
+    replay: Option<std::collections::VecDeque<DecisionEntry>>,
+    controller: Controller,
+    builtins: Builtins,
+    custom: Vec<(AgentId, AgentCost)>,
+    reported: Vec<AgentSample>,
+    samples: Vec<AgentSample>,
+    physics: Option<PhysicsFn>,
+    /// The SyncTest mode ([`Engine::set_sync_test`]): written by the game between frames, run
+    /// by `frame` around each fixed step; the first desync it found.
+    sync_test: Option<(crate::world::SyncTest, Option<crate::world::SyncTestError>)>,
+    view: Option<Box<dyn ViewSource>>,
+    last_view: Option<Published>,
+    render: RenderLane,
+    last_render_sample: u64,
+    last_gpu_frame: u64,
+    /// The render agent is on the GPU pool (a device came up).
+    render_on_gpu: bool,
+    assets: AssetStream,
+    completions: Vec<AssetCompletion>,
+    /// Decoded data assets waiting for the game ([`Engine::take_loaded`]).
+    loaded: std::collections::VecDeque<(std::path::PathBuf, Arc<dyn std::any::Any + Send + Sync>)>,
+    /// The first [`MAX_ASSET_FAILURES`] failures' messages (the count is in the asset totals).
+    asset_failures: Vec<String>,
+    registry: Registry,
+    metrics: Metrics,
+    history: TraceHistory,
+    /// The live view, when started ([`Engine::serve_puffin`]).
+    #[cfg(feature = "puffin")]
+    puffin: Option<telemetry::PuffinServer>,
+    observers: Vec<Box<dyn HeldObserver>>,
+    /// Each plan lane's id, in plan order (looked up once, not per frame).
+    lane_ids: Vec<Option<LaneId>>,
+    /// Each plan lane's worker count.
+    lane_workers: Vec<f64>,
+    /// The last frame's busy share per lane (lent to observers).
+    lane_busy_now: Vec<f64>,
+    lane_busy_prev: Vec<u64>,
+    lane_jobs_prev: Vec<u64>,
+    lane_panics_prev: Vec<u64>,
+    /// Per system (schedule order), its labelled series; `None` when the registry refused the
+    /// system's name as a label value (over 256 bytes).
+    system_series: Vec<Option<SystemSeries>>,
+    /// Per agent (id order), its `budget.strategy{agent}` gauge (`None`: name refused).
+    agent_series: Vec<Option<Gauge>>,
+    frame: u64,
+    /// Input pushed since the last frame began ([`Engine::push_input`]).
+    pending_input: Vec<InputEvent>,
+    /// Every event handed to the world, with its frame (at most [`MAX_LOGGED_INPUTS`]).
+    input_log: Vec<RecordedInput>,
+    /// Events not logged because the log was full.
+    input_log_dropped: u64,
+    /// Recorded input to hand over instead of live input, in frame order.
+    input_replay: Option<std::collections::VecDeque<RecordedInput>>,
+    /// Live events ignored because a replay was running.
+    live_input_ignored: u64,
+    physics_lane: Option<LaneId>,
+    /// Declared last so it drops last: every detached job (render, asset) finishes before the
+    /// workers are joined, and nothing above outlives the lanes it borrows.
+    /// Shared with the asset pipeline's detached job, which runs the load graph through it
+    /// (see `assets`: the job never holds the last handle at shutdown).
+    lanes: Arc<Lanes>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("frame", &self.frame)
+            .field("lanes", &self.lanes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// A builder with the default configuration (automatic lanes, 60 Hz step, 60 fps target,
+    /// Vulkan when available, spans on).
+    pub fn builder() -> EngineBuilder {
+        EngineBuilder::default()
+    }
+
+    // ---- setup ----------------------------------------------------------------------------
+
+    /// The world (register components and systems here, between frames).
+    pub fn world(&self) -> &World {
+        self.game.world()
+    }
+
+    /// The world, mutably (between frames).
+    pub fn world_mut(&mut self) -> &mut World {
+        self.game.world_mut()
+    }
+
+    /// Runs every fixed step under a SyncTest re-simulating the last `check_distance` steps
+    /// (systems and the physics hook) from snapshots and comparing checksums after every
+    /// system and after the hook; `None` turns it off. A debugging mode: each step then costs
+    /// `check_distance + 1` steps and the checksums. The first desync is kept
+    /// ([`sync_test_desync`](Self::sync_test_desync)) and logged once (`LG-SYNC-DESYNC`).
+    pub fn set_sync_test(&mut self, check_distance: Option<usize>) {
+        self.sync_test = check_distance.map(|n| (crate::world::SyncTest::new(n), None));
+    }
+
+    /// The first desync the SyncTest mode found, naming the step, the system (or the physics
+    /// hook: [`AFTER_SYSTEMS`](crate::world::AFTER_SYSTEMS)) and the components.
+    pub fn sync_test_desync(&self) -> Option<&crate::world::SyncTestError> {
+        self.sync_test
+            .as_ref()
+            .and_then(|(_, found)| found.as_ref())
+    }
+
+    /// Captures the world and the fixed-step accumulator's leftover (see
+    /// [`GameLoop::snapshot_into`]), between frames.
+    pub fn snapshot_into(
+        &self,
+        snapshot: &mut crate::world::Snapshot,
+    ) -> Result<(), crate::world::SnapshotError> {
+        self.game.snapshot_into(snapshot)
+    }
+
+    /// Puts back a capture of [`snapshot_into`](Self::snapshot_into) (see
+    /// [`GameLoop::restore`]), between frames.
+    pub fn restore(
+        &mut self,
+        snapshot: &crate::world::Snapshot,
+    ) -> Result<(), crate::world::SnapshotError> {
+        self.game.restore(snapshot)
+    }
+
+    /// The running lanes (custom lanes: `engine.lanes().lane("ai")`).
+    pub fn lanes(&self) -> &Lanes {
+        &self.lanes
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// Sets the physics hook (step 2 of a frame).
+    pub fn set_physics(&mut self, f: impl FnMut(&mut World, &PhysicsStep<'_>) + Send + 'static) {
+        self.physics = Some(Box::new(f));
+    }
+
+    /// Installs a frame observer: from the next frame on, it sees every frame's figures (see
+    /// [`FrameObserver`]). Read it back with [`Engine::observer`].
+    pub fn observe<O: FrameObserver>(&mut self, observer: O) -> ObserverId<O> {
+        self.observers.push(Box::new(observer));
+        ObserverId {
+            index: self.observers.len() - 1,
+            _type: std::marker::PhantomData,
+        }
+    }
+
+    /// An installed observer, as its own type.
+    pub fn observer<O: FrameObserver>(&self, id: ObserverId<O>) -> &O {
+        self.observers[id.index]
+            .as_any()
+            .downcast_ref()
+            .expect("an ObserverId names the observer it was made for")
+    }
+
+    /// An installed observer, mutably (e.g. to reset it between levels).
+    pub fn observer_mut<O: FrameObserver>(&mut self, id: ObserverId<O>) -> &mut O {
+        self.observers[id.index]
+            .as_any_mut()
+            .downcast_mut()
+            .expect("an ObserverId names the observer it was made for")
+    }
+
+    /// Registers a game's own agent; `cost` says where its measured cost comes from.
+    pub fn add_agent(
+        &mut self,
+        agent: Box<dyn Agent>,
+        cost: AgentCost,
+    ) -> Result<AgentId, RegisterError> {
+        let id = self.controller.register(agent)?;
+        self.custom.push((id, cost));
+        Ok(id)
+    }
+
+    /// Reports a [`AgentCost::Reported`] agent's cost for the current frame (`n` its workload).
+    pub fn report_cost(&mut self, agent: AgentId, n: u64, ms: f64) {
+        self.reported.push(AgentSample {
+            agent,
+            frame: self.frame + 1,
+            n,
+            ms,
+        });
+    }
+
+    /// The strategy the controller has chosen for `agent`.
+    pub fn strategy(&self, agent: AgentId) -> Option<StrategyIndex> {
+        self.controller.current(agent)
+    }
+
+    /// The budget controller (its decision log, pins, mode).
+    pub fn controller(&self) -> &Controller {
+        &self.controller
+    }
+
+    /// The budget controller, mutably (pin strategies, switch to manual mode).
+    pub fn controller_mut(&mut self) -> &mut Controller {
+        &mut self.controller
+    }
+
+    /// The ids of the built-in agents the game installed, in the order physics, render,
+    /// asset ([`super::BuiltinAgents`]; empty by default).
+    pub fn builtin_agents(&self) -> Vec<AgentId> {
+        [
+            self.builtins.physics,
+            self.builtins.render,
+            self.builtins.asset,
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+
+    /// The built-in physics agent's id, when installed.
+    pub fn physics_agent(&self) -> Option<AgentId> {
+        self.builtins.physics
+    }
+
+    /// The built-in render agent's id, when installed.
+    pub fn render_agent(&self) -> Option<AgentId> {
+        self.builtins.render
+    }
+
+    /// The built-in asset agent's id, when installed.
+    pub fn asset_agent(&self) -> Option<AgentId> {
+        self.builtins.asset
+    }
+
+    /// Pins `agent` to `strategy` from the next frame on (live, or before the first frame).
+    /// The pin is logged as a decision at the current frame and takes effect at the next frame
+    /// boundary, exactly as a controller decision or a replayed one does, so a replay of the
+    /// run's log reproduces it bit for bit. A pinned agent leaves arbitration until
+    /// [`Engine::unpin`].
+    pub fn pin(&mut self, agent: AgentId, strategy: &str) -> Result<(), PinError> {
+        self.controller.pin(agent, strategy)
+    }
+
+    /// Releases a pin: the agent rejoins arbitration on the next tick.
+    pub fn unpin(&mut self, agent: AgentId) {
+        self.controller.unpin(agent);
+    }
+
+    /// Queues an asset load (decoded on the asset lane, uploaded by the render lane).
+    pub fn request_asset(&mut self, path: impl Into<std::path::PathBuf>) {
+        self.assets.request(path);
+    }
+
+    /// Takes the data assets loaded so far (those a loader returned as [`Asset::Data`]; images
+    /// went to the render pass), oldest first, with the path each was requested by.
+    pub fn take_loaded(
+        &mut self,
+    ) -> impl Iterator<Item = (std::path::PathBuf, Arc<dyn std::any::Any + Send + Sync>)> + '_ {
+        self.loaded.drain(..)
+    }
+
+    /// The asset stream (totals; fault injection for stress runs).
+    pub fn assets_mut(&mut self) -> &mut AssetStream {
+        &mut self.assets
+    }
+
+    // ---- end of run -----------------------------------------------------------------------
+
+    /// Waits until the render lane has drawn every published view (end of run).
+    pub fn finish_render(&self) {
+        self.render.finish();
+    }
+
+    /// Has the game's pass draw the last view again and return it as PNG bytes (`None` when
+    /// the pass cannot, or no view was published). Waits for the render lane: end of a run.
+    pub fn capture_png(&self) -> Option<Vec<u8>> {
+        let view = self.last_view.clone()?;
+        self.render.capture_png(&self.lanes, view)
+    }
+
+    /// Frames run.
+    pub fn frames(&self) -> u64 {
+        self.frame
+    }
+
+    /// Each lane's busy share of the last frame, 0..1, in plan order.
+    pub fn lane_busy(&self) -> &[f64] {
+        &self.lane_busy_now
+    }
+
+    /// The trace history (the last `trace_frames` frames of spans).
+    pub fn trace(&self) -> &TraceHistory {
+        &self.history
+    }
+
+    /// Streams every frame's spans live over puffin's wire protocol on `addr` (e.g.
+    /// `127.0.0.1:8585`): `puffin_viewer --url 127.0.0.1:8585` shows the owner and each lane
+    /// worker as threads while the game runs. Needs trace spans on (the default). Calling it
+    /// again replaces the server.
+    #[cfg(feature = "puffin")]
+    pub fn serve_puffin(&mut self, addr: &str) -> Result<(), telemetry::PuffinError> {
+        self.puffin = Some(telemetry::PuffinServer::start(addr)?);
+        Ok(())
+    }
+
+    /// The metrics registry (OpenMetrics: `telemetry::openmetrics::render(engine.metrics())`).
+    pub fn metrics(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// The render lane's statistics. Waits for a draw in progress: for the end of a run (each
+    /// frame's figures reach observers and the controller without waiting).
+    pub fn render_stats(&self) -> super::render::RenderStats {
+        self.render.stats()
+    }
+
+    /// Every present-to-present interval of the run, ms, when the render pass presents to a
+    /// window (empty otherwise; the first 65,536). Waits for a draw in progress: for the end
+    /// of a run (the report's present histogram).
+    pub fn present_intervals_ms(&self) -> Vec<f64> {
+        self.render.present_intervals_ms()
+    }
+
+    /// The device the game's pass draws on, or why there is none (default without a pass).
+    /// Waits for a draw in progress: for the start and end of a run.
+    pub fn render_device(&self) -> RenderDevice {
+        self.render.device()
+    }
+
+    /// View cache hits and misses (zeros without a render view).
+    pub fn view_cache_stats(&self) -> ViewCacheStats {
+        self.view.as_ref().map(|v| v.stats()).unwrap_or_default()
+    }
+
+    /// Asset totals and the first `MAX_ASSET_FAILURES` failures' messages.
+    pub fn asset_report(&self) -> (super::assets::AssetTotals, &[String]) {
+        (self.assets.totals(), &self.asset_failures)
+    }
+
+    /// Loop totals (steps, dropped steps).
+    pub fn loop_totals(&self) -> crate::game_loop::LoopTotals {
+        self.game.totals()
+    }
+
+    /// The step in force.
+    pub fn fixed_step(&self) -> FixedStep {
+        self.game.fixed_step()
+    }
+}

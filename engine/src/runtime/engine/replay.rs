@@ -1,0 +1,225 @@
+//! The run log's way back in: replaying recorded decisions and input, and logging the live
+//! input a frame hands to the world.
+//!
+//! Owns: [`ReplayError`], `Engine::replay_run`, `replay`, `replay_inputs`, `push_input` and
+//! the input log. Must never: apply part of a refused log.
+
+use super::*;
+
+/// What a replay refused ([`Engine::replay_run`], [`Engine::replay`],
+/// [`Engine::replay_inputs`]): nothing of a refused log is applied.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReplayError {
+    /// An entry comes before the one listed ahead of it.
+    #[error("replay: a {what} for frame {frame} follows one for frame {after} (fix: pass the log in the order the run log gives it)")]
+    OutOfOrder {
+        /// `decision` or `input`.
+        what: &'static str,
+        /// The out-of-order entry's frame.
+        frame: u64,
+        /// The frame of the entry listed before it.
+        after: u64,
+    },
+    /// An entry would take effect in a frame the engine has already run. A decision made at
+    /// frame `N` takes effect at frame `N + 1`; an input at its own frame.
+    #[error("replay: a {what} recorded at frame {frame} takes effect at frame {effective}, but the engine has already run {now} frames (fix: start the replay on a fresh engine, before its first frame)")]
+    AlreadyRun {
+        /// `decision` or `input`.
+        what: &'static str,
+        /// The entry's recorded frame.
+        frame: u64,
+        /// The frame it would take effect in.
+        effective: u64,
+        /// Frames run.
+        now: u64,
+    },
+    /// An input for frame 0: frames are numbered from 1, so no frame can deliver it.
+    #[error("replay: an input is recorded for frame 0, which no run has (frames are numbered from 1) (fix: pass an input log an engine wrote: `input_log`, or summary.json `inputs`)")]
+    FrameZeroInput,
+    /// A decision names an agent this engine does not have.
+    #[error("replay: no agent named `{0}` (fix: replay a run log made by this game, with the same agents installed)")]
+    UnknownAgent(String),
+    /// A decision names a strategy its agent does not have.
+    #[error("replay: agent `{agent}` has no strategy `{strategy}` (fix: one of {known})")]
+    UnknownStrategy {
+        /// The agent.
+        agent: String,
+        /// The name asked for.
+        strategy: String,
+        /// The names it has.
+        known: String,
+    },
+}
+
+/// `OutOfOrder` at the first entry (`what`: `decision` or `input`) whose frame is before the
+/// one listed ahead of it: decisions and inputs are checked the same way.
+fn in_frame_order(
+    what: &'static str,
+    frames: impl Iterator<Item = u64>,
+) -> Result<(), ReplayError> {
+    let mut prev: Option<u64> = None;
+    for frame in frames {
+        if let Some(after) = prev.filter(|&p| frame < p) {
+            return Err(ReplayError::OutOfOrder { what, frame, after });
+        }
+        prev = Some(frame);
+    }
+    Ok(())
+}
+
+impl Engine {
+    /// Replays a run from its log (`summary.json` read back as a [`RunLog`] or a
+    /// [`crate::runtime::RunSummary`]): its decisions (controller decisions and pins alike) replace the
+    /// live controller, and its inputs replace live input, both from the next frame. With the
+    /// same seed and frames, a lockstep run reproduces the recorded world hash on any lane plan.
+    ///
+    /// Errors: an agent or strategy this engine does not have, entries out of frame order, or
+    /// an entry for a frame already run. Nothing is applied when refused.
+    pub fn replay_run(&mut self, log: &RunLog) -> Result<(), ReplayError> {
+        self.check_decisions(&log.decisions)?;
+        self.check_inputs(&log.inputs)?;
+        self.replay(log.decisions.clone())?;
+        self.replay_inputs(log.inputs.clone())
+    }
+
+    /// Replaces the live budget controller with recorded decisions (a run log's `decisions`):
+    /// the controller stops choosing (manual mode), and each decision takes effect at the
+    /// frame boundary after the frame it was made in, exactly as it did live. Errors as
+    /// [`Engine::replay_run`].
+    pub fn replay(&mut self, decisions: Vec<DecisionEntry>) -> Result<(), ReplayError> {
+        self.check_decisions(&decisions)?;
+        self.controller.set_mode(AdaptationMode::Manual);
+        self.replay = Some(decisions.into());
+        Ok(())
+    }
+
+    pub(super) fn check_decisions(&self, decisions: &[DecisionEntry]) -> Result<(), ReplayError> {
+        in_frame_order("decision", decisions.iter().map(|d| d.frame))?;
+        // A decision made at frame N takes effect at frame N + 1.
+        if let Some(d) = decisions.first().filter(|d| d.frame < self.frame) {
+            return Err(ReplayError::AlreadyRun {
+                what: "decision",
+                frame: d.frame,
+                effective: d.frame + 1,
+                now: self.frame,
+            });
+        }
+        for d in decisions {
+            let Some(id) = self.agent_by_name(&d.agent) else {
+                return Err(ReplayError::UnknownAgent(d.agent.clone()));
+            };
+            let known = self.controller.strategies(id).unwrap_or(&[]);
+            if !known.iter().any(|s| s.name == d.to) {
+                return Err(ReplayError::UnknownStrategy {
+                    agent: d.agent.clone(),
+                    strategy: d.to.clone(),
+                    known: known
+                        .iter()
+                        .map(|s| s.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn agent_by_name(&self, name: &str) -> Option<AgentId> {
+        self.controller.agent_id(name)
+    }
+
+    /// Applies the recorded decisions made at frames before `frame` (the end of frame N is
+    /// the start of frame N + 1).
+    pub(super) fn apply_replay(&mut self, frame: u64) {
+        while let Some(d) = self.replay.as_mut().and_then(|r| {
+            r.front()
+                .filter(|d| d.frame < frame)
+                .is_some()
+                .then(|| r.pop_front())
+                .flatten()
+        }) {
+            if let Some(id) = self.agent_by_name(&d.agent) {
+                // Checked in `replay`: the agent and the strategy exist.
+                let _ = self.controller.pin(id, &d.to);
+            }
+        }
+    }
+
+    // ---- input ------------------------------------------------------------------------------
+
+    /// Queues `event` for the world: the next frame hands it to its first fixed step's systems
+    /// (`world.input()`, see [`crate::input`]) and logs it ([`Engine::input_log`]). Ignored
+    /// (and counted) while a replay of recorded input runs.
+    pub fn push_input(&mut self, event: InputEvent) {
+        if self.input_replay.is_some() {
+            self.live_input_ignored += 1;
+        } else {
+            self.pending_input.push(event);
+        }
+    }
+
+    /// Every event handed to the world so far, with its frame: a lockstep run's deterministic
+    /// inputs beside its decisions (a demo run's `summary.json` `inputs`).
+    pub fn input_log(&self) -> &[RecordedInput] {
+        &self.input_log
+    }
+
+    /// Events handed over but not logged ([`MAX_LOGGED_INPUTS`] reached): non-zero means the
+    /// log cannot replay the run.
+    pub fn input_log_dropped(&self) -> u64 {
+        self.input_log_dropped
+    }
+
+    /// Live events ignored because recorded input was being replayed.
+    pub fn live_input_ignored(&self) -> u64 {
+        self.live_input_ignored
+    }
+
+    /// Replays recorded input: from the next frame, each event is handed to the world at its
+    /// recorded frame, and live input ([`Engine::push_input`]) is ignored. With the same seed
+    /// and decisions ([`Engine::replay`]), a lockstep run ends in the recorded world hash.
+    /// Errors as [`Engine::replay_run`].
+    pub fn replay_inputs(&mut self, inputs: Vec<RecordedInput>) -> Result<(), ReplayError> {
+        self.check_inputs(&inputs)?;
+        self.pending_input.clear();
+        self.input_replay = Some(inputs.into());
+        Ok(())
+    }
+
+    pub(super) fn check_inputs(&self, inputs: &[RecordedInput]) -> Result<(), ReplayError> {
+        in_frame_order("input", inputs.iter().map(|i| i.frame))?;
+        match inputs.first() {
+            Some(i) if i.frame == 0 => Err(ReplayError::FrameZeroInput),
+            Some(i) if i.frame <= self.frame => Err(ReplayError::AlreadyRun {
+                what: "input",
+                frame: i.frame,
+                effective: i.frame,
+                now: self.frame,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Hands this frame's input to the world and logs it (step 2 of [`crate::input`]).
+    pub(super) fn deliver_input(&mut self, frame: u64) {
+        let world = self.game.world_mut();
+        let mut log = |event: InputEvent, log: &mut Vec<RecordedInput>, dropped: &mut u64| {
+            world.input.deliver(event);
+            if log.len() < MAX_LOGGED_INPUTS {
+                log.push(RecordedInput { frame, event });
+            } else {
+                *dropped += 1;
+            }
+        };
+        if let Some(replay) = self.input_replay.as_mut() {
+            while let Some(r) = replay.front().filter(|r| r.frame <= frame).copied() {
+                replay.pop_front();
+                log(r.event, &mut self.input_log, &mut self.input_log_dropped);
+            }
+        } else {
+            for event in self.pending_input.drain(..) {
+                log(event, &mut self.input_log, &mut self.input_log_dropped);
+            }
+        }
+    }
+}
