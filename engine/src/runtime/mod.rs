@@ -15,7 +15,8 @@
 //! | `config_file` | the settings from a TOML file (feature `toml-config`) |
 //! | `engine` | the `Engine` and one frame |
 //! | `view` | the game's view and its epoch cache |
-//! | `render` | the render lane: mailbox, the game's [`RenderPass`], GPU timings |
+//! | `render` | the render lane: mailbox, the render job, GPU timings |
+//! | `render_pass` | what the game's [`RenderPass`] implements and reports |
 //! | `assets` | the asset stream: decode on the asset lane, completions to the owner |
 //! | `loaders` | asset loaders per file extension, the limits |
 //! | `png_loader` | the provided PNG loader and encoder (feature `png`) |
@@ -23,6 +24,8 @@
 //! | `observer` | frame observers: each frame's figures, lent by reference |
 //! | `record` | the provided bounded run record (an observer) |
 //! | `summary` | the run summary built from the engine and its run record |
+//! | `verdict` | the one-sentence verdict on the frame target |
+//! | `run_log` | the run log: decisions and inputs, what a replay reads |
 //!
 //! # A minimal game
 //! A few systems, one custom agent, one custom lane; it runs three frames.
@@ -97,7 +100,10 @@ pub(crate) mod observer;
 mod png_loader;
 pub(crate) mod record;
 pub(crate) mod render;
+pub(crate) mod render_pass;
+pub(crate) mod run_log;
 pub(crate) mod summary;
+pub(crate) mod verdict;
 
 pub(crate) mod view;
 

@@ -1,7 +1,7 @@
 //! Queries: borrowing component columns densely, alone or joined with a second column.
 //!
-//! Owns: [`ColumnRef`], [`ColumnMut`], the pair iterators, and the `World` methods that hand them
-//! out. Must never: hand out a mutable borrow without bumping the component's domains (a cached
+//! Owns: the pair iterators and the `World` methods that hand out column borrows
+//! ([`ColumnRef`], [`ColumnMut`], defined in `column_refs`). Must never: hand out a mutable borrow without bumping the component's domains (a cached
 //! view would miss the write), or alias one column mutably and shared at once.
 //!
 //! Every query records itself in the column's access telemetry (once per query, from the column
@@ -16,69 +16,7 @@ use super::entity::Entity;
 use super::mixed_query::mixed_rows;
 use super::World;
 
-/// A shared borrow of one component's dense column.
-#[derive(Debug)]
-pub struct ColumnRef<'w, T> {
-    entities: &'w [Entity],
-    values: &'w [T],
-}
-
-impl<'w, T> ColumnRef<'w, T> {
-    /// The owning entities, row by row.
-    pub fn entities(&self) -> &'w [Entity] {
-        self.entities
-    }
-    /// The values, row by row (same order as [`entities`](Self::entities)).
-    pub fn values(&self) -> &'w [T] {
-        self.values
-    }
-    /// Rows in the column.
-    pub fn len(&self) -> usize {
-        self.values.len()
-    }
-    /// Whether the column is empty.
-    pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
-    }
-    /// `(entity, &value)` row by row.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = (Entity, &'w T)> + 'w {
-        self.entities.iter().copied().zip(self.values.iter())
-    }
-}
-
-/// A mutable borrow of one component's dense column (values mutable, entities not).
-#[derive(Debug)]
-pub struct ColumnMut<'w, T> {
-    entities: &'w [Entity],
-    values: &'w mut [T],
-}
-
-impl<T> ColumnMut<'_, T> {
-    /// The owning entities, row by row.
-    pub fn entities(&self) -> &[Entity] {
-        self.entities
-    }
-    /// The values, row by row, mutably.
-    pub fn values_mut(&mut self) -> &mut [T] {
-        self.values
-    }
-    /// The values, row by row.
-    pub fn values(&self) -> &[T] {
-        self.values
-    }
-    /// Rows in the column.
-    pub fn len(&self) -> usize {
-        self.values.len()
-    }
-    /// Whether the column is empty.
-    pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
-    }
-    /// `(entity, &mut value)` row by row.
-    pub fn iter_mut(&mut self) -> impl ExactSizeIterator<Item = (Entity, &mut T)> + '_ {
-        self.entities.iter().copied().zip(self.values.iter_mut())
-    }
-}
+pub use super::column_refs::{ColumnMut, ColumnRef};
 
 impl World {
     /// The AoS column of `T`, or `None` when `T` was never stored; `WrongLayout` when `T` lives

@@ -1,0 +1,339 @@
+//! How one component column and one resource are written to and read from a save: the CBOR
+//! values (a column is one array written straight into the output), the entity remapping, and
+//! the fingerprint that ties a save to its schema.
+//!
+//! Owns: the per-column and per-resource codecs. Must never: size a buffer from an unchecked
+//! count, or apply part of a column that fails to decode.
+
+use super::*;
+
+pub(super) fn encode<T: Serialize + ?Sized>(name: &'static str, v: &T) -> Result<Value, SaveError> {
+    Value::serialized(v).map_err(|e| SaveError::Encode {
+        name,
+        reason: e.to_string(),
+    })
+}
+
+pub(super) fn entity_of(bits: u64, table: &EntityTable) -> Option<Entity> {
+    let e = table.live_at(bits as u32)?;
+    (e.to_bits() == bits).then_some(e)
+}
+
+/// Which form a save is written in: a column's values are one CBOR byte string in the binary
+/// form (decoded straight into the component type on load, no value tree), a value tree in
+/// the text form (readable JSON).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Form {
+    Binary,
+    Text,
+}
+
+/// Appends a CBOR array header for `n` items (major type 4).
+pub(super) fn cbor_array_header(n: usize, out: &mut Vec<u8>) {
+    let n = n as u64;
+    match n {
+        0..=23 => out.push(0x80 | n as u8),
+        24..=0xff => out.extend_from_slice(&[0x98, n as u8]),
+        0x100..=0xffff => {
+            out.push(0x99);
+            out.extend_from_slice(&(n as u16).to_be_bytes());
+        }
+        0x1_0000..=0xffff_ffff => {
+            out.push(0x9a);
+            out.extend_from_slice(&(n as u32).to_be_bytes());
+        }
+        _ => {
+            out.push(0x9b);
+            out.extend_from_slice(&n.to_be_bytes());
+        }
+    }
+}
+
+/// A column's values as the form wants them, written row by row.
+pub(super) struct ValuesOut {
+    form: Form,
+    bytes: Vec<u8>,
+    tree: Vec<Value>,
+}
+
+impl ValuesOut {
+    pub(super) fn new(form: Form, rows: usize) -> Self {
+        let mut bytes = Vec::new();
+        if form == Form::Binary {
+            cbor_array_header(rows, &mut bytes);
+        }
+        ValuesOut {
+            form,
+            bytes,
+            tree: Vec::new(),
+        }
+    }
+
+    pub(super) fn push<T: Serialize>(
+        &mut self,
+        name: &'static str,
+        v: &T,
+    ) -> Result<(), SaveError> {
+        match self.form {
+            Form::Binary => {
+                ciborium::into_writer(v, &mut self.bytes).map_err(|e| SaveError::Encode {
+                    name,
+                    reason: e.to_string(),
+                })
+            }
+            Form::Text => {
+                self.tree.push(encode(name, v)?);
+                Ok(())
+            }
+        }
+    }
+
+    pub(super) fn finish(self) -> Value {
+        match self.form {
+            Form::Binary => Value::Bytes(self.bytes),
+            Form::Text => Value::Array(self.tree),
+        }
+    }
+}
+
+pub(super) fn save_column<T: Component + Serialize>(
+    world: &mut World,
+    form: Form,
+) -> Result<Option<SavedColumn>, SaveError> {
+    let Some(i) = world.column_index::<T>() else {
+        return Ok(None);
+    };
+    let layout = world.columns[i].layout();
+    let rows = world.columns[i].len();
+    let mut values = ValuesOut::new(form, rows);
+    let mut entities = Vec::with_capacity(rows);
+    if let Ok(col) = world.column::<T>() {
+        for (e, v) in col.entities().iter().zip(col.values()) {
+            entities.push(e.to_bits());
+            values.push(T::NAME, v)?;
+        }
+    } else {
+        // Field-SoA: each row gathered by a query, in the column's row order.
+        let mut failed = None;
+        let mut q = world.query::<(Entity, &T)>().map_err(|e| SaveError::Read {
+            name: T::NAME,
+            reason: e.to_string(),
+        })?;
+        q.for_each(|(e, v)| {
+            entities.push(e.to_bits());
+            if let Err(e) = values.push(T::NAME, v) {
+                failed = Some(e);
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+    }
+    Ok(Some(SavedColumn {
+        name: T::NAME.to_owned(),
+        schema: T::schema().to_owned(),
+        layout: layout.name().to_owned(),
+        entities,
+        values: values.finish(),
+    }))
+}
+
+pub(super) fn decode<T: DeserializeOwned>(
+    kind: &'static str,
+    name: &str,
+    saved_schema: &str,
+    current: &'static str,
+    v: Value,
+    column: bool,
+) -> Result<T, LoadError> {
+    let decoded = match v {
+        // A column in the binary form: the values' own CBOR, read straight into `T`.
+        Value::Bytes(bytes) if column => {
+            ciborium::from_reader::<T, _>(&bytes[..]).map_err(|e| e.to_string())
+        }
+        tree => tree.deserialized::<T>().map_err(|e| e.to_string()),
+    };
+    decoded.map_err(|e| {
+        if saved_schema == current {
+            LoadError::Corrupt {
+                at: name.to_owned(),
+                reason: e.to_string(),
+            }
+        } else {
+            LoadError::ChangedComponent {
+                kind,
+                name: name.to_owned(),
+                saved: saved_schema.to_owned(),
+                current,
+                reason: e.to_string(),
+            }
+        }
+    })
+}
+
+pub(super) fn load_column<T: Component + DeserializeOwned>(
+    world: &mut World,
+    saved: SavedColumn,
+    table: &EntityTable,
+) -> Result<Apply, LoadError> {
+    let values: Vec<T> = decode(
+        "component",
+        T::NAME,
+        &saved.schema,
+        T::schema(),
+        saved.values,
+        true,
+    )?;
+    if values.len() != saved.entities.len() {
+        return Err(LoadError::Corrupt {
+            at: T::NAME.to_owned(),
+            reason: format!(
+                "{} entities but {} values",
+                saved.entities.len(),
+                values.len()
+            ),
+        });
+    }
+    let mut rows = Vec::with_capacity(values.len());
+    let mut seen = vec![false; table.slot_count()];
+    for (bits, v) in saved.entities.iter().zip(values) {
+        let e = entity_of(*bits, table).ok_or_else(|| LoadError::Corrupt {
+            at: T::NAME.to_owned(),
+            reason: format!("a row of entity bits {bits:#x}, which is not live in the save"),
+        })?;
+        if std::mem::replace(&mut seen[e.index() as usize], true) {
+            return Err(LoadError::Corrupt {
+                at: T::NAME.to_owned(),
+                reason: format!("entity {e} has two rows"),
+            });
+        }
+        rows.push((e, v));
+    }
+    // The column exists before anything is written, so a name clash is found now.
+    world
+        .column_index_or_create::<T>()
+        .map_err(|e| LoadError::World {
+            name: T::NAME,
+            reason: e.to_string(),
+        })?;
+    Ok(Box::new(move |w: &mut World| {
+        for (e, v) in rows {
+            // Live in the loaded table (checked above), column created: cannot fail.
+            let inserted = w.insert(e, v);
+            debug_assert!(inserted.is_ok(), "checked before the first write");
+        }
+    }))
+}
+
+pub(super) fn load_soa_column<T: Component + SoaComponent + DeserializeOwned>(
+    world: &mut World,
+    saved: SavedColumn,
+    table: &EntityTable,
+) -> Result<Apply, LoadError> {
+    let soa = saved.layout == ColumnLayout::FieldSoa.name();
+    let apply = load_column::<T>(world, saved, table)?;
+    if soa {
+        world.use_field_soa::<T>().map_err(|e| LoadError::World {
+            name: T::NAME,
+            reason: e.to_string(),
+        })?;
+    }
+    Ok(apply)
+}
+
+pub(super) fn save_resource<R: Resource + Serialize>(
+    world: &World,
+) -> Result<Option<SavedResource>, SaveError> {
+    let Ok(r) = world.resource::<R>() else {
+        return Ok(None);
+    };
+    Ok(Some(SavedResource {
+        name: R::NAME.to_owned(),
+        schema: R::schema().to_owned(),
+        value: encode(R::NAME, r)?,
+    }))
+}
+
+pub(super) fn load_resource<R: Resource + DeserializeOwned>(
+    world: &World,
+    saved: SavedResource,
+) -> Result<Apply, LoadError> {
+    let value: R = decode(
+        "resource",
+        R::NAME,
+        &saved.schema,
+        R::schema(),
+        saved.value,
+        false,
+    )?;
+    // Another type under the same name would refuse the insert after the writes began.
+    if world.resource::<R>().is_err()
+        && world.resources.values().iter().any(|v| v.name() == R::NAME)
+    {
+        return Err(LoadError::World {
+            name: R::NAME,
+            reason: "another resource type in this world has that name".into(),
+        });
+    }
+    Ok(Box::new(move |w: &mut World| {
+        let inserted = w.insert_resource(value);
+        debug_assert!(inserted.is_ok(), "name checked before the first write");
+    }))
+}
+
+/// FNV-1a over the sorted `kind NAME = shape` lines of what a save holds.
+pub(super) fn fingerprint(components: &[SavedColumn], resources: &[SavedResource]) -> u64 {
+    let items = components
+        .iter()
+        .map(|c| ("component", &c.name, &c.schema))
+        .chain(resources.iter().map(|r| ("resource", &r.name, &r.schema)));
+    let mut lines: Vec<String> = items
+        .map(|(kind, name, schema)| format!("{kind} {name} = {schema}\n"))
+        .collect();
+    lines.sort();
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in lines.concat().bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// The saved types a load has matched to their registrations so far.
+#[derive(Default)]
+pub(super) struct Admitted {
+    seen: Vec<(&'static str, &'static str)>,
+    /// Those whose shape changed since the save.
+    pub(super) migrated: Vec<&'static str>,
+}
+
+impl Admitted {
+    /// The index of the registration (`(name, shape)` pairs, in order) of a saved `kind` named
+    /// `name`: an unknown or repeated type is refused, a changed shape is noted.
+    pub(super) fn admit(
+        &mut self,
+        kind: &'static str,
+        registered: impl Iterator<Item = (&'static str, &'static str)>,
+        name: &str,
+        schema: &str,
+    ) -> Result<usize, LoadError> {
+        let Some((i, (known, shape))) = registered.enumerate().find(|(_, (n, _))| *n == name)
+        else {
+            return Err(LoadError::UnknownType {
+                kind,
+                name: name.to_owned(),
+            });
+        };
+        if self.seen.contains(&(kind, known)) {
+            return Err(LoadError::Corrupt {
+                at: known.to_owned(),
+                reason: format!("the {kind} is saved twice"),
+            });
+        }
+        self.seen.push((kind, known));
+        if schema != shape {
+            self.migrated.push(known);
+        }
+        Ok(i)
+    }
+}
