@@ -2,8 +2,7 @@
 """Import cycles between sibling modules of a crate (used by scripts/surface).
 
 A file `a/b.rs` (or `a/b/mod.rs`) is module `a::b`. Every `crate::..`, `super::..` and
-`self::..` path outside comments and outside a file's trailing `#[cfg(test)]` module is a
-reference; a reference from module A to module B is an edge between the two children of their
+`self::..` path outside comments and outside `#[cfg(test)] mod` blocks is a reference; a reference from module A to module B is an edge between the two children of their
 deepest common ancestor that contain them (so `world::query` -> `systems::def` is the edge
 `world` -> `systems`, and `runtime::builder` -> `runtime::engine` is `builder` -> `engine`).
 A cycle is a strongly connected set of such siblings. It is justified when the module doc
@@ -26,11 +25,24 @@ def module_of(root, path):
 
 
 def code_of(text):
-    # Tests reference what they test; a trailing test module is not an import of the module.
-    m = re.search(r"^#\[cfg\(test\)\]\s*\n\s*(pub\(crate\) )?mod ", text, re.M)
-    if m:
-        text = text[: m.start()]
-    return "\n".join(re.sub(r"//.*", "", line) for line in text.splitlines())
+    # Tests reference what they test: a `#[cfg(test)] mod` block is not an import of the module.
+    out, i = [], 0
+    for m in re.finditer(r"^#\[cfg\(test\)\]\s*\n\s*(pub\(crate\) )?mod \w+ \{", text, re.M):
+        if m.start() < i:
+            continue
+        out.append(text[i : m.start()])
+        depth, j = 0, m.end() - 1
+        while j < len(text):
+            if text[j] == "{":
+                depth += 1
+            elif text[j] == "}":
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        i = j + 1
+    out.append(text[i:])
+    return "\n".join(re.sub(r"//.*", "", line) for line in "".join(out).splitlines())
 
 
 def doc_of(text):

@@ -40,7 +40,7 @@ use super::agent::{self, limits, Agent, AgentId, Pool, RegisterError, Strategy, 
 use super::arbitration::{self, Arbiter, ArbiterOption};
 use super::config::{ConfigError, ControllerConfig, FrameInput, InputError, GPU_READ_LAG_FRAMES};
 use super::cost_model::Fit;
-use super::heuristics::{Assessment, Finding, Heuristics, Signals};
+use super::heuristics::{le_or_gt, Assessment, Finding, Heuristics, Signals};
 use super::log::{Decision, DecisionLog};
 use super::pid::Pid;
 use super::providers::{Providers, Readings};
@@ -885,16 +885,6 @@ struct ReasonCtx<'a> {
     upgraded: &'a str,
     /// The moved agent's target strategy and what prices it (`physics `full` measured 28.0 ms`).
     rung: &'a str,
-}
-
-/// The comparison `a` to `b` as printed with one decimal: `<=` or `>`, chosen from the printed
-/// figures, so a reason's inequality always agrees with its own numbers.
-pub(crate) fn le_or_gt(a: f64, b: f64) -> &'static str {
-    if (a * 10.0).round() <= (b * 10.0).round() {
-        "<="
-    } else {
-        ">"
-    }
 }
 
 /// The reason text: the cause (a cap, the pool's pressure, a heuristic's target, or the PID),

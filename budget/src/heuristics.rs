@@ -56,6 +56,16 @@ pub(crate) const SPIRAL_EXIT: u32 = 60;
 pub(crate) const MIN_TARGET_FRACTION: f64 = 0.5;
 
 /// Which heuristic a finding came from (the tests' way to name a finding).
+/// The comparison `a` to `b` as printed with one decimal: `<=` or `>`, chosen from the printed
+/// figures, so a reason's inequality always agrees with its own numbers.
+pub(crate) fn le_or_gt(a: f64, b: f64) -> &'static str {
+    if (a * 10.0).round() <= (b * 10.0).round() {
+        "<="
+    } else {
+        ">"
+    }
+}
+
 #[cfg(test)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) enum HeuristicKind {
@@ -193,7 +203,7 @@ impl fmt::Display for Finding {
                 write!(
                     f,
                     "{label} pressure: {pool} {measured_ms:.1} ms {} target {target_ms:.1} ms",
-                    super::controller::le_or_gt(measured_ms, target_ms)
+                    le_or_gt(measured_ms, target_ms)
                 )
             }
             Finding::Thermal { state } => {

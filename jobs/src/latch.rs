@@ -5,6 +5,11 @@
 //! let the waiter return (and free the latch, which lives on its stack) while a completer may
 //! still touch the latch's memory, and never lose the final wake-up.
 //!
+//! Import cycle with `queue`, kept on purpose: a latch's completer notifies the lane queue of the
+//! waiter that helps it (`LaneQueue`), and the queue's `help_until` waits on a `Latch`. The two
+//! are one protocol, checked together by the loom models (`docs/jobs.md`, "Loom"); each file
+//! holds one side of it.
+//!
 //! # Protocol
 //! 1. The waiter makes the latch with the count of jobs it will publish, and, when it serves a
 //!    lane and will help it while waiting, that lane's queue (`helper`). Both are fixed before any

@@ -18,9 +18,9 @@
 
 use ash::vk;
 
+use crate::clock::monotonic_ns;
 use crate::context::Gpu;
 use crate::error::{vk_err, GpuError};
-use crate::profiler::timeline::monotonic_ns;
 
 /// Fewest frames in flight: the profiler reads frame `n` at `n + 2`, so slot `n % F` must not
 /// be reused before then (`F >= 2`).

@@ -16,9 +16,11 @@
 #![deny(unreachable_pub, missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod clock;
 pub mod context;
 pub mod error;
 pub mod frames;
+pub(crate) mod ledger;
 pub mod memory;
 pub mod memory_monitor;
 pub mod present;

@@ -19,51 +19,15 @@
 //!
 //! Either way the ledger counts allocations and frees, so churn needs no extension.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::Ordering;
 
 use ash::vk;
 
 use crate::context::Gpu;
 
-/// Most distinct allocation names tracked for churn (the backend and a game use a few dozen).
-pub const MAX_TRACKED_NAMES: usize = 256;
+pub use crate::ledger::MAX_TRACKED_NAMES;
 
-/// What every allocation and free through the backend adds to (one per device).
-#[derive(Debug, Default)]
-pub struct MemoryLedger {
-    live_bytes: AtomicU64,
-    live_allocations: AtomicU64,
-    allocations: AtomicU64,
-    frees: AtomicU64,
-    /// Per allocation name, allocations + frees (cold path: resource creation and drop).
-    by_name: Mutex<Vec<(&'static str, u64)>>,
-}
-
-impl MemoryLedger {
-    pub(crate) fn allocated(&self, name: &'static str, bytes: u64) {
-        self.live_bytes.fetch_add(bytes, Ordering::Relaxed);
-        self.live_allocations.fetch_add(1, Ordering::Relaxed);
-        self.allocations.fetch_add(1, Ordering::Relaxed);
-        self.count(name);
-    }
-
-    pub(crate) fn freed(&self, name: &'static str, bytes: u64) {
-        self.live_bytes.fetch_sub(bytes, Ordering::Relaxed);
-        self.live_allocations.fetch_sub(1, Ordering::Relaxed);
-        self.frees.fetch_add(1, Ordering::Relaxed);
-        self.count(name);
-    }
-
-    fn count(&self, name: &'static str) {
-        let mut t = self.by_name.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((_, c)) = t.iter_mut().find(|(n, _)| *n == name) {
-            *c += 1;
-        } else if t.len() < MAX_TRACKED_NAMES {
-            t.push((name, 1));
-        }
-    }
-}
+pub use crate::ledger::MemoryLedger;
 
 /// Where the heap figures came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -30,6 +30,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use crossbeam_channel::{Receiver, Sender};
 use lanegraph_jobs::{clock, Graph, GraphBuilder, LaneId, Lanes};
 
+pub use super::loaders::AssetError;
 use super::loaders::{Asset, DecodedImage, Loaders};
 
 /// Loads per batch at most (the graph's width; the asset strategies ask for 1 to 4 a frame).
@@ -37,63 +38,6 @@ pub(crate) const BATCH: usize = 4;
 
 /// Where a decoded image goes from the upload node (the render lane's texture intake).
 pub(crate) type TextureSink = Arc<dyn Fn(Arc<DecodedImage>) + Send + Sync>;
-
-/// Why an asset did not load.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum AssetError {
-    /// The file is not there.
-    #[error("asset `{path}` is missing; fix: generate or copy the file, or drop the request")]
-    Missing {
-        /// The path.
-        path: PathBuf,
-    },
-    /// The file could not be read.
-    #[error("asset `{path}` could not be read: {why}; fix: check its permissions")]
-    Unreadable {
-        /// The path.
-        path: PathBuf,
-        /// The OS error.
-        why: String,
-    },
-    /// The file is not one its loader reads.
-    #[error("asset `{path}` is corrupt: {why}; fix: re-export it in a form its loader reads (PNG: 8-bit RGBA or RGB)")]
-    Corrupt {
-        /// The path.
-        path: PathBuf,
-        /// The decoder's complaint.
-        why: String,
-    },
-    /// The file, or the image it declares, is larger than the limits allow.
-    #[error("asset `{path}`: the {what} is {size}, over the limit of {limit}; fix: shrink the asset, or raise the limit with EngineBuilder::asset_limits")]
-    TooLarge {
-        /// The path.
-        path: PathBuf,
-        /// What is too large (`file`: bytes; `image (pixels)`).
-        what: &'static str,
-        /// Its size.
-        size: u64,
-        /// The limit.
-        limit: u64,
-    },
-    /// No loader is registered for the file's extension.
-    #[error("asset `{path}`: no loader for extension `{extension}` (loaders: {known:?}); fix: register one with EngineBuilder::asset_loader, or convert the file")]
-    NoLoader {
-        /// The path.
-        path: PathBuf,
-        /// Its extension, lowercase (empty when it has none).
-        extension: String,
-        /// The extensions with a loader.
-        known: Vec<String>,
-    },
-    /// The decode job panicked (the lane lives on).
-    #[error("asset `{path}`: the decode job panicked: {why}; fix: this is a bug in a decoder, report it with the file")]
-    Panicked {
-        /// The path.
-        path: PathBuf,
-        /// The panic message.
-        why: String,
-    },
-}
 
 /// One finished request.
 #[derive(Debug, Clone)]
@@ -478,7 +422,7 @@ mod pipeline_tests {
             lanes.lane("asset"),
             lanes.lane("render"),
             sink,
-            Loaders::default(),
+            crate::runtime::png_loader::tests::with_png(),
         );
         s.inject_panics_for("panic_");
         for f in &files {
@@ -538,7 +482,7 @@ mod pipeline_tests {
             None,
             lanes.lane("render"),
             Arc::new(|_| {}),
-            Loaders::default(),
+            crate::runtime::png_loader::tests::with_png(),
         );
         s.request("a.png");
         assert_eq!(s.pump(&lanes, 4), 1);

@@ -1,50 +1,20 @@
 //! Building an [`Engine`]: lane plan, fixed step, telemetry, frame target, the game's render
 //! view and pass.
 //!
-//! Owns: [`EngineBuilder`] and [`BuildError`]. Must never: leave half-started lanes behind on an
+//! Owns: [`EngineBuilder`] and `Engine::builder()`. Must never: leave half-started lanes behind on an
 //! error (everything is built in order and dropped on the way out).
 
 use super::agents::BuiltinAgents;
-use lanegraph_jobs::{LaneOptions, LanePlan, Lanes, PlanError, StartError};
+use lanegraph_jobs::{LaneOptions, LanePlan, Lanes};
 
-use super::config::{ConfigError, EngineConfig};
+use super::config::EngineConfig;
 use super::engine::Engine;
 use super::loaders::{AssetLimits, AssetLoader, Loaders};
-use super::render::{HeldPass, RenderPass, TypedPass};
-use super::view::{ViewCache, ViewSource};
-use crate::budget::ConfigError as BudgetConfigError;
-use crate::budget::RegisterError as AgentRegisterError;
-use crate::game_loop::{InvalidStep, LoopOptionsError};
+use super::render::{RenderPass, TypedPass};
+use super::view::ViewCache;
 use crate::world::{DomainSet, World};
 
-/// Why an engine could not be built.
-#[derive(Debug, thiserror::Error)]
-pub enum BuildError {
-    /// The configuration is invalid.
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    /// The lane plan is invalid.
-    #[error(transparent)]
-    Plan(#[from] PlanError),
-    /// The lanes could not start.
-    #[error(transparent)]
-    Start(#[from] StartError),
-    /// The fixed step is invalid.
-    #[error(transparent)]
-    Step(#[from] InvalidStep),
-    /// The loop options are invalid.
-    #[error(transparent)]
-    Loop(#[from] LoopOptionsError),
-    /// The budget controller refused its configuration.
-    #[error(transparent)]
-    Budget(#[from] BudgetConfigError),
-    /// A built-in agent's ladder is not one the engine can run.
-    #[error(transparent)]
-    Ladder(#[from] super::agents::LadderError),
-    /// A built-in agent could not be registered.
-    #[error(transparent)]
-    Agent(#[from] AgentRegisterError),
-}
+pub use super::engine::BuildError;
 
 /// Configures and builds an [`Engine`] (`Engine::builder()`).
 #[derive(Debug, Default)]
@@ -58,17 +28,13 @@ pub struct EngineBuilder {
     agents: BuiltinAgents,
 }
 
-/// The game's view source and pass, their view type erased (one builder call pairs them).
-pub(crate) struct RenderSetup {
-    pub(crate) source: Box<dyn ViewSource>,
-    pub(crate) pass: Box<dyn HeldPass>,
-}
+use super::view::RenderSetup;
 
-impl std::fmt::Debug for RenderSetup {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RenderSetup")
-            .field("device", &self.pass.device())
-            .finish_non_exhaustive()
+impl Engine {
+    /// A builder with the default configuration (automatic lanes, 60 Hz step, 60 fps target,
+    /// Vulkan when available, spans on).
+    pub fn builder() -> EngineBuilder {
+        EngineBuilder::default()
     }
 }
 
@@ -206,6 +172,11 @@ impl EngineBuilder {
             {
                 let mut loaders = self.loaders;
                 loaders.limits = limits;
+                // The provided PNG loader, unless the game registered its own for `png`.
+                #[cfg(feature = "png")]
+                if !loaders.handles("png") {
+                    loaders.register("png", super::png_loader::PngLoader);
+                }
                 loaders
             },
         )

@@ -1,7 +1,8 @@
 //! Asset loaders: how a file becomes something the game uses. The game registers one decoder per
 //! file extension; a PNG loader is provided (feature `png`: registered for `png` unless replaced).
 //!
-//! Owns: the [`AssetLoader`] trait, what a loader produces ([`Asset`]), the [`AssetLimits`] every
+//! Owns: the [`AssetLoader`] trait, what a loader produces ([`Asset`]) and why it failed
+//! ([`AssetError`]), the [`AssetLimits`] every
 //! load is held to, the registry the asset lane consults, reading a file within those limits. Must never: read a file that is not a regular file (a FIFO would block the
 //! lane), read more than the limit, or let a decoder size a buffer from an unchecked header.
 
@@ -10,8 +11,6 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-use super::assets::AssetError;
 
 /// A decoded image, RGBA8.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,20 +95,22 @@ impl std::fmt::Debug for Loaders {
 }
 
 impl Default for Loaders {
-    /// Default limits, and the provided PNG loader for `png` (with feature `png`).
+    /// No loader, default limits (the builder adds the provided PNG loader with feature `png`).
     fn default() -> Self {
-        #[cfg_attr(not(feature = "png"), allow(unused_mut))]
-        let mut l = Loaders {
+        Loaders {
             by_extension: BTreeMap::new(),
             limits: AssetLimits::default(),
-        };
-        #[cfg(feature = "png")]
-        l.register("png", super::png_loader::PngLoader);
-        l
+        }
     }
 }
 
 impl Loaders {
+    /// Whether a loader is registered for `extension` (without the dot, any case).
+    pub(crate) fn handles(&self, extension: &str) -> bool {
+        self.by_extension
+            .contains_key(&extension.trim_start_matches('.').to_ascii_lowercase())
+    }
+
     /// Registers `loader` for `extension` (replacing any before it).
     pub(crate) fn register(&mut self, extension: &str, loader: impl AssetLoader) {
         let ext = extension.trim_start_matches('.').to_ascii_lowercase();
@@ -175,6 +176,63 @@ pub(crate) fn read_limited(path: &Path, max: u64) -> Result<Vec<u8>, AssetError>
     Ok(bytes)
 }
 
+/// Why an asset did not load.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AssetError {
+    /// The file is not there.
+    #[error("asset `{path}` is missing; fix: generate or copy the file, or drop the request")]
+    Missing {
+        /// The path.
+        path: PathBuf,
+    },
+    /// The file could not be read.
+    #[error("asset `{path}` could not be read: {why}; fix: check its permissions")]
+    Unreadable {
+        /// The path.
+        path: PathBuf,
+        /// The OS error.
+        why: String,
+    },
+    /// The file is not one its loader reads.
+    #[error("asset `{path}` is corrupt: {why}; fix: re-export it in a form its loader reads (PNG: 8-bit RGBA or RGB)")]
+    Corrupt {
+        /// The path.
+        path: PathBuf,
+        /// The decoder's complaint.
+        why: String,
+    },
+    /// The file, or the image it declares, is larger than the limits allow.
+    #[error("asset `{path}`: the {what} is {size}, over the limit of {limit}; fix: shrink the asset, or raise the limit with EngineBuilder::asset_limits")]
+    TooLarge {
+        /// The path.
+        path: PathBuf,
+        /// What is too large (`file`: bytes; `image (pixels)`).
+        what: &'static str,
+        /// Its size.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// No loader is registered for the file's extension.
+    #[error("asset `{path}`: no loader for extension `{extension}` (loaders: {known:?}); fix: register one with EngineBuilder::asset_loader, or convert the file")]
+    NoLoader {
+        /// The path.
+        path: PathBuf,
+        /// Its extension, lowercase (empty when it has none).
+        extension: String,
+        /// The extensions with a loader.
+        known: Vec<String>,
+    },
+    /// The decode job panicked (the lane lives on).
+    #[error("asset `{path}`: the decode job panicked: {why}; fix: this is a bug in a decoder, report it with the file")]
+    Panicked {
+        /// The path.
+        path: PathBuf,
+        /// The panic message.
+        why: String,
+    },
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,22 +248,23 @@ mod tests {
     #[cfg(feature = "png")]
     fn files_beyond_the_limit_and_special_files_are_refused() {
         let dir = scratch("limits");
-        let p = super::super::png_loader::tests::png_at(&dir, "big.png", 64, 64);
-        let mut l = Loaders::default();
+        use crate::runtime::png_loader::tests::{png_at, with_png};
+        let p = png_at(&dir, "big.png", 64, 64);
+        let mut l = with_png();
         l.limits.max_file_bytes = 16;
         let e = l.load(&p).unwrap_err();
         assert!(
             matches!(e, AssetError::TooLarge { what: "file", .. }),
             "{e}"
         );
-        let e = Loaders::default().load(&dir).unwrap_err();
+        let e = with_png().load(&dir).unwrap_err();
         assert!(
             matches!(e, AssetError::NoLoader { .. }),
             "a folder has no extension: {e}"
         );
         let as_png = dir.join("folder.png");
         std::fs::create_dir_all(&as_png).unwrap();
-        let e = Loaders::default().load(&as_png).unwrap_err();
+        let e = with_png().load(&as_png).unwrap_err();
         assert!(
             matches!(&e, AssetError::Unreadable { why, .. } if why.contains("regular file")),
             "{e}"
@@ -227,7 +286,7 @@ mod tests {
         let mut l = Loaders::default();
         let e = l.load(&p).unwrap_err();
         assert!(
-            matches!(&e, AssetError::NoLoader { extension, known, .. } if extension == "txt" && known.len() == usize::from(cfg!(feature = "png"))),
+            matches!(&e, AssetError::NoLoader { extension, known, .. } if extension == "txt" && known.is_empty()),
             "{e}"
         );
         l.register(".txt", Lines);

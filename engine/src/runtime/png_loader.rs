@@ -7,8 +7,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::assets::AssetError;
-use super::loaders::{Asset, AssetLimits, AssetLoader, DecodedImage};
+use super::loaders::{Asset, AssetError, AssetLimits, AssetLoader, DecodedImage};
 
 /// The provided PNG loader: 8-bit RGB and RGBA PNGs (palette and grey expanded), to RGBA8.
 #[derive(Debug, Clone, Copy, Default)]
@@ -86,6 +85,13 @@ pub(crate) mod tests {
 
     use crate::runtime::loaders::Loaders;
 
+    /// Loaders with the provided PNG loader, as the builder sets them up.
+    pub(crate) fn with_png() -> Loaders {
+        let mut l = Loaders::default();
+        l.register("png", PngLoader);
+        l
+    }
+
     pub(crate) fn png_at(dir: &Path, name: &str, w: u32, h: u32) -> PathBuf {
         let p = dir.join(name);
         let rgba = vec![9u8; (w * h * 4) as usize];
@@ -103,7 +109,7 @@ pub(crate) mod tests {
         assert_eq!(img.rgba, rgba);
         let e = decode_png(Path::new("b.png"), &bytes[..bytes.len() / 2], &limits).unwrap_err();
         assert!(matches!(e, AssetError::Corrupt { .. }), "{e}");
-        let e = Loaders::default()
+        let e = with_png()
             .load(Path::new("/nonexistent/lanegraph/c.png"))
             .unwrap_err();
         assert!(matches!(e, AssetError::Missing { .. }), "{e}");

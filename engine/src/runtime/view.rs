@@ -127,6 +127,20 @@ impl<V: Default + Send + Sync + 'static> ViewSource for ViewCache<V> {
     }
 }
 
+/// The game's view source and pass, their view type erased (one builder call pairs them).
+pub(crate) struct RenderSetup {
+    pub(crate) source: Box<dyn ViewSource>,
+    pub(crate) pass: Box<dyn super::render::HeldPass>,
+}
+
+impl std::fmt::Debug for RenderSetup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RenderSetup")
+            .field("device", &self.pass.device())
+            .finish_non_exhaustive()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

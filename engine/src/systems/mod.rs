@@ -8,6 +8,12 @@
 //!
 //! The contract, point by point, is in `docs/systems.md`.
 //!
+//! Import cycle with `world` and `game_loop`, kept on purpose: the World owns its system table,
+//! event queues and fixed step (a system gets one `&mut World` and reads them all from it),
+//! systems are closures over that `&mut World`, and the game loop steps the World. The three
+//! are one object model split by idea; cutting the cycle would mean a World that cannot run
+//! its own systems, or systems that cannot reach the World.
+//!
 //! - `def`: definitions, budgets, ids, the run context.
 //! - `registry`: registration and validation.
 //! - `run`: the timed schedule and the cold breach path.

@@ -18,7 +18,6 @@ use super::change_ticks::RowTicks;
 use super::entity::{Entity, EntityTable};
 use super::epoch::DomainSet;
 use super::hash::StateHasher;
-use super::query_data::RawRows;
 
 /// Sparse-index value for "this slot has no row".
 pub(crate) const NO_ROW: u32 = u32::MAX;
@@ -59,7 +58,7 @@ pub(crate) trait ErasedColumn: Send + Sync + 'static {
     fn save(
         &self,
         slot: &mut Option<Box<dyn ErasedColumn>>,
-    ) -> Result<(), super::snapshot::SnapshotError>;
+    ) -> Result<(), super::snapshot_error::SnapshotError>;
     /// Makes this column a copy of `from` (a column `save` made); false when `from` is not of
     /// this column's type and layout.
     fn load(&mut self, from: &dyn ErasedColumn) -> bool;
@@ -319,11 +318,12 @@ impl<T: super::Component> ErasedColumn for AosColumn<T> {
     fn save(
         &self,
         slot: &mut Option<Box<dyn ErasedColumn>>,
-    ) -> Result<(), super::snapshot::SnapshotError> {
-        let copy = T::snapshot_clone().ok_or(super::snapshot::SnapshotError::NotCloneable {
-            kind: "component",
-            name: T::NAME,
-        })?;
+    ) -> Result<(), super::snapshot_error::SnapshotError> {
+        let copy =
+            T::snapshot_clone().ok_or(super::snapshot_error::SnapshotError::NotCloneable {
+                kind: "component",
+                name: T::NAME,
+            })?;
         match slot
             .as_mut()
             .and_then(|c| c.as_any_mut().downcast_mut::<AosColumn<T>>())
@@ -379,5 +379,60 @@ impl<T: super::Component> ErasedColumn for AosColumn<T> {
     }
     fn as_any_mut(&mut self) -> &mut dyn Any {
         self
+    }
+}
+
+/// A column's rows and sparse index as raw parts, for typed queries (`query_data`): valid while
+/// the `&mut World` that made them is held and nothing spawns, despawns, inserts or removes.
+#[derive(Clone, Copy)]
+#[doc(hidden)]
+pub struct RawRows {
+    /// The entity of each row.
+    pub(crate) entities: *const Entity,
+    /// Rows.
+    pub(crate) len: usize,
+    /// Slot index -> row (`NO_ROW`: none).
+    pub(crate) index: *const u32,
+    /// Slots the index covers.
+    pub(crate) index_len: usize,
+    /// The column's row-order counter (moves whenever `entities` changes order or length).
+    pub(crate) order: u64,
+}
+
+// Opted in from the workspace's `unsafe_code = "deny"`: a row lookup through the raw parts (see
+// `query_data`'s module docs for the invariants).
+#[allow(unsafe_code)]
+impl RawRows {
+    pub(crate) fn of(entities: &[Entity], index: &SparseIndex, order: u64) -> Self {
+        RawRows {
+            order,
+            entities: entities.as_ptr(),
+            len: entities.len(),
+            index: index.slots().as_ptr(),
+            index_len: index.slots().len(),
+        }
+    }
+
+    /// `entity`'s row, if it has one (`entity` is live).
+    ///
+    /// # Safety
+    /// The parts are still valid (see the type).
+    #[inline]
+    pub(crate) unsafe fn row(&self, entity: Entity) -> Option<usize> {
+        let slot = entity.index() as usize;
+        if slot >= self.index_len {
+            return None;
+        }
+        // SAFETY: `slot < index_len`, and the index is alive and unchanged (the caller's
+        // contract).
+        let r = unsafe { *self.index.add(slot) };
+        if r == NO_ROW {
+            return None;
+        }
+        // A row names a slot, not a generation. Despawn clears the slot in every column, so
+        // for the live entities a query visits the row holds that very entity.
+        // SAFETY: a row in the index is below `len` (the sparse-set invariant).
+        debug_assert_eq!(unsafe { *self.entities.add(r as usize) }, entity);
+        Some(r as usize)
     }
 }

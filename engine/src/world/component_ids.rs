@@ -7,6 +7,10 @@
 //! never used), or be used for a generic type (a `static` in a generic impl is shared by every
 //! instantiation, so the derive gives generic types no key and they are found by `TypeId`).
 //!
+//! Import cycle with `component`, kept on purpose: the `Component` trait names the key a derive
+//! stores (`DenseKey`, here), and the table here maps `Component` types to columns. The key and
+//! the trait are one contract; the key lives here beside the loom-checked cell that assigns it.
+//!
 //! Why: every `insert`, `remove`, `get` and query looks its column up by type. With the key
 //! that lookup is a relaxed load of the id and an indexed load from a `Vec` (no hashing, no
 //! 128-bit key compare); issue 25 asked for columns "found by a dense id resolved once, not a

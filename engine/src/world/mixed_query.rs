@@ -7,6 +7,10 @@
 //! half-written (each row is read whole into a `T`, handed to the closure, and written back
 //! whole).
 //!
+//! Import cycle with `query`, kept on purpose: `query` borrows a pair's columns (`SplitPair`)
+//! and hands the pairs where either side is field-SoA to the loop here, so that `query` keeps
+//! only the AoS fast path; the loop needs the borrow's type to take it.
+//!
 //! Cost, stated: a field-SoA row is gathered from and scattered back to its field columns
 //! through function pointers captured at opt-in (the query's bounds are only `Component`), so
 //! this path is for convenience, not speed: the `f32x8` kernels over `lend_soa`/`lend_soa_pair`

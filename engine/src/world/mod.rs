@@ -92,7 +92,9 @@ pub(crate) mod resource_set;
 #[cfg(feature = "savegame")]
 pub(crate) mod savegame;
 pub(crate) mod snapshot;
+pub(crate) mod snapshot_error;
 pub(crate) mod soa;
+pub(crate) mod soa_raw;
 pub(crate) mod sync_test;
 pub(crate) mod triple_query;
 pub(crate) mod type_map;

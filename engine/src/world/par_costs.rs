@@ -13,7 +13,7 @@ pub const PAR_CHUNK_MIN_NS: u64 = 100_000;
 /// The least predicted work a fresh call site splits.
 pub(crate) const SPLIT_MIN_NS: f64 = 2.0 * PAR_CHUNK_MIN_NS as f64;
 
-/// What a [`Query::par_for_each`] did.
+/// What a [`Query::par_for_each`](super::Query::par_for_each) did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ParRun {
     /// Entities visited.
@@ -28,7 +28,7 @@ pub struct ParRun {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SerialReason {
     /// The world has no parallel lane (a bare `World`, or its engine is gone):
-    /// [`World::set_parallel_lane`] gives it one; inside an engine it is the physics lane.
+    /// [`World::set_parallel_lane`](super::World::set_parallel_lane) gives it one; inside an engine it is the physics lane.
     NoLane,
     /// Fewer than two threads serve the lane (said of a run that would otherwise split: a
     /// run too small to split says that instead).

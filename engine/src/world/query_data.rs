@@ -22,35 +22,12 @@
 // driving row is visited once".
 #![allow(unsafe_code)]
 
-use super::component::{AliasedQuery, Component};
+use super::component::Component;
 use super::entity::Entity;
 
 pub(crate) use super::query_fetch::*;
+pub use super::query_fetch::{QueryError, MAX_QUERY_COMPONENTS};
 pub use super::query_filter::{Changed, QueryFilter, With, Without};
-
-/// Why a typed query could not be made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum QueryError {
-    /// The query asks for one component mutably and again (shared or mutable): two
-    /// references to one row, one of them `&mut`.
-    #[error(transparent)]
-    Aliased(#[from] AliasedQuery),
-    /// The query names more components than a query checks for aliasing.
-    #[error("the query names more than {max} components; fix: split it into two queries")]
-    TooWide {
-        /// The most components one query names.
-        max: usize,
-    },
-}
-
-/// The most components one query (its data and filter together) names.
-pub const MAX_QUERY_COMPONENTS: usize = 16;
-
-pub(crate) mod sealed {
-    pub trait Data {}
-    pub trait Filter {}
-}
 
 /// What a typed query hands its closure per entity: `&T`, `&mut T`, `Option<&T>`,
 /// `Option<&mut T>`, [`Entity`], or a tuple of 1-8 of these. Entities that lack a required

@@ -1,6 +1,8 @@
 //! A typed query's column access: each requested component resolved once to its column's raw
 //! parts ([`RawRows`], [`ColumnsView`]), the driving column and its rows ([`Driver`]), and the
-//! per-row fetch of AoS and field-SoA columns ([`ColumnFetch`], [`OptionFetch`]).
+//! per-row fetch of AoS and field-SoA columns ([`ColumnFetch`], [`OptionFetch`]); why a query
+//! could not be made ([`QueryError`]) and the sealed traits `query_data` and `query_filter`
+//! implement.
 //!
 //! Owns: raw column parts and the per-row lookup. Must never: hand one row to two `&mut`s or
 //! let a pointer outlive the `&mut World` that made it.
@@ -10,68 +12,39 @@
 // unaliased).
 #![allow(unsafe_code)]
 
-use lanegraph_simd::MAX_FIELDS;
-
 use super::change_ticks::ChangeClock;
-use super::column::{AosColumn, ErasedColumn, SparseIndex, NO_ROW};
+use super::column::{AosColumn, ErasedColumn};
 use super::component::{AliasedQuery, Component};
 use super::component_ids::ColumnIds;
 use super::entity::Entity;
 use super::epoch::Epochs;
 use super::soa::SoaColumn;
 
-use super::query_data::{QueryError, MAX_QUERY_COMPONENTS};
+pub(crate) use super::column::RawRows;
+pub(crate) use super::soa_raw::SoaRaw;
 
-/// A column's rows and sparse index as raw parts, for typed queries (`query_data`): valid while
-/// the `&mut World` that made them is held and nothing spawns, despawns, inserts or removes.
-#[derive(Clone, Copy)]
-#[doc(hidden)]
-pub struct RawRows {
-    /// The entity of each row.
-    pub(crate) entities: *const Entity,
-    /// Rows.
-    pub(crate) len: usize,
-    /// Slot index -> row (`NO_ROW`: none).
-    pub(crate) index: *const u32,
-    /// Slots the index covers.
-    pub(crate) index_len: usize,
-    /// The column's row-order counter (moves whenever `entities` changes order or length).
-    pub(crate) order: u64,
+/// Why a typed query could not be made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum QueryError {
+    /// The query asks for one component mutably and again (shared or mutable): two
+    /// references to one row, one of them `&mut`.
+    #[error(transparent)]
+    Aliased(#[from] AliasedQuery),
+    /// The query names more components than a query checks for aliasing.
+    #[error("the query names more than {max} components; fix: split it into two queries")]
+    TooWide {
+        /// The most components one query names.
+        max: usize,
+    },
 }
 
-impl RawRows {
-    pub(crate) fn of(entities: &[Entity], index: &SparseIndex, order: u64) -> Self {
-        RawRows {
-            order,
-            entities: entities.as_ptr(),
-            len: entities.len(),
-            index: index.slots().as_ptr(),
-            index_len: index.slots().len(),
-        }
-    }
+/// The most components one query (its data and filter together) names.
+pub const MAX_QUERY_COMPONENTS: usize = 16;
 
-    /// `entity`'s row, if it has one (`entity` is live).
-    ///
-    /// # Safety
-    /// The parts are still valid (see the type).
-    #[inline]
-    pub(crate) unsafe fn row(&self, entity: Entity) -> Option<usize> {
-        let slot = entity.index() as usize;
-        if slot >= self.index_len {
-            return None;
-        }
-        // SAFETY: `slot < index_len`, and the index is alive and unchanged (the caller's
-        // contract).
-        let r = unsafe { *self.index.add(slot) };
-        if r == NO_ROW {
-            return None;
-        }
-        // A row names a slot, not a generation. Despawn clears the slot in every column, so
-        // for the live entities a query visits the row holds that very entity.
-        // SAFETY: a row in the index is below `len` (the sparse-set invariant).
-        debug_assert_eq!(unsafe { *self.entities.add(r as usize) }, entity);
-        Some(r as usize)
-    }
+pub(crate) mod sealed {
+    pub trait Data {}
+    pub trait Filter {}
 }
 
 /// The world's columns as a query resolves them: each requested component claims its column,
@@ -241,70 +214,6 @@ impl Driver {
 pub struct DriverRow {
     pub(crate) col: usize,
     pub(crate) row: usize,
-}
-
-/// A field-SoA column's field pointers, cached for typed queries.
-pub(crate) struct FieldPtrs(pub(crate) [*mut f32; MAX_FIELDS]);
-
-// SAFETY: the pointers are into the column's own field buffers; they are written by
-// `raw_parts` (`&mut self`) and dereferenced only by a typed query made from that same
-// exclusive borrow of the world, so moving or sharing the column between threads never lets
-// two threads use them unsynchronized.
-unsafe impl Send for FieldPtrs {}
-// SAFETY: as above.
-unsafe impl Sync for FieldPtrs {}
-
-/// One field-SoA column as raw parts: each field's first row and the row codec.
-#[doc(hidden)]
-pub(crate) struct SoaRaw<T> {
-    /// Each field's first row, in the column's own cache (`SoaColumn::raw_parts` fills it):
-    /// one pointer here, so a query over a field-SoA component does not carry (and copy) half a
-    /// kilobyte of field pointers.
-    pub(crate) fields: *const [*mut f32; MAX_FIELDS],
-    pub(crate) n: usize,
-    pub(crate) from_fields: fn(&[f32]) -> T,
-    pub(crate) to_fields: fn(&T, &mut [f32]),
-}
-
-impl<T> Clone for SoaRaw<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T> Copy for SoaRaw<T> {}
-
-impl<T> SoaRaw<T> {
-    /// Gathers row `row`.
-    ///
-    /// # Safety
-    /// The parts are valid and `row` is below the column's length; no `&mut` to the row is live.
-    pub(crate) unsafe fn read(&self, row: usize) -> T {
-        let mut buf = [0.0f32; MAX_FIELDS];
-        // SAFETY: the column (boxed, borrowed by the query) owns the array, written only by
-        // `raw_parts` before the query was made.
-        let fields = unsafe { &*self.fields };
-        for (b, f) in buf.iter_mut().zip(&fields[..self.n]) {
-            // SAFETY: `f` is a live field column with more than `row` rows (the contract).
-            *b = unsafe { *f.add(row) };
-        }
-        (self.from_fields)(&buf[..self.n])
-    }
-
-    /// Scatters `value` into row `row`.
-    ///
-    /// # Safety
-    /// As for `read`, and no other reference to the row is live (the row is this query's
-    /// alone: its chunk's, in a parallel query).
-    pub(crate) unsafe fn write(&self, row: usize, value: &T) {
-        let mut buf = [0.0f32; MAX_FIELDS];
-        (self.to_fields)(value, &mut buf[..self.n]);
-        // SAFETY: as in `read`.
-        let fields = unsafe { &*self.fields };
-        for (b, f) in buf.iter().zip(&fields[..self.n]) {
-            // SAFETY: as in `read`; the row is written by this thread only.
-            unsafe { *f.add(row) = *b };
-        }
-    }
 }
 
 /// Where a `&mut T` term stamps the rows it hands out (see `change_ticks`).

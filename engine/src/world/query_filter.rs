@@ -13,7 +13,6 @@ use std::marker::PhantomData;
 use super::component::Component;
 use super::entity::Entity;
 
-use super::query_data::sealed;
 use super::query_fetch::*;
 
 /// Which entities a typed query keeps: [`With`], [`Without`], `()` (all), or a tuple of 1-4.

@@ -93,7 +93,7 @@ pub trait ErasedResource: Send + Sync + 'static {
     fn as_any_mut(&mut self) -> &mut dyn Any;
     fn into_any(self: Box<Self>) -> Box<dyn Any>;
     /// A boxed copy, for snapshots; an error when the type has no `snapshot_clone`.
-    fn boxed_copy(&self) -> Result<Box<dyn ErasedResource>, super::snapshot::SnapshotError>;
+    fn boxed_copy(&self) -> Result<Box<dyn ErasedResource>, super::snapshot_error::SnapshotError>;
     /// Copies `from` (the same type) over this value; false when the types differ.
     fn load(&mut self, from: &dyn ErasedResource) -> bool;
 }
@@ -117,11 +117,12 @@ impl<R: Resource> ErasedResource for R {
     fn into_any(self: Box<Self>) -> Box<dyn Any> {
         self
     }
-    fn boxed_copy(&self) -> Result<Box<dyn ErasedResource>, super::snapshot::SnapshotError> {
-        let copy = R::snapshot_clone().ok_or(super::snapshot::SnapshotError::NotCloneable {
-            kind: "resource",
-            name: R::NAME,
-        })?;
+    fn boxed_copy(&self) -> Result<Box<dyn ErasedResource>, super::snapshot_error::SnapshotError> {
+        let copy =
+            R::snapshot_clone().ok_or(super::snapshot_error::SnapshotError::NotCloneable {
+                kind: "resource",
+                name: R::NAME,
+            })?;
         Ok(Box::new(copy(self)))
     }
     fn load(&mut self, from: &dyn ErasedResource) -> bool {

@@ -19,6 +19,7 @@ use std::marker::PhantomData;
 use lanegraph_simd::{InvalidFields, LanesMut, SoaComponent, SoaTable};
 
 use super::access::{AccessCounters, ColumnLayout};
+use super::column::RawRows;
 use super::column::{AosColumn, ErasedColumn, SparseIndex};
 use super::component::{
     AliasedQuery, Component, ComponentError, ComponentNameClash, MissingComponent, WrongLayout,
@@ -26,7 +27,7 @@ use super::component::{
 use super::entity::{Entity, EntityTable};
 use super::epoch::DomainSet;
 use super::hash::StateHasher;
-use super::query_data::{FieldPtrs, RawRows, SoaRaw};
+use super::soa_raw::{FieldPtrs, SoaRaw};
 use super::World;
 
 /// A component stored as one aligned `f32` column per field.
@@ -312,7 +313,7 @@ impl<T: Component + SoaComponent> ErasedColumn for SoaColumn<T> {
     fn save(
         &self,
         slot: &mut Option<Box<dyn ErasedColumn>>,
-    ) -> Result<(), super::snapshot::SnapshotError> {
+    ) -> Result<(), super::snapshot_error::SnapshotError> {
         match slot
             .as_mut()
             .and_then(|c| c.as_any_mut().downcast_mut::<SoaColumn<T>>())

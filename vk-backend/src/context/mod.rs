@@ -105,7 +105,7 @@ pub(crate) struct Shared {
     /// `VK_EXT_memory_budget` is enabled (the memory monitor reads the driver's figures).
     pub(crate) memory_budget: bool,
     /// Every allocation and free, for the memory monitor.
-    pub(crate) ledger: crate::memory_monitor::MemoryLedger,
+    pub(crate) ledger: crate::ledger::MemoryLedger,
 }
 
 impl Shared {
@@ -204,44 +204,10 @@ impl Gpu {
         Gpu::bring_up(config, None).map(|(gpu, _)| gpu)
     }
 
-    /// As [`Gpu::new`], for a device that presents to `window`: the instance gets the window
-    /// system's surface extensions, the surface is made from the window's raw handles
-    /// (`ash-window`), the device gets `VK_KHR_swapchain`, and its queue family must be able to
-    /// present to the surface. Hand the [`Surface`](crate::present::Surface) to
-    /// [`Swapchain::new`](crate::present::Swapchain::new).
-    ///
-    /// Errors: as [`Gpu::new`]; [`GpuError::NoPresent`] when the window's handles are not
-    /// available or the device cannot present to them.
-    ///
-    /// The surface keeps `window` alive (an `Arc`) until the surface is destroyed, so the
-    /// window system never sees a surface on a window that is gone.
-    pub fn with_window<W>(
+    pub(crate) fn bring_up(
         config: &GpuConfig,
-        window: std::sync::Arc<W>,
-    ) -> Result<(Gpu, crate::present::Surface), GpuError>
-    where
-        W: raw_window_handle::HasDisplayHandle
-            + raw_window_handle::HasWindowHandle
-            + Send
-            + Sync
-            + 'static,
-    {
-        let no_handle = |e: raw_window_handle::HandleError| GpuError::NoPresent {
-            why: format!("the window gave no raw handle: {e}"),
-        };
-        let display = window.display_handle().map_err(no_handle)?.as_raw();
-        let handle = window.window_handle().map_err(no_handle)?.as_raw();
-        let (gpu, surface) = Gpu::bring_up(config, Some((display, handle)))?;
-        let surface = surface.ok_or(GpuError::NoPresent {
-            why: "internal: the surface vanished".into(),
-        })?;
-        Ok((
-            gpu.clone(),
-            crate::present::Surface::adopt(gpu, surface, window),
-        ))
-    }
-
-    fn bring_up(config: &GpuConfig, window: Option<WindowHandles>) -> Result<Surfaced, GpuError> {
+        window: Option<WindowHandles>,
+    ) -> Result<Surfaced, GpuError> {
         // SAFETY: `Entry::load` runs the system loader's initialisers; we trust the installed
         // libvulkan as every Vulkan program must. The returned `Entry` keeps it loaded.
         let entry = unsafe { ash::Entry::load() }.map_err(|e| GpuError::LoaderMissing {
@@ -436,13 +402,13 @@ impl Gpu {
 }
 
 /// A window's raw display and window handles.
-type WindowHandles = (
+pub(crate) type WindowHandles = (
     raw_window_handle::RawDisplayHandle,
     raw_window_handle::RawWindowHandle,
 );
 
 /// A device, and the surface made on its instance when it was brought up for a window.
-type Surfaced = (Gpu, Option<vk::SurfaceKHR>);
+pub(crate) type Surfaced = (Gpu, Option<vk::SurfaceKHR>);
 
 fn create_instance(
     entry: &ash::Entry,

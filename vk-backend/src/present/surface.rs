@@ -7,7 +7,7 @@
 
 use ash::vk;
 
-use crate::context::Gpu;
+use crate::context::{Gpu, GpuConfig};
 use crate::error::{vk_err, GpuError};
 
 /// A presentable surface on the device's instance. Made by [`Gpu::with_window`].
@@ -18,6 +18,42 @@ pub struct Surface {
     gpu: Gpu,
     /// Keeps the window alive until the surface is destroyed (fields drop after `drop`).
     _window: std::sync::Arc<dyn std::any::Any + Send + Sync>,
+}
+
+impl Gpu {
+    /// As [`Gpu::new`], for a device that presents to `window`: the instance gets the window
+    /// system's surface extensions, the surface is made from the window's raw handles
+    /// (`ash-window`), the device gets `VK_KHR_swapchain`, and its queue family must be able to
+    /// present to the surface. Hand the [`Surface`] to
+    /// [`Swapchain::new`](crate::present::Swapchain::new).
+    ///
+    /// Errors: as [`Gpu::new`]; [`GpuError::NoPresent`] when the window's handles are not
+    /// available or the device cannot present to them.
+    ///
+    /// The surface keeps `window` alive (an `Arc`) until the surface is destroyed, so the
+    /// window system never sees a surface on a window that is gone.
+    pub fn with_window<W>(
+        config: &GpuConfig,
+        window: std::sync::Arc<W>,
+    ) -> Result<(Gpu, Surface), GpuError>
+    where
+        W: raw_window_handle::HasDisplayHandle
+            + raw_window_handle::HasWindowHandle
+            + Send
+            + Sync
+            + 'static,
+    {
+        let no_handle = |e: raw_window_handle::HandleError| GpuError::NoPresent {
+            why: format!("the window gave no raw handle: {e}"),
+        };
+        let display = window.display_handle().map_err(no_handle)?.as_raw();
+        let handle = window.window_handle().map_err(no_handle)?.as_raw();
+        let (gpu, surface) = Gpu::bring_up(config, Some((display, handle)))?;
+        let surface = surface.ok_or(GpuError::NoPresent {
+            why: "internal: the surface vanished".into(),
+        })?;
+        Ok((gpu.clone(), Surface::adopt(gpu, surface, window)))
+    }
 }
 
 impl std::fmt::Debug for Surface {

@@ -33,9 +33,9 @@ use std::time::Duration;
 use ash::vk;
 
 use super::surface::Surface;
+use crate::clock::monotonic_ns;
 use crate::context::Gpu;
 use crate::error::{vk_err, GpuError};
-use crate::profiler::timeline::monotonic_ns;
 
 /// How presented images reach the screen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

@@ -37,19 +37,7 @@ use crate::profiler::ticks::TimestampCaps;
 /// scheduler hiccup is near certain, few enough to stay under a few ms at start-up).
 pub const ESTIMATE_ROUNDS: usize = 5;
 
-/// `CLOCK_MONOTONIC` now, in nanoseconds (the CPU clock GPU spans are placed on).
-pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists on Linux.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    if rc != 0 {
-        return 0;
-    }
-    (ts.tv_sec as u64) * 1_000_000_000 + ts.tv_nsec as u64
-}
+pub use crate::clock::monotonic_ns;
 
 /// How a [`ClockMapping`] was made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

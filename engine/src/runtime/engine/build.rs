@@ -2,9 +2,44 @@
 //! the render and asset lanes, the controller with the built-in agents the game asked for, and
 //! the engine's metrics.
 //!
-//! Owns: `Engine::assemble`. Must never: start a frame or read a clock for the simulation.
+//! Owns: `Engine::assemble` and [`BuildError`], what it refuses. Must never: start a frame or read a clock for the simulation.
 
 use super::*;
+
+use crate::budget::ConfigError as BudgetConfigError;
+use crate::budget::RegisterError as AgentRegisterError;
+use crate::game_loop::{InvalidStep, LoopOptionsError};
+use crate::runtime::config::ConfigError;
+use lanegraph_jobs::{PlanError, StartError};
+
+/// Why an engine could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The configuration is invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The lane plan is invalid.
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    /// The lanes could not start.
+    #[error(transparent)]
+    Start(#[from] StartError),
+    /// The fixed step is invalid.
+    #[error(transparent)]
+    Step(#[from] InvalidStep),
+    /// The loop options are invalid.
+    #[error(transparent)]
+    Loop(#[from] LoopOptionsError),
+    /// The budget controller refused its configuration.
+    #[error(transparent)]
+    Budget(#[from] BudgetConfigError),
+    /// A built-in agent's ladder is not one the engine can run.
+    #[error(transparent)]
+    Ladder(#[from] crate::runtime::agents::LadderError),
+    /// A built-in agent could not be registered.
+    #[error(transparent)]
+    Agent(#[from] AgentRegisterError),
+}
 
 impl Engine {
     pub(in crate::runtime) fn assemble(

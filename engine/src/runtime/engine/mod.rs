@@ -39,13 +39,12 @@ use super::agents::{
     AssetAgent, AssetSettings, PhysicsAgent, PhysicsSettings, RenderAgent, RenderSettings,
 };
 use super::assets::{AssetCompletion, AssetStream};
-use super::builder::RenderSetup;
-use super::builder::{BuildError, EngineBuilder};
 use super::config::EngineConfig;
 use super::loaders::Asset;
 use super::observer::{FrameFigures, FrameObserver, HeldObserver, ObserverId};
 use super::render::{Published, RenderDevice, RenderLane};
-use super::summary::{DecisionEntry, RunLog};
+use super::run_log::{DecisionEntry, RunLog};
+use super::view::RenderSetup;
 use super::view::{ViewCacheStats, ViewSource};
 use crate::budget::{
     AdaptationMode, Agent, AgentId, AgentSample, Controller, ControllerConfig, FrameInput,
@@ -62,6 +61,7 @@ mod frame;
 mod metrics;
 mod replay;
 
+pub use build::BuildError;
 pub(crate) use metrics::SYSTEM_METRICS_EVERY;
 use metrics::{Metrics, SystemSeries};
 pub use replay::ReplayError;
@@ -257,12 +257,6 @@ impl std::fmt::Debug for Engine {
 }
 
 impl Engine {
-    /// A builder with the default configuration (automatic lanes, 60 Hz step, 60 fps target,
-    /// Vulkan when available, spans on).
-    pub fn builder() -> EngineBuilder {
-        EngineBuilder::default()
-    }
-
     // ---- setup ----------------------------------------------------------------------------
 
     /// The world (register components and systems here, between frames).
