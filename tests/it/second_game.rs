@@ -191,3 +191,39 @@ fn the_second_game_saves_and_loads_mid_run() {
         assert_eq!(pa, pb, "the same bodies, ids and row order");
     }
 }
+
+/// The second game writes the same report as the demo, from its own engine and run record:
+/// its systems, its agent's decisions and its lanes' timeline are on the page.
+#[test]
+fn the_second_game_writes_its_own_report() {
+    let mut swarm = game::build(&opts(None, 1000.0)).unwrap();
+    let rec = swarm.engine.observe(RunRecorder::default());
+    swarm.run(120).unwrap();
+    let data = lanegraph_report::ReportData::from_engine(
+        &swarm.engine,
+        swarm.engine.observer(rec),
+        "swarm",
+        "the second game",
+    );
+    assert!(!data.timeline.is_empty(), "the trace held frames");
+    let html = lanegraph_report::render_html(&data);
+    assert!(html.starts_with("<!DOCTYPE html>"), "{}", &html[..80]);
+    for system in ["steer", "integrate", "collide", "score"] {
+        assert!(
+            html.contains(system),
+            "system {system} missing from the report"
+        );
+    }
+    assert!(html.contains("<svg"), "charts drawn");
+    let decisions = &data.decisions;
+    assert!(
+        !decisions.is_empty(),
+        "a 1 ms budget makes the controller decide"
+    );
+    assert!(
+        decisions
+            .iter()
+            .all(|d| d.agent == "collide" && html.contains(&d.to)),
+        "every decision on the page: {decisions:?}"
+    );
+}

@@ -33,7 +33,8 @@ pub mod gpu;
 pub mod outputs;
 pub mod physics;
 pub mod render;
-pub mod report;
+/// The HTML report (`lanegraph-report`), re-exported for the demo's callers.
+pub use lanegraph_report as report;
 pub mod summary;
 pub mod textures;
 pub mod world;

@@ -1,5 +1,7 @@
-//! `cargo run --release -p lanegraph --features savegame --example swarm [BODIES] [FRAMES]`: the second game
-//! (see `game.rs`), headless, printing its run summary's key figures and its run log's size.
+//! `cargo run --release -p lanegraph --features savegame --example swarm [BODIES] [FRAMES] [OUT_DIR]`:
+//! the second game (see `game.rs`), headless, printing its run summary's key figures; with
+//! `OUT_DIR`, it also writes its `summary.json` (what `Engine::replay_run` replays) and its
+//! `report.html` (`lanegraph-report`, as the demo's) there.
 
 mod game;
 
@@ -33,6 +35,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("collide runs `{}` at the end", list[cur.get()].name);
     }
     println!("{}", summary.target_verdict);
+    if let Some(out) = args.next() {
+        let out = std::path::PathBuf::from(out);
+        std::fs::create_dir_all(&out)?;
+        std::fs::write(
+            out.join("summary.json"),
+            serde_json::to_string_pretty(&summary)?,
+        )?;
+        let data = lanegraph_report::ReportData::from_engine(
+            &swarm.engine,
+            swarm.engine.observer(rec),
+            "swarm",
+            &format!(
+                "{} bodies, {} frames\n{}",
+                bodies, summary.frames, summary.target_verdict
+            ),
+        );
+        std::fs::write(
+            out.join("report.html"),
+            lanegraph_report::render_html(&data),
+        )?;
+        println!("wrote {}/summary.json and report.html", out.display());
+    }
     for d in &summary.decisions {
         println!(
             "decision: frame {}: {} {} -> {}: {}",

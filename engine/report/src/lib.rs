@@ -1,5 +1,7 @@
 //! The HTML report: one self-contained page (inline SVG and CSS, no script, no network) that
-//! shows where a run's time went.
+//! shows where a run's time went, for any game's finished run: build [`ReportData`] from the
+//! engine and the [`RunRecorder`] it fed (`ReportData::from_engine`), then write
+//! [`render_html`]'s page. The demo's `report.html` and the swarm example's are made this way.
 //!
 //! Owns: [`ReportData`] (what the page shows, gathered from a finished engine) and
 //! [`render_html`]. Must never: fetch anything (no external fonts, scripts or images), or show a
@@ -9,6 +11,8 @@
 //! slowest open, the others a click away), frame time over the run against the target, a
 //! frame-time histogram against the budget, per-system p50/p99 against budget (breaches highlighted),
 //! the controller's decisions with reasons, lane busy share, memory over time, GPU pass times.
+
+#![deny(unreachable_pub, missing_docs)]
 
 pub mod svg;
 
