@@ -2,7 +2,7 @@
 //! field-SoA + SIMD, which it leaves alone, and how a window of telemetry is taken.
 
 use lanegraph::simd::advisor::{LayoutRecommendation, MIN_QUERIES, SIMD_MIN_ROWS_PER_QUERY};
-use lanegraph::world::{Component, ComponentAccess, StateHash, World};
+use lanegraph::world::{ColumnAccess, Component, StateHash, World};
 
 /// All-`f32`, stored AoS: a field-SoA candidate once it is swept in big batches.
 #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
@@ -98,7 +98,7 @@ fn too_few_queries_or_too_few_rows_keep_the_column() {
 fn a_window_counts_only_what_happened_inside_it() {
     let w = world_with(SIMD_MIN_ROWS_PER_QUERY as usize * 4);
     sweep(&w, MIN_QUERIES * 2);
-    let before: Vec<ComponentAccess> = w.component_access();
+    let before: Vec<ColumnAccess> = w.component_access();
     sweep(&w, 3);
     let now = w.component_access();
     let heat_before = before.iter().find(|a| a.name == "Heat").unwrap();

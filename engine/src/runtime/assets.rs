@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crossbeam_channel::{Receiver, Sender};
-use lanegraph_jobs::{clock, Graph, GraphBuilder, LaneId, Lanes};
+use lanegraph_jobs::{Graph, GraphBuilder, LaneId, Lanes};
 
 pub use super::loaders::AssetError;
 use super::loaders::{Asset, DecodedImage, Loaders};
@@ -41,13 +41,11 @@ pub(crate) type TextureSink = Arc<dyn Fn(Arc<DecodedImage>) + Send + Sync>;
 
 /// One finished request.
 #[derive(Debug, Clone)]
-pub struct AssetCompletion {
+pub(crate) struct AssetCompletion {
     /// The request's path.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// What loaded, or why nothing did.
-    pub result: Result<Asset, AssetError>,
-    /// Time on the asset lane, ms.
-    pub decode_ms: f64,
+    pub(crate) result: Result<Asset, AssetError>,
 }
 
 /// Totals of an [`AssetStream`].
@@ -68,7 +66,6 @@ pub struct AssetTotals {
 struct Slot {
     path: Option<PathBuf>,
     result: Option<Result<Asset, AssetError>>,
-    decode_ms: f64,
 }
 
 /// The load graph's context: [`BATCH`] slots, the loaders, the sink and the fault-injection hook.
@@ -93,7 +90,7 @@ struct Pipeline {
 }
 
 /// The owner's side of the asset pipeline (see the module docs).
-pub struct AssetStream {
+pub(crate) struct AssetStream {
     pipeline: Option<Pipeline>,
     /// Why there is no pipeline (no asset lane, or the graph did not build).
     unavailable: Option<String>,
@@ -156,21 +153,21 @@ impl AssetStream {
     }
 
     /// Makes decodes panic for paths containing `marker` (fault injection for stress runs).
-    pub fn inject_panics_for(&mut self, marker: &str) {
+    pub(crate) fn inject_panics_for(&mut self, marker: &str) {
         if let Some(p) = &self.pipeline {
             *lock(&p.batch.panic_marker) = Some(marker.to_string());
         }
     }
 
     /// Queues a load of `path` (step 1).
-    pub fn request(&mut self, path: impl Into<PathBuf>) {
+    pub(crate) fn request(&mut self, path: impl Into<PathBuf>) {
         self.totals.requested += 1;
         self.queue.push_back(path.into());
     }
 
     /// Step 2: issues at most `jobs` (and at most `BATCH`) queued requests as one run of the
     /// load graph, unless the previous run is still in flight; returns how many.
-    pub fn pump(&mut self, lanes: &Arc<Lanes>, jobs: u32) -> u32 {
+    pub(crate) fn pump(&mut self, lanes: &Arc<Lanes>, jobs: u32) -> u32 {
         let Some(p) = &self.pipeline else {
             // No pipeline to run on: nothing is lost, every request fails visibly.
             let why = self.unavailable.clone().unwrap_or_default();
@@ -223,7 +220,7 @@ impl AssetStream {
     }
 
     /// Takes at most `max` completions (step 4).
-    pub fn drain(&mut self, max: u32, out: &mut Vec<AssetCompletion>) {
+    pub(crate) fn drain(&mut self, max: u32, out: &mut Vec<AssetCompletion>) {
         for _ in 0..max {
             match self.rx.try_recv() {
                 Ok(c) => {
@@ -240,17 +237,17 @@ impl AssetStream {
     }
 
     /// Requests issued whose completion has not been drained yet, plus those still queued.
-    pub fn pending(&self) -> u64 {
+    pub(crate) fn pending(&self) -> u64 {
         self.totals.requested - self.totals.loaded - self.totals.failed
     }
 
     /// Totals so far.
-    pub fn totals(&self) -> AssetTotals {
+    pub(crate) fn totals(&self) -> AssetTotals {
         self.totals
     }
 
     /// Whether a run of the load graph is in flight.
-    pub fn in_flight(&self) -> bool {
+    pub(crate) fn in_flight(&self) -> bool {
         self.pipeline
             .as_ref()
             .is_some_and(|p| p.in_flight.load(Ordering::Acquire))
@@ -277,7 +274,6 @@ fn fail_request(tx: &Sender<AssetCompletion>, path: PathBuf, why: String) {
     let _ = tx.send(AssetCompletion {
         path: path.clone(),
         result: Err(AssetError::Unreadable { path, why }),
-        decode_ms: 0.0,
     });
 }
 
@@ -313,7 +309,6 @@ fn decode_slot(batch: &Batch, i: usize) {
     };
     let _span = crate::span!("asset.decode");
     let marker = lock(&batch.panic_marker).clone();
-    let t0 = clock::now();
     let result = catch_unwind(AssertUnwindSafe(|| {
         if let Some(m) = &marker {
             if path.to_string_lossy().contains(m.as_str()) {
@@ -329,7 +324,6 @@ fn decode_slot(batch: &Batch, i: usize) {
         })
     });
     let mut s = lock(&batch.slots[i]);
-    s.decode_ms = clock::now().ms_since(t0);
     s.result = Some(result);
 }
 
@@ -365,11 +359,7 @@ fn run_batch(
         });
         // The receiver lives as long as the stream; a send after it is gone has no one left
         // to tell.
-        let _ = tx.send(AssetCompletion {
-            path,
-            result,
-            decode_ms: s.decode_ms,
-        });
+        let _ = tx.send(AssetCompletion { path, result });
     }
     in_flight.store(false, Ordering::Release);
 }

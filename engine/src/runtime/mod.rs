@@ -12,6 +12,7 @@
 //! |------|------|
 //! | `builder` | `Engine::builder()`: lanes, step, telemetry, target, the game's render pass |
 //! | `config` | the settings and their validation, errors naming key and line |
+//! | [`hooks`] | fault injection for stress runs and tests (a game does not call these) |
 //! | `config_file` | the settings from a TOML file (feature `toml-config`) |
 //! | `engine` | the `Engine` and one frame |
 //! | `view` | the game's view and its epoch cache |
@@ -94,6 +95,7 @@ pub(crate) mod config;
 mod config_file;
 pub(crate) mod engine;
 pub(crate) mod gpu_memory;
+pub mod hooks;
 pub(crate) mod loaders;
 pub(crate) mod observer;
 #[cfg(feature = "png")]
@@ -111,7 +113,7 @@ pub use crate::telemetry::{GpuFrame, GpuPass};
 pub use agents::{
     AssetSettings, BuiltinAgents, LadderError, PhysicsSettings, RenderSettings, Rung,
 };
-pub use assets::{AssetCompletion, AssetError, AssetStream, AssetTotals};
+pub use assets::{AssetError, AssetTotals};
 pub use builder::{BuildError, EngineBuilder};
 pub use config::{ConfigError, EngineConfig};
 pub use engine::{

@@ -1,6 +1,6 @@
 //! Per-component access telemetry, the input of the layout advisor.
 //!
-//! Owns: counting queries and rows scanned per component column, and the [`ComponentAccess`]
+//! Owns: counting queries and rows scanned per component column, and the [`ColumnAccess`]
 //! snapshot. Must never: cost anything per row (counts are added once per query, from the
 //! column length) or influence world state (telemetry is diagnostics, not simulation).
 //!
@@ -65,9 +65,11 @@ impl AccessCounters {
     }
 }
 
-/// One component's access telemetry: what the layout advisor reads.
+/// One component column's access telemetry, as the World counts it (`World::component_access`);
+/// [`ColumnAccess::advice`] turns it into the layout advisor's input
+/// (`lanegraph_simd::ComponentAccess`, which a caller with per-field counts builds itself).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ComponentAccess {
+pub struct ColumnAccess {
     /// The component's `NAME`.
     pub name: &'static str,
     /// Its current layout.
@@ -88,14 +90,14 @@ pub struct ComponentAccess {
     pub all_f32: bool,
 }
 
-impl ComponentAccess {
+impl ColumnAccess {
     /// The counts accrued since `earlier` (an older snapshot of the same component): a telemetry
     /// window for the advisor. Layout, size, rows and `all_f32` are this snapshot's. A snapshot
     /// of another component, or a newer one, gives zero counts rather than wrapping.
-    pub fn since(&self, earlier: &ComponentAccess) -> ComponentAccess {
+    pub fn since(&self, earlier: &ColumnAccess) -> ColumnAccess {
         let same = earlier.name == self.name;
         let delta = |now: u64, then: u64| if same { now.saturating_sub(then) } else { 0 };
-        ComponentAccess {
+        ColumnAccess {
             query_count: delta(self.query_count, earlier.query_count),
             rows_scanned: delta(self.rows_scanned, earlier.rows_scanned),
             bytes_scanned: delta(self.bytes_scanned, earlier.bytes_scanned),

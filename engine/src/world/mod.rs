@@ -102,7 +102,7 @@ pub(crate) mod typed_query;
 
 use std::collections::HashMap;
 
-pub use access::{ColumnLayout, ComponentAccess};
+pub use access::{ColumnAccess, ColumnLayout};
 pub use bundle::Bundle;
 pub use commands::{CommandError, Commands};
 #[doc(hidden)]
@@ -567,13 +567,13 @@ impl World {
 
     /// Access telemetry for every component column (for the layout advisor). Cold path: it
     /// allocates the returned list.
-    pub fn component_access(&self) -> Vec<ComponentAccess> {
+    pub fn component_access(&self) -> Vec<ColumnAccess> {
         self.hash_order
             .iter()
             .map(|&i| {
                 let c = &self.columns[i];
                 let rows_scanned = c.access().rows_scanned();
-                ComponentAccess {
+                ColumnAccess {
                     name: c.name(),
                     layout: c.layout(),
                     size_bytes: c.size_bytes(),
@@ -589,12 +589,12 @@ impl World {
 
     /// The layout advisor's recommendation for every component, from the access telemetry since
     /// the world was made (for a window, snapshot [`World::component_access`] twice and call
-    /// [`ComponentAccess::since`] then [`ComponentAccess::advice`]). Advice only: nothing is
+    /// [`ColumnAccess::since`] then [`ColumnAccess::advice`]). Advice only: nothing is
     /// repacked. Cold path: allocates.
     pub fn layout_advice(&self) -> Vec<lanegraph_simd::advisor::LayoutAdvice> {
         self.component_access()
             .iter()
-            .map(ComponentAccess::advice)
+            .map(ColumnAccess::advice)
             .collect()
     }
 

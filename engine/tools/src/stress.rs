@@ -363,7 +363,7 @@ fn run_engine(opts: &StressOptions) -> Result<StressReport, StressError> {
     world::setup(engine.world_mut(), opts.entities, 11)?;
     let mut phys = DemoPhysics::default();
     engine.set_physics(move |w, s| phys.step(w, s));
-    engine.assets_mut().inject_panics_for("panic_");
+    lanegraph::runtime::hooks::inject_asset_panics(&mut engine, "panic_");
     let files = TextureFolder::generate(3)?;
     // Copy a good file to a name whose decode job panics.
     let panicky = files.dir().join("panic_decoder.png");

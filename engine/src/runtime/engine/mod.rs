@@ -376,9 +376,16 @@ impl Engine {
         &self.controller
     }
 
-    /// The budget controller, mutably (pin strategies, switch to manual mode).
-    pub fn controller_mut(&mut self) -> &mut Controller {
-        &mut self.controller
+    /// Installs the thermal, battery and memory readings the controller polls each tick (see
+    /// `docs/budgets.md`); the engine's own GPU memory provider stays unless `providers` has one.
+    pub fn set_providers(&mut self, providers: crate::budget::Providers) {
+        self.controller.set_providers(providers);
+    }
+
+    /// Switches the controller between adapting and manual (every agent holds its strategy
+    /// unless pinned).
+    pub fn set_adaptation(&mut self, mode: crate::budget::AdaptationMode) {
+        self.controller.set_mode(mode);
     }
 
     /// The ids of the built-in agents the game installed, in the order physics, render,
@@ -436,8 +443,8 @@ impl Engine {
         self.loaded.drain(..)
     }
 
-    /// The asset stream (totals; fault injection for stress runs).
-    pub fn assets_mut(&mut self) -> &mut AssetStream {
+    /// The asset stream, for the runtime's fault-injection hooks ([`super::hooks`]).
+    pub(crate) fn assets_mut(&mut self) -> &mut AssetStream {
         &mut self.assets
     }
 
