@@ -146,6 +146,7 @@ fn a_running_engine_emits_exactly_the_documented_metrics() {
                     name: "shadow map".into(),
                     raw_ms: 1.5,
                     ema_ms: 1.25,
+                    cpu_mono_ns: (0, 0),
                 }],
             });
             // And present figures, as a pass presenting to a window does (two presents, so

@@ -422,7 +422,13 @@ impl RenderPass<ParticleFrame> for ParticleRenderer {
                     g.frame = t.frame;
                     g.total_ms = t.total_ns / 1e6;
                     for (i, pt) in t.passes().iter().enumerate() {
-                        g.set_pass(i, p.pass_name(pt.pass), pt.raw_ns / 1e6, pt.ema_ns / 1e6);
+                        g.set_pass(
+                            i,
+                            p.pass_name(pt.pass),
+                            pt.raw_ns / 1e6,
+                            pt.ema_ns / 1e6,
+                            (pt.begin_cpu_ns, pt.end_cpu_ns),
+                        );
                     }
                     g.passes.truncate(t.passes().len());
                 }

@@ -174,6 +174,9 @@ struct Inner {
     present: Option<PresentMetrics>,
     /// Acts on the pass's GPU memory readings.
     gpu_memory: super::gpu_memory::GpuMemoryMonitor,
+    /// The GPU frame whose passes were last put on the trace (written and read by the render
+    /// job after each draw: a frame read once is traced once).
+    traced_gpu_frame: Option<u64>,
 }
 
 /// The present-pacing metrics (docs/telemetry.md), set by the render job after each draw.
@@ -210,6 +213,34 @@ fn trace_present(p: &PresentFigures) {
         if a != 0 && b >= a {
             // Names are constants that pass the checks; a refusal only loses the span.
             let _ = spans::record_span(track, name, at(a), at(b), n);
+        }
+    }
+}
+
+/// Places each pass of a newly read GPU frame on the trace's `gpu graphics` track (one per
+/// process), where the pass says it ran on `CLOCK_MONOTONIC`: the runtime pairs that clock with
+/// the engine's, so a game's pass only reports the profiler's figures. A pass without a
+/// placement, or one whose end reads before its begin (a broken mapping), is skipped.
+fn trace_gpu(frame: &GpuFrame) {
+    use crate::telemetry::{hooks, spans, TrackId, TrackKind};
+    static TRACK: std::sync::OnceLock<TrackId> = std::sync::OnceLock::new();
+    if !crate::telemetry::spans_enabled() {
+        return;
+    }
+    let track = *TRACK.get_or_init(|| {
+        spans::register_track(
+            "gpu graphics",
+            TrackKind::GpuQueue {
+                queue: "graphics".into(),
+            },
+        )
+    });
+    let at = crate::telemetry::stamp_of_monotonic_ns;
+    for p in &frame.passes {
+        let (a, b) = p.cpu_mono_ns;
+        if a != 0 && b >= a {
+            // Pass names are the game's few (interned once each); a refused name loses its span.
+            let _ = spans::record_span(track, hooks::intern_name(&p.name), at(a), at(b), None);
         }
     }
 }
@@ -349,6 +380,7 @@ impl RenderLane {
                 ),
                 registry,
                 present: None,
+                traced_gpu_frame: None,
             }),
             settings: Mutex::new(settings),
             pulse: Mutex::new(RenderPulse::default()),
@@ -580,6 +612,7 @@ fn draw(shared: &Shared, view: &Published) {
         registry,
         present,
         gpu_memory,
+        traced_gpu_frame,
     } = &mut *inner;
     if let Some(pass) = pass.as_mut() {
         if let Err(e) = pass.draw(&*view.view, &settings, out) {
@@ -587,6 +620,10 @@ fn draw(shared: &Shared, view: &Published) {
         }
     }
     if let Some(gpu) = &out.gpu {
+        if *traced_gpu_frame != Some(gpu.frame) {
+            *traced_gpu_frame = Some(gpu.frame);
+            trace_gpu(gpu);
+        }
         for p in &gpu.passes {
             let i = match pass_gauges.iter().position(|(n, _)| *n == p.name) {
                 Some(i) => i,

@@ -128,8 +128,6 @@ pub struct Renderer {
     cull: CullPass,
     layout: PassLayout,
     pass_ids: [Option<PassId>; 4],
-    /// Where the profiler's passes go in the trace (present with the profiler).
-    gpu_track: Option<GpuTrack>,
     config: RendererConfig,
     ys_offset: u64,
     readback_requested: bool,
@@ -176,7 +174,6 @@ impl Renderer {
                 *id = Some(p.register_pass(name)?);
             }
         }
-        let gpu_track = profiler.as_ref().map(|_| GpuTrack::new());
         let layout = PassLayout::new(gpu, config.frames_in_flight)?;
         let cull = CullPass::new(gpu, &layout)?;
         let particles = ParticlePass::new(gpu, &layout, extent)?;
@@ -207,7 +204,6 @@ impl Renderer {
             cull,
             layout,
             pass_ids,
-            gpu_track,
             config,
             ys_offset,
             readback_requested: false,
@@ -487,9 +483,6 @@ impl Renderer {
             Some(p) => {
                 let ring = &self.ring;
                 let read = p.collect(rec.frame(), |s| ring.is_complete(s))?;
-                if let (Some(t), Some(track)) = (read, &self.gpu_track) {
-                    track.record(t, &self.pass_ids);
-                }
                 read.map(|t| t.frame)
             }
             None => None,
@@ -784,47 +777,6 @@ impl Drop for Renderer {
         }
         for s in &self.slots {
             self.particles.destroy_framebuffer(s.framebuffer);
-        }
-    }
-}
-
-/// The GPU queue's trace track: each read frame's passes become spans on it, placed on the CPU
-/// timeline by the profiler's calibration (`begin_cpu_ns` / `end_cpu_ns`, `CLOCK_MONOTONIC`)
-/// and the process-wide pairing of that clock with the engine's (`stamp_of_monotonic_ns`).
-struct GpuTrack {
-    track: lanegraph::telemetry::TrackId,
-}
-
-impl GpuTrack {
-    fn new() -> Self {
-        use lanegraph::telemetry::{spans, TrackId, TrackKind};
-        // One track per process: renderers made one after another share the queue's row.
-        static TRACK: std::sync::OnceLock<TrackId> = std::sync::OnceLock::new();
-        let track = *TRACK.get_or_init(|| {
-            spans::register_track(
-                "gpu graphics",
-                TrackKind::GpuQueue {
-                    queue: "graphics".into(),
-                },
-            )
-        });
-        GpuTrack { track }
-    }
-
-    /// The engine stamp of a `CLOCK_MONOTONIC` instant.
-    fn stamp(&self, mono_ns: u64) -> lanegraph::jobs::clock::Stamp {
-        lanegraph::telemetry::stamp_of_monotonic_ns(mono_ns)
-    }
-
-    /// One read frame's passes as spans (nothing while spans are off).
-    fn record(&self, t: &lanegraph::vk::FrameTimings, ids: &[Option<PassId>; 4]) {
-        for p in t.passes() {
-            let Some(i) = ids.iter().position(|id| *id == Some(p.pass)) else {
-                continue;
-            };
-            let (start, end) = (self.stamp(p.begin_cpu_ns), self.stamp(p.end_cpu_ns));
-            // A pass whose end reads before its begin (a broken mapping) is skipped, not drawn.
-            let _ = lanegraph::telemetry::record_span(self.track, PASS_NAMES[i], start, end, None);
         }
     }
 }
