@@ -64,10 +64,10 @@ impl RenderPass<View> for FillPass {
         let rec = self.ring.begin().map_err(err)?;
         self.profiler.begin_frame(&rec);
         let t = self.profiler.begin_pass(&rec, self.pass);
+        let (cmd, buffer) = (rec.cmd(), self.target.raw());
         // SAFETY: the command buffer is recording (begun above, submitted below); the buffer
         // belongs to this device, was made with TRANSFER_DST, and the fill covers it whole; the
         // ring waited for this slot's previous frame, so no GPU work still uses the buffer.
-        let (cmd, buffer) = (rec.cmd(), self.target.raw());
         unsafe {
             self.gpu
                 .device()
