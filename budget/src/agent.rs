@@ -410,6 +410,16 @@ pub(crate) fn validate(
     Ok(())
 }
 
+/// The fixed-step rule's one home: the step in force is the smallest any agent's current
+/// strategy declares (`None` when none declares one). The controller and the simulator both
+/// ask it; the game loop applies the answer.
+pub(crate) fn smallest_step<'a>(current: impl IntoIterator<Item = &'a Strategy>) -> Option<f64> {
+    current
+        .into_iter()
+        .filter_map(|s| s.fixed_step_s)
+        .reduce(f64::min)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

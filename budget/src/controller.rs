@@ -40,7 +40,7 @@ use super::agent::{self, limits, Agent, AgentId, Pool, RegisterError, Strategy, 
 use super::arbitration::{self, Arbiter, ArbiterOption};
 use super::config::{ConfigError, ControllerConfig, FrameInput, InputError, GPU_READ_LAG_FRAMES};
 use super::cost_model::Fit;
-use super::heuristics::{le_or_gt, Assessment, Finding, Heuristics, Signals};
+use super::heuristics::{le_or_gt, median_in_place, Assessment, Finding, Heuristics, Signals};
 use super::log::{Decision, DecisionLog};
 use super::pid::Pid;
 use super::providers::{Providers, Readings};
@@ -131,26 +131,66 @@ pub enum PinError {
 
 /// The adaptive budget controller (module docs: one tick).
 pub struct Controller {
+    /// The configuration, validated. Writer: `new`; never changed. Readers: `tick_with`,
+    /// `arbitrate_pool`, `pin`, `frames_per_second`, `config`.
     cfg: ControllerConfig,
+    /// The agents in registration order (`AgentId` is the index), with their cost memory, pins,
+    /// probes and bars. Writers: `register`, `pin`, `unpin`, `announce_workload`, `tick_with`
+    /// (steps 2, 6), `arbitrate_pool` (step 9). Readers: those and the per-agent accessors.
     slots: Vec<Slot>,
+    /// The thermal, battery, memory and GPU memory providers. Writer: `set_providers`.
+    /// Reader: `tick`, which polls them once per tick (`tick_with` gets readings instead).
     providers: Providers,
+    /// The heuristics giving the target, the cap and the death spiral. Writer: `tick_with` (step 4,
+    /// `assess`). Readers: `tick_with`, `in_death_spiral`.
     heuristics: Heuristics,
+    /// The PID whose output is the budget multiplier. Writer: `tick_with` (step 5: `set_max`,
+    /// `update`). Readers: `multiplier`, `pin` (logged with its decision), `Debug`.
     pid: Pid,
+    /// The exact solver and its reused tables. Writer and reader: `arbitrate_pool` (step 8).
     arbiter: Arbiter,
+    /// The decision log. Writers: `arbitrate_pool` (step 9), `pin` (manual decisions).
+    /// Readers: `log`, `Debug`.
     log: DecisionLog,
+    /// Adaptive or manual. Writer: `set_mode`. Readers: `tick_with` (step 7: arbitrates only when
+    /// adaptive), `mode`, `Debug`.
     mode: AdaptationMode,
+    /// The last tick's frame (`None` before the first). Writer: `tick_with` (step 1). Readers: the
+    /// input checks of `tick` and `tick_with`, `pin`, `calibrated_costs`, `is_barred`.
     last_frame: Option<u64>,
+    /// The newest GPU reading: the frame it measures and its time, ms. Writer: `tick_with` (steps
+    /// 2-3, from `FrameInput::gpu`). Reader: `tick_with` (used while not stale).
     last_gpu: Option<(u64, f64)>,
+    /// Per pool (CPU, GPU), the median unattributed time, ms. Writer: `tick_with` (step 3).
+    /// Readers: `tick_with` (capacity, steps 6-7), `arbitrate_pool`, `is_barred`.
     overhead: [f64; 2],
+    /// Per pool, the last frames' unattributed times the median runs over.
+    /// Writer and reader: `tick_with` (step 3).
     overhead_window: [OverheadWindow; 2],
+    /// Something changed since the last arbitration. Writers: `register`, `set_mode`, `pin`,
+    /// `unpin` (set), `tick_with` (cleared on a triggered tick). Reader: `tick_with` (step 7).
     dirty: bool,
+    /// The death spiral held at the last tick: the warning is logged on entry only.
+    /// Writer and reader: `tick_with` (steps 4-5).
     was_spiral: bool,
+    /// What the last arbitration saw, for the dead bands (`None`: none yet). Writer: `tick_with`
+    /// (after step 8). Reader: `tick_with` (step 7).
     last_arb: Option<ArbMark>,
+    /// The recording in progress (`None`: not recording). Writers: `start_recording`,
+    /// `take_recording`, `tick_with` (step 1: each tick's input). Reader: `take_recording`.
     recording: Option<Recording>,
     // Reusable scratch (no allocation once warm).
+    /// Per agent (slot order), each strategy's calibrated cost this tick, ms. Writer: `tick_with`
+    /// (step 6). Readers: `tick_with` (steps 6-8), `arbitrate_pool`.
     costs: Vec<Vec<f64>>,
+    /// Per agent in arbitration, its options as the arbiter sees them.
+    /// Writer and reader: `arbitrate_pool` (step 8).
     groups: Vec<Vec<ArbiterOption>>,
+    /// The slot indices of the pool's agents in arbitration (not pinned, not idle).
+    /// Writer and reader: `arbitrate_pool` (step 8).
     members: Vec<usize>,
+    /// The strategy chosen for each of `members`. Writers: `Arbiter::solve`, or `arbitrate_pool`'s
+    /// cheapest fallback. Reader: `arbitrate_pool` (step 9).
     chosen: Vec<u8>,
 }
 
@@ -356,10 +396,7 @@ impl Controller {
     /// The smallest fixed step any agent's current strategy declares, in seconds; `None` when
     /// none declares one (the game loop then uses [`DEFAULT_FIXED_STEP_S`]).
     pub fn smallest_declared_step(&self) -> Option<f64> {
-        self.slots
-            .iter()
-            .filter_map(|s| s.strategies[s.current.get()].fixed_step_s)
-            .reduce(f64::min)
+        super::agent::smallest_step(self.slots.iter().map(|s| &s.strategies[s.current.get()]))
     }
 
     /// The fixed step the game loop should use: [`Self::smallest_declared_step`] or 1/60 s.
@@ -478,6 +515,11 @@ impl Controller {
     }
 
     /// One tick with given provider readings (module docs: steps 1-9).
+    ///
+    /// One function (about 170 lines) on purpose: the nine steps share the tick's validated
+    /// input and run in the order the module docs number them (validate, credit samples,
+    /// overhead, heuristics, PID, calibrate, trigger, arbitrate, apply and log); each step's
+    /// own logic lives in its module (`cost_model`, `heuristics`, `pid`, `arbitration`, `log`).
     pub fn tick_with(
         &mut self,
         input: &FrameInput<'_>,
@@ -523,12 +565,9 @@ impl Controller {
                     w.ring[w.head] = o;
                     w.head = (w.head + 1) % OVERHEAD_WINDOW;
                     w.len = (w.len + 1).min(OVERHEAD_WINDOW);
-                    let mut sorted = [0.0f64; OVERHEAD_WINDOW];
-                    sorted[..w.len].copy_from_slice(&w.ring[..w.len]);
-                    // The median without a full sort (the same value, O(n)).
-                    let (_, median, _) =
-                        sorted[..w.len].select_nth_unstable_by(w.len / 2, f64::total_cmp);
-                    self.overhead[p] = *median;
+                    let mut scratch = [0.0f64; OVERHEAD_WINDOW];
+                    scratch[..w.len].copy_from_slice(&w.ring[..w.len]);
+                    self.overhead[p] = median_in_place(&mut scratch[..w.len]);
                 }
             }
         }
@@ -648,6 +687,11 @@ impl Controller {
     }
 
     /// Step 8 for one pool; returns the number of changes.
+    ///
+    /// One function (about 220 lines) on purpose: the pool's members, their options priced at
+    /// this tick's multiplier, the exact arbitration (`arbitration`), the hysteresis and dwell
+    /// checks and each switch's reason all read the same per-pool figures (capacity, current
+    /// and new cost), and the reason text must quote exactly the figures the choice used.
     #[allow(clippy::too_many_arguments)]
     fn arbitrate_pool(
         &mut self,

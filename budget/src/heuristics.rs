@@ -66,6 +66,17 @@ pub(crate) fn le_or_gt(a: f64, b: f64) -> &'static str {
     }
 }
 
+/// The budget's one median: the element at index `len / 2` of the sorted order (the upper of
+/// the two middles for an even count), found without a full sort (O(n), the same value a sort
+/// would put there); `values` is reordered. An empty slice is 0.
+pub(crate) fn median_in_place(values: &mut [f64]) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    let mid = values.len() / 2;
+    *values.select_nth_unstable_by(mid, f64::total_cmp).1
+}
+
 #[cfg(test)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) enum HeuristicKind {
@@ -354,6 +365,10 @@ impl Heuristics {
     }
 
     /// Reads one tick's signals and collapses the findings (module docs).
+    ///
+    /// One function (about 190 lines) on purpose: every heuristic reads the same tick's signals
+    /// and proposes a target through one `propose` closure that keeps the lowest and who
+    /// proposed it; the collapse into one target and cap needs all of them in one place.
     pub(crate) fn assess(&mut self, s: &Signals) -> Assessment {
         let measured = s.gpu_ms.map_or(s.cpu_ms, |g| g.max(s.cpu_ms));
         self.history[self.head] = measured;
@@ -424,10 +439,7 @@ impl Heuristics {
                 for (age, d) in diffs[..count].iter_mut().enumerate() {
                     *d = (self.recent(age) - self.recent(age + lag)).abs();
                 }
-                // The middle element of the sorted order, found without sorting (O(n), the
-                // same value a full sort would put there).
-                let mid = count / 2;
-                let median = *diffs[..count].select_nth_unstable_by(mid, f64::total_cmp).1;
+                let median = median_in_place(&mut diffs[..count]);
                 raw = raw.min(STUTTER_P95_PER_MEDIAN * median);
             }
             // Smoothed: stutter is a lasting property of the frame, and a target that wanders
@@ -551,6 +563,18 @@ impl Heuristics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_median_is_the_middle_of_the_sorted_order_the_upper_one_for_an_even_count() {
+        assert_eq!(median_in_place(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median_in_place(&mut [4.0, 1.0, 3.0, 2.0]), 3.0);
+        assert_eq!(
+            median_in_place(&mut [f64::NAN, 1.0, 5.0]),
+            5.0,
+            "NaN sorts last"
+        );
+        assert_eq!(median_in_place(&mut []), 0.0);
+    }
     use crate::providers::{BatteryState, MemoryState};
 
     fn sig(cpu: f64) -> Signals {

@@ -256,6 +256,10 @@ pub fn controller_for(sc: &Scenario) -> Controller {
     ctl
 }
 
+/// The simulator's frame loop: per frame the fixed steps, the agents' true costs, the GPU lag,
+/// the controller's tick and the recorded or replayed decisions, in the order a real frame has
+/// them. One function (about 180 lines) on purpose: the order of those steps is what the
+/// simulator models, and every test and the `budget` bench depend on it being the engine's.
 fn run_inner(
     sc: &Scenario,
     driver: Driver<'_>,
@@ -300,11 +304,12 @@ fn run_inner(
     let mut samples = Vec::new();
     for frame in 1..=sc.frames {
         // 1. Fixed steps.
-        let step_s = current
-            .iter()
-            .zip(&sc.agents)
-            .filter_map(|(s, a)| a.strategies[s.get()].fixed_step_s)
-            .reduce(f64::min);
+        let step_s = super::agent::smallest_step(
+            current
+                .iter()
+                .zip(&sc.agents)
+                .map(|(s, a)| &a.strategies[s.get()]),
+        );
         if matches!(driver, Driver::Adaptive) {
             debug_assert_eq!(step_s, ctl.smallest_declared_step());
         }

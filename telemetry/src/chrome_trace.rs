@@ -143,6 +143,10 @@ pub fn chrome_trace_json(spans: &[SpanRecord], tracks: &[TrackInfo], dropped: u6
 
 /// [`chrome_trace_json`] with a [`COUNTER_MEMORY`] sample per frame: `memory` holds (frame
 /// number, live heap bytes), placed at that frame's `frame` span start.
+///
+/// One function (about 90 lines) on purpose: the track metadata, the complete events and the
+/// per-frame counter samples are built from one sorted copy of the spans, in the order the
+/// document lists them.
 pub fn chrome_trace_json_with_memory(
     spans: &[SpanRecord],
     tracks: &[TrackInfo],

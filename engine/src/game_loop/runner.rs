@@ -101,12 +101,28 @@ pub struct StepInfo {
 /// The fixed-timestep game loop. It owns the world: the thread that calls [`frame`](Self::frame)
 /// is the owner thread.
 pub struct GameLoop<C: FrameClock = MonotonicClock> {
+    /// The world it simulates. Writers: `frame_stepping` (owner thread: each step's systems),
+    /// `apply_step`, `on_drop` (event limiter), `restore`, `world_mut`. Readers: `world`,
+    /// `snapshot_into`, `into_world`, `Debug`.
     world: World,
+    /// The frame clock, read once per frame. Writer: `with_clock`; `clock_mut` lends it (e.g. to
+    /// advance a manual clock). Readers: `with_clock`, `frame_stepping`, `resync`.
     clock: C,
+    /// The fixed-step accumulator. Writers: `frame_stepping` (owner thread, `advance`),
+    /// `apply_step` (`set_step`), `restore`. Readers: `frame_stepping`, `alpha`, `leftover_units`,
+    /// `snapshot_into`, `Debug`.
     acc: Accumulator,
+    /// The clock reading the next frame's delta is measured from; never goes back. Writers:
+    /// `with_clock`, `frame_stepping` (owner thread), `resync`. Reader: `frame_stepping`.
     last_ns: u64,
+    /// The loop settings. Writer: `with_clock`; `set_fixed_step` changes the default step.
+    /// Readers: `fixed_step` (the default step), `on_drop` (the step cap, logged), `options`.
     options: LoopOptions,
+    /// Each declarer's fixed step, in declaration order. Writers: `declare_fixed_step`,
+    /// `withdraw_fixed_step`. Readers: `fixed_step` (the smallest), `fixed_step_declarer`.
     declared: Vec<(Cow<'static, str>, FixedStep)>,
+    /// Running totals since the loop was made. Writers: `frame_stepping` (owner thread), `on_drop`.
+    /// Readers: the same (frame number, event fields), `totals`, `Debug`.
     totals: LoopTotals,
 }
 

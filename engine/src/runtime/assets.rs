@@ -64,16 +64,28 @@ pub struct AssetTotals {
 /// One slot of the batch: the request and, after its decode node, the result.
 #[derive(Default)]
 struct Slot {
+    /// The request's path (`None`: unused this run). Writer: `pump` (owner thread, step 2).
+    /// Readers: `decode_slot` (asset lane); `run_batch` takes it (asset lane, step 3).
     path: Option<PathBuf>,
+    /// The decode's result (`None` until `decode.i` ran). Writers: `decode_slot` (asset lane),
+    /// `pump` (clears it). Readers: the `upload.i` node (render lane); `run_batch` takes it.
     result: Option<Result<Asset, AssetError>>,
 }
 
 /// The load graph's context: [`BATCH`] slots, the loaders, the sink and the fault-injection hook.
 struct Batch {
+    /// One slot per column `i` of the graph, each under its own lock. Writers: `pump` (owner
+    /// thread), `decode_slot`, `run_batch` (asset lane). Readers: those, and the `upload.i` nodes
+    /// (render lane).
     slots: [Mutex<Slot>; BATCH],
+    /// The game's registered loaders, by file extension. Writer: `AssetStream::new`.
+    /// Reader: `decode_slot` (asset lane).
     loaders: Loaders,
+    /// Where decoded images go (the render lane's texture intake). Writer: `AssetStream::new`.
+    /// Reader: the `upload.i` nodes (render lane).
     sink: TextureSink,
     /// Test hook: decodes whose path contains this panic (the stress run injects them).
+    /// Writer: `inject_panics_for` (owner thread). Reader: `decode_slot` (asset lane).
     panic_marker: Mutex<Option<String>>,
 }
 
@@ -91,12 +103,23 @@ struct Pipeline {
 
 /// The owner's side of the asset pipeline (see the module docs).
 pub(crate) struct AssetStream {
+    /// The load graph, its batch and the in-flight flag (`None`: see `unavailable`). Writer: `new`.
+    /// Readers: `pump`, `in_flight`, `inject_panics_for` (owner thread).
     pipeline: Option<Pipeline>,
     /// Why there is no pipeline (no asset lane, or the graph did not build).
+    /// Writer: `new`. Readers: `pump` (the error of each failed request), `Debug`.
     unavailable: Option<String>,
+    /// Requested paths not yet issued, oldest first. Writers: `request` (step 1, pushes), `pump`
+    /// (step 2, pops), both on the owner thread. Readers: `pump`, `Debug`.
     queue: VecDeque<PathBuf>,
+    /// The completion channel's sending end; each batch job gets a clone. Writers: `run_batch`
+    /// (asset lane, step 3), `fail_request` from `pump` (owner thread). Reader: `rx`.
     tx: Sender<AssetCompletion>,
+    /// The completion channel's receiving end (kept as long as the stream). Writers: see `tx`.
+    /// Reader: `drain` (owner thread, step 4).
     rx: Receiver<AssetCompletion>,
+    /// Requests made, issued, loaded and failed. Writers: `request`, `pump`, `drain` (owner
+    /// thread). Readers: `pending`, `totals`, `Debug`.
     totals: AssetTotals,
 }
 

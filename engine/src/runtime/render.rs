@@ -162,17 +162,28 @@ impl<V: Send + Sync + 'static, P: RenderPass<V>> HeldPass for TypedPass<V, P> {
 }
 
 struct Inner {
+    /// The game's pass, view type erased (`None`: views are counted as drawn, nothing is drawn).
+    /// Writers: `draw`, the texture sink (`upload`), `capture_png`'s job (render lane).
+    /// Reader: `device` (owner, waits for a draw in progress).
     pass: Option<Box<dyn HeldPass>>,
+    /// What the lane has done (draws, textures, errors, panics). Writers: `draw`, `render_job`
+    /// (panics), the texture sink (render lane). Readers: `draw` (the pulse), `stats` (owner).
     stats: RenderStats,
+    /// What the pass reported at its last draw (instances, GPU timings, presents, GPU memory).
+    /// Writer: the pass, in `draw` (render lane). Readers: `draw`, `stats` (owner, end of run).
     out: DrawOutput,
     /// Per GPU pass name, its `gpu.pass.time{pass}` gauge (`None`: the name was refused as a
     /// label value). Registered the first time a pass reports; a handful of passes.
+    /// Writer and reader: `draw` (render lane).
     pass_gauges: Vec<(String, Option<Gauge>)>,
     /// Where the pass gauges are registered (the engine's registry).
+    /// Writer: `RenderLane::new`. Reader: `draw` (render lane: pass and present metrics).
     registry: Registry,
     /// The `present.*` metrics, registered the first time the pass reports present figures.
+    /// Writer: `draw` (render lane). Readers: `stats`, `present_intervals_ms` (owner, end of run).
     present: Option<PresentMetrics>,
     /// Acts on the pass's GPU memory readings.
+    /// Writer: `draw` (render lane). Readers: `stats` (its figures), `gpu_memory_pressure` (build).
     gpu_memory: super::gpu_memory::GpuMemoryMonitor,
     /// The GPU frame whose passes were last put on the trace (written and read by the render
     /// job after each draw: a frame read once is traced once).
@@ -181,14 +192,24 @@ struct Inner {
 
 /// The present-pacing metrics (docs/telemetry.md), set by the render job after each draw.
 struct PresentMetrics {
+    /// `present.frames` (`None`: the registry refused it). Writer: `update` (render lane, after a
+    /// draw). Reader: the registry's exporters (`Engine::metrics`).
     frames: Option<crate::telemetry::Counter>,
+    /// `present.acquire_wait`, seconds (`None`: refused). Writer: `update` (render lane, after a
+    /// draw). Reader: the registry's exporters (`Engine::metrics`).
     acquire_wait: Option<Gauge>,
+    /// `present.interval`, seconds (`None`: refused). Writer: `update` (render lane, after a draw).
+    /// Reader: the registry's exporters (`Engine::metrics`).
     interval: Option<crate::telemetry::Histogram>,
+    /// `present.frames_in_flight` (`None`: refused). Writer: `update` (render lane, after a draw).
+    /// Reader: the registry's exporters (`Engine::metrics`).
     in_flight: Option<Gauge>,
     /// Presents already counted.
+    /// Writer and reader: `update` (render lane): only new presents are added.
     counted: u64,
     /// Every present interval of the run, ns (the first [`MAX_PRESENT_INTERVALS`]), for the
     /// percentiles in [`RenderStats::present_interval_ms`].
+    /// Writer: `update` (render lane). Readers: `stats`, `present_intervals_ms` (owner, run's end).
     intervals: Vec<u64>,
 }
 
@@ -315,18 +336,27 @@ impl PresentMetrics {
 }
 
 struct Shared {
+    /// The newest published view not yet drawn. Writer: `publish` (owner thread, step 1: replaces).
+    /// Reader: `render_job` (render lane, step 3: takes it, then looks for a newer one).
     mailbox: Mutex<Option<Published>>,
     /// Held by the render lane while it draws (never by the owner during a frame).
+    /// Writers: `draw`, `render_job`, the texture sink, `capture_png`'s job (render lane). Readers:
+    /// those, and the owner's waiting calls (`stats`, `device`, `present_intervals_ms`, ...).
     inner: Mutex<Inner>,
     /// The settings in force: the render job copies them at the start of a draw.
+    /// Writer: `set_settings` (owner thread, `try_lock`). Reader: `draw` (render lane).
     settings: Mutex<RenderSettings>,
     /// Written by the render job after each draw; read by the owner with `try_lock`.
     pulse: Mutex<RenderPulse>,
     /// The render job itself, so it can queue its own continuation (step 3).
+    /// Writer: `RenderLane::new` (once). Reader: `requeue` (render lane).
     job: std::sync::OnceLock<RepeatableJob>,
     /// Writers: the owner (set, step 2) and the render job (clear, step 3), both `AcqRel` so
     /// the mailbox writes before them are seen by whoever sees the flag.
+    /// Readers: the same (`swap`), and `finish` (owner, end of run; acquire).
     in_flight: AtomicBool,
+    /// Views replaced in the mailbox undrawn, or dropped for want of a render job. Writer:
+    /// `publish` (owner thread, relaxed add). Reader: `stats` (relaxed).
     skipped: AtomicU64,
 }
 
@@ -336,15 +366,23 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// The owner's handle to the render lane.
 pub(crate) struct RenderLane {
+    /// The state shared with the render job (a weak handle) and the texture sink. Writer: `new`.
+    /// Readers: every method (owner thread); `render_job`, `draw` and the sink on the render lane.
     shared: Arc<Shared>,
+    /// The render lane (`None`: the plan has none). Writer: `new`. Readers: `capture_png`, `Debug`.
     lane: Option<LaneId>,
     /// The drain job (step 3), built once: spawning it again allocates nothing.
+    /// Writer: `new`. Reader: `publish` (owner thread, step 2: spawns it).
     job: Option<RepeatableJob>,
     /// The owner's last reading of the pulse (used when the render job holds it).
+    /// Writer and reader: `pulse` (owner thread, once per frame).
     pulse: RenderPulse,
+    /// Times `pulse` found the render job writing the pulse and used the last reading.
+    /// Writer: `pulse` (owner thread). Reader: `stats`.
     pulse_skips: u64,
     /// Times the owner could not hand settings over (the render job was reading them); the
     /// engine hands them over again at the next frame boundary (`Engine::apply_strategies`).
+    /// Writer: `set_settings` (owner thread). Reader: `stats`.
     settings_deferrals: u64,
 }
 

@@ -262,6 +262,9 @@ impl RunSummary {
 
     /// Builds the summary of a finished run from the engine and the run record it fed. Waits
     /// for the render lane (end of a run).
+    ///
+    /// One function on purpose (about 120 lines): every key is filled in one struct literal
+    /// (the compiler checks none is left out) from the engine and the record it fed.
     pub fn from_engine(engine: &Engine, rec: &RunRecorder) -> RunSummary {
         let times = rec.frame_ms();
         let lanes = engine

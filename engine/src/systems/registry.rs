@@ -147,6 +147,9 @@ impl World {
     /// in registration order (`systems::order`). Setup path: validates the definition and the
     /// order (an unknown name or a cycle is [`RegisterError::Order`]); never grows the table
     /// (sized for [`MAX_SYSTEMS`] at construction).
+    ///
+    /// About 80 lines: each check (name, budget, order, capacity) returns its own typed error
+    /// before anything is stored, so a refused definition leaves the table untouched.
     pub fn register_system(&mut self, def: SystemDef) -> Result<SystemId, RegisterError> {
         let SystemDef {
             name,

@@ -42,6 +42,14 @@ pub enum BuildError {
 }
 
 impl Engine {
+    /// Puts an engine together from the builder's parts: lanes (already started), the world,
+    /// the loop, the controller and the built-in agents the game asked for, the render and
+    /// asset lanes, the metrics.
+    ///
+    /// One function on purpose (about 170 lines): the parts are built in dependency order and
+    /// a failure at any step returns through `?`, dropping what was built so far in reverse
+    /// (the lanes stop, nothing is half-registered); the order is the contract, and one body
+    /// keeps it visible.
     pub(in crate::runtime) fn assemble(
         config: EngineConfig,
         lanes: Lanes,

@@ -172,6 +172,10 @@ impl Engine {
 
     /// Step 5, first half: this frame's cost samples for the controller (the built-in agents'
     /// and the game's), and the GPU reading when a new one arrived.
+    ///
+    /// Slightly over 80 lines on purpose: one sample per built-in agent, then the render
+    /// agent's from whichever pool it is costed on (GPU frame or render-lane CPU time), in the
+    /// order the controller reads them.
     pub(super) fn gather_samples(
         &mut self,
         frame: u64,

@@ -8,26 +8,64 @@
 use super::*;
 
 pub(super) struct Metrics {
+    /// `frame.time`: each frame's owner-thread wall time, seconds.
+    /// Writer: `record_frame` (owner thread, frame end). Reader: exporters of `Engine::metrics`.
     pub(super) frame_time: Histogram,
+    /// `frame.completed`: frames completed.
+    /// Writer: `record_frame` (owner thread, frame end). Reader: exporters of `Engine::metrics`.
     pub(super) completed: Counter,
+    /// `frame.sim_steps`: fixed steps run.
+    /// Writer: `record_frame` (owner thread, frame end). Reader: exporters of `Engine::metrics`.
     pub(super) steps: Counter,
+    /// `frame.steps_dropped`: fixed steps dropped by the step cap.
+    /// Writer: `record_frame` (owner thread, frame end). Reader: exporters of `Engine::metrics`.
     pub(super) dropped: Counter,
+    /// `frame.target`: the controller's frame-time target (from the tick), seconds.
+    /// Writer: `record_frame` (owner thread, frame end). Reader: exporters of `Engine::metrics`.
     pub(super) target: Gauge,
+    /// `frame.over_target`: frames whose wall time exceeded the target.
+    /// Writer: `record_frame` (owner thread, frame end). Reader: exporters of `Engine::metrics`.
     pub(super) over_target: Counter,
+    /// `budget.multiplier`: the PID's budget multiplier (from the tick).
+    /// Writer: `record_frame` (owner thread, frame end). Reader: exporters of `Engine::metrics`.
     pub(super) multiplier: Gauge,
+    /// `budget.switches`: the controller's strategy switches.
+    /// Writer: `record_frame` (owner thread, frame end). Reader: exporters of `Engine::metrics`.
     pub(super) switches: Counter,
+    /// `asset.loaded`: drained completions that loaded.
+    /// Writer: `pump_assets` (owner thread, step 1). Reader: exporters of `Engine::metrics`.
     pub(super) asset_loaded: Counter,
+    /// `asset.failed`: drained completions that failed.
+    /// Writer: `pump_assets` (owner thread, step 1). Reader: exporters of `Engine::metrics`.
     pub(super) asset_failed: Counter,
+    /// `asset.pending`: requests not yet drained (`AssetStream::pending`).
+    /// Writer: `record_frame` (owner thread, frame end). Reader: exporters of `Engine::metrics`.
     pub(super) asset_pending: Gauge,
+    /// `gpu.frame.time`: the render lane's newest GPU frame time, seconds.
+    /// Writer: `gather_samples` (owner thread, step 5, when the pulse has a reading).
+    /// Reader: exporters of `Engine::metrics`.
     pub(super) gpu_frame: Gauge,
+    /// `frame.interpolation_alpha`: the accumulator's leftover after the frame's steps.
+    /// Writer: `record_frame` (owner thread, frame end). Reader: exporters of `Engine::metrics`.
     pub(super) alpha: Gauge,
+    /// Per plan lane, `lane.busy{lane}`: its workers' busy share of the frame.
+    /// Writer: `update_lane_busy` (owner thread, step 4). Reader: exporters of `Engine::metrics`.
     pub(super) lane_busy: Vec<Gauge>,
+    /// Per plan lane, `lane.jobs{lane}`: jobs its workers popped.
+    /// Writer: `update_lane_busy` (owner thread, step 4). Reader: exporters of `Engine::metrics`.
     pub(super) lane_jobs: Vec<Counter>,
+    /// Per plan lane, `lane.queue_depth{lane}`: jobs waiting at the frame's end.
+    /// Writer: `update_lane_busy` (owner thread, step 4). Reader: exporters of `Engine::metrics`.
     pub(super) lane_queued: Vec<Gauge>,
+    /// Per plan lane, `lane.panics{lane}`: its detached jobs that panicked.
+    /// Writer: `update_lane_busy` (owner thread, step 4). Reader: exporters of `Engine::metrics`.
     pub(super) lane_panics: Vec<Counter>,
 }
 
 impl Metrics {
+    /// Registers every engine metric once (`docs/telemetry.md` lists them). A list of about
+    /// 100 lines, one registration per metric with its unit and help text, kept in one place
+    /// so the exported names are read in one place.
     pub(super) fn new(r: &Registry, lanes: &Lanes) -> Result<Metrics, telemetry::RegisterError> {
         let _ = telemetry::register_memory_metrics(r);
         let _ = telemetry::spans::register_metrics(r);
@@ -137,10 +175,23 @@ pub(crate) const SYSTEM_METRICS_EVERY: u64 = 30;
 
 /// One system's labelled series (`system="<name>"`).
 pub(super) struct SystemSeries {
+    /// `system.runs{system}`: the system's runs.
+    /// Writer: `update_system_metrics` (owner thread, every `SYSTEM_METRICS_EVERY` frames).
+    /// Reader: exporters of `Engine::metrics`.
     pub(super) runs: Counter,
+    /// `system.over_budget{system}`: runs strictly above the system's budget.
+    /// Writer: `update_system_metrics` (owner thread, every `SYSTEM_METRICS_EVERY` frames).
+    /// Reader: exporters of `Engine::metrics`.
     pub(super) over: Counter,
+    /// `system.last_time{system}`: the system's last run time, seconds.
+    /// Writer: `update_system_metrics` (owner thread, every `SYSTEM_METRICS_EVERY` frames).
+    /// Reader: exporters of `Engine::metrics`.
     pub(super) last: Gauge,
+    /// The scheduler's run count at the last copy: `runs` gets the difference.
+    /// Writer and reader: `update_system_metrics`.
     pub(super) runs_seen: u64,
+    /// The scheduler's over-budget count (`warns`) at the last copy: `over` gets the
+    /// difference. Writer and reader: `update_system_metrics`.
     pub(super) over_seen: u64,
 }
 

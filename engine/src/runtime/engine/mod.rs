@@ -178,72 +178,153 @@ impl Builtins {
 
 /// The engine runtime (see the module docs for one frame). Build it with [`Engine::builder`].
 pub struct Engine {
+    /// The configuration the engine was built with. Writer: `assemble` (build); never changed.
+    /// Readers: `run_steps`, `apply_strategies` (`fixed_step_hz`), `Engine::config`.
     config: EngineConfig,
+    /// The fixed-step loop, its clock and the world. Writers: `frame` (owner thread, steps 0-2),
+    /// the game between frames (`world_mut`, `restore`). Readers: steps 3-5 (`publish_view`,
+    /// `gather_samples`, `record_frame`, metrics), `world`, `loop_totals`, `fixed_step`, ...
     game: GameLoop<EngineClock>,
+    /// Lockstep: the manual clock, sharing its time with `game`'s clock (`None`: real time).
+    /// Writer: `assemble`; `begin_frame` sets its time (owner thread, step 0). Readers:
+    /// `begin_frame`, and `game`'s clock (`frame_stepping`, step 2).
     lockstep: Option<ManualClock>,
     /// Lockstep: the frame and clock reading at which the step in force was adopted.
+    /// Writer: `assemble`, `begin_frame` (step 0) when the step changed. Reader: `begin_frame`.
     lockstep_base: (u64, u64, FixedStep),
     /// Recorded strategy decisions to apply instead of the live controller's, in frame order.
+    /// Writer: `replay` (between frames); `apply_replay` (step 0) pops the due ones.
+    /// Reader: `apply_replay`.
     replay: Option<std::collections::VecDeque<DecisionEntry>>,
+    /// The budget controller and its agents. Writers: `frame` (owner thread, step 5: `tick`),
+    /// `apply_replay` (pins), the game between frames (`add_agent`, `pin`, `set_adaptation`, ...).
+    /// Readers: `apply_strategies`, `pump_assets`, `run_steps`, `update_agent_metrics`, accessors.
     controller: Controller,
+    /// The built-in agents the game installed, and their ladders. Writer: `assemble` (then fixed).
+    /// Readers: `apply_strategies`, `pump_assets`, `run_steps`, `gather_samples`, the id accessors.
     builtins: Builtins,
+    /// The game's own agents, each with where its cost comes from. Writer: `add_agent` (between
+    /// frames). Reader: `collect_custom_samples` (owner thread, step 5).
     custom: Vec<(AgentId, AgentCost)>,
+    /// Costs the game reported for the frame to come (`AgentCost::Reported` agents). Writer:
+    /// `report_cost`. Reader: `collect_custom_samples` (step 5), which drains them into `samples`.
     reported: Vec<AgentSample>,
+    /// This frame's cost samples for the controller (reused each frame). Writers: `gather_samples`,
+    /// `collect_custom_samples` (owner thread, step 5). Reader: `frame`'s `controller.tick`.
     samples: Vec<AgentSample>,
+    /// The physics hook (`None`: not set). Writer: `set_physics` (the game, between frames).
+    /// Readers: `run_steps` (step 2, runs it), `gather_samples` (no hook: no physics work).
     physics: Option<PhysicsFn>,
     /// The SyncTest mode ([`Engine::set_sync_test`]): written by the game between frames, run
     /// by `frame` around each fixed step; the first desync it found.
+    /// Desync writer: `run_steps` (step 2, owner thread). Reader: `sync_test_desync`.
     sync_test: Option<(crate::world::SyncTest, Option<crate::world::SyncTestError>)>,
+    /// The game's view source and its cache (`None`: no render view). Writer: `assemble`;
+    /// `publish_view` derives through it (owner thread, step 3). Readers: `publish_view`,
+    /// `view_cache_stats`.
     view: Option<Box<dyn ViewSource>>,
+    /// The last view published, kept for a capture. Writer: `publish_view` (owner thread, step 3).
+    /// Reader: `capture_png` (end of run).
     last_view: Option<Published>,
+    /// The owner's handle to the render lane. Writers: `apply_strategies` (settings, step 0),
+    /// `publish_view` (step 3), `gather_samples` (`pulse`, step 5). Readers: `finish_render`,
+    /// `capture_png`, `render_stats`, `present_intervals_ms`, `render_device` (end of run).
     render: RenderLane,
+    /// Without a GPU: the view frame of the last render sample given to the controller, so each
+    /// drawn view is sampled once. Writer and reader: `gather_samples` (owner thread, step 5).
     last_render_sample: u64,
+    /// The render-lane frame of the last GPU reading given to the controller, so each reading goes
+    /// in once. Writer and reader: `gather_samples` (owner thread, step 5).
     last_gpu_frame: u64,
     /// The render agent is on the GPU pool (a device came up).
+    /// Writer: `assemble`. Reader: `gather_samples` (step 5: GPU time or render-job CPU time).
     render_on_gpu: bool,
+    /// The owner's side of the asset pipeline. Writers: `pump_assets` (step 1: `drain`, `pump`),
+    /// `request_asset`, `assets_mut` (fault injection). Readers: `gather_samples`, `record_frame`
+    /// (`pending`), `asset_report`.
     assets: AssetStream,
+    /// This frame's drained asset completions (reused each frame). Writer: `pump_assets` (owner
+    /// thread, step 1). Readers: `pump_assets`, `gather_samples` (step 5: the asset workload).
     completions: Vec<AssetCompletion>,
     /// Decoded data assets waiting for the game ([`Engine::take_loaded`]).
+    /// Writer: `pump_assets` (owner thread, step 1). Reader: `take_loaded` (the game) drains it.
     loaded: std::collections::VecDeque<(std::path::PathBuf, Arc<dyn std::any::Any + Send + Sync>)>,
     /// The first [`MAX_ASSET_FAILURES`] failures' messages (the count is in the asset totals).
+    /// Writer: `pump_assets` (owner thread, step 1). Reader: `asset_report`.
     asset_failures: Vec<String>,
+    /// The registry every engine metric is in (the render lane's gauges too). Writer: `assemble`;
+    /// `update_system_metrics` and `update_agent_metrics` register new series (step 4).
+    /// Reader: `Engine::metrics` (exporters).
     registry: Registry,
+    /// The engine's own metric handles. Writer: `assemble`; updated by `pump_assets`,
+    /// `update_lane_busy`, `gather_samples`, `record_frame` (owner thread). Reader: the registry's
+    /// exporters (`Engine::metrics`).
     metrics: Metrics,
+    /// The last `trace_frames` frames of spans. Writer: `frame` (owner thread, step 4:
+    /// `collect_frame`). Reader: `Engine::trace`.
     history: TraceHistory,
     /// The live view, when started ([`Engine::serve_puffin`]).
+    /// Writer: `serve_puffin` (between frames). Reader: `frame` (step 4: publishes the spans).
     #[cfg(feature = "puffin")]
     puffin: Option<telemetry::PuffinServer>,
+    /// The installed frame observers, in install order. Writer: `observe` (between frames).
+    /// Readers: `record_frame` (owner thread: the frame's figures), `observer`, `observer_mut`.
     observers: Vec<Box<dyn HeldObserver>>,
     /// Each plan lane's id, in plan order (looked up once, not per frame).
+    /// Writer: `assemble`. Reader: `update_lane_busy` (owner thread, step 4).
     lane_ids: Vec<Option<LaneId>>,
     /// Each plan lane's worker count.
+    /// Writer: `assemble` (at least 1). Reader: `update_lane_busy` (step 4: the share's divisor).
     lane_workers: Vec<f64>,
     /// The last frame's busy share per lane (lent to observers).
+    /// Writer: `update_lane_busy` (owner thread, step 4). Readers: `record_frame`,
+    /// `Engine::lane_busy`.
     lane_busy_now: Vec<f64>,
+    /// Each lane's `LaneStats::busy_ns` at the last frame's end, for the frame's difference.
+    /// Writer: `assemble` (zeros), `update_lane_busy` (step 4). Reader: `update_lane_busy`.
     lane_busy_prev: Vec<u64>,
+    /// Each lane's `LaneStats::jobs` at the last frame's end, for the `lane.jobs` difference.
+    /// Writer: `assemble` (zeros), `update_lane_busy` (step 4). Reader: `update_lane_busy`.
     lane_jobs_prev: Vec<u64>,
+    /// Each lane's `LaneStats::detached_panics` at the last frame's end, for the `lane.panics`
+    /// difference. Writer: `assemble` (zeros), `update_lane_busy` (step 4). Reader: the same.
     lane_panics_prev: Vec<u64>,
     /// Per system (schedule order), its labelled series; `None` when the registry refused the
     /// system's name as a label value (over 256 bytes).
+    /// Writer and reader: `update_system_metrics` (step 4, every `SYSTEM_METRICS_EVERY` frames).
     system_series: Vec<Option<SystemSeries>>,
     /// Per agent (id order), its `budget.strategy{agent}` gauge (`None`: name refused).
+    /// Writer and reader: `update_agent_metrics` (owner thread, step 4).
     agent_series: Vec<Option<Gauge>>,
+    /// Frames run: the last finished frame's number (0 before the first). Writer: `frame`, after
+    /// step 3 (owner thread). Readers: `frame` (the next number), `report_cost`, the replay checks
+    /// (`check_decisions`, `check_inputs`), `frames`, `Debug`.
     frame: u64,
     /// Input pushed since the last frame began ([`Engine::push_input`]).
+    /// Writers: `push_input` (between frames), `replay_inputs` (clears it). Reader: `deliver_input`
+    /// (owner thread, step 0) drains it.
     pending_input: Vec<InputEvent>,
     /// Every event handed to the world, with its frame (at most [`MAX_LOGGED_INPUTS`]).
+    /// Writer: `deliver_input` (owner thread, step 0). Reader: `Engine::input_log`.
     input_log: Vec<RecordedInput>,
     /// Events not logged because the log was full.
+    /// Writer: `deliver_input` (owner thread, step 0). Reader: `Engine::input_log_dropped`.
     input_log_dropped: u64,
     /// Recorded input to hand over instead of live input, in frame order.
+    /// Writer: `replay_inputs` (between frames); `deliver_input` (step 0) pops the due events.
+    /// Readers: `deliver_input`, `push_input` (while set, live input is ignored).
     input_replay: Option<std::collections::VecDeque<RecordedInput>>,
     /// Live events ignored because a replay was running.
+    /// Writer: `push_input` (between frames). Reader: `Engine::live_input_ignored`.
     live_input_ignored: u64,
+    /// The plan's physics lane (`None`: the plan has none). Writer: `assemble`. Readers: `assemble`
+    /// (the world's parallel lane), `run_steps` (step 2: the hook's `PhysicsStep::lane`).
     physics_lane: Option<LaneId>,
     /// Declared last so it drops last: every detached job (render, asset) finishes before the
     /// workers are joined, and nothing above outlives the lanes it borrows.
     /// Shared with the asset pipeline's detached job, which runs the load graph through it
     /// (see `assets`: the job never holds the last handle at shutdown).
+    /// Writer: `assemble`. Readers: `frame`'s phases (spawns, `rest`, `stats`), `Engine::lanes`.
     lanes: Arc<Lanes>,
 }
 

@@ -448,6 +448,10 @@ impl SaveSchema {
         self.apply(world, file)
     }
 
+    /// Applies a decoded save to `world`: every column and resource is decoded before the first
+    /// one is applied (a corrupt column changes nothing), then the world's hash is checked
+    /// against the saved one. One function (about 80 lines) because that decode-everything-then-
+    /// apply order is its contract.
     fn apply(&self, world: &mut World, file: SaveFile) -> Result<LoadReport, LoadError> {
         let table = EntityTable::from_saved_parts(
             &file.entities.generations,
