@@ -48,7 +48,7 @@ pub(crate) struct AssetCompletion {
     pub(crate) result: Result<Asset, AssetError>,
 }
 
-/// Totals of an [`AssetStream`].
+/// Totals of the engine's asset stream ([`Engine::asset_report`](crate::Engine::asset_report)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct AssetTotals {
     /// Requests made.

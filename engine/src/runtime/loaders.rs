@@ -106,6 +106,7 @@ impl Default for Loaders {
 
 impl Loaders {
     /// Whether a loader is registered for `extension` (without the dot, any case).
+    #[cfg(feature = "png")]
     pub(crate) fn handles(&self, extension: &str) -> bool {
         self.by_extension
             .contains_key(&extension.trim_start_matches('.').to_ascii_lowercase())
