@@ -18,6 +18,7 @@
 //! | `view` | the game's view and its epoch cache |
 //! | `render` | the render lane: mailbox, the render job, GPU timings |
 //! | `render_pass` | what the game's [`RenderPass`] implements and reports |
+//! | `render_trace` | the render lane's spans: presents and GPU passes on the engine's clock |
 //! | `assets` | the asset stream: decode on the asset lane, completions to the owner |
 //! | `loaders` | asset loaders per file extension, the limits |
 //! | `png_loader` | the provided PNG loader and encoder (feature `png`) |
@@ -103,6 +104,7 @@ mod png_loader;
 pub(crate) mod record;
 pub(crate) mod render;
 pub(crate) mod render_pass;
+pub(crate) mod render_trace;
 pub(crate) mod run_log;
 pub(crate) mod summary;
 pub(crate) mod verdict;
