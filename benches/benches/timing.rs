@@ -1,5 +1,5 @@
 //! Criterion: the cost of per-system timing. 256 trivial systems, `run_systems` (timed) against
-//! `run_systems_untimed` (same loop, no timing) in one run, and one shared-clock read against
+//! `systems::hooks::run_systems_untimed` (same loop, no timing) in one run, and one shared-clock read against
 //! one `Instant::now()`. The quick form is `lanegraph bench timing`; figures and their reading
 //! are in `docs/bench-notes/timing.md`.
 //!
@@ -34,7 +34,9 @@ fn system_overhead(c: &mut Criterion) {
     let mut g = c.benchmark_group("system_overhead");
     g.throughput(Throughput::Elements(MAX_SYSTEMS as u64));
     let mut w = trivial_world();
-    g.bench_function("untimed_loop", |b| b.iter(|| w.run_systems_untimed()));
+    g.bench_function("untimed_loop", |b| {
+        b.iter(|| lanegraph::systems::hooks::run_systems_untimed(&mut w))
+    });
     let mut w = trivial_world();
     g.bench_function("timed_loop", |b| b.iter(|| w.run_systems()));
     g.finish();

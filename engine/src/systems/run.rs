@@ -44,9 +44,9 @@ impl World {
     }
 
     /// Runs every system once exactly like [`run_systems`](Self::run_systems) but without
-    /// timing, windows or budget checks. It exists as the baseline the `timing` bench measures
-    /// the timing overhead against; a game should not use it (nothing is enforced or reported).
-    pub fn run_systems_untimed(&mut self) {
+    /// timing, windows or budget checks: the `timing` bench's baseline, reached through
+    /// [`crate::systems::hooks::run_systems_untimed`].
+    pub(crate) fn run_systems_untimed(&mut self) {
         self.run_schedule::<false>();
     }
 

@@ -5,7 +5,7 @@
 //!
 //! # Cases
 //! - `system_overhead`: 256 systems with trivial bodies; `World::run_systems` (timed, windowed,
-//!   budget-checked) against `World::run_systems_untimed` (the same loop, same dispatch, no
+//!   budget-checked) against `systems::hooks::run_systems_untimed` (the same loop, same dispatch, no
 //!   timing), interleaved round by round in one run. Metrics: `ns_per_system` (timed, baseline
 //!   untimed) and `overhead_ns_per_system` (median of the per-round differences).
 //! - `clock_read`: one `lanegraph_jobs::clock::now()` against one `std::time::Instant::now()`.
@@ -111,16 +111,27 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     let mut w = trivial_world(false)?;
     for _ in 0..ticks {
         w.run_systems();
-        w.run_systems_untimed();
+        lanegraph::systems::hooks::run_systems_untimed(&mut w);
     }
     let (mut timed, mut untimed, mut diff) = (Vec::new(), Vec::new(), Vec::new());
     for r in 0..rounds {
         let (t, u) = if r % 2 == 0 {
-            let u = time_ticks(&mut w, ticks, World::run_systems_untimed);
+            let u = time_ticks(
+                &mut w,
+                ticks,
+                lanegraph::systems::hooks::run_systems_untimed,
+            );
             (time_ticks(&mut w, ticks, World::run_systems), u)
         } else {
             let t = time_ticks(&mut w, ticks, World::run_systems);
-            (t, time_ticks(&mut w, ticks, World::run_systems_untimed))
+            (
+                t,
+                time_ticks(
+                    &mut w,
+                    ticks,
+                    lanegraph::systems::hooks::run_systems_untimed,
+                ),
+            )
         };
         timed.push(t / calls);
         untimed.push(u / calls);
