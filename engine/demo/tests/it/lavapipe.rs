@@ -453,22 +453,14 @@ fn dropping_the_gpu_before_the_renderer_is_safe() {
 /// render lane's statistics, and the engine keeps running frames.
 #[test]
 fn a_gpu_error_mid_run_drops_the_renderer_and_the_run_goes_on() {
-    use lanegraph::runtime::Engine;
-    use lanegraph_demo::render::{derive_view, ParticleRenderer, VIEW_DOMAINS};
+    use lanegraph_demo::render::ParticleRenderer;
     if validated_gpu("a_gpu_error_mid_run", true).is_none() {
         return;
     }
     let mut pass = ParticleRenderer::new(true, true);
     assert!(pass_has_gpu(&pass), "lavapipe came up");
     pass.fail_next_submit();
-    let mut engine = Engine::builder()
-        .lanes_spec("physics=1,render=1,asset=1")
-        .lockstep(true)
-        .adaptive(false)
-        .render(VIEW_DOMAINS, derive_view, pass)
-        .build()
-        .expect("engine");
-    lanegraph_demo::world::setup(engine.world_mut(), 200, 1).expect("world");
+    let mut engine = demo_engine(pass, 200);
     for _ in 0..20 {
         engine.frame().expect("frames go on");
         engine.finish_render();
@@ -488,6 +480,23 @@ fn a_gpu_error_mid_run_drops_the_renderer_and_the_run_goes_on() {
         "{device:?}"
     );
     assert!(stats.drawn >= 20, "the lane kept taking views: {stats:?}");
+}
+
+/// A lockstep engine drawing the demo's world of `particles` with `pass`, the controller off.
+fn demo_engine(
+    pass: lanegraph_demo::render::ParticleRenderer,
+    particles: usize,
+) -> lanegraph::runtime::Engine {
+    use lanegraph_demo::render::{derive_view, VIEW_DOMAINS};
+    let mut engine = lanegraph::runtime::Engine::builder()
+        .lanes_spec("physics=1,render=1,asset=1")
+        .lockstep(true)
+        .adaptive(false)
+        .render(VIEW_DOMAINS, derive_view, pass)
+        .build()
+        .expect("engine");
+    lanegraph_demo::world::setup(engine.world_mut(), particles, 1).expect("world");
+    engine
 }
 
 fn pass_has_gpu(p: &lanegraph_demo::render::ParticleRenderer) -> bool {
@@ -513,14 +522,7 @@ fn gpu_passes_appear_in_the_trace_on_the_cpu_timeline() {
     spans::set_enabled(true);
     let pass = ParticleRenderer::new(true, true);
     assert!(pass_has_gpu(&pass), "lavapipe came up");
-    let mut engine = Engine::builder()
-        .lanes_spec("physics=1,render=1,asset=1")
-        .lockstep(true)
-        .adaptive(false)
-        .render(VIEW_DOMAINS, derive_view, pass)
-        .build()
-        .expect("engine");
-    lanegraph_demo::world::setup(engine.world_mut(), 1024, 1).expect("world");
+    let mut engine = demo_engine(pass, 1024);
     // lavapipe's calibrated GPU times read a few ms late against the CPU (2-3 ms measured
     // here): the check is that the passes land in the rendering window on the engine's clock,
     // not a calibration test (that is `profile_100_frames`'s).
