@@ -513,9 +513,8 @@ fn pass_has_gpu(p: &lanegraph_demo::render::ParticleRenderer) -> bool {
 #[test]
 fn gpu_passes_appear_in_the_trace_on_the_cpu_timeline() {
     use lanegraph::jobs::clock;
-    use lanegraph::runtime::Engine;
     use lanegraph::telemetry::{spans, TrackKind};
-    use lanegraph_demo::render::{derive_view, ParticleRenderer, VIEW_DOMAINS};
+    use lanegraph_demo::render::ParticleRenderer;
     if validated_gpu("gpu_passes_appear_in_the_trace", true).is_none() {
         return;
     }
