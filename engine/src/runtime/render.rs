@@ -39,7 +39,7 @@ use lanegraph_jobs::{clock, LaneId, Lanes, RepeatableJob};
 
 use super::agents::RenderSettings;
 use super::loaders::DecodedImage;
-use super::render_trace::{trace_gpu, trace_present};
+use super::render_trace::{trace_gpu_pass, trace_present};
 use crate::telemetry::{Gauge, GpuFrame, Registry, Unit};
 
 pub use super::render_pass::{DrawOutput, PresentFigures, RenderDevice, RenderPass};
@@ -173,10 +173,10 @@ struct Inner {
     /// What the pass reported at its last draw (instances, GPU timings, presents, GPU memory).
     /// Writer: the pass, in `draw` (render lane). Readers: `draw`, `stats` (owner, end of run).
     out: DrawOutput,
-    /// Per GPU pass name, its `gpu.pass.time{pass}` gauge (`None`: the name was refused as a
-    /// label value). Registered the first time a pass reports; a handful of passes.
-    /// Writer and reader: `draw` (render lane).
-    pass_gauges: Vec<(String, Option<Gauge>)>,
+    /// Per GPU pass name (interned once: the trace's span name too), its `gpu.pass.time{pass}`
+    /// gauge (`None`: the name was refused as a label value). Registered the first time a pass
+    /// reports; a handful of passes. Writer and reader: `draw` (render lane).
+    pass_gauges: Vec<(&'static str, Option<Gauge>)>,
     /// Where the pass gauges are registered (the engine's registry).
     /// Writer: `RenderLane::new`. Reader: `draw` (render lane: pass and present metrics).
     registry: Registry,
@@ -606,10 +606,8 @@ fn draw(shared: &Shared, view: &Published) {
         }
     }
     if let Some(gpu) = &out.gpu {
-        if *traced_gpu_frame != Some(gpu.frame) {
-            *traced_gpu_frame = Some(gpu.frame);
-            trace_gpu(gpu);
-        }
+        // A frame read once is traced once (the pass repeats its latest reading between reads).
+        let new_frame = traced_gpu_frame.replace(gpu.frame) != Some(gpu.frame);
         for p in &gpu.passes {
             let i = match pass_gauges.iter().position(|(n, _)| *n == p.name) {
                 Some(i) => i,
@@ -622,12 +620,16 @@ fn draw(shared: &Shared, view: &Published) {
                             "GPU time of one pass (EMA-smoothed).",
                         )
                         .ok();
-                    pass_gauges.push((p.name.clone(), g));
+                    pass_gauges.push((crate::telemetry::hooks::intern_name(&p.name), g));
                     pass_gauges.len() - 1
                 }
             };
-            if let Some(g) = &pass_gauges[i].1 {
+            let (name, gauge) = &pass_gauges[i];
+            if let Some(g) = gauge {
                 g.set(p.ema_ms / 1000.0);
+            }
+            if new_frame {
+                trace_gpu_pass(name, p.cpu_mono_ns);
             }
         }
     }

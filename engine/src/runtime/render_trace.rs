@@ -6,7 +6,6 @@
 //! spans are off, or a span whose end reads before its begin.
 
 use super::render_pass::PresentFigures;
-use crate::telemetry::GpuFrame;
 
 /// Places the last acquire and present on the trace's `present` track (one per process), the
 /// present span's `n` being the frames in flight.
@@ -33,14 +32,15 @@ pub(super) fn trace_present(p: &PresentFigures) {
     }
 }
 
-/// Places each pass of a newly read GPU frame on the trace's `gpu graphics` track (one per
-/// process), where the pass says it ran on `CLOCK_MONOTONIC`: the runtime pairs that clock with
-/// the engine's, so a game's pass only reports the profiler's figures. A pass without a
-/// placement, or one whose end reads before its begin (a broken mapping), is skipped.
-pub(super) fn trace_gpu(frame: &GpuFrame) {
-    use crate::telemetry::{hooks, spans, TrackId, TrackKind};
+/// Places one pass of a newly read GPU frame on the trace's `gpu graphics` track (one per
+/// process), where the pass says it ran on `CLOCK_MONOTONIC` (`cpu_mono_ns`): the runtime pairs
+/// that clock with the engine's, so a game's pass only reports the profiler's figures. A pass
+/// without a placement, or one whose end reads before its begin (a broken mapping), is skipped.
+/// `name` is interned by the caller once per pass name (the render lane's per-pass table).
+pub(super) fn trace_gpu_pass(name: &'static str, (begin_ns, end_ns): (u64, u64)) {
+    use crate::telemetry::{spans, TrackId, TrackKind};
     static TRACK: std::sync::OnceLock<TrackId> = std::sync::OnceLock::new();
-    if !crate::telemetry::spans_enabled() {
+    if !crate::telemetry::spans_enabled() || begin_ns == 0 || end_ns < begin_ns {
         return;
     }
     let track = *TRACK.get_or_init(|| {
@@ -52,11 +52,6 @@ pub(super) fn trace_gpu(frame: &GpuFrame) {
         )
     });
     let at = crate::telemetry::stamp_of_monotonic_ns;
-    for p in &frame.passes {
-        let (a, b) = p.cpu_mono_ns;
-        if a != 0 && b >= a {
-            // Pass names are the game's few (interned once each); a refused name loses its span.
-            let _ = spans::record_span(track, hooks::intern_name(&p.name), at(a), at(b), None);
-        }
-    }
+    // A refused name loses its span, nothing more.
+    let _ = spans::record_span(track, name, at(begin_ns), at(end_ns), None);
 }
