@@ -3,8 +3,8 @@
 //! is "drawn" by filling a GPU buffer with the view's value (a stand-in for real draws).
 //!
 //! `cargo run -p lanegraph --features vulkan --example render_pass [FRAMES]` (default 60).
-//! Prints the pass's GPU time; without a Vulkan driver the engine runs on and says why there is
-//! no GPU (exit 0). Exits 1 if a GPU drew but no timing or a validation message came back.
+//! Prints the pass's GPU time; without a Vulkan driver it says why and exits 0. Exits 1 if no
+//! timing came back, the pass is not on the trace's GPU track, or validation spoke.
 #![allow(unsafe_code)] // one raw `ash` command, with its SAFETY note
 
 use lanegraph::prelude::*;
