@@ -15,7 +15,7 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use lanegraph::telemetry::{self, spans, Buckets, Counter, Histogram, TrackingAllocator};
+use lanegraph::hooks::telemetry::{self, spans, Buckets, Counter, Histogram, TrackingAllocator};
 
 fn span(c: &mut Criterion) {
     let mut g = c.benchmark_group("span");

@@ -35,7 +35,7 @@ fn system_overhead(c: &mut Criterion) {
     g.throughput(Throughput::Elements(MAX_SYSTEMS as u64));
     let mut w = trivial_world();
     g.bench_function("untimed_loop", |b| {
-        b.iter(|| lanegraph::systems::hooks::run_systems_untimed(&mut w))
+        b.iter(|| lanegraph::hooks::run_systems_untimed(&mut w))
     });
     let mut w = trivial_world();
     g.bench_function("timed_loop", |b| b.iter(|| w.run_systems()));

@@ -46,6 +46,7 @@ use super::pid::Pid;
 use super::providers::{Providers, Readings};
 use super::record::{RecordedFrame, Recording};
 use super::slot::{Bar, Slot};
+use crate::hooks::ControllerDriver;
 
 /// The default fixed step when no agent declares one, seconds: the game loop's
 /// the game loop's `FixedStep::DEFAULT` (60 Hz; `lanegraph` asserts at compile time that the two agree).
@@ -311,16 +312,6 @@ impl Controller {
         Ok(id)
     }
 
-    /// Registered agents.
-    pub fn agent_count(&self) -> usize {
-        self.slots.len()
-    }
-
-    /// Every registered agent's id, in registration order.
-    pub fn agent_ids(&self) -> impl ExactSizeIterator<Item = AgentId> + '_ {
-        (0..self.slots.len()).map(|i| AgentId(i as u16))
-    }
-
     /// The agent's name.
     pub fn agent_name(&self, id: AgentId) -> Option<&str> {
         self.slots.get(id.index()).map(|s| s.name.as_str())
@@ -334,11 +325,6 @@ impl Controller {
             .map(|i| AgentId(i as u16))
     }
 
-    /// The pool the agent's cost lands on.
-    pub fn pool(&self, id: AgentId) -> Option<Pool> {
-        self.slots.get(id.index()).map(|s| s.pool)
-    }
-
     /// The agent's current strategy.
     pub fn current(&self, id: AgentId) -> Option<StrategyIndex> {
         self.slots.get(id.index()).map(|s| s.current)
@@ -347,36 +333,6 @@ impl Controller {
     /// The agent's declared strategies.
     pub fn strategies(&self, id: AgentId) -> Option<&[Strategy]> {
         self.slots.get(id.index()).map(|s| s.strategies.as_slice())
-    }
-
-    /// The agent's current strategy's fitted cost law, once it has enough samples.
-    pub fn cost_fit(&self, id: AgentId) -> Option<Fit> {
-        self.slots.get(id.index()).and_then(|s| s.fit())
-    }
-
-    /// The agent's calibrated cost of each strategy right now, ms (quotes times the measured
-    /// factor; order preserved).
-    pub fn calibrated_costs(&self, id: AgentId) -> Option<Vec<f64>> {
-        let s = self.slots.get(id.index())?;
-        // The law is only needed to extrapolate to an announced workload.
-        let fit = s.announced_n.and_then(|_| s.fit());
-        let frame = self.last_frame.unwrap_or(0);
-        let half_life = self.frames_per_second() * COST_MEMORY_HALF_LIFE_S;
-        Some(
-            (0..s.strategies.len())
-                .map(|i| s.calibrated(i, fit.as_ref(), frame, half_life))
-                .collect(),
-        )
-    }
-
-    /// True while the agent's strategy `strategy` is barred (it overran right after an upgrade;
-    /// module docs): the arbiter will not choose it.
-    pub fn is_barred(&self, id: AgentId, strategy: StrategyIndex) -> bool {
-        let frame = self.last_frame.unwrap_or(0);
-        self.slots.get(id.index()).is_some_and(|s| {
-            strategy.get() < s.strategies.len()
-                && s.barred(strategy.get(), frame, self.overhead[s.pool.index()])
-        })
     }
 
     /// Frames per second of the frame budget (bars and memory are kept in seconds).
@@ -393,24 +349,6 @@ impl Controller {
         }
     }
 
-    /// The smallest fixed step any agent's current strategy declares, in seconds; `None` when
-    /// none declares one (the game loop then uses [`DEFAULT_FIXED_STEP_S`]).
-    pub fn smallest_declared_step(&self) -> Option<f64> {
-        super::agent::smallest_step(self.slots.iter().map(|s| &s.strategies[s.current.get()]))
-    }
-
-    /// The fixed step the game loop should use: [`Self::smallest_declared_step`] or 1/60 s.
-    pub fn fixed_step_s(&self) -> f64 {
-        self.smallest_declared_step()
-            .unwrap_or(DEFAULT_FIXED_STEP_S)
-    }
-
-    /// True while the death spiral holds (the fixed step kept clamping; every agent is held at
-    /// its cheapest strategy). Entering it logs a `budget/death_spiral` warning.
-    pub fn in_death_spiral(&self) -> bool {
-        self.heuristics.in_death_spiral()
-    }
-
     /// The budget multiplier.
     pub fn multiplier(&self) -> f64 {
         self.pid.output()
@@ -424,15 +362,6 @@ impl Controller {
     /// The adaptation mode.
     pub fn mode(&self) -> AdaptationMode {
         self.mode
-    }
-
-    /// Switches mode. Entering `Manual` freezes every agent where it is; leaving it
-    /// re-arbitrates on the next tick (pins made with [`Self::pin`] stay until unpinned).
-    pub fn set_mode(&mut self, mode: AdaptationMode) {
-        if self.mode != mode {
-            self.mode = mode;
-            self.dirty = true;
-        }
     }
 
     /// Pins an agent to a strategy by name, at once (logged as a manual decision). A pinned
@@ -484,206 +413,6 @@ impl Controller {
             s.pinned = None;
             self.dirty = true;
         }
-    }
-
-    /// Starts recording every tick's input and readings (for replay).
-    pub fn start_recording(&mut self) {
-        self.recording = Some(Recording::default());
-    }
-
-    /// Stops recording and returns what was recorded.
-    pub fn take_recording(&mut self) -> Option<Recording> {
-        self.recording.take()
-    }
-
-    /// One tick: polls the providers, then [`Self::tick_with`].
-    pub fn tick(&mut self, input: &FrameInput<'_>) -> Result<TickReport, InputError> {
-        input.validate(self.last_frame, self.slots.len())?;
-        let readings = self.providers.poll();
-        self.tick_with(input, readings)
-    }
-
-    /// Replays a recording into this controller (which must have the same agents, registered
-    /// in the same order, and the same configuration): the same decisions come out, bit for
-    /// bit. Returns the per-tick reports.
-    pub fn replay(&mut self, recording: &Recording) -> Result<Vec<TickReport>, InputError> {
-        let mut out = Vec::with_capacity(recording.frames.len());
-        for f in &recording.frames {
-            out.push(self.tick_with(&f.input(), f.readings)?);
-        }
-        Ok(out)
-    }
-
-    /// One tick with given provider readings (module docs: steps 1-9).
-    ///
-    /// One function (about 170 lines) on purpose: the nine steps share the tick's validated
-    /// input and run in the order the module docs number them (validate, credit samples,
-    /// overhead, heuristics, PID, calibrate, trigger, arbitrate, apply and log); each step's
-    /// own logic lives in its module (`cost_model`, `heuristics`, `pid`, `arbitration`, `log`).
-    pub fn tick_with(
-        &mut self,
-        input: &FrameInput<'_>,
-        readings: Readings,
-    ) -> Result<TickReport, InputError> {
-        input.validate(self.last_frame, self.slots.len())?;
-        if let Some(rec) = self.recording.as_mut() {
-            rec.frames.push(RecordedFrame::new(input, readings));
-        }
-        let frame = input.frame;
-        self.last_frame = Some(frame);
-
-        // 2-3. Samples and overheads.
-        let mut attributed = [0.0f64; 2];
-        let mut any = [false; 2];
-        let gpu_frame = input.gpu.map(|g| g.frame);
-        for s in input.samples {
-            let slot = &mut self.slots[s.agent.index()];
-            slot.ingest(s.frame, s.n, s.ms);
-            let p = slot.pool.index();
-            let same = match slot.pool {
-                Pool::Cpu => s.frame == frame,
-                Pool::Gpu => Some(s.frame) == gpu_frame,
-            };
-            if same {
-                attributed[p] += s.ms;
-                any[p] = true;
-            }
-        }
-        if let Some(g) = input.gpu {
-            self.last_gpu = Some((g.frame, g.ms));
-        }
-        let gpu_ms = self
-            .last_gpu
-            .filter(|&(f, _)| frame.saturating_sub(f) <= GPU_STALE_FRAMES + GPU_READ_LAG_FRAMES)
-            .map(|(_, ms)| ms);
-        let pool_ms = [Some(input.cpu_ms), input.gpu.map(|g| g.ms)];
-        for p in 0..2 {
-            if let Some(total) = pool_ms[p] {
-                if any[p] || p == Pool::Cpu.index() {
-                    let o = (total - attributed[p]).max(0.0);
-                    let w = &mut self.overhead_window[p];
-                    w.ring[w.head] = o;
-                    w.head = (w.head + 1) % OVERHEAD_WINDOW;
-                    w.len = (w.len + 1).min(OVERHEAD_WINDOW);
-                    let mut scratch = [0.0f64; OVERHEAD_WINDOW];
-                    scratch[..w.len].copy_from_slice(&w.ring[..w.len]);
-                    self.overhead[p] = median_in_place(&mut scratch[..w.len]);
-                }
-            }
-        }
-
-        // 4-5. Heuristics and the PID.
-        let a = self.heuristics.assess(&Signals {
-            cpu_ms: input.cpu_ms,
-            gpu_ms,
-            step_clamped: input.step.is_some_and(|s| s.clamped),
-            readings,
-        });
-        let measured = gpu_ms.map_or(input.cpu_ms, |g| g.max(input.cpu_ms));
-        let spiral = self.heuristics.in_death_spiral();
-        if spiral && !self.was_spiral {
-            tracing::warn!(
-                code = "budget/death_spiral",
-                frame,
-                measured_ms = measured,
-                "budget/death_spiral | the fixed step clamped {} frames in a row | frames take longer than the simulation steps they run, so each frame runs more steps | every agent degrades to its cheapest strategy until 60 frames run unclamped; if it persists, cut per-step work | docs/budgets.md#death-spiral",
-                super::heuristics::SPIRAL_ENTER
-            );
-        }
-        self.was_spiral = spiral;
-        self.pid.set_max(a.cap.min(self.cfg.pid.max));
-        let m = self.pid.update(
-            (a.target_ms - measured) / a.target_ms,
-            measured / a.target_ms,
-        );
-
-        // 6. Calibrated costs.
-        let half_life = self.frames_per_second() * COST_MEMORY_HALF_LIFE_S;
-        // A probe that held through its dwell is no longer a probe: its strikes are forgiven.
-        let dwell_frames = self.cfg.dwell_frames;
-        for slot in &mut self.slots {
-            if let Some((j, start)) = slot.probe {
-                if slot.current != j {
-                    slot.probe = None;
-                } else if frame >= start + dwell_frames {
-                    slot.strikes[j.get()] = 0;
-                    slot.probe = None;
-                }
-            }
-        }
-        self.costs.resize_with(self.slots.len(), Vec::new);
-        let mut pool_cost = [0.0f64; 2];
-        for (slot, costs) in self.slots.iter().zip(self.costs.iter_mut()) {
-            // Fitting costs 4 laws x 64 samples: only when a workload was announced.
-            let fit = slot.announced_n.and_then(|_| slot.fit());
-            costs.clear();
-            costs.extend(
-                (0..slot.strategies.len())
-                    .map(|i| slot.calibrated(i, fit.as_ref(), frame, half_life)),
-            );
-            pool_cost[slot.pool.index()] += costs[slot.current.get()];
-        }
-        let capacity = |p: usize| m * a.target_ms - self.overhead[p];
-
-        // 7. Triggers.
-        let d = self.cfg.renegotiate_delta;
-        let dwell = self.cfg.dwell_frames;
-        let dwell_ended = self.slots.iter().any(|s| {
-            s.pinned.is_none()
-                && s.last_change.is_some_and(|f| frame == f + dwell)
-                && s.strategies
-                    .iter()
-                    .any(|t| t.quality > s.strategies[s.current.get()].quality)
-        });
-        let trigger = self.dirty
-            || dwell_ended
-            || match self.last_arb {
-                None => true,
-                Some(last) => {
-                    (m - last.multiplier).abs() > d
-                        || (a.target_ms - last.target).abs() > d * last.target
-                        || a.cap != last.cap
-                        || a.critical != last.critical
-                        || (0..2).any(|p| {
-                            let cap = capacity(p).max(1e-9);
-                            pool_cost[p] * (1.0 - self.cfg.keep_tolerance) > cap
-                                || (pool_cost[p] - last.pool_cost[p]).abs()
-                                    > self.cfg.cost_move_fraction * cap
-                        })
-                }
-            };
-        let mut decisions = 0;
-        let arbitrated = trigger && self.mode == AdaptationMode::Adaptive;
-        if arbitrated {
-            for pool in Pool::ALL {
-                decisions +=
-                    self.arbitrate_pool(pool, frame, m, &a, measured, gpu_ms, input.cpu_ms);
-            }
-            // Costs after the changes, for the cost dead band.
-            let mut after = [0.0f64; 2];
-            for (slot, costs) in self.slots.iter().zip(&self.costs) {
-                after[slot.pool.index()] += costs[slot.current.get()];
-            }
-            self.last_arb = Some(ArbMark {
-                multiplier: m,
-                target: a.target_ms,
-                cap: a.cap,
-                critical: a.critical,
-                pool_cost: after,
-            });
-        }
-        if trigger {
-            self.dirty = false;
-        }
-        Ok(TickReport {
-            frame,
-            target_ms: a.target_ms,
-            multiplier: m,
-            measured_ms: measured,
-            arbitrated,
-            decisions,
-            critical: a.critical,
-        })
     }
 
     /// Step 8 for one pool; returns the number of changes.
@@ -999,5 +728,279 @@ fn reason(c: &ReasonCtx<'_>) -> String {
             c.m,
             c.rung
         )
+    }
+}
+
+impl ControllerDriver for Controller {
+    /// Registered agents.
+    fn agent_count(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Every registered agent's id, in registration order.
+    fn agent_ids(&self) -> impl ExactSizeIterator<Item = AgentId> + '_ {
+        (0..self.slots.len()).map(|i| AgentId(i as u16))
+    }
+
+    /// The pool the agent's cost lands on.
+    fn pool(&self, id: AgentId) -> Option<Pool> {
+        self.slots.get(id.index()).map(|s| s.pool)
+    }
+
+    /// The agent's current strategy's fitted cost law, once it has enough samples.
+    fn cost_fit(&self, id: AgentId) -> Option<Fit> {
+        self.slots.get(id.index()).and_then(|s| s.fit())
+    }
+
+    /// The agent's calibrated cost of each strategy right now, ms (quotes times the measured
+    /// factor; order preserved).
+    fn calibrated_costs(&self, id: AgentId) -> Option<Vec<f64>> {
+        let s = self.slots.get(id.index())?;
+        // The law is only needed to extrapolate to an announced workload.
+        let fit = s.announced_n.and_then(|_| s.fit());
+        let frame = self.last_frame.unwrap_or(0);
+        let half_life = self.frames_per_second() * COST_MEMORY_HALF_LIFE_S;
+        Some(
+            (0..s.strategies.len())
+                .map(|i| s.calibrated(i, fit.as_ref(), frame, half_life))
+                .collect(),
+        )
+    }
+
+    /// True while the agent's strategy `strategy` is barred (it overran right after an upgrade;
+    /// module docs): the arbiter will not choose it.
+    fn is_barred(&self, id: AgentId, strategy: StrategyIndex) -> bool {
+        let frame = self.last_frame.unwrap_or(0);
+        self.slots.get(id.index()).is_some_and(|s| {
+            strategy.get() < s.strategies.len()
+                && s.barred(strategy.get(), frame, self.overhead[s.pool.index()])
+        })
+    }
+
+    /// The smallest fixed step any agent's current strategy declares, in seconds; `None` when
+    /// none declares one (the game loop then uses [`DEFAULT_FIXED_STEP_S`]).
+    fn smallest_declared_step(&self) -> Option<f64> {
+        super::agent::smallest_step(self.slots.iter().map(|s| &s.strategies[s.current.get()]))
+    }
+
+    /// The fixed step the game loop should use: [`Self::smallest_declared_step`] or 1/60 s.
+    fn fixed_step_s(&self) -> f64 {
+        self.smallest_declared_step()
+            .unwrap_or(DEFAULT_FIXED_STEP_S)
+    }
+
+    /// True while the death spiral holds (the fixed step kept clamping; every agent is held at
+    /// its cheapest strategy). Entering it logs a `budget/death_spiral` warning.
+    fn in_death_spiral(&self) -> bool {
+        self.heuristics.in_death_spiral()
+    }
+
+    /// Switches mode. Entering `Manual` freezes every agent where it is; leaving it
+    /// re-arbitrates on the next tick (pins made with [`Self::pin`] stay until unpinned).
+    fn set_mode(&mut self, mode: AdaptationMode) {
+        if self.mode != mode {
+            self.mode = mode;
+            self.dirty = true;
+        }
+    }
+
+    /// Starts recording every tick's input and readings (for replay).
+    fn start_recording(&mut self) {
+        self.recording = Some(Recording::default());
+    }
+
+    /// Stops recording and returns what was recorded.
+    fn take_recording(&mut self) -> Option<Recording> {
+        self.recording.take()
+    }
+
+    /// One tick: polls the providers, then [`Self::tick_with`].
+    fn tick(&mut self, input: &FrameInput<'_>) -> Result<TickReport, InputError> {
+        input.validate(self.last_frame, self.slots.len())?;
+        let readings = self.providers.poll();
+        self.tick_with(input, readings)
+    }
+
+    /// Replays a recording into this controller (which must have the same agents, registered
+    /// in the same order, and the same configuration): the same decisions come out, bit for
+    /// bit. Returns the per-tick reports.
+    fn replay(&mut self, recording: &Recording) -> Result<Vec<TickReport>, InputError> {
+        let mut out = Vec::with_capacity(recording.frames.len());
+        for f in &recording.frames {
+            out.push(self.tick_with(&f.input(), f.readings)?);
+        }
+        Ok(out)
+    }
+
+    /// One tick with given provider readings (module docs: steps 1-9).
+    ///
+    /// One function (about 170 lines) on purpose: the nine steps share the tick's validated
+    /// input and run in the order the module docs number them (validate, credit samples,
+    /// overhead, heuristics, PID, calibrate, trigger, arbitrate, apply and log); each step's
+    /// own logic lives in its module (`cost_model`, `heuristics`, `pid`, `arbitration`, `log`).
+    fn tick_with(
+        &mut self,
+        input: &FrameInput<'_>,
+        readings: Readings,
+    ) -> Result<TickReport, InputError> {
+        input.validate(self.last_frame, self.slots.len())?;
+        if let Some(rec) = self.recording.as_mut() {
+            rec.frames.push(RecordedFrame::new(input, readings));
+        }
+        let frame = input.frame;
+        self.last_frame = Some(frame);
+
+        // 2-3. Samples and overheads.
+        let mut attributed = [0.0f64; 2];
+        let mut any = [false; 2];
+        let gpu_frame = input.gpu.map(|g| g.frame);
+        for s in input.samples {
+            let slot = &mut self.slots[s.agent.index()];
+            slot.ingest(s.frame, s.n, s.ms);
+            let p = slot.pool.index();
+            let same = match slot.pool {
+                Pool::Cpu => s.frame == frame,
+                Pool::Gpu => Some(s.frame) == gpu_frame,
+            };
+            if same {
+                attributed[p] += s.ms;
+                any[p] = true;
+            }
+        }
+        if let Some(g) = input.gpu {
+            self.last_gpu = Some((g.frame, g.ms));
+        }
+        let gpu_ms = self
+            .last_gpu
+            .filter(|&(f, _)| frame.saturating_sub(f) <= GPU_STALE_FRAMES + GPU_READ_LAG_FRAMES)
+            .map(|(_, ms)| ms);
+        let pool_ms = [Some(input.cpu_ms), input.gpu.map(|g| g.ms)];
+        for p in 0..2 {
+            if let Some(total) = pool_ms[p] {
+                if any[p] || p == Pool::Cpu.index() {
+                    let o = (total - attributed[p]).max(0.0);
+                    let w = &mut self.overhead_window[p];
+                    w.ring[w.head] = o;
+                    w.head = (w.head + 1) % OVERHEAD_WINDOW;
+                    w.len = (w.len + 1).min(OVERHEAD_WINDOW);
+                    let mut scratch = [0.0f64; OVERHEAD_WINDOW];
+                    scratch[..w.len].copy_from_slice(&w.ring[..w.len]);
+                    self.overhead[p] = median_in_place(&mut scratch[..w.len]);
+                }
+            }
+        }
+
+        // 4-5. Heuristics and the PID.
+        let a = self.heuristics.assess(&Signals {
+            cpu_ms: input.cpu_ms,
+            gpu_ms,
+            step_clamped: input.step.is_some_and(|s| s.clamped),
+            readings,
+        });
+        let measured = gpu_ms.map_or(input.cpu_ms, |g| g.max(input.cpu_ms));
+        let spiral = self.heuristics.in_death_spiral();
+        if spiral && !self.was_spiral {
+            tracing::warn!(
+                code = "budget/death_spiral",
+                frame,
+                measured_ms = measured,
+                "budget/death_spiral | the fixed step clamped {} frames in a row | frames take longer than the simulation steps they run, so each frame runs more steps | every agent degrades to its cheapest strategy until 60 frames run unclamped; if it persists, cut per-step work | docs/budgets.md#death-spiral",
+                super::heuristics::SPIRAL_ENTER
+            );
+        }
+        self.was_spiral = spiral;
+        self.pid.set_max(a.cap.min(self.cfg.pid.max));
+        let m = self.pid.update(
+            (a.target_ms - measured) / a.target_ms,
+            measured / a.target_ms,
+        );
+
+        // 6. Calibrated costs.
+        let half_life = self.frames_per_second() * COST_MEMORY_HALF_LIFE_S;
+        // A probe that held through its dwell is no longer a probe: its strikes are forgiven.
+        let dwell_frames = self.cfg.dwell_frames;
+        for slot in &mut self.slots {
+            if let Some((j, start)) = slot.probe {
+                if slot.current != j {
+                    slot.probe = None;
+                } else if frame >= start + dwell_frames {
+                    slot.strikes[j.get()] = 0;
+                    slot.probe = None;
+                }
+            }
+        }
+        self.costs.resize_with(self.slots.len(), Vec::new);
+        let mut pool_cost = [0.0f64; 2];
+        for (slot, costs) in self.slots.iter().zip(self.costs.iter_mut()) {
+            // Fitting costs 4 laws x 64 samples: only when a workload was announced.
+            let fit = slot.announced_n.and_then(|_| slot.fit());
+            costs.clear();
+            costs.extend(
+                (0..slot.strategies.len())
+                    .map(|i| slot.calibrated(i, fit.as_ref(), frame, half_life)),
+            );
+            pool_cost[slot.pool.index()] += costs[slot.current.get()];
+        }
+        let capacity = |p: usize| m * a.target_ms - self.overhead[p];
+
+        // 7. Triggers.
+        let d = self.cfg.renegotiate_delta;
+        let dwell = self.cfg.dwell_frames;
+        let dwell_ended = self.slots.iter().any(|s| {
+            s.pinned.is_none()
+                && s.last_change.is_some_and(|f| frame == f + dwell)
+                && s.strategies
+                    .iter()
+                    .any(|t| t.quality > s.strategies[s.current.get()].quality)
+        });
+        let trigger = self.dirty
+            || dwell_ended
+            || match self.last_arb {
+                None => true,
+                Some(last) => {
+                    (m - last.multiplier).abs() > d
+                        || (a.target_ms - last.target).abs() > d * last.target
+                        || a.cap != last.cap
+                        || a.critical != last.critical
+                        || (0..2).any(|p| {
+                            let cap = capacity(p).max(1e-9);
+                            pool_cost[p] * (1.0 - self.cfg.keep_tolerance) > cap
+                                || (pool_cost[p] - last.pool_cost[p]).abs()
+                                    > self.cfg.cost_move_fraction * cap
+                        })
+                }
+            };
+        let mut decisions = 0;
+        let arbitrated = trigger && self.mode == AdaptationMode::Adaptive;
+        if arbitrated {
+            for pool in Pool::ALL {
+                decisions +=
+                    self.arbitrate_pool(pool, frame, m, &a, measured, gpu_ms, input.cpu_ms);
+            }
+            // Costs after the changes, for the cost dead band.
+            let mut after = [0.0f64; 2];
+            for (slot, costs) in self.slots.iter().zip(&self.costs) {
+                after[slot.pool.index()] += costs[slot.current.get()];
+            }
+            self.last_arb = Some(ArbMark {
+                multiplier: m,
+                target: a.target_ms,
+                cap: a.cap,
+                critical: a.critical,
+                pool_cost: after,
+            });
+        }
+        if trigger {
+            self.dirty = false;
+        }
+        Ok(TickReport {
+            frame,
+            target_ms: a.target_ms,
+            multiplier: m,
+            measured_ms: measured,
+            arbitrated,
+            decisions,
+            critical: a.critical,
+        })
     }
 }

@@ -31,6 +31,7 @@ pub(crate) mod config;
 pub(crate) mod controller;
 pub(crate) mod cost_model;
 pub(crate) mod heuristics;
+pub mod hooks;
 pub(crate) mod log;
 pub(crate) mod pid;
 pub mod providers;

@@ -57,7 +57,7 @@ pub struct DecisionLog {
 
 impl DecisionLog {
     /// A log keeping the latest `capacity` decisions (at least 1).
-    pub fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize) -> Self {
         let capacity = capacity.max(1);
         DecisionLog {
             entries: VecDeque::with_capacity(capacity),
@@ -67,7 +67,7 @@ impl DecisionLog {
     }
 
     /// Appends one decision; the oldest falls out when full.
-    pub fn push(&mut self, d: Decision) {
+    pub(crate) fn push(&mut self, d: Decision) {
         if self.entries.len() == self.capacity {
             self.entries.pop_front();
         }

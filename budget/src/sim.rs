@@ -26,6 +26,7 @@ use super::log::Decision;
 use super::providers::Readings;
 use super::record::Recording;
 use super::{AgentId, Quote};
+use crate::hooks::ControllerDriver;
 
 /// The fixed-step accumulator's cap on steps per frame (the game loop's `MAX_STEPS_PER_FRAME`;
 /// `lanegraph` asserts at compile time that the two agree).

@@ -39,13 +39,42 @@ pub mod world;
 // The derives name the runtime as `::lanegraph`, which this crate's own tests must resolve too.
 extern crate self as lanegraph;
 
-/// The adaptive budget controller (`lanegraph-budget`): agents, strategies, cost models and
-/// the controller an [`Engine`] feeds every frame.
-pub use lanegraph_budget as budget;
+pub mod hooks;
 pub use lanegraph_jobs as jobs;
-/// Telemetry (`lanegraph-telemetry`): metrics, spans, the tracking allocator and the export
-/// formats.
-pub use lanegraph_telemetry as telemetry;
+
+/// The adaptive budget controller (`lanegraph-budget`) as a game sees it: agents, strategies,
+/// cost quotes, the providers a game installs, and the controller an [`Engine`] feeds every
+/// frame, with its decision log. The per-frame tick, replay and the simulator are the
+/// runtime's ([`hooks::budget`]).
+pub mod budget {
+    pub use lanegraph_budget::providers;
+    pub use lanegraph_budget::{
+        AdaptationMode, Agent, AgentId, ConfigError, Controller, ControllerConfig, CostLaw,
+        Decision, DecisionLog, PinError, Pool, Quote, RegisterError, Strategy, StrategyIndex,
+        DEFAULT_FIXED_STEP_S, GPU_READ_LAG_FRAMES,
+    };
+}
+
+/// Telemetry (`lanegraph-telemetry`) as a game uses it: spans, metrics and their registry, the
+/// tracking allocator, and the export formats and servers. The span store's plumbing is the
+/// runtime's ([`hooks::telemetry`]).
+pub mod telemetry {
+    #[cfg(feature = "metrics-facade")]
+    pub use lanegraph_telemetry::MetricsRecorder;
+    #[cfg(feature = "tracing-layer")]
+    pub use lanegraph_telemetry::SpanLayer;
+    pub use lanegraph_telemetry::{
+        chrome_trace_json, global, memory_stats, openmetrics, record_span, register_memory_metrics,
+        span, span_n, thread_memory_stats, Buckets, Counter, EndpointError, FrameSpans, Gauge,
+        GpuFrame, GpuPass, Histogram, InvalidBuckets, InvalidLabel, InvalidMetricName, MemoryStats,
+        MetricClash, MetricKind, MetricValue, RecordSpanError, RegisterError, Registry, SpanGuard,
+        SpanRecord, TraceHistory, TrackId, TrackKind, TrackingAllocator, Unit, WELL_KNOWN_METRICS,
+    };
+    #[cfg(feature = "metrics-http")]
+    pub use lanegraph_telemetry::{EndpointOptions, MetricsEndpoint};
+    #[cfg(feature = "puffin")]
+    pub use lanegraph_telemetry::{PuffinError, PuffinServer};
+}
 /// `span!("name")` / `span!("name", n)`: a trace span named by a literal (see [`telemetry::span()`]).
 pub use lanegraph_telemetry::span;
 
@@ -84,7 +113,6 @@ pub use runtime::{Engine, EngineBuilder, EngineConfig, FrameError, FrameOutcome}
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub mod prelude {
-    pub use crate::budget::{Agent, AgentId, CostLaw, Pool, Quote, Strategy, StrategyIndex};
     pub use crate::input::{InputEvent, KeyCode, MouseButton};
     pub use crate::runtime::{
         AgentCost, BuiltinAgents, DecisionEntry, Engine, RunLog, RunRecorder, RunSummary,
@@ -94,4 +122,5 @@ pub mod prelude {
         Bundle, Changed, Commands, Component, Components, Domain, Entity, Event, EventCursor,
         Filter, Query, Resource, StateHash, With, Without, World,
     };
+    pub use lanegraph_budget::{Agent, AgentId, CostLaw, Pool, Quote, Strategy, StrategyIndex};
 }

@@ -4,11 +4,12 @@
 //! decisions that take effect at the same boundary live and in replay, and systems that read
 //! their agent's choice.
 
+use lanegraph::hooks::ControllerDriver;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use lanegraph::budget::sim::{self, Driver};
-use lanegraph::budget::{Agent, Decision, Quote, Strategy, StrategyIndex};
+use lanegraph::hooks::budget::sim::{self, Driver};
+use lanegraph::hooks::budget::{Agent, Decision, Quote, Strategy, StrategyIndex};
 use lanegraph::jobs::LanePlan;
 use lanegraph::runtime::{AgentCost, DecisionEntry, Engine, ReplayError, RunLog};
 use lanegraph::systems::SystemDef;
@@ -239,7 +240,7 @@ impl Agent for Collide {
 
 /// A lockstep game whose hash depends on the fixed step (physics pins) and on its own agent's
 /// choice (read by a system), with the physics agent installed and a physics hook.
-fn pinned_game(plan: &str) -> (Engine, lanegraph::budget::AgentId) {
+fn pinned_game(plan: &str) -> (Engine, lanegraph::hooks::budget::AgentId) {
     let builder = match plan {
         "default" => Engine::builder(),
         spec => Engine::builder().lane_plan(LanePlan::from_spec(spec, &[0]).unwrap()),
@@ -264,7 +265,7 @@ fn pinned_game(plan: &str) -> (Engine, lanegraph::budget::AgentId) {
         })
         .unwrap();
     // The agent's id is known once it is added, after the system it is costed by.
-    let agent = Arc::new(std::sync::OnceLock::<lanegraph::budget::AgentId>::new());
+    let agent = Arc::new(std::sync::OnceLock::<lanegraph::hooks::budget::AgentId>::new());
     let mine = agent.clone();
     let sys = engine
         .world_mut()
@@ -411,8 +412,8 @@ fn replays_refuse_frames_already_run_the_same_way_for_decisions_and_inputs() {
 
 #[test]
 fn a_continuous_strategy_settles_on_the_largest_share_that_fits() {
-    use lanegraph::budget::sim::{Scenario, SimAgentSpec};
-    use lanegraph::budget::{CostLaw, Pool};
+    use lanegraph::hooks::budget::sim::{Scenario, SimAgentSpec};
+    use lanegraph::hooks::budget::{CostLaw, Pool};
     // The share of bodies that get a detail pass: 20 ms for all of them (a fifth of it fixed),
     // quoted 4x too cheap; 0.5 ms of overhead; a 15 ms target.
     let strategies = Strategy::fraction_steps("detail", 8, 1, Quote::constant(5.0), 0.2);

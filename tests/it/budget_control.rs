@@ -1,11 +1,12 @@
 //! Control behaviour through the public API: the death spiral, critical caps, manual mode,
 //! the fixed step, what agents are told, and refusals of bad input.
 
+use lanegraph::hooks::ControllerDriver;
 use std::sync::{Arc, Mutex};
 
-use lanegraph::budget::providers::{FixedReadings, Providers, Readings, ThermalState};
-use lanegraph::budget::sim::{self, Driver};
-use lanegraph::budget::{
+use lanegraph::hooks::budget::providers::{FixedReadings, Providers, Readings, ThermalState};
+use lanegraph::hooks::budget::sim::{self, Driver};
+use lanegraph::hooks::budget::{
     AdaptationMode, Agent, AgentSample, Controller, ControllerConfig, FrameInput, InputError,
     PinError, Pool, Quote, RegisterError, Strategy, StrategyIndex,
 };
@@ -214,7 +215,7 @@ fn memory_pressure_downgrades(providers: Providers, pressured: &FixedReadings, r
     run_frames(&mut c, 1, 10, 8.0);
     assert_eq!(c.current(id), Some(StrategyIndex(0)));
     pressured.set(Readings {
-        memory: Some(lanegraph::budget::providers::MemoryState {
+        memory: Some(lanegraph::hooks::budget::providers::MemoryState {
             used_bytes: 99,
             budget_bytes: 100,
         }),
@@ -280,7 +281,7 @@ fn set_providers_keeps_the_installed_gpu_memory_provider() {
         ..Providers::default()
     });
     gpu.set(Readings {
-        memory: Some(lanegraph::budget::providers::MemoryState {
+        memory: Some(lanegraph::hooks::budget::providers::MemoryState {
             used_bytes: 99,
             budget_bytes: 100,
         }),
@@ -378,8 +379,8 @@ fn the_decision_log_is_bounded() {
 /// the overrun.
 #[test]
 fn the_costly_agent_moves_first_and_near_zero_agents_are_left_alone() {
-    use lanegraph::budget::sim::SimAgentSpec;
-    use lanegraph::budget::{CostLaw, Pool, Quote, Strategy};
+    use lanegraph::hooks::budget::sim::SimAgentSpec;
+    use lanegraph::hooks::budget::{CostLaw, Pool, Quote, Strategy};
     let s = |name: &str, q: u16, law: CostLaw, c: f64| Strategy::new(name, q, Quote::new(law, c));
     let spec = |name: &str, strategies: Vec<Strategy>, truth: Vec<f64>, law: CostLaw, n: u64| {
         SimAgentSpec {

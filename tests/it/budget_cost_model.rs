@@ -2,11 +2,12 @@
 //! law; calibration rescales quotes to measurements (clamped, order preserved); with no
 //! samples the quote stands; an announced workload is costed along the fitted law.
 
-use lanegraph::budget::sim::SplitMix;
-use lanegraph::budget::{
+use lanegraph::hooks::budget::sim::SplitMix;
+use lanegraph::hooks::budget::{
     Agent, AgentSample, Controller, CostLaw, CostModel, FrameInput, Pool, Quote, Strategy,
     StrategyIndex,
 };
+use lanegraph::hooks::ControllerDriver;
 
 /// Samples of `c * law(n)` with `n` log-uniform over `[64, 16384]` and relative Gaussian
 /// noise `sigma`.
@@ -83,7 +84,7 @@ fn the_window_forgets_an_old_law() {
         };
         m.push(n, law.eval(n) * 1e-4);
     }
-    assert_eq!(m.len(), lanegraph::budget::COST_MODEL_WINDOW);
+    assert_eq!(m.len(), lanegraph::hooks::budget::COST_MODEL_WINDOW);
     assert_eq!(m.fit().unwrap().law, CostLaw::Linear);
 }
 

@@ -1,7 +1,7 @@
 //! The settling figures are not one lucky seed: the step and steady scenarios hold their bars
 //! across seeds (noise draws), and the noisy scenario across a few simulated minutes each.
 
-use lanegraph::budget::sim::{self, Driver};
+use lanegraph::hooks::budget::sim::{self, Driver};
 use lanegraph_benches::quick::budget::{
     max_changes, noisy_scenario, steady_scenario, step_scenario,
 };

@@ -3,7 +3,7 @@
 //! the deterministic simulator, so these are exact, reproducible figures, not timings; the
 //! same scenarios feed `lanegraph bench budget`.
 
-use lanegraph::budget::sim::{self, Driver};
+use lanegraph::hooks::budget::sim::{self, Driver};
 use lanegraph_benches::quick::budget::{
     climb_frames, max_changes, noisy_scenario, steady_scenario, step_scenario,
 };

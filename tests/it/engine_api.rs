@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use lanegraph::budget::{Agent, Quote, Strategy, StrategyIndex};
+use lanegraph::hooks::budget::{Agent, Quote, Strategy, StrategyIndex};
 use lanegraph::jobs::LanePlan;
 use lanegraph::runtime::encode_png;
 use lanegraph::runtime::{

@@ -144,11 +144,11 @@ fn the_heap_stays_flat_over_a_hundred_thousand_frames() {
             for _ in 0..1_000 {
                 engine.frame().expect("a warm-up frame");
             }
-            let before = lanegraph::telemetry::memory_stats().current_bytes;
+            let before = lanegraph::hooks::telemetry::memory_stats().current_bytes;
             for _ in 0..100_000 {
                 engine.frame().expect("a frame");
             }
-            let after = lanegraph::telemetry::memory_stats().current_bytes;
+            let after = lanegraph::hooks::telemetry::memory_stats().current_bytes;
             let growth = after - before;
             assert!(
                 growth < 1 << 20,

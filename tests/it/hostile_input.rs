@@ -9,9 +9,9 @@ use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use lanegraph::hooks::telemetry::{EndpointOptions, MetricsEndpoint, Registry};
 use lanegraph::jobs::{max_workers_per_lane, LanePlan, MAX_LANE_NAME};
 use lanegraph::runtime::{AssetLimits, AssetLoader, EngineConfig, PngLoader};
-use lanegraph::telemetry::{EndpointOptions, MetricsEndpoint, Registry};
 use proptest::prelude::*;
 
 fn corpus(dir: &str) -> Vec<PathBuf> {

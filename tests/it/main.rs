@@ -7,8 +7,8 @@
 
 /// The runtime's heap tracking, as any game binary installs it.
 #[global_allocator]
-static ALLOC: lanegraph::telemetry::TrackingAllocator =
-    lanegraph::telemetry::TrackingAllocator::new();
+static ALLOC: lanegraph::hooks::telemetry::TrackingAllocator =
+    lanegraph::hooks::telemetry::TrackingAllocator::new();
 
 mod budget_adaptation;
 mod budget_control;

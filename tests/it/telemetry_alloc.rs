@@ -1,7 +1,7 @@
 //! The tracking allocator (installed by the suite's `main.rs` the way a game installs it, one
 //! line), checked against allocations whose sizes we know.
 
-use lanegraph::telemetry::{
+use lanegraph::hooks::telemetry::{
     self, memory_stats, thread_memory_stats, MemoryStats, MetricValue, Registry,
 };
 
@@ -123,14 +123,18 @@ fn hot_paths_allocate_nothing() {
     let _s = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let r = Registry::new();
     let c = r
-        .register_counter("frame.completed", lanegraph::telemetry::Unit::None, "")
+        .register_counter(
+            "frame.completed",
+            lanegraph::hooks::telemetry::Unit::None,
+            "",
+        )
         .unwrap();
     let h = r
         .register_histogram(
             "frame.time",
-            lanegraph::telemetry::Unit::Milliseconds,
+            lanegraph::hooks::telemetry::Unit::Milliseconds,
             "",
-            lanegraph::telemetry::Buckets::frame_time_ms(),
+            lanegraph::hooks::telemetry::Buckets::frame_time_ms(),
         )
         .unwrap();
     let track = telemetry::spans::register_track("gpu", telemetry::TrackKind::Thread);

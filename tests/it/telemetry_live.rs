@@ -5,8 +5,8 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
+use lanegraph::hooks::telemetry::spans;
 use lanegraph::systems::SystemDef;
-use lanegraph::telemetry::spans;
 
 /// A port free right now (bound and released; the server binds it again at once).
 fn free_port() -> u16 {

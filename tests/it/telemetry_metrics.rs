@@ -2,8 +2,10 @@
 //! (one per core and then some, as lanes would) sum exactly; bad registrations are typed errors;
 //! the well-known names register; agent cost events reach the controller's side.
 
-use lanegraph::telemetry::names::{self, WELL_KNOWN_METRICS};
-use lanegraph::telemetry::{Buckets, MetricKind, MetricValue, RegisterError, Registry, Unit};
+use lanegraph::hooks::telemetry::names::{self, WELL_KNOWN_METRICS};
+use lanegraph::hooks::telemetry::{
+    Buckets, MetricKind, MetricValue, RegisterError, Registry, Unit,
+};
 
 fn threads() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get()) * 2 + 1
@@ -95,7 +97,7 @@ fn bad_registrations_are_typed_errors() {
     );
     assert!(matches!(
         Buckets::new(vec![3.0, 2.0]),
-        Err(lanegraph::telemetry::InvalidBuckets { .. })
+        Err(lanegraph::hooks::telemetry::InvalidBuckets { .. })
     ));
 }
 
@@ -105,8 +107,8 @@ fn bad_registrations_are_typed_errors() {
 /// list is exactly the table in docs/telemetry.md (both directions again).
 #[test]
 fn a_running_engine_emits_exactly_the_documented_metrics() {
+    use lanegraph::hooks::telemetry::{EndpointOptions, MetricsEndpoint};
     use lanegraph::systems::SystemDef;
-    use lanegraph::telemetry::{EndpointOptions, MetricsEndpoint};
     use std::collections::BTreeSet;
     use std::io::{Read, Write};
 
@@ -281,7 +283,7 @@ fn a_running_engine_emits_exactly_the_documented_metrics() {
 /// registration allocate nothing.
 #[test]
 fn the_metrics_facade_records_into_the_registry() {
-    use lanegraph::telemetry::{openmetrics, MetricsRecorder, RegisterError};
+    use lanegraph::hooks::telemetry::{openmetrics, MetricsRecorder, RegisterError};
     let registry = Registry::new();
     let recorder = MetricsRecorder::new(registry.clone());
     metrics::with_local_recorder(&recorder, || {

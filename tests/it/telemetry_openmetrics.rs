@@ -9,7 +9,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
 
-use lanegraph::telemetry::{
+use lanegraph::hooks::telemetry::{
     openmetrics, Buckets, EndpointOptions, MetricsEndpoint, Registry, Unit,
 };
 use serde_json::Value;

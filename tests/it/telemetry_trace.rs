@@ -5,9 +5,11 @@
 
 use std::collections::BTreeMap;
 
+use lanegraph::hooks::telemetry::spans;
+use lanegraph::hooks::telemetry::{
+    record_span, span, span_n, RecordSpanError, TraceHistory, TrackKind,
+};
 use lanegraph::jobs::clock;
-use lanegraph::telemetry::spans;
-use lanegraph::telemetry::{record_span, span, span_n, RecordSpanError, TraceHistory, TrackKind};
 use serde_json::Value;
 
 const WORKERS: u32 = 3;
@@ -20,7 +22,7 @@ pub(crate) fn serial() -> std::sync::MutexGuard<'static, ()> {
 }
 const JOBS: u64 = 40;
 
-fn run_frame(frame: u64, gpu: lanegraph::telemetry::TrackId) {
+fn run_frame(frame: u64, gpu: lanegraph::hooks::telemetry::TrackId) {
     let _frame = span_n("frame", frame);
     std::thread::scope(|s| {
         for w in 0..WORKERS {
@@ -200,7 +202,7 @@ fn spans_export_as_a_valid_chrome_trace() {
             .cloned()
             .collect()
     };
-    let frame_ms = counters(lanegraph::telemetry::COUNTER_FRAME_MS);
+    let frame_ms = counters(lanegraph::hooks::telemetry::COUNTER_FRAME_MS);
     assert_eq!(frame_ms.len(), 2, "one frame-time sample per frame");
     for (c, f) in frame_ms.iter().zip(&frames) {
         let ms = c["args"]["ms"].as_f64().unwrap();
@@ -209,12 +211,12 @@ fn spans_export_as_a_valid_chrome_trace() {
         assert_eq!(c["ts"], f["ts"]);
     }
     // The test binary installs the tracking allocator: a live-heap sample per frame.
-    let memory = counters(lanegraph::telemetry::COUNTER_MEMORY);
+    let memory = counters(lanegraph::hooks::telemetry::COUNTER_MEMORY);
     assert_eq!(memory.len(), 2, "one memory sample per frame");
     for c in &memory {
         assert!(c["args"]["MiB"].as_f64().unwrap() > 0.0, "{c}");
     }
-    let busy = counters(lanegraph::telemetry::COUNTER_LANE_BUSY);
+    let busy = counters(lanegraph::hooks::telemetry::COUNTER_LANE_BUSY);
     assert_eq!(busy.len(), 2);
     for c in &busy {
         let share = c["args"]["physics"].as_f64().expect("a physics series");
@@ -283,7 +285,7 @@ fn tracing_layer_records() {
     clock::init();
     spans::set_enabled(true);
     let _ = spans::collect();
-    let subscriber = tracing_subscriber::registry().with(lanegraph::telemetry::SpanLayer);
+    let subscriber = tracing_subscriber::registry().with(lanegraph::hooks::telemetry::SpanLayer);
     tracing::subscriber::with_default(subscriber, || {
         let outer = tracing::info_span!(target: "mygame", "game.update").entered();
         {
@@ -401,9 +403,9 @@ fn an_engines_trace_reads_right() {
         .collect();
     assert!(!draws.is_empty() && draws.iter().all(|d| d["cat"] == "lane.render"));
     for counter in [
-        lanegraph::telemetry::COUNTER_FRAME_MS,
-        lanegraph::telemetry::COUNTER_LANE_BUSY,
-        lanegraph::telemetry::COUNTER_MEMORY,
+        lanegraph::hooks::telemetry::COUNTER_FRAME_MS,
+        lanegraph::hooks::telemetry::COUNTER_LANE_BUSY,
+        lanegraph::hooks::telemetry::COUNTER_MEMORY,
     ] {
         let n = events
             .iter()

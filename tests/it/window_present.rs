@@ -217,7 +217,7 @@ fn window_run() {
     let intervals = engine.present_intervals_ms();
     assert!(intervals.len() >= 290, "{} intervals", intervals.len());
     assert!(intervals.iter().all(|ms| *ms > 0.0 && ms.is_finite()));
-    let prom = lanegraph::telemetry::openmetrics::render(engine.metrics());
+    let prom = lanegraph::hooks::telemetry::openmetrics::render(engine.metrics());
     for family in [
         "lanegraph_present_frames_total",
         "lanegraph_present_interval_seconds_count",

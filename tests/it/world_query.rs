@@ -388,7 +388,7 @@ fn cheap_parallel_queries_stay_on_the_caller_and_a_set_chunk_size_splits() {
 
 #[test]
 fn a_parallel_query_says_in_the_trace_where_and_why_it_ran() {
-    use lanegraph::telemetry::{spans, TrackKind};
+    use lanegraph::hooks::telemetry::{spans, TrackKind};
     let _serial = crate::telemetry_trace::serial();
     let was = spans::is_enabled();
     spans::set_enabled(true);

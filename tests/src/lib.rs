@@ -13,10 +13,10 @@ pub mod docs;
 /// The stress harness behind `lanegraph stress` (it lives in `lanegraph-tools`).
 pub use lanegraph_tools::stress;
 
-use lanegraph::telemetry::{alloc, thread_memory_stats};
+use lanegraph::hooks::telemetry::{alloc, thread_memory_stats};
 
 /// Allocation calls `f` made on the calling thread, exact whatever other threads do. Needs the
-/// test binary to install `lanegraph::telemetry::TrackingAllocator` (the integration suite
+/// test binary to install `lanegraph::hooks::telemetry::TrackingAllocator` (the integration suite
 /// does); panics with that fix otherwise, so a missing allocator cannot pass as "no
 /// allocations".
 pub fn count_allocs<R>(f: impl FnOnce() -> R) -> (R, u64) {

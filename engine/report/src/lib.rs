@@ -16,8 +16,8 @@
 
 pub mod svg;
 
+use lanegraph::hooks::telemetry::spans::{self, TrackKind};
 use lanegraph::runtime::{DecisionEntry, Engine, FrameRow, GpuPass, LayoutRow, RunRecorder};
-use lanegraph::telemetry::spans::{self, TrackKind};
 use svg::{esc, Bar, Series};
 
 /// Frames of spans the timeline shows: the slowest of those the trace history holds.
@@ -195,7 +195,7 @@ fn timeline_of(engine: &Engine) -> Vec<TimelineFrame> {
     let frame_ms = |f: &lanegraph::telemetry::FrameSpans<'_>| {
         f.spans
             .iter()
-            .filter(|s| s.name == lanegraph::telemetry::FRAME_SPAN)
+            .filter(|s| s.name == lanegraph::hooks::telemetry::FRAME_SPAN)
             .map(|s| s.duration_ns())
             .max()
             .map(|ns| ns as f64 / 1e6)

@@ -11,7 +11,7 @@
 //! A game installs what it wants with [`super::EngineBuilder::builtin_agents`]; an agent not
 //! installed leaves its work at the settings' `FULL` (or `DEFAULT`) value, never changing it.
 
-use crate::budget::{Agent, CostLaw, Pool, Quote, Strategy, StrategyIndex};
+use lanegraph_budget::{Agent, CostLaw, Pool, Quote, Strategy, StrategyIndex};
 
 /// What a physics strategy asks of the game's physics hook.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -25,8 +25,8 @@ use std::sync::Arc;
 
 use lanegraph_jobs::clock::{self, Stamp};
 
-use crate::budget::providers::{MemoryProvider, MemoryState};
-use crate::telemetry::{Counter, Gauge, Registry, Unit};
+use lanegraph_budget::providers::{MemoryProvider, MemoryState};
+use lanegraph_telemetry::{Counter, Gauge, Registry, Unit};
 
 /// The least time between two churn warnings.
 pub const CHURN_ALERT_EVERY: std::time::Duration = std::time::Duration::from_secs(10);

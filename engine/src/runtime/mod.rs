@@ -96,7 +96,7 @@ pub(crate) mod config;
 mod config_file;
 pub(crate) mod engine;
 pub(crate) mod gpu_memory;
-pub mod hooks;
+pub(crate) mod hooks;
 pub(crate) mod loaders;
 pub(crate) mod observer;
 #[cfg(feature = "png")]
@@ -111,7 +111,6 @@ pub(crate) mod verdict;
 
 pub(crate) mod view;
 
-pub use crate::telemetry::{GpuFrame, GpuPass};
 pub use agents::{
     AssetSettings, BuiltinAgents, LadderError, PhysicsSettings, RenderSettings, Rung,
 };
@@ -124,6 +123,7 @@ pub use engine::{
 pub use gpu_memory::{
     ChurnFigures, GpuHeap, GpuMemoryFigures, CHURN_ALERT_EVERY, DEFAULT_CHURN_ALERT_PER_SECOND,
 };
+pub use lanegraph_telemetry::{GpuFrame, GpuPass};
 pub use loaders::{Asset, AssetLimits, AssetLoader, DecodedImage};
 pub use observer::{FrameFigures, FrameObserver, ObserverId};
 #[cfg(feature = "png")]

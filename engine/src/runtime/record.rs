@@ -7,7 +7,7 @@
 //! once; after the ring is full, nothing allocates).
 
 use super::observer::{FrameFigures, FrameObserver};
-use crate::telemetry::quantiles::LogHistogram;
+use lanegraph_telemetry::quantiles::LogHistogram;
 
 /// One frame's figures, as the recorder exports them.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

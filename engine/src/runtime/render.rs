@@ -40,7 +40,7 @@ use lanegraph_jobs::{clock, LaneId, Lanes, RepeatableJob};
 use super::agents::RenderSettings;
 use super::loaders::DecodedImage;
 use super::render_trace::{trace_gpu_pass, trace_present};
-use crate::telemetry::{Gauge, GpuFrame, Registry, Unit};
+use lanegraph_telemetry::{Gauge, GpuFrame, Registry, Unit};
 
 pub use super::render_pass::{DrawOutput, PresentFigures, RenderDevice, RenderPass};
 
@@ -195,13 +195,13 @@ struct Inner {
 struct PresentMetrics {
     /// `present.frames` (`None`: the registry refused it). Writer: `update` (render lane, after a
     /// draw). Reader: the registry's exporters (`Engine::metrics`).
-    frames: Option<crate::telemetry::Counter>,
+    frames: Option<lanegraph_telemetry::Counter>,
     /// `present.acquire_wait`, seconds (`None`: refused). Writer: `update` (render lane, after a
     /// draw). Reader: the registry's exporters (`Engine::metrics`).
     acquire_wait: Option<Gauge>,
     /// `present.interval`, seconds (`None`: refused). Writer: `update` (render lane, after a draw).
     /// Reader: the registry's exporters (`Engine::metrics`).
-    interval: Option<crate::telemetry::Histogram>,
+    interval: Option<lanegraph_telemetry::Histogram>,
     /// `present.frames_in_flight` (`None`: refused). Writer: `update` (render lane, after a draw).
     /// Reader: the registry's exporters (`Engine::metrics`).
     in_flight: Option<Gauge>,
@@ -239,7 +239,7 @@ impl PresentMetrics {
                     "present.interval",
                     Unit::Seconds,
                     "Time between consecutive presents.",
-                    crate::telemetry::Buckets::frame_time_seconds(),
+                    lanegraph_telemetry::Buckets::frame_time_seconds(),
                 )
                 .ok(),
             in_flight: r
@@ -620,7 +620,7 @@ fn draw(shared: &Shared, view: &Published) {
                             "GPU time of one pass (EMA-smoothed).",
                         )
                         .ok();
-                    pass_gauges.push((crate::telemetry::hooks::intern_name(&p.name), g));
+                    pass_gauges.push((lanegraph_telemetry::hooks::intern_name(&p.name), g));
                     pass_gauges.len() - 1
                 }
             };

@@ -7,7 +7,7 @@
 
 use super::agents::RenderSettings;
 use super::loaders::DecodedImage;
-use crate::telemetry::GpuFrame;
+use lanegraph_telemetry::GpuFrame;
 
 /// What a [`RenderPass`] reports of its draws. Kept by the render lane between draws: a pass
 /// updates it in place.

@@ -10,13 +10,13 @@ use super::render_pass::PresentFigures;
 /// Places the last acquire and present on the trace's `present` track (one per process), the
 /// present span's `n` being the frames in flight.
 pub(super) fn trace_present(p: &PresentFigures) {
-    use crate::telemetry::{spans, TrackId, TrackKind};
+    use lanegraph_telemetry::{spans, TrackId, TrackKind};
     static TRACK: std::sync::OnceLock<TrackId> = std::sync::OnceLock::new();
-    if !crate::telemetry::spans_enabled() {
+    if !lanegraph_telemetry::spans_enabled() {
         return;
     }
     let track = *TRACK.get_or_init(|| spans::register_track("present", TrackKind::Present));
-    let at = crate::telemetry::stamp_of_monotonic_ns;
+    let at = lanegraph_telemetry::stamp_of_monotonic_ns;
     for (name, (a, b), n) in [
         ("acquire", p.acquire_mono_ns, None),
         (
@@ -38,9 +38,9 @@ pub(super) fn trace_present(p: &PresentFigures) {
 /// without a placement, or one whose end reads before its begin (a broken mapping), is skipped.
 /// `name` is interned by the caller once per pass name (the render lane's per-pass table).
 pub(super) fn trace_gpu_pass(name: &'static str, (begin_ns, end_ns): (u64, u64)) {
-    use crate::telemetry::{spans, TrackId, TrackKind};
+    use lanegraph_telemetry::{spans, TrackId, TrackKind};
     static TRACK: std::sync::OnceLock<TrackId> = std::sync::OnceLock::new();
-    if !crate::telemetry::spans_enabled() || begin_ns == 0 || end_ns < begin_ns {
+    if !lanegraph_telemetry::spans_enabled() || begin_ns == 0 || end_ns < begin_ns {
         return;
     }
     let track = *TRACK.get_or_init(|| {
@@ -51,7 +51,7 @@ pub(super) fn trace_gpu_pass(name: &'static str, (begin_ns, end_ns): (u64, u64))
             },
         )
     });
-    let at = crate::telemetry::stamp_of_monotonic_ns;
+    let at = lanegraph_telemetry::stamp_of_monotonic_ns;
     // A refused name loses its span, nothing more.
     let _ = spans::record_span(track, name, at(begin_ns), at(end_ns), None);
 }

@@ -6,9 +6,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::budget::Decision;
 #[cfg(doc)]
 use crate::Engine;
+use lanegraph_budget::Decision;
 
 /// One strategy decision (the controller's, or a manual pin): the one row type a run log is
 /// written with and read back from ([`Engine::replay_run`]). Made at the end of frame

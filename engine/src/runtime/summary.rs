@@ -7,6 +7,7 @@
 //! was not measured as if it were (absent is `null`, not zero), or hold a game's own figures
 //! (a game extends it: the demo's summary flattens it and adds its score).
 
+use lanegraph_budget::hooks::ControllerDriver;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -15,9 +16,9 @@ use super::engine::Engine;
 use super::record::RunRecorder;
 pub use super::run_log::{DecisionEntry, RunLog};
 use super::verdict::{target_verdict, VerdictFigures};
-use crate::budget::AgentId;
-use crate::telemetry::GpuPass;
 use crate::world::World;
+use lanegraph_budget::AgentId;
+use lanegraph_telemetry::GpuPass;
 
 /// `frame_ms` of the summary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -314,7 +315,7 @@ impl RunSummary {
         // Every agent counts for "cheapest": the built-in ones the game installed and its own.
         let cpu_agents: Vec<AgentId> = c
             .agent_ids()
-            .filter(|&id| c.pool(id) == Some(crate::budget::Pool::Cpu))
+            .filter(|&id| c.pool(id) == Some(lanegraph_budget::Pool::Cpu))
             .collect();
         let render_id = engine.render_agent();
         // The GPU frame as the controller sees it: the passes' smoothed times (one raw reading

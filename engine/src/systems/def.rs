@@ -199,8 +199,8 @@ pub fn every(n: u64) -> impl FnMut(&World, u64) -> bool + Send {
 /// Run while `agent`'s strategy in force is `strategy` (a run condition on the adaptive
 /// controller's choice; `World::agent_strategy`).
 pub fn when_strategy(
-    agent: crate::budget::AgentId,
-    strategy: crate::budget::StrategyIndex,
+    agent: lanegraph_budget::AgentId,
+    strategy: lanegraph_budget::StrategyIndex,
 ) -> impl FnMut(&World, u64) -> bool + Send {
     move |w, _| w.agent_strategy(agent) == Some(strategy)
 }

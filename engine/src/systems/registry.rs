@@ -213,7 +213,7 @@ impl World {
         t.orders.push(order);
         t.conditions.push(run_if);
         t.records.push(SystemRecord {
-            span_name: crate::telemetry::hooks::intern_name(&name),
+            span_name: lanegraph_telemetry::hooks::intern_name(&name),
             name,
             budget,
             critical_ns: budget.as_nanos().saturating_mul(BUDGET_CRITICAL_MULTIPLIER),

@@ -93,7 +93,7 @@ impl World {
         let tick = self.tick;
         let step = self.fixed_step;
         let trace = if TIMED && self.systems.spans {
-            crate::telemetry::hooks::Here::now()
+            lanegraph_telemetry::hooks::Here::now()
         } else {
             None
         };

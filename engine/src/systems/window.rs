@@ -128,7 +128,7 @@ impl<const N: usize> RollingWindow<N> {
 
 /// Nearest rank over a sorted, non-empty slice: rank `ceil(p/100 * n)`, clamped to `1..=n`.
 fn nearest_rank(sorted: &[u64], p: f64) -> u64 {
-    sorted[crate::telemetry::quantiles::rank(p, sorted.len()) - 1]
+    sorted[lanegraph_telemetry::quantiles::rank(p, sorted.len()) - 1]
 }
 
 /// Summary of a window (all nanoseconds; `_ms` helpers convert).

@@ -182,7 +182,7 @@ pub struct World {
     /// The strategy in force for each budget agent (index = agent id), written by the engine
     /// at each frame boundary ([`World::agent_strategy`]). Not hashed: decisions are inputs,
     /// recorded and replayed; what systems make of them is in the hashed state.
-    pub(crate) agent_strategies: Vec<crate::budget::StrategyIndex>,
+    pub(crate) agent_strategies: Vec<lanegraph_budget::StrategyIndex>,
     /// The command queue lent to each system run (`SystemContext::commands`), applied after
     /// it; kept between runs so its buffers are reused.
     pub(crate) command_buf: commands::Commands,
@@ -244,8 +244,8 @@ impl World {
     /// agent, or a world not run by an engine.
     pub fn agent_strategy(
         &self,
-        agent: crate::budget::AgentId,
-    ) -> Option<crate::budget::StrategyIndex> {
+        agent: lanegraph_budget::AgentId,
+    ) -> Option<lanegraph_budget::StrategyIndex> {
         self.agent_strategies.get(agent.index()).copied()
     }
 

@@ -200,7 +200,7 @@ impl<'q, Q: QueryData, F: QueryFilter> Query<'q, Q, F> {
                 // Each chunk is a span on the track of the thread that ran it (a lane
                 // worker's, or the caller's when it helped).
                 for range in c.iter_mut().filter_map(Option::take) {
-                    let _span = crate::telemetry::span_n(CHUNK_SPAN, range.len() as u64);
+                    let _span = lanegraph_telemetry::span_n(CHUNK_SPAN, range.len() as u64);
                     let proto = &proto;
                     let mut fork = Q::fork(proto.0 .0);
                     let mut call = |item: Q::Item<'_>| f(item);
@@ -259,7 +259,7 @@ fn serial_run<Q: QueryData, F: QueryFilter>(
     let timed = learning || !far_below || site.runs % 16 == 1;
     // The run's span says it ran on the caller, and why (one relaxed load while recording is
     // off).
-    let _span = crate::telemetry::span_n(serial_span(reason), d.rows as u64);
+    let _span = lanegraph_telemetry::span_n(serial_span(reason), d.rows as u64);
     let start = timed.then(clock::now);
     let mut visited = 0;
     on_caller("par_for_each", || {

@@ -24,7 +24,7 @@
 //! 5. Drop the engine (joins every worker) and read the heap again: growth above
 //!    [`LEAK_TOLERANCE_BYTES`] is a leak. Growth of the span-ring pool is not counted: it is
 //!    a per-process pool sized by the most threads recording at once (see
-//!    `lanegraph::telemetry::spans::ring_pool_bytes`).
+//!    `lanegraph::hooks::telemetry::spans::ring_pool_bytes`).
 //! 6. The verdict also checks that every injected panic was counted on its lane (physics,
 //!    render and asset), that resident memory grew by at most [`RSS_GROWTH_CEILING_BYTES`],
 //!    that the loaded frame p99 stays within [`P99_FACTOR`] of the unloaded one, and that the
@@ -32,7 +32,7 @@
 
 use std::fmt;
 
-use lanegraph::telemetry::quantiles;
+use lanegraph::hooks::telemetry::quantiles;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -340,9 +340,9 @@ pub fn run(opts: &StressOptions) -> Result<StressReport, StressError> {
         return Err(e);
     }
     // 2. Baseline.
-    let tracking = lanegraph::telemetry::alloc::is_installed();
-    let before = lanegraph::telemetry::memory_stats().current_bytes;
-    let rings_before = lanegraph::telemetry::spans::ring_pool_bytes();
+    let tracking = lanegraph::hooks::telemetry::alloc::is_installed();
+    let before = lanegraph::hooks::telemetry::memory_stats().current_bytes;
+    let rings_before = lanegraph::hooks::telemetry::spans::ring_pool_bytes();
     let report = run_engine(opts);
     if opts.inject_leak_bytes > 0 {
         std::mem::forget(vec![1u8; opts.inject_leak_bytes]);
@@ -350,10 +350,10 @@ pub fn run(opts: &StressOptions) -> Result<StressReport, StressError> {
     hook.restore();
     let mut report = report?;
     // 5. The engine is dropped inside `run_engine`.
-    let after = lanegraph::telemetry::memory_stats().current_bytes;
+    let after = lanegraph::hooks::telemetry::memory_stats().current_bytes;
     // The span rings are a pool that grows with the most threads recording at once (a worker
     // of the warm-up engine still exiting while the next engine's start): not a leak.
-    let rings_grew = lanegraph::telemetry::spans::ring_pool_bytes() - rings_before;
+    let rings_grew = lanegraph::hooks::telemetry::spans::ring_pool_bytes() - rings_before;
     report.heap_growth_bytes = tracking.then_some(after - before - rings_grew as i64);
     Ok(report)
 }
@@ -363,7 +363,7 @@ fn run_engine(opts: &StressOptions) -> Result<StressReport, StressError> {
     world::setup(engine.world_mut(), opts.entities, 11)?;
     let mut phys = DemoPhysics::default();
     engine.set_physics(move |w, s| phys.step(w, s));
-    lanegraph::runtime::hooks::inject_asset_panics(&mut engine, "panic_");
+    lanegraph::hooks::inject_asset_panics(&mut engine, "panic_");
     let files = TextureFolder::generate(3)?;
     // Copy a good file to a name whose decode job panics.
     let panicky = files.dir().join("panic_decoder.png");
@@ -466,7 +466,7 @@ fn run_engine(opts: &StressOptions) -> Result<StressReport, StressError> {
                 let spawned = engine
                     .lanes()
                     .spawn_detached(lane, move || {
-                        let _s = lanegraph::telemetry::span("stress.flood");
+                        let _s = lanegraph::hooks::telemetry::span("stress.flood");
                         if boom {
                             panic!("stress: injected detached panic");
                         }

@@ -512,8 +512,8 @@ fn pass_has_gpu(p: &lanegraph_demo::render::ParticleRenderer) -> bool {
 /// were rendered in (the game pairs no clocks).
 #[test]
 fn gpu_passes_appear_in_the_trace_on_the_cpu_timeline() {
+    use lanegraph::hooks::telemetry::{spans, TrackKind};
     use lanegraph::jobs::clock;
-    use lanegraph::telemetry::{spans, TrackKind};
     use lanegraph_demo::render::ParticleRenderer;
     if validated_gpu("gpu_passes_appear_in_the_trace", true).is_none() {
         return;

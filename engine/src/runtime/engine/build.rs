@@ -5,11 +5,12 @@
 //! Owns: `Engine::assemble` and [`BuildError`], what it refuses. Must never: start a frame or read a clock for the simulation.
 
 use super::*;
+use lanegraph_budget::hooks::ControllerDriver;
 
-use crate::budget::ConfigError as BudgetConfigError;
-use crate::budget::RegisterError as AgentRegisterError;
 use crate::game_loop::{InvalidStep, LoopOptionsError};
 use crate::runtime::config::ConfigError;
+use lanegraph_budget::ConfigError as BudgetConfigError;
+use lanegraph_budget::RegisterError as AgentRegisterError;
 use lanegraph_jobs::{PlanError, StartError};
 
 /// Why an engine could not be built.
@@ -124,7 +125,7 @@ impl Engine {
             config.gpu_churn_alert_per_second,
         );
         // The render pass's GPU memory readings reach the controller as its GPU memory signal.
-        controller.set_providers(crate::budget::Providers {
+        controller.set_providers(lanegraph_budget::Providers {
             gpu_memory: Some(Box::new(crate::runtime::gpu_memory::GpuMemoryProvider(
                 render.gpu_memory_pressure(),
             ))),

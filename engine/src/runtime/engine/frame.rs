@@ -6,8 +6,9 @@
 //! asset lanes.
 
 use super::*;
-use crate::budget::TickReport;
 use crate::game_loop::FrameReport;
+use lanegraph_budget::hooks::ControllerDriver;
+use lanegraph_budget::TickReport;
 
 impl Engine {
     // ---- the frame ------------------------------------------------------------------------

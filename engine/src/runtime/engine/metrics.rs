@@ -6,6 +6,7 @@
 //! system or agent).
 
 use super::*;
+use lanegraph_budget::hooks::ControllerDriver;
 
 pub(super) struct Metrics {
     /// `frame.time`: each frame's owner-thread wall time, seconds.

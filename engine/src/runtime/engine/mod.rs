@@ -31,6 +31,7 @@
 //! | `metrics` | the engine's own metrics: their registration and their per-frame updates |
 //! | `replay` | the run log: replaying decisions and input, logging live input |
 
+use lanegraph_budget::hooks::ControllerDriver;
 use std::sync::Arc;
 
 use lanegraph_jobs::{clock, LaneId, Lanes};
@@ -46,15 +47,17 @@ use super::render::{Published, RenderDevice, RenderLane};
 use super::run_log::{DecisionEntry, RunLog};
 use super::view::RenderSetup;
 use super::view::{ViewCacheStats, ViewSource};
-use crate::budget::{
-    AdaptationMode, Agent, AgentId, AgentSample, Controller, ControllerConfig, FrameInput,
-    GpuTiming, InputError, PinError, RegisterError, StepReport, StrategyIndex, GPU_READ_LAG_FRAMES,
-};
 use crate::game_loop::{FixedStep, FrameClock, GameLoop, LoopOptions, ManualClock, MonotonicClock};
 use crate::input::{InputEvent, RecordedInput, MAX_LOGGED_INPUTS};
 use crate::systems::SystemId;
-use crate::telemetry::{self, Buckets, Counter, Gauge, Histogram, Registry, TraceHistory, Unit};
 use crate::world::World;
+use lanegraph_budget::{
+    AdaptationMode, Agent, AgentId, AgentSample, Controller, ControllerConfig, FrameInput,
+    GpuTiming, InputError, PinError, RegisterError, StepReport, StrategyIndex, GPU_READ_LAG_FRAMES,
+};
+use lanegraph_telemetry::{
+    self as telemetry, Buckets, Counter, Gauge, Histogram, Registry, TraceHistory, Unit,
+};
 
 mod build;
 mod frame;
@@ -459,13 +462,13 @@ impl Engine {
 
     /// Installs the thermal, battery and memory readings the controller polls each tick (see
     /// `docs/budgets.md`); the engine's own GPU memory provider stays unless `providers` has one.
-    pub fn set_providers(&mut self, providers: crate::budget::Providers) {
+    pub fn set_providers(&mut self, providers: lanegraph_budget::Providers) {
         self.controller.set_providers(providers);
     }
 
     /// Switches the controller between adapting and manual (every agent holds its strategy
     /// unless pinned).
-    pub fn set_adaptation(&mut self, mode: crate::budget::AdaptationMode) {
+    pub fn set_adaptation(&mut self, mode: lanegraph_budget::AdaptationMode) {
         self.controller.set_mode(mode);
     }
 

@@ -5,6 +5,7 @@
 //! the input log. Must never: apply part of a refused log.
 
 use super::*;
+use lanegraph_budget::hooks::ControllerDriver;
 
 /// What a replay refused ([`Engine::replay_run`], [`Engine::replay`],
 /// [`Engine::replay_inputs`]): nothing of a refused log is applied.

@@ -34,8 +34,9 @@
 //!   binary with `taskset` present) on one core: 1 when the world hash is equal, else 0.
 
 use super::{BenchError, BenchOptions, Figure};
-use lanegraph::budget::sim::{self, Driver, Scenario, Trace};
-use lanegraph::budget::AdaptationMode;
+use lanegraph::hooks::budget::sim::{self, Driver, Scenario, Trace};
+use lanegraph::hooks::budget::AdaptationMode;
+use lanegraph::hooks::ControllerDriver;
 use lanegraph_jobs::clock;
 
 const SUITE: &str = "budget";
@@ -193,7 +194,7 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     let minutes = 10u64;
     let sc = sim::mispriced_ladder(minutes * 3600, 7);
     let t = sim::run(&sc, Driver::Adaptive);
-    let mine: Vec<&lanegraph::budget::Decision> = t.decisions.iter().collect();
+    let mine: Vec<&lanegraph::hooks::budget::Decision> = t.decisions.iter().collect();
     let probes = mine
         .windows(2)
         .filter(|w| {

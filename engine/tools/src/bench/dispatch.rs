@@ -631,7 +631,7 @@ fn frame_graph(lanes: &Lanes) -> Graph<AtomicUsize> {
 }
 
 fn frame_allocs(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
-    if !lanegraph::telemetry::alloc::is_installed() {
+    if !lanegraph::hooks::telemetry::alloc::is_installed() {
         // The criterion harness and library users may not install the tracking allocator.
         return Ok(Vec::new());
     }
@@ -657,15 +657,15 @@ fn frame_allocs(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
         g.run(&lanes, &count).map_err(|e| fail(e.to_string()))?;
         rayon_frame();
     }
-    let a0 = lanegraph::telemetry::memory_stats().allocations;
+    let a0 = lanegraph::hooks::telemetry::memory_stats().allocations;
     for _ in 0..frames {
         g.run(&lanes, &count).map_err(|e| fail(e.to_string()))?;
     }
-    let a1 = lanegraph::telemetry::memory_stats().allocations;
+    let a1 = lanegraph::hooks::telemetry::memory_stats().allocations;
     for _ in 0..frames {
         rayon_frame();
     }
-    let a2 = lanegraph::telemetry::memory_stats().allocations;
+    let a2 = lanegraph::hooks::telemetry::memory_stats().allocations;
     Ok(vec![Figure::new(
         SUITE,
         "frame_allocs",

@@ -501,7 +501,7 @@ type StepFn<'a> = dyn FnMut() -> Result<(), BenchError> + 'a;
 /// `allocs_per_step`: heap allocations per step (every thread) of each path at 100 Ki, after a
 /// warm-up, when the binary has the tracking allocator (the `lanegraph` binary does).
 fn allocations() -> Result<Vec<Figure>, BenchError> {
-    if !lanegraph::telemetry::alloc::is_installed() {
+    if !lanegraph::hooks::telemetry::alloc::is_installed() {
         eprintln!("# ecs: allocs_per_step skipped: no tracking allocator installed");
         return Ok(Vec::new());
     }
@@ -538,11 +538,11 @@ fn allocations() -> Result<Vec<Figure>, BenchError> {
             step()?;
         }
         let steps = 200;
-        let before = lanegraph::telemetry::memory_stats().allocations;
+        let before = lanegraph::hooks::telemetry::memory_stats().allocations;
         for _ in 0..steps {
             step()?;
         }
-        let n = lanegraph::telemetry::memory_stats().allocations - before;
+        let n = lanegraph::hooks::telemetry::memory_stats().allocations - before;
         figures.push(Figure::new(
             SUITE,
             "allocs_per_step",

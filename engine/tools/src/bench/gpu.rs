@@ -76,14 +76,14 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     );
     let mut raw_ns = Vec::with_capacity(frames);
     let blocks = 10;
-    let allocs_known = lanegraph::telemetry::alloc::is_installed();
+    let allocs_known = lanegraph::hooks::telemetry::alloc::is_installed();
     let mut allocs = 0u64;
     for _ in 0..blocks {
-        let a0 = lanegraph::telemetry::memory_stats().allocations;
+        let a0 = lanegraph::hooks::telemetry::memory_stats().allocations;
         for _ in 0..frames / blocks {
             ours_ns.push(to_ns(ours.frame(now).map_err(failed)?));
         }
-        allocs += lanegraph::telemetry::memory_stats().allocations - a0;
+        allocs += lanegraph::hooks::telemetry::memory_stats().allocations - a0;
         for _ in 0..frames / blocks {
             raw_ns.push(to_ns(raw.frame(now).map_err(failed)?));
         }

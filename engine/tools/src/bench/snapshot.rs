@@ -132,11 +132,11 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     ];
     figures.extend(savegame(&mut w, &peer_world, samples.min(15))?);
     figures.extend(rollback(samples.min(21))?);
-    if lanegraph::telemetry::alloc::is_installed() {
-        let before = lanegraph::telemetry::memory_stats().allocations;
+    if lanegraph::hooks::telemetry::alloc::is_installed() {
+        let before = lanegraph::hooks::telemetry::memory_stats().allocations;
         w.snapshot_into(&mut snap).map_err(fail)?;
         w.restore(&snap).map_err(fail)?;
-        let allocs = lanegraph::telemetry::memory_stats().allocations - before;
+        let allocs = lanegraph::hooks::telemetry::memory_stats().allocations - before;
         figures.push(Figure::new(
             SUITE,
             "snapshot_allocs",

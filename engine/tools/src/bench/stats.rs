@@ -1,10 +1,10 @@
 //! Small statistics for bench figures: percentiles and medians over samples, as the runtime
-//! defines them (`lanegraph::telemetry::quantiles`).
+//! defines them (`lanegraph::hooks::telemetry::quantiles`).
 //!
 //! Owns: the bench figures' shape of order statistics (`NaN` for no samples). Must never: be
 //! called inside a measured loop.
 
-use lanegraph::telemetry::quantiles;
+use lanegraph::hooks::telemetry::quantiles;
 
 /// Nearest-rank percentile (`p` in 0..=100) of `samples`; sorts them in place. `NaN` when empty.
 pub fn percentile(samples: &mut [f64], p: f64) -> f64 {

@@ -34,7 +34,7 @@ use lanegraph_jobs::clock;
 
 use super::stats::median;
 use super::{BenchError, BenchOptions, Figure};
-use lanegraph::telemetry::{self, spans, Buckets, Counter, Histogram, TrackingAllocator};
+use lanegraph::hooks::telemetry::{self, spans, Buckets, Counter, Histogram, TrackingAllocator};
 
 const SUITE: &str = "telemetry";
 

@@ -111,26 +111,18 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     let mut w = trivial_world(false)?;
     for _ in 0..ticks {
         w.run_systems();
-        lanegraph::systems::hooks::run_systems_untimed(&mut w);
+        lanegraph::hooks::run_systems_untimed(&mut w);
     }
     let (mut timed, mut untimed, mut diff) = (Vec::new(), Vec::new(), Vec::new());
     for r in 0..rounds {
         let (t, u) = if r % 2 == 0 {
-            let u = time_ticks(
-                &mut w,
-                ticks,
-                lanegraph::systems::hooks::run_systems_untimed,
-            );
+            let u = time_ticks(&mut w, ticks, lanegraph::hooks::run_systems_untimed);
             (time_ticks(&mut w, ticks, World::run_systems), u)
         } else {
             let t = time_ticks(&mut w, ticks, World::run_systems);
             (
                 t,
-                time_ticks(
-                    &mut w,
-                    ticks,
-                    lanegraph::systems::hooks::run_systems_untimed,
-                ),
+                time_ticks(&mut w, ticks, lanegraph::hooks::run_systems_untimed),
             )
         };
         timed.push(t / calls);
@@ -282,13 +274,13 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
 
     // engine_frame_memory: live heap and allocations per frame over 10,000 frames after the
     // warm-up above (needs the tracking allocator of the `lanegraph` binary).
-    if lanegraph::telemetry::alloc::is_installed() {
+    if lanegraph::hooks::telemetry::alloc::is_installed() {
         let n = 10_000u64;
-        let before = lanegraph::telemetry::memory_stats();
+        let before = lanegraph::hooks::telemetry::memory_stats();
         for _ in 0..n {
             frame(&mut engine)?;
         }
-        let after = lanegraph::telemetry::memory_stats();
+        let after = lanegraph::hooks::telemetry::memory_stats();
         figures.push(Figure::new(
             SUITE,
             "engine_frame_memory",
@@ -310,14 +302,14 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     }
 
     // tick_allocs: needs the tracking allocator of the `lanegraph` binary.
-    if lanegraph::telemetry::alloc::is_installed() {
+    if lanegraph::hooks::telemetry::alloc::is_installed() {
         let n = 10_000u64;
-        let before = lanegraph::telemetry::memory_stats().allocations;
+        let before = lanegraph::hooks::telemetry::memory_stats().allocations;
         for _ in 0..n {
             w.begin_frame();
             w.run_systems();
         }
-        let allocs = lanegraph::telemetry::memory_stats().allocations - before;
+        let allocs = lanegraph::hooks::telemetry::memory_stats().allocations - before;
         figures.push(Figure::new(
             SUITE,
             "tick_allocs",
