@@ -15,3 +15,572 @@ pub use lanegraph_budget as budget;
 pub use lanegraph_budget::hooks::ControllerDriver;
 /// The telemetry crate whole (`lanegraph-telemetry`), span-store plumbing included.
 pub use lanegraph_telemetry as telemetry;
+
+use std::sync::Arc;
+
+use lanegraph_jobs::{LaneId, Lanes};
+
+use crate::game_loop::FixedStep;
+use crate::input::RecordedInput;
+use crate::runtime::*;
+use lanegraph_budget::AgentId;
+use crate::systems::*;
+use crate::world::*;
+use lanegraph_simd::SoaComponent;
+
+/// The World's calls for the runtime, its tools and its tests, which a game does not make: the
+/// frame bookkeeping the game loop does (`begin_frame`, `set_fixed_step`), scheduler and
+/// parallel-lane plumbing, the column and pair/triple queries that `World::query` replaced,
+/// and the raw field-SoA lending the kernels' chunked queries are built on. Each method is the
+/// World's own (`pub(crate)` there); this trait only names it for code outside the crate.
+pub trait WorldHooks {
+    /// Applies `commands` now, in the order queued (a system's own commands apply right after
+    /// it; this is for a queue filled elsewhere). Returns how many failed; each is counted in
+    /// [`World::command_failures`].
+    fn apply_commands(&mut self, commands: &mut Commands) -> usize;
+
+    /// Commands that could not be applied since the world was made, and the latest error.
+    fn command_failures(&self) -> (u64, Option<&CommandError>);
+
+    /// Frames begun so far (each `begin_frame` call is one).
+    fn frame_index(&self) -> u64;
+
+    /// Sets the fixed step systems read (the game loop does this; tests may too).
+    fn set_fixed_step(&mut self, step: FixedStep);
+
+    /// Bumps `domains` for a change the world cannot see (a bulk load or deserialization
+    /// written through a side channel, a reset). Loaders call this after writing.
+    fn mark_changed(&mut self, domains: DomainSet);
+
+    /// Reorders every column's rows by entity slot (so joins walk memory forward) and the live
+    /// list likewise, and releases spare capacity. Bumps the domains of every column that moved
+    /// (row order is visible to column borrowers) and `STRUCTURE`. Cold path: may allocate.
+    fn compact(&mut self);
+
+    /// Runs this world's parallel queries on `lane` of `lanes` (the engine sets its physics
+    /// lane). The world keeps a weak handle: it never keeps the lanes running.
+    fn set_parallel_lane(&mut self, lanes: &Arc<Lanes>, lane: LaneId);
+
+    /// The lane parallel queries run on: `None` when none was set or its lanes are gone.
+    fn parallel_lane(&self) -> Option<LaneId>;
+
+    /// Parallel queries run on the calling thread from now on.
+    fn clear_parallel_lane(&mut self);
+
+    /// [`World::for_each_mut2`] with the rows split into chunks that run in parallel on the
+    /// world's parallel lane (the physics lane inside an engine); returns how many entities it
+    /// visited. `f` runs once per entity that has both components, on some thread of that
+    /// lane, so it is `Fn + Sync`: it may read shared data, and must write only through its
+    /// arguments for the result to be the same whatever the chunking (it then is, bit for
+    /// bit: each row is computed alone).
+    ///
+    /// The rows where `A` and `B` are aligned (inserted together) run in parallel; any others
+    /// run after them, on the calling thread, and so does the whole query when either
+    /// component is field-SoA (its parallel form is the kernels over `lend_soa_pair` chunks)
+    /// or fewer than two threads would serve it. A panic in `f` is
+    /// [`ParQueryError::Panicked`] wherever it ran. Without a parallel lane (a bare `World`, or the
+    /// engine gone) everything runs on the calling thread. Allocation-free once warm (the first
+    /// query of a column pair caches its aligned-row count).
+    ///
+    /// ```
+    /// use lanegraph::hooks::WorldHooks;
+    /// use lanegraph::world::{Component, StateHash, World};
+    ///
+    /// #[derive(Clone, Copy, Component, StateHash)]
+    /// struct Pos(f32);
+    /// #[derive(Clone, Copy, Component, StateHash)]
+    /// struct Vel(f32);
+    ///
+    /// let mut world = World::new();
+    /// for i in 0..10_000 {
+    ///     let e = world.spawn();
+    ///     world.insert(e, Pos(i as f32)).unwrap();
+    ///     world.insert(e, Vel(1.0)).unwrap();
+    /// }
+    /// let dt = 0.5;
+    /// let n = world
+    ///     .par_for_each_mut2::<Pos, Vel>(|_, p, v| {
+    ///         v.0 = v.0 * 0.9;
+    ///         p.0 = p.0 + v.0 * dt;
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(n, 10_000);
+    /// ```
+    fn par_for_each_mut2<A: Component, B: Component>(
+        &mut self,
+        f: impl Fn(Entity, &mut A, &mut B) + Sync,
+    ) -> Result<usize, ParQueryError>;
+
+    /// [`World::par_for_each_mut2`] over the entities that also pass `filter` (see
+    /// [`World::for_each_mut2_filtered`]).
+    fn par_for_each_mut2_filtered<A: Component, B: Component>(
+        &mut self,
+        filter: &Filter,
+        f: impl Fn(Entity, &mut A, &mut B) + Sync,
+    ) -> Result<usize, ParQueryError>;
+
+    /// Borrows `T`'s column for reading (empty when no entity has `T`).
+    fn column<T: Component>(&self) -> Result<ColumnRef<'_, T>, WrongLayout>;
+
+    /// Borrows `T`'s column for writing; bumps `T::DOMAINS` (the caller may write any row).
+    fn column_mut<T: Component>(&mut self) -> Result<ColumnMut<'_, T>, WrongLayout>;
+
+    /// Every `(entity, &A, &B)` for entities that have both; iterates `A`'s column and probes
+    /// `B`'s (put the rarer component first).
+    fn query_pair<A: Component, B: Component>(
+        &self,
+    ) -> Result<impl Iterator<Item = (Entity, &A, &B)> + '_, WrongLayout>;
+
+    /// Every `(entity, &mut A, &B)` for entities that have both; bumps `A::DOMAINS`.
+    /// `A` and `B` must differ ([`AliasedQuery`] otherwise).
+    fn query_pair_mut<A: Component, B: Component>(
+        &mut self,
+    ) -> Result<impl Iterator<Item = (Entity, &mut A, &B)> + '_, PairQueryError>;
+
+    /// Calls `f(entity, &mut a, &mut b)` for every entity that has both `A` and `B`, writing
+    /// both in one loop; returns how many it visited. Bumps `A::DOMAINS` and `B::DOMAINS`.
+    /// `A` and `B` must differ ([`AliasedQuery`] otherwise). Either may be stored field-SoA:
+    /// its rows are then read whole, handed over and written back (convenient, not fast: the
+    /// `f32x8` kernels are the fast path for field-SoA data).
+    ///
+    /// Walks `A`'s dense rows (put the rarer component first). The leading rows where `B`'s row
+    /// at the same index holds the same entity (all of them when the components were inserted
+    /// together, or after [`World::compact`]) run as two linear sweeps with no per-row check;
+    /// that count is cached per pair of columns and recounted only after a row was added,
+    /// removed or reordered in either. Each later row uses `B`'s row at the same index when it
+    /// holds the same entity, else `B`'s sparse index (one indexed load).
+    ///
+    /// ```
+    /// use lanegraph::hooks::WorldHooks;
+    /// use lanegraph::world::{Component, StateHash, World};
+    ///
+    /// #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
+    /// #[component(domains(TRANSFORM))]
+    /// struct Pos(f32);
+    /// #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
+    /// #[component(domains(PHYSICS))]
+    /// struct Vel(f32);
+    ///
+    /// let mut world = World::new();
+    /// let e = world.spawn();
+    /// world.insert(e, Pos(120.0)).unwrap();
+    /// world.insert(e, Vel(5.0)).unwrap();
+    /// let dt = 0.5;
+    /// world
+    ///     .for_each_mut2::<Pos, Vel>(|_, p, v| {
+    ///         v.0 = v.0 - 9.81 * dt;
+    ///         p.0 = p.0 + v.0 * dt;
+    ///         if p.0 > 100.0 {
+    ///             p.0 = 100.0;
+    ///             v.0 = -v.0;
+    ///         }
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(*world.get::<Pos>(e).unwrap(), Pos(100.0));
+    /// assert_eq!(*world.get::<Vel>(e).unwrap(), Vel(-(5.0 - 9.81 * 0.5)));
+    /// ```
+    fn for_each_mut2<A: Component, B: Component>(
+        &mut self,
+        f: impl FnMut(Entity, &mut A, &mut B),
+    ) -> Result<usize, PairQueryError>;
+
+    /// [`World::for_each_mut2`] over the entities that also pass `filter`: every component of
+    /// [`Filter::with`] present, none of [`Filter::without`]. A `with` component the world
+    /// never stored matches nothing; a `without` one excludes nothing.
+    ///
+    /// Errors: as `for_each_mut2`, plus [`PairQueryError::TooManyFilters`] for more than
+    /// [`Filter::MAX`] filter components, and [`PairQueryError::Aliased`] when a filter names
+    /// `A` or `B`.
+    fn for_each_mut2_filtered<A: Component, B: Component>(
+        &mut self,
+        filter: &Filter,
+        f: impl FnMut(Entity, &mut A, &mut B),
+    ) -> Result<usize, PairQueryError>;
+
+    /// How many resources the world holds.
+    fn resource_count(&self) -> usize;
+
+    /// Reads `entity`'s field-SoA `T` (assembled from its field columns).
+    fn get_fields<T: Component + SoaComponent>(
+        &self,
+        entity: Entity,
+    ) -> Result<T, ComponentError>;
+
+    /// Lends `T`'s field columns mutably (to a kernel, or to the physics lane for one step);
+    /// bumps `T::DOMAINS`. `None` when `T` was never opted in.
+    fn lend_soa<T: Component + SoaComponent>(
+        &mut self,
+    ) -> Result<Option<SoaMut<'_, T>>, WrongLayout>;
+
+    /// Lends two row-aligned field-SoA components mutably at once (position and velocity for
+    /// an integrator); bumps both components' domains. Errors when `A == B`, either is not
+    /// field-SoA, or their rows are not aligned (see the module docs). `None` when either
+    /// was never opted in.
+    fn lend_soa_pair<A: Component + SoaComponent, B: Component + SoaComponent>(
+        &mut self,
+    ) -> Result<Option<(SoaMut<'_, A>, SoaMut<'_, B>)>, SoaPairError>;
+
+    /// Reorders `B`'s rows to follow `A`'s, so the two are row-aligned, when both hold exactly
+    /// the same entities; returns whether they are aligned afterwards. Bumps `B::DOMAINS` when
+    /// rows moved. Cold path (allocates a scratch copy).
+    fn align_soa_rows<A: Component + SoaComponent, B: Component + SoaComponent>(
+        &mut self,
+    ) -> Result<bool, SoaPairError>;
+
+    /// Calls `f(entity, &mut a, &mut b, &mut c)` for every entity that has `A`, `B` and `C`;
+    /// returns how many it visited. Bumps all three components' domains. The three must
+    /// differ ([`AliasedQuery`](super::AliasedQuery) otherwise); any may be field-SoA. Walks
+    /// `A`'s rows (put the rarest first).
+    ///
+    /// ```
+    /// use lanegraph::hooks::WorldHooks;
+    /// use lanegraph::world::{Component, StateHash, World};
+    ///
+    /// #[derive(Clone, Copy, Component, StateHash)]
+    /// struct Pos(f32);
+    /// #[derive(Clone, Copy, Component, StateHash)]
+    /// struct Vel(f32);
+    /// #[derive(Clone, Copy, Component, StateHash)]
+    /// struct Mass(f32);
+    ///
+    /// let mut world = World::new();
+    /// let e = world.spawn();
+    /// world.insert(e, Pos(0.0)).unwrap();
+    /// world.insert(e, Vel(0.0)).unwrap();
+    /// world.insert(e, Mass(2.0)).unwrap();
+    /// let (force, dt) = (10.0, 0.5);
+    /// world
+    ///     .for_each_mut3::<Pos, Vel, Mass>(|_, p, v, m| {
+    ///         v.0 = v.0 + force / m.0 * dt;
+    ///         p.0 = p.0 + v.0 * dt;
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(world.get::<Pos>(e).unwrap().0, 1.25);
+    /// ```
+    fn for_each_mut3<A: Component, B: Component, C: Component>(
+        &mut self,
+        f: impl FnMut(Entity, &mut A, &mut B, &mut C),
+    ) -> Result<usize, PairQueryError>;
+
+    /// [`World::for_each_mut3`] over the entities that also pass `filter` (see
+    /// [`World::for_each_mut2_filtered`]; a filter naming any of the three is
+    /// [`PairQueryError::Aliased`]).
+    fn for_each_mut3_filtered<A: Component, B: Component, C: Component>(
+        &mut self,
+        filter: &Filter,
+        f: impl FnMut(Entity, &mut A, &mut B, &mut C),
+    ) -> Result<usize, PairQueryError>;
+
+    /// Records every system run as a trace span named after the system, on the running
+    /// thread's track, from the scheduler's own timing stamps (while trace spans are on:
+    /// `telemetry::spans::set_enabled`). In an engine it costs about 7 ns per run on this
+    /// machine, the per-frame collection included (`lanegraph bench timing`,
+    /// `engine_frame_system_spans` against `engine_frame`). Off for a bare `World`; an `Engine`
+    /// turns it on unless its config says `system_spans = false`.
+    fn set_system_spans(&mut self, on: bool);
+
+    /// Systems registered.
+    fn system_count(&self) -> usize;
+
+    /// The ids of every system, in schedule order.
+    fn system_ids(&self) -> impl ExactSizeIterator<Item = SystemId> + '_;
+
+    /// The registered name of `id`.
+    fn system_name(&self, id: SystemId) -> Result<&str, InvalidSystemId>;
+
+    /// The declared budget of `id`.
+    fn system_budget(&self, id: SystemId) -> Result<Budget, InvalidSystemId>;
+
+    /// The declared domain of `id`.
+    fn system_domain(&self, id: SystemId) -> Result<Option<Domain>, InvalidSystemId>;
+
+    /// Starts a frame: closes rate-limit windows that expired with suppressed events (emitting
+    /// their summaries) and counts the frame. Does not touch the timing windows: they roll
+    /// across ticks, not frames.
+    fn begin_frame(&mut self);
+
+    /// The rolling 64-sample window of `id`, for percentiles ([`RollingWindow::stats`], cold
+    /// path). An invalid id is an error and logs nothing. The borrow ends before the world
+    /// runs again.
+    fn system_timing_window(
+        &self,
+        id: SystemId,
+    ) -> Result<&RollingWindow<SYSTEM_TIMING_WINDOW_SAMPLES>, InvalidSystemId>;
+
+    /// How often `kind` was emitted, suppressed and summarised in this world.
+    fn event_counts(&self, kind: EngineEvent) -> EventCounts;
+}
+
+impl WorldHooks for World {
+    fn apply_commands(&mut self, commands: &mut Commands) -> usize {
+        World::apply_commands(self, commands)
+    }
+
+    fn command_failures(&self) -> (u64, Option<&CommandError>) {
+        World::command_failures(self)
+    }
+
+    fn frame_index(&self) -> u64 {
+        World::frame_index(self)
+    }
+
+    fn set_fixed_step(&mut self, step: FixedStep) {
+        World::set_fixed_step(self, step)
+    }
+
+    fn mark_changed(&mut self, domains: DomainSet) {
+        World::mark_changed(self, domains)
+    }
+
+    fn compact(&mut self) {
+        World::compact(self)
+    }
+
+    fn set_parallel_lane(&mut self, lanes: &Arc<Lanes>, lane: LaneId) {
+        World::set_parallel_lane(self, lanes, lane)
+    }
+
+    fn parallel_lane(&self) -> Option<LaneId> {
+        World::parallel_lane(self)
+    }
+
+    fn clear_parallel_lane(&mut self) {
+        World::clear_parallel_lane(self)
+    }
+
+    fn par_for_each_mut2<A: Component, B: Component>(
+        &mut self,
+        f: impl Fn(Entity, &mut A, &mut B) + Sync,
+    ) -> Result<usize, ParQueryError> {
+        World::par_for_each_mut2(self, f)
+    }
+
+    fn par_for_each_mut2_filtered<A: Component, B: Component>(
+        &mut self,
+        filter: &Filter,
+        f: impl Fn(Entity, &mut A, &mut B) + Sync,
+    ) -> Result<usize, ParQueryError> {
+        World::par_for_each_mut2_filtered(self, filter, f)
+    }
+
+    fn column<T: Component>(&self) -> Result<ColumnRef<'_, T>, WrongLayout> {
+        World::column::<T>(self)
+    }
+
+    fn column_mut<T: Component>(&mut self) -> Result<ColumnMut<'_, T>, WrongLayout> {
+        World::column_mut::<T>(self)
+    }
+
+    fn query_pair<A: Component, B: Component>(
+        &self,
+    ) -> Result<impl Iterator<Item = (Entity, &A, &B)> + '_, WrongLayout> {
+        World::query_pair::<A, B>(self)
+    }
+
+    fn query_pair_mut<A: Component, B: Component>(
+        &mut self,
+    ) -> Result<impl Iterator<Item = (Entity, &mut A, &B)> + '_, PairQueryError> {
+        World::query_pair_mut::<A, B>(self)
+    }
+
+    fn for_each_mut2<A: Component, B: Component>(
+        &mut self,
+        f: impl FnMut(Entity, &mut A, &mut B),
+    ) -> Result<usize, PairQueryError> {
+        World::for_each_mut2(self, f)
+    }
+
+    fn for_each_mut2_filtered<A: Component, B: Component>(
+        &mut self,
+        filter: &Filter,
+        f: impl FnMut(Entity, &mut A, &mut B),
+    ) -> Result<usize, PairQueryError> {
+        World::for_each_mut2_filtered(self, filter, f)
+    }
+
+    fn resource_count(&self) -> usize {
+        World::resource_count(self)
+    }
+
+    fn get_fields<T: Component + SoaComponent>(
+        &self,
+        entity: Entity,
+    ) -> Result<T, ComponentError> {
+        World::get_fields::<T>(self, entity)
+    }
+
+    fn lend_soa<T: Component + SoaComponent>(
+        &mut self,
+    ) -> Result<Option<SoaMut<'_, T>>, WrongLayout> {
+        World::lend_soa::<T>(self)
+    }
+
+    fn lend_soa_pair<A: Component + SoaComponent, B: Component + SoaComponent>(
+        &mut self,
+    ) -> Result<Option<(SoaMut<'_, A>, SoaMut<'_, B>)>, SoaPairError> {
+        World::lend_soa_pair::<A, B>(self)
+    }
+
+    fn align_soa_rows<A: Component + SoaComponent, B: Component + SoaComponent>(
+        &mut self,
+    ) -> Result<bool, SoaPairError> {
+        World::align_soa_rows::<A, B>(self)
+    }
+
+    fn for_each_mut3<A: Component, B: Component, C: Component>(
+        &mut self,
+        f: impl FnMut(Entity, &mut A, &mut B, &mut C),
+    ) -> Result<usize, PairQueryError> {
+        World::for_each_mut3(self, f)
+    }
+
+    fn for_each_mut3_filtered<A: Component, B: Component, C: Component>(
+        &mut self,
+        filter: &Filter,
+        f: impl FnMut(Entity, &mut A, &mut B, &mut C),
+    ) -> Result<usize, PairQueryError> {
+        World::for_each_mut3_filtered(self, filter, f)
+    }
+
+    fn set_system_spans(&mut self, on: bool) {
+        World::set_system_spans(self, on)
+    }
+
+    fn system_count(&self) -> usize {
+        World::system_count(self)
+    }
+
+    fn system_ids(&self) -> impl ExactSizeIterator<Item = SystemId> + '_ {
+        World::system_ids(self)
+    }
+
+    fn system_name(&self, id: SystemId) -> Result<&str, InvalidSystemId> {
+        World::system_name(self, id)
+    }
+
+    fn system_budget(&self, id: SystemId) -> Result<Budget, InvalidSystemId> {
+        World::system_budget(self, id)
+    }
+
+    fn system_domain(&self, id: SystemId) -> Result<Option<Domain>, InvalidSystemId> {
+        World::system_domain(self, id)
+    }
+
+    fn begin_frame(&mut self) {
+        World::begin_frame(self)
+    }
+
+    fn system_timing_window(
+        &self,
+        id: SystemId,
+    ) -> Result<&RollingWindow<SYSTEM_TIMING_WINDOW_SAMPLES>, InvalidSystemId> {
+        World::system_timing_window(self, id)
+    }
+
+    fn event_counts(&self, kind: EngineEvent) -> EventCounts {
+        World::event_counts(self, kind)
+    }
+}
+
+
+/// The Engine's calls for the runtime's app, tools and tests, which a game does not make: the
+/// asset pump the frame runs, the built-in agents' ids, present intervals, the view cache,
+/// asset totals, the loop's totals and the input log's overflow counters, and feeding a
+/// recorded input log in (`lanegraph replay`). Each method is the Engine's own (`pub(crate)`
+/// there); this trait only names it for code outside the crate.
+pub trait EngineHooks {
+    /// Step 1 of a frame on its own: applies asset completions (at most the asset strategy's
+    /// jobs per frame) and issues queued requests, without simulating. `frame()` calls it; a
+    /// game may call it between frames (a loading screen) to let loads finish. Returns the
+    /// settings used and the time it took, ms.
+    fn pump_assets(&mut self) -> (AssetSettings, f64);
+
+    /// An installed observer, mutably (e.g. to reset it between levels).
+    fn observer_mut<O: FrameObserver>(&mut self, id: ObserverId<O>) -> &mut O;
+
+    /// The built-in physics agent's id, when installed.
+    fn physics_agent(&self) -> Option<AgentId>;
+
+    /// The built-in render agent's id, when installed.
+    fn render_agent(&self) -> Option<AgentId>;
+
+    /// The built-in asset agent's id, when installed.
+    fn asset_agent(&self) -> Option<AgentId>;
+
+    /// Every present-to-present interval of the run, ms, when the render pass presents to a
+    /// window (empty otherwise; the first 65,536). Waits for a draw in progress: for the end
+    /// of a run (the report's present histogram).
+    fn present_intervals_ms(&self) -> Vec<f64>;
+
+    /// View cache hits and misses (zeros without a render view).
+    fn view_cache_stats(&self) -> ViewCacheStats;
+
+    /// Asset totals and the first `MAX_ASSET_FAILURES` failures' messages.
+    fn asset_report(&self) -> (crate::runtime::AssetTotals, &[String]);
+
+    /// Loop totals (steps, dropped steps).
+    fn loop_totals(&self) -> crate::game_loop::LoopTotals;
+
+    /// Events handed over but not logged ([`MAX_LOGGED_INPUTS`] reached): non-zero means the
+    /// log cannot replay the run.
+    fn input_log_dropped(&self) -> u64;
+
+    /// Live events ignored because recorded input was being replayed.
+    fn live_input_ignored(&self) -> u64;
+
+    /// Replays recorded input: from the next frame, each event is handed to the world at its
+    /// recorded frame, and live input ([`Engine::push_input`]) is ignored. With the same seed
+    /// and decisions ([`Engine::replay`]), a lockstep run ends in the recorded world hash.
+    /// Errors as [`Engine::replay_run`].
+    fn replay_inputs(&mut self, inputs: Vec<RecordedInput>) -> Result<(), ReplayError>;
+}
+
+impl EngineHooks for Engine {
+    fn pump_assets(&mut self) -> (AssetSettings, f64) {
+        Engine::pump_assets(self)
+    }
+
+    fn observer_mut<O: FrameObserver>(&mut self, id: ObserverId<O>) -> &mut O {
+        Engine::observer_mut::<O>(self, id)
+    }
+
+    fn physics_agent(&self) -> Option<AgentId> {
+        Engine::physics_agent(self)
+    }
+
+    fn render_agent(&self) -> Option<AgentId> {
+        Engine::render_agent(self)
+    }
+
+    fn asset_agent(&self) -> Option<AgentId> {
+        Engine::asset_agent(self)
+    }
+
+    fn present_intervals_ms(&self) -> Vec<f64> {
+        Engine::present_intervals_ms(self)
+    }
+
+    fn view_cache_stats(&self) -> ViewCacheStats {
+        Engine::view_cache_stats(self)
+    }
+
+    fn asset_report(&self) -> (crate::runtime::AssetTotals, &[String]) {
+        Engine::asset_report(self)
+    }
+
+    fn loop_totals(&self) -> crate::game_loop::LoopTotals {
+        Engine::loop_totals(self)
+    }
+
+    fn input_log_dropped(&self) -> u64 {
+        Engine::input_log_dropped(self)
+    }
+
+    fn live_input_ignored(&self) -> u64 {
+        Engine::live_input_ignored(self)
+    }
+
+    fn replay_inputs(&mut self, inputs: Vec<RecordedInput>) -> Result<(), ReplayError> {
+        Engine::replay_inputs(self, inputs)
+    }
+}

@@ -2,6 +2,7 @@
 //! a custom agent and a custom lane, the game's own render view and pass (the epoch cache, an
 //! owner that never waits on a blocked pass), and the asset lane's bad files.
 
+use lanegraph::hooks::EngineHooks;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 

@@ -1,5 +1,6 @@
 //! The fixed-step loop driven by an injected clock: step counts, drops and alphas are exact.
 
+use lanegraph::hooks::WorldHooks;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;

@@ -2,6 +2,7 @@
 //! engine logs it with frame numbers, and replaying the log on a fresh engine (live input
 //! ignored) ends in the same world hash.
 
+use lanegraph::hooks::EngineHooks;
 use lanegraph::input::{InputEvent, Key, KeyCode, MouseButton, RecordedInput};
 use lanegraph::runtime::ReplayError;
 use lanegraph::systems::SystemDef;

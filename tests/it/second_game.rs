@@ -9,6 +9,8 @@
 #[path = "../../engine/examples/swarm/game.rs"]
 mod game;
 
+use lanegraph::hooks::EngineHooks;
+use lanegraph::hooks::WorldHooks;
 use lanegraph::runtime::{RunLog, RunRecorder, RunSummary};
 
 const PLANS: [Option<&str>; 3] = [

@@ -6,6 +6,7 @@
 //! once a global atomic: another test's deliberate control allocation then landed inside this
 //! test's before/after difference about one run in four on a loaded machine.)
 
+use lanegraph::hooks::WorldHooks;
 use std::time::Duration;
 
 use lanegraph::game_loop::{GameLoop, LoopOptions, ManualClock};

@@ -2,6 +2,7 @@
 //! deterministic topological order, a cycle or an unknown name refused with the systems named,
 //! and conditions (every N steps, an agent's strategy, a resource changed).
 
+use lanegraph::hooks::WorldHooks;
 use std::sync::{Arc, Mutex};
 
 use lanegraph::systems::{every, when_changed, OrderError, RegisterError, SystemDef};

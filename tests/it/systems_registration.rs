@@ -1,5 +1,6 @@
 //! System registration: every bad definition is a typed error; the schedule runs in order.
 
+use lanegraph::hooks::WorldHooks;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

@@ -1,5 +1,6 @@
 //! The World through its public API: handles, components, queries, epochs, hash, telemetry.
 
+use lanegraph::hooks::WorldHooks;
 use lanegraph::systems::SystemDef;
 use lanegraph::world::{
     ColumnLayout, Component, ComponentError, Domain, DomainSet, PairQueryError, StateHash, World,

@@ -2,6 +2,7 @@
 //! to the lane's workers (not run on the caller), filters honoured, a panicking closure a typed
 //! error, and a world without lanes (or whose lanes are gone) running them on the caller.
 
+use lanegraph::hooks::WorldHooks;
 use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 

@@ -4,6 +4,7 @@
 //! both shapes; damaged files (10,000 fuzzed ones) are typed errors, never a panic, and leave
 //! the world as it was.
 
+use lanegraph::hooks::WorldHooks;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use lanegraph::game_loop::FixedStep;

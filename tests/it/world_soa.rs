@@ -1,6 +1,7 @@
 //! Field-SoA components in the World: opt-in, resident columns, and the one-step loan of
 //! disjoint `Send` chunks to other threads (the physics lane's pattern).
 
+use lanegraph::hooks::WorldHooks;
 use lanegraph::simd::{SoaComponent, SoaTable};
 use lanegraph::world::{
     ColumnLayout, Component, Domain, DomainSet, SoaPairError, StateHash, World,

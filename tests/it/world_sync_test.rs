@@ -142,6 +142,7 @@ mod demo_world {
 
     use std::sync::{Arc, Mutex};
 
+    use lanegraph::hooks::WorldHooks;
     use lanegraph::jobs::plan::{machine_cores, LaneKind};
     use lanegraph::jobs::{LanePlan, Lanes};
     use lanegraph::prelude::*;

@@ -16,6 +16,7 @@
 
 pub mod svg;
 
+use lanegraph::hooks::EngineHooks;
 use lanegraph::hooks::telemetry::spans::{self, TrackKind};
 use lanegraph::runtime::{DecisionEntry, Engine, FrameRow, GpuPass, LayoutRow, RunRecorder};
 use svg::{esc, Bar, Series};

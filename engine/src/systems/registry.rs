@@ -131,13 +131,8 @@ pub struct InvalidSystemId {
 }
 
 impl World {
-    /// Records every system run as a trace span named after the system, on the running
-    /// thread's track, from the scheduler's own timing stamps (while trace spans are on:
-    /// `telemetry::spans::set_enabled`). In an engine it costs about 7 ns per run on this
-    /// machine, the per-frame collection included (`lanegraph bench timing`,
-    /// `engine_frame_system_spans` against `engine_frame`). Off for a bare `World`; an `Engine`
-    /// turns it on unless its config says `system_spans = false`.
-    pub fn set_system_spans(&mut self, on: bool) {
+    /// The body of [`WorldHooks::set_system_spans`](crate::hooks::WorldHooks::set_system_spans), which documents it.
+    pub(crate) fn set_system_spans(&mut self, on: bool) {
         self.systems.spans = on;
     }
 
@@ -232,8 +227,8 @@ impl World {
         Ok(SystemId::new(self.id(), index))
     }
 
-    /// Systems registered.
-    pub fn system_count(&self) -> usize {
+    /// The body of [`WorldHooks::system_count`](crate::hooks::WorldHooks::system_count), which documents it.
+    pub(crate) fn system_count(&self) -> usize {
         self.systems.len()
     }
 
@@ -246,8 +241,8 @@ impl World {
             .map(|i| SystemId::new(self.id(), i as u32))
     }
 
-    /// The ids of every system, in schedule order.
-    pub fn system_ids(&self) -> impl ExactSizeIterator<Item = SystemId> + '_ {
+    /// The body of [`WorldHooks::system_ids`](crate::hooks::WorldHooks::system_ids), which documents it.
+    pub(crate) fn system_ids(&self) -> impl ExactSizeIterator<Item = SystemId> + '_ {
         let world = self.id();
         (0..self.systems.len() as u32).map(move |i| SystemId::new(world, i))
     }
@@ -264,18 +259,18 @@ impl World {
             .ok_or(InvalidSystemId { id, count })
     }
 
-    /// The registered name of `id`.
-    pub fn system_name(&self, id: SystemId) -> Result<&str, InvalidSystemId> {
+    /// The body of [`WorldHooks::system_name`](crate::hooks::WorldHooks::system_name), which documents it.
+    pub(crate) fn system_name(&self, id: SystemId) -> Result<&str, InvalidSystemId> {
         Ok(&self.system_record(id)?.name)
     }
 
-    /// The declared budget of `id`.
-    pub fn system_budget(&self, id: SystemId) -> Result<Budget, InvalidSystemId> {
+    /// The body of [`WorldHooks::system_budget`](crate::hooks::WorldHooks::system_budget), which documents it.
+    pub(crate) fn system_budget(&self, id: SystemId) -> Result<Budget, InvalidSystemId> {
         Ok(self.system_record(id)?.budget)
     }
 
-    /// The declared domain of `id`.
-    pub fn system_domain(&self, id: SystemId) -> Result<Option<Domain>, InvalidSystemId> {
+    /// The body of [`WorldHooks::system_domain`](crate::hooks::WorldHooks::system_domain), which documents it.
+    pub(crate) fn system_domain(&self, id: SystemId) -> Result<Option<Domain>, InvalidSystemId> {
         Ok(self.system_record(id)?.domain)
     }
 }

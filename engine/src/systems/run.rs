@@ -25,10 +25,8 @@ use crate::systems::events::EventLog;
 use crate::world::World;
 
 impl World {
-    /// Starts a frame: closes rate-limit windows that expired with suppressed events (emitting
-    /// their summaries) and counts the frame. Does not touch the timing windows: they roll
-    /// across ticks, not frames.
-    pub fn begin_frame(&mut self) {
+    /// The body of [`WorldHooks::begin_frame`](crate::hooks::WorldHooks::begin_frame), which documents it.
+    pub(crate) fn begin_frame(&mut self) {
         self.events.flush();
         self.frame += 1;
     }

@@ -45,18 +45,16 @@ impl World {
         })
     }
 
-    /// The rolling 64-sample window of `id`, for percentiles ([`RollingWindow::stats`], cold
-    /// path). An invalid id is an error and logs nothing. The borrow ends before the world
-    /// runs again.
-    pub fn system_timing_window(
+    /// The body of [`WorldHooks::system_timing_window`](crate::hooks::WorldHooks::system_timing_window), which documents it.
+    pub(crate) fn system_timing_window(
         &self,
         id: SystemId,
     ) -> Result<&RollingWindow<SYSTEM_TIMING_WINDOW_SAMPLES>, InvalidSystemId> {
         Ok(&self.system_record(id)?.window)
     }
 
-    /// How often `kind` was emitted, suppressed and summarised in this world.
-    pub fn event_counts(&self, kind: EngineEvent) -> EventCounts {
+    /// The body of [`WorldHooks::event_counts`](crate::hooks::WorldHooks::event_counts), which documents it.
+    pub(crate) fn event_counts(&self, kind: EngineEvent) -> EventCounts {
         self.events.counts(kind)
     }
 }

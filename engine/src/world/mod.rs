@@ -217,15 +217,13 @@ impl std::fmt::Debug for World {
 }
 
 impl World {
-    /// Applies `commands` now, in the order queued (a system's own commands apply right after
-    /// it; this is for a queue filled elsewhere). Returns how many failed; each is counted in
-    /// [`World::command_failures`].
-    pub fn apply_commands(&mut self, commands: &mut Commands) -> usize {
+    /// The body of [`WorldHooks::apply_commands`](crate::hooks::WorldHooks::apply_commands), which documents it.
+    pub(crate) fn apply_commands(&mut self, commands: &mut Commands) -> usize {
         commands.apply_to(self)
     }
 
-    /// Commands that could not be applied since the world was made, and the latest error.
-    pub fn command_failures(&self) -> (u64, Option<&CommandError>) {
+    /// The body of [`WorldHooks::command_failures`](crate::hooks::WorldHooks::command_failures), which documents it.
+    pub(crate) fn command_failures(&self) -> (u64, Option<&CommandError>) {
         (self.command_failures, self.last_command_error.as_ref())
     }
 
@@ -290,8 +288,8 @@ impl World {
         self.tick
     }
 
-    /// Frames begun so far (each `begin_frame` call is one).
-    pub fn frame_index(&self) -> u64 {
+    /// The body of [`WorldHooks::frame_index`](crate::hooks::WorldHooks::frame_index), which documents it.
+    pub(crate) fn frame_index(&self) -> u64 {
         self.frame
     }
 
@@ -300,8 +298,8 @@ impl World {
         self.fixed_step
     }
 
-    /// Sets the fixed step systems read (the game loop does this; tests may too).
-    pub fn set_fixed_step(&mut self, step: FixedStep) {
+    /// The body of [`WorldHooks::set_fixed_step`](crate::hooks::WorldHooks::set_fixed_step), which documents it.
+    pub(crate) fn set_fixed_step(&mut self, step: FixedStep) {
         self.fixed_step = step;
     }
 
@@ -538,9 +536,8 @@ impl World {
         self.epochs
     }
 
-    /// Bumps `domains` for a change the world cannot see (a bulk load or deserialization
-    /// written through a side channel, a reset). Loaders call this after writing.
-    pub fn mark_changed(&mut self, domains: DomainSet) {
+    /// The body of [`WorldHooks::mark_changed`](crate::hooks::WorldHooks::mark_changed), which documents it.
+    pub(crate) fn mark_changed(&mut self, domains: DomainSet) {
         self.epochs.bump(domains);
     }
 
@@ -598,10 +595,8 @@ impl World {
             .collect()
     }
 
-    /// Reorders every column's rows by entity slot (so joins walk memory forward) and the live
-    /// list likewise, and releases spare capacity. Bumps the domains of every column that moved
-    /// (row order is visible to column borrowers) and `STRUCTURE`. Cold path: may allocate.
-    pub fn compact(&mut self) {
+    /// The body of [`WorldHooks::compact`](crate::hooks::WorldHooks::compact), which documents it.
+    pub(crate) fn compact(&mut self) {
         let mut touched = DomainSet::of(Domain::STRUCTURE);
         for c in &mut self.columns {
             if c.compact() {

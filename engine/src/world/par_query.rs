@@ -60,76 +60,37 @@ pub enum ParSoaError {
 }
 
 impl World {
-    /// Runs this world's parallel queries on `lane` of `lanes` (the engine sets its physics
-    /// lane). The world keeps a weak handle: it never keeps the lanes running.
-    pub fn set_parallel_lane(&mut self, lanes: &Arc<Lanes>, lane: LaneId) {
+    /// The body of [`WorldHooks::set_parallel_lane`](crate::hooks::WorldHooks::set_parallel_lane), which documents it.
+    pub(crate) fn set_parallel_lane(&mut self, lanes: &Arc<Lanes>, lane: LaneId) {
         self.parallel = Some(ParallelLane {
             lanes: Arc::downgrade(lanes),
             lane,
         });
     }
 
-    /// The lane parallel queries run on: `None` when none was set or its lanes are gone.
-    pub fn parallel_lane(&self) -> Option<LaneId> {
+    /// The body of [`WorldHooks::parallel_lane`](crate::hooks::WorldHooks::parallel_lane), which documents it.
+    pub(crate) fn parallel_lane(&self) -> Option<LaneId> {
         self.parallel
             .as_ref()
             .filter(|t| t.lanes.strong_count() > 0)
             .map(|t| t.lane)
     }
 
-    /// Parallel queries run on the calling thread from now on.
-    pub fn clear_parallel_lane(&mut self) {
+    /// The body of [`WorldHooks::clear_parallel_lane`](crate::hooks::WorldHooks::clear_parallel_lane), which documents it.
+    pub(crate) fn clear_parallel_lane(&mut self) {
         self.parallel = None;
     }
 
-    /// [`World::for_each_mut2`] with the rows split into chunks that run in parallel on the
-    /// world's parallel lane (the physics lane inside an engine); returns how many entities it
-    /// visited. `f` runs once per entity that has both components, on some thread of that
-    /// lane, so it is `Fn + Sync`: it may read shared data, and must write only through its
-    /// arguments for the result to be the same whatever the chunking (it then is, bit for
-    /// bit: each row is computed alone).
-    ///
-    /// The rows where `A` and `B` are aligned (inserted together) run in parallel; any others
-    /// run after them, on the calling thread, and so does the whole query when either
-    /// component is field-SoA (its parallel form is the kernels over `lend_soa_pair` chunks)
-    /// or fewer than two threads would serve it. A panic in `f` is
-    /// [`ParQueryError::Panicked`] wherever it ran. Without a parallel lane (a bare `World`, or the
-    /// engine gone) everything runs on the calling thread. Allocation-free once warm (the first
-    /// query of a column pair caches its aligned-row count).
-    ///
-    /// ```
-    /// use lanegraph::world::{Component, StateHash, World};
-    ///
-    /// #[derive(Clone, Copy, Component, StateHash)]
-    /// struct Pos(f32);
-    /// #[derive(Clone, Copy, Component, StateHash)]
-    /// struct Vel(f32);
-    ///
-    /// let mut world = World::new();
-    /// for i in 0..10_000 {
-    ///     let e = world.spawn();
-    ///     world.insert(e, Pos(i as f32)).unwrap();
-    ///     world.insert(e, Vel(1.0)).unwrap();
-    /// }
-    /// let dt = 0.5;
-    /// let n = world
-    ///     .par_for_each_mut2::<Pos, Vel>(|_, p, v| {
-    ///         v.0 = v.0 * 0.9;
-    ///         p.0 = p.0 + v.0 * dt;
-    ///     })
-    ///     .unwrap();
-    /// assert_eq!(n, 10_000);
-    /// ```
-    pub fn par_for_each_mut2<A: Component, B: Component>(
+    /// The body of [`WorldHooks::par_for_each_mut2`](crate::hooks::WorldHooks::par_for_each_mut2), which documents it.
+    pub(crate) fn par_for_each_mut2<A: Component, B: Component>(
         &mut self,
         f: impl Fn(Entity, &mut A, &mut B) + Sync,
     ) -> Result<usize, ParQueryError> {
         self.par_for_each_mut2_filtered(&Filter::new(), f)
     }
 
-    /// [`World::par_for_each_mut2`] over the entities that also pass `filter` (see
-    /// [`World::for_each_mut2_filtered`]).
-    pub fn par_for_each_mut2_filtered<A: Component, B: Component>(
+    /// The body of [`WorldHooks::par_for_each_mut2_filtered`](crate::hooks::WorldHooks::par_for_each_mut2_filtered), which documents it.
+    pub(crate) fn par_for_each_mut2_filtered<A: Component, B: Component>(
         &mut self,
         filter: &Filter,
         f: impl Fn(Entity, &mut A, &mut B) + Sync,

@@ -43,8 +43,8 @@ impl World {
         }
     }
 
-    /// Borrows `T`'s column for reading (empty when no entity has `T`).
-    pub fn column<T: Component>(&self) -> Result<ColumnRef<'_, T>, WrongLayout> {
+    /// The body of [`WorldHooks::column`](crate::hooks::WorldHooks::column), which documents it.
+    pub(crate) fn column<T: Component>(&self) -> Result<ColumnRef<'_, T>, WrongLayout> {
         Ok(match self.aos::<T>()? {
             Some(c) => {
                 c.access_counters().record(c.values.len());
@@ -60,8 +60,8 @@ impl World {
         })
     }
 
-    /// Borrows `T`'s column for writing; bumps `T::DOMAINS` (the caller may write any row).
-    pub fn column_mut<T: Component>(&mut self) -> Result<ColumnMut<'_, T>, WrongLayout> {
+    /// The body of [`WorldHooks::column_mut`](crate::hooks::WorldHooks::column_mut), which documents it.
+    pub(crate) fn column_mut<T: Component>(&mut self) -> Result<ColumnMut<'_, T>, WrongLayout> {
         let Some(i) = self.ids.get::<T>() else {
             return Ok(ColumnMut {
                 entities: &[],
@@ -88,9 +88,8 @@ impl World {
         })
     }
 
-    /// Every `(entity, &A, &B)` for entities that have both; iterates `A`'s column and probes
-    /// `B`'s (put the rarer component first).
-    pub fn query_pair<A: Component, B: Component>(
+    /// The body of [`WorldHooks::query_pair`](crate::hooks::WorldHooks::query_pair), which documents it.
+    pub(crate) fn query_pair<A: Component, B: Component>(
         &self,
     ) -> Result<impl Iterator<Item = (Entity, &A, &B)> + '_, WrongLayout> {
         let a = self.aos::<A>()?;
@@ -109,9 +108,8 @@ impl World {
         Ok(pairs)
     }
 
-    /// Every `(entity, &mut A, &B)` for entities that have both; bumps `A::DOMAINS`.
-    /// `A` and `B` must differ ([`AliasedQuery`] otherwise).
-    pub fn query_pair_mut<A: Component, B: Component>(
+    /// The body of [`WorldHooks::query_pair_mut`](crate::hooks::WorldHooks::query_pair_mut), which documents it.
+    pub(crate) fn query_pair_mut<A: Component, B: Component>(
         &mut self,
     ) -> Result<impl Iterator<Item = (Entity, &mut A, &B)> + '_, PairQueryError> {
         if TypeId::of::<A>() == TypeId::of::<B>() {
@@ -136,62 +134,16 @@ impl World {
 }
 
 impl World {
-    /// Calls `f(entity, &mut a, &mut b)` for every entity that has both `A` and `B`, writing
-    /// both in one loop; returns how many it visited. Bumps `A::DOMAINS` and `B::DOMAINS`.
-    /// `A` and `B` must differ ([`AliasedQuery`] otherwise). Either may be stored field-SoA:
-    /// its rows are then read whole, handed over and written back (convenient, not fast: the
-    /// `f32x8` kernels are the fast path for field-SoA data).
-    ///
-    /// Walks `A`'s dense rows (put the rarer component first). The leading rows where `B`'s row
-    /// at the same index holds the same entity (all of them when the components were inserted
-    /// together, or after [`World::compact`]) run as two linear sweeps with no per-row check;
-    /// that count is cached per pair of columns and recounted only after a row was added,
-    /// removed or reordered in either. Each later row uses `B`'s row at the same index when it
-    /// holds the same entity, else `B`'s sparse index (one indexed load).
-    ///
-    /// ```
-    /// use lanegraph::world::{Component, StateHash, World};
-    ///
-    /// #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
-    /// #[component(domains(TRANSFORM))]
-    /// struct Pos(f32);
-    /// #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
-    /// #[component(domains(PHYSICS))]
-    /// struct Vel(f32);
-    ///
-    /// let mut world = World::new();
-    /// let e = world.spawn();
-    /// world.insert(e, Pos(120.0)).unwrap();
-    /// world.insert(e, Vel(5.0)).unwrap();
-    /// let dt = 0.5;
-    /// world
-    ///     .for_each_mut2::<Pos, Vel>(|_, p, v| {
-    ///         v.0 = v.0 - 9.81 * dt;
-    ///         p.0 = p.0 + v.0 * dt;
-    ///         if p.0 > 100.0 {
-    ///             p.0 = 100.0;
-    ///             v.0 = -v.0;
-    ///         }
-    ///     })
-    ///     .unwrap();
-    /// assert_eq!(*world.get::<Pos>(e).unwrap(), Pos(100.0));
-    /// assert_eq!(*world.get::<Vel>(e).unwrap(), Vel(-(5.0 - 9.81 * 0.5)));
-    /// ```
-    pub fn for_each_mut2<A: Component, B: Component>(
+    /// The body of [`WorldHooks::for_each_mut2`](crate::hooks::WorldHooks::for_each_mut2), which documents it.
+    pub(crate) fn for_each_mut2<A: Component, B: Component>(
         &mut self,
         f: impl FnMut(Entity, &mut A, &mut B),
     ) -> Result<usize, PairQueryError> {
         self.for_each_mut2_filtered(&Filter::new(), f)
     }
 
-    /// [`World::for_each_mut2`] over the entities that also pass `filter`: every component of
-    /// [`Filter::with`] present, none of [`Filter::without`]. A `with` component the world
-    /// never stored matches nothing; a `without` one excludes nothing.
-    ///
-    /// Errors: as `for_each_mut2`, plus [`PairQueryError::TooManyFilters`] for more than
-    /// [`Filter::MAX`] filter components, and [`PairQueryError::Aliased`] when a filter names
-    /// `A` or `B`.
-    pub fn for_each_mut2_filtered<A: Component, B: Component>(
+    /// The body of [`WorldHooks::for_each_mut2_filtered`](crate::hooks::WorldHooks::for_each_mut2_filtered), which documents it.
+    pub(crate) fn for_each_mut2_filtered<A: Component, B: Component>(
         &mut self,
         filter: &Filter,
         mut f: impl FnMut(Entity, &mut A, &mut B),

@@ -250,8 +250,8 @@ impl World {
         boxed.into_any().downcast::<R>().ok().map(|b| *b)
     }
 
-    /// How many resources the world holds.
-    pub fn resource_count(&self) -> usize {
+    /// The body of [`WorldHooks::resource_count`](crate::hooks::WorldHooks::resource_count), which documents it.
+    pub(crate) fn resource_count(&self) -> usize {
         self.resources.len()
     }
 }

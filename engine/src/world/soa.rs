@@ -527,8 +527,8 @@ impl World {
         Ok(self.column_index::<T>())
     }
 
-    /// Reads `entity`'s field-SoA `T` (assembled from its field columns).
-    pub fn get_fields<T: Component + SoaComponent>(
+    /// The body of [`WorldHooks::get_fields`](crate::hooks::WorldHooks::get_fields), which documents it.
+    pub(crate) fn get_fields<T: Component + SoaComponent>(
         &self,
         entity: Entity,
     ) -> Result<T, ComponentError> {
@@ -555,9 +555,8 @@ impl World {
         }))
     }
 
-    /// Lends `T`'s field columns mutably (to a kernel, or to the physics lane for one step);
-    /// bumps `T::DOMAINS`. `None` when `T` was never opted in.
-    pub fn lend_soa<T: Component + SoaComponent>(
+    /// The body of [`WorldHooks::lend_soa`](crate::hooks::WorldHooks::lend_soa), which documents it.
+    pub(crate) fn lend_soa<T: Component + SoaComponent>(
         &mut self,
     ) -> Result<Option<SoaMut<'_, T>>, WrongLayout> {
         let Some(i) = self.soa_index::<T>()? else {
@@ -578,12 +577,9 @@ impl World {
         }))
     }
 
-    /// Lends two row-aligned field-SoA components mutably at once (position and velocity for
-    /// an integrator); bumps both components' domains. Errors when `A == B`, either is not
-    /// field-SoA, or their rows are not aligned (see the module docs). `None` when either
-    /// was never opted in.
+    /// The body of [`WorldHooks::lend_soa_pair`](crate::hooks::WorldHooks::lend_soa_pair), which documents it.
     #[allow(clippy::type_complexity)]
-    pub fn lend_soa_pair<A: Component + SoaComponent, B: Component + SoaComponent>(
+    pub(crate) fn lend_soa_pair<A: Component + SoaComponent, B: Component + SoaComponent>(
         &mut self,
     ) -> Result<Option<(SoaMut<'_, A>, SoaMut<'_, B>)>, SoaPairError> {
         if TypeId::of::<A>() == TypeId::of::<B>() {
@@ -637,10 +633,8 @@ impl World {
         )))
     }
 
-    /// Reorders `B`'s rows to follow `A`'s, so the two are row-aligned, when both hold exactly
-    /// the same entities; returns whether they are aligned afterwards. Bumps `B::DOMAINS` when
-    /// rows moved. Cold path (allocates a scratch copy).
-    pub fn align_soa_rows<A: Component + SoaComponent, B: Component + SoaComponent>(
+    /// The body of [`WorldHooks::align_soa_rows`](crate::hooks::WorldHooks::align_soa_rows), which documents it.
+    pub(crate) fn align_soa_rows<A: Component + SoaComponent, B: Component + SoaComponent>(
         &mut self,
     ) -> Result<bool, SoaPairError> {
         if TypeId::of::<A>() == TypeId::of::<B>() {

@@ -17,46 +17,16 @@ use super::query::{aligned_rows, query_type, Filter, PairQueryError};
 use super::World;
 
 impl World {
-    /// Calls `f(entity, &mut a, &mut b, &mut c)` for every entity that has `A`, `B` and `C`;
-    /// returns how many it visited. Bumps all three components' domains. The three must
-    /// differ ([`AliasedQuery`](super::AliasedQuery) otherwise); any may be field-SoA. Walks
-    /// `A`'s rows (put the rarest first).
-    ///
-    /// ```
-    /// use lanegraph::world::{Component, StateHash, World};
-    ///
-    /// #[derive(Clone, Copy, Component, StateHash)]
-    /// struct Pos(f32);
-    /// #[derive(Clone, Copy, Component, StateHash)]
-    /// struct Vel(f32);
-    /// #[derive(Clone, Copy, Component, StateHash)]
-    /// struct Mass(f32);
-    ///
-    /// let mut world = World::new();
-    /// let e = world.spawn();
-    /// world.insert(e, Pos(0.0)).unwrap();
-    /// world.insert(e, Vel(0.0)).unwrap();
-    /// world.insert(e, Mass(2.0)).unwrap();
-    /// let (force, dt) = (10.0, 0.5);
-    /// world
-    ///     .for_each_mut3::<Pos, Vel, Mass>(|_, p, v, m| {
-    ///         v.0 = v.0 + force / m.0 * dt;
-    ///         p.0 = p.0 + v.0 * dt;
-    ///     })
-    ///     .unwrap();
-    /// assert_eq!(world.get::<Pos>(e).unwrap().0, 1.25);
-    /// ```
-    pub fn for_each_mut3<A: Component, B: Component, C: Component>(
+    /// The body of [`WorldHooks::for_each_mut3`](crate::hooks::WorldHooks::for_each_mut3), which documents it.
+    pub(crate) fn for_each_mut3<A: Component, B: Component, C: Component>(
         &mut self,
         f: impl FnMut(Entity, &mut A, &mut B, &mut C),
     ) -> Result<usize, PairQueryError> {
         self.for_each_mut3_filtered(&Filter::new(), f)
     }
 
-    /// [`World::for_each_mut3`] over the entities that also pass `filter` (see
-    /// [`World::for_each_mut2_filtered`]; a filter naming any of the three is
-    /// [`PairQueryError::Aliased`]).
-    pub fn for_each_mut3_filtered<A: Component, B: Component, C: Component>(
+    /// The body of [`WorldHooks::for_each_mut3_filtered`](crate::hooks::WorldHooks::for_each_mut3_filtered), which documents it.
+    pub(crate) fn for_each_mut3_filtered<A: Component, B: Component, C: Component>(
         &mut self,
         filter: &Filter,
         mut f: impl FnMut(Entity, &mut A, &mut B, &mut C),

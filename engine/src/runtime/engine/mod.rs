@@ -421,8 +421,8 @@ impl Engine {
             .expect("an ObserverId names the observer it was made for")
     }
 
-    /// An installed observer, mutably (e.g. to reset it between levels).
-    pub fn observer_mut<O: FrameObserver>(&mut self, id: ObserverId<O>) -> &mut O {
+    /// The body of [`EngineHooks::observer_mut`](crate::hooks::EngineHooks::observer_mut), which documents it.
+    pub(crate) fn observer_mut<O: FrameObserver>(&mut self, id: ObserverId<O>) -> &mut O {
         self.observers[id.index]
             .as_any_mut()
             .downcast_mut()
@@ -485,18 +485,18 @@ impl Engine {
         .collect()
     }
 
-    /// The built-in physics agent's id, when installed.
-    pub fn physics_agent(&self) -> Option<AgentId> {
+    /// The body of [`EngineHooks::physics_agent`](crate::hooks::EngineHooks::physics_agent), which documents it.
+    pub(crate) fn physics_agent(&self) -> Option<AgentId> {
         self.builtins.physics
     }
 
-    /// The built-in render agent's id, when installed.
-    pub fn render_agent(&self) -> Option<AgentId> {
+    /// The body of [`EngineHooks::render_agent`](crate::hooks::EngineHooks::render_agent), which documents it.
+    pub(crate) fn render_agent(&self) -> Option<AgentId> {
         self.builtins.render
     }
 
-    /// The built-in asset agent's id, when installed.
-    pub fn asset_agent(&self) -> Option<AgentId> {
+    /// The body of [`EngineHooks::asset_agent`](crate::hooks::EngineHooks::asset_agent), which documents it.
+    pub(crate) fn asset_agent(&self) -> Option<AgentId> {
         self.builtins.asset
     }
 
@@ -582,10 +582,8 @@ impl Engine {
         self.render.stats()
     }
 
-    /// Every present-to-present interval of the run, ms, when the render pass presents to a
-    /// window (empty otherwise; the first 65,536). Waits for a draw in progress: for the end
-    /// of a run (the report's present histogram).
-    pub fn present_intervals_ms(&self) -> Vec<f64> {
+    /// The body of [`EngineHooks::present_intervals_ms`](crate::hooks::EngineHooks::present_intervals_ms), which documents it.
+    pub(crate) fn present_intervals_ms(&self) -> Vec<f64> {
         self.render.present_intervals_ms()
     }
 
@@ -595,18 +593,18 @@ impl Engine {
         self.render.device()
     }
 
-    /// View cache hits and misses (zeros without a render view).
-    pub fn view_cache_stats(&self) -> ViewCacheStats {
+    /// The body of [`EngineHooks::view_cache_stats`](crate::hooks::EngineHooks::view_cache_stats), which documents it.
+    pub(crate) fn view_cache_stats(&self) -> ViewCacheStats {
         self.view.as_ref().map(|v| v.stats()).unwrap_or_default()
     }
 
-    /// Asset totals and the first `MAX_ASSET_FAILURES` failures' messages.
-    pub fn asset_report(&self) -> (super::assets::AssetTotals, &[String]) {
+    /// The body of [`EngineHooks::asset_report`](crate::hooks::EngineHooks::asset_report), which documents it.
+    pub(crate) fn asset_report(&self) -> (super::assets::AssetTotals, &[String]) {
         (self.assets.totals(), &self.asset_failures)
     }
 
-    /// Loop totals (steps, dropped steps).
-    pub fn loop_totals(&self) -> crate::game_loop::LoopTotals {
+    /// The body of [`EngineHooks::loop_totals`](crate::hooks::EngineHooks::loop_totals), which documents it.
+    pub(crate) fn loop_totals(&self) -> crate::game_loop::LoopTotals {
         self.game.totals()
     }
 

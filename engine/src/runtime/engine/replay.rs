@@ -165,22 +165,18 @@ impl Engine {
         &self.input_log
     }
 
-    /// Events handed over but not logged ([`MAX_LOGGED_INPUTS`] reached): non-zero means the
-    /// log cannot replay the run.
-    pub fn input_log_dropped(&self) -> u64 {
+    /// The body of [`EngineHooks::input_log_dropped`](crate::hooks::EngineHooks::input_log_dropped), which documents it.
+    pub(crate) fn input_log_dropped(&self) -> u64 {
         self.input_log_dropped
     }
 
-    /// Live events ignored because recorded input was being replayed.
-    pub fn live_input_ignored(&self) -> u64 {
+    /// The body of [`EngineHooks::live_input_ignored`](crate::hooks::EngineHooks::live_input_ignored), which documents it.
+    pub(crate) fn live_input_ignored(&self) -> u64 {
         self.live_input_ignored
     }
 
-    /// Replays recorded input: from the next frame, each event is handed to the world at its
-    /// recorded frame, and live input ([`Engine::push_input`]) is ignored. With the same seed
-    /// and decisions ([`Engine::replay`]), a lockstep run ends in the recorded world hash.
-    /// Errors as [`Engine::replay_run`].
-    pub fn replay_inputs(&mut self, inputs: Vec<RecordedInput>) -> Result<(), ReplayError> {
+    /// The body of [`EngineHooks::replay_inputs`](crate::hooks::EngineHooks::replay_inputs), which documents it.
+    pub(crate) fn replay_inputs(&mut self, inputs: Vec<RecordedInput>) -> Result<(), ReplayError> {
         self.check_inputs(&inputs)?;
         self.pending_input.clear();
         self.input_replay = Some(inputs.into());

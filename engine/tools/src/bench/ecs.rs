@@ -39,6 +39,7 @@
 //! Every figure is the median over samples; the variants run interleaved within each sample,
 //! each on its own copy of the same starting state.
 
+use lanegraph::hooks::WorldHooks;
 use std::hint::black_box;
 
 use lanegraph::simd::SoaComponent;

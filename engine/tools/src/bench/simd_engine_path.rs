@@ -11,6 +11,7 @@
 //!
 //! Owns: that one measurement. Must never: assert on timing.
 
+use lanegraph::hooks::WorldHooks;
 use lanegraph_jobs::clock;
 use lanegraph_simd::kernels::integrate;
 use lanegraph_simd::{f32x8, SoaChunkMut};

@@ -29,6 +29,7 @@
 //! - `tick_allocs`: allocations per tick of 256 systems, read from the tracking allocator the
 //!   `lanegraph` binary installs (reported only when it is installed).
 
+use lanegraph::hooks::WorldHooks;
 use std::hint::black_box;
 use std::time::Instant;
 
