@@ -16,6 +16,21 @@ pub use lanegraph_budget::hooks::ControllerDriver;
 /// The telemetry crate whole (`lanegraph-telemetry`), span-store plumbing included.
 pub use lanegraph_telemetry as telemetry;
 
+pub use crate::world::access::ColumnAccess;
+pub use crate::world::component::{
+    AliasedQuery, ComponentNameClash, MissingComponent, WrongLayout,
+};
+pub use crate::world::epoch::{Epochs, WorldId, MAX_DOMAINS};
+pub use crate::world::par_query::{ParQueryError, ParSoaError, MAX_CHUNKS, MIN_CHUNK_ROWS};
+pub use crate::world::query::{ColumnMut, ColumnRef, Filter, PairQueryError};
+pub use crate::world::query_data::MAX_QUERY_COMPONENTS;
+pub use crate::world::resource_set::ResourceParam;
+#[cfg(feature = "savegame")]
+pub use crate::world::savegame::SAVE_FORMAT;
+pub use crate::world::soa::{SoaOptInError, SoaRef};
+pub use crate::world::sync_test::SyncTestError;
+pub use crate::world::typed_query::PAR_CHUNK_MIN_NS;
+
 use std::sync::Arc;
 
 use lanegraph_jobs::{LaneId, Lanes};
@@ -23,9 +38,9 @@ use lanegraph_jobs::{LaneId, Lanes};
 use crate::game_loop::FixedStep;
 use crate::input::RecordedInput;
 use crate::runtime::*;
-use lanegraph_budget::AgentId;
 use crate::systems::*;
 use crate::world::*;
+use lanegraph_budget::AgentId;
 use lanegraph_simd::SoaComponent;
 
 /// The World's calls for the runtime, its tools and its tests, which a game does not make: the
@@ -201,10 +216,7 @@ pub trait WorldHooks {
     fn resource_count(&self) -> usize;
 
     /// Reads `entity`'s field-SoA `T` (assembled from its field columns).
-    fn get_fields<T: Component + SoaComponent>(
-        &self,
-        entity: Entity,
-    ) -> Result<T, ComponentError>;
+    fn get_fields<T: Component + SoaComponent>(&self, entity: Entity) -> Result<T, ComponentError>;
 
     /// Lends `T`'s field columns mutably (to a kernel, or to the physics lane for one step);
     /// bumps `T::DOMAINS`. `None` when `T` was never opted in.
@@ -402,10 +414,7 @@ impl WorldHooks for World {
         World::resource_count(self)
     }
 
-    fn get_fields<T: Component + SoaComponent>(
-        &self,
-        entity: Entity,
-    ) -> Result<T, ComponentError> {
+    fn get_fields<T: Component + SoaComponent>(&self, entity: Entity) -> Result<T, ComponentError> {
         World::get_fields::<T>(self, entity)
     }
 
@@ -481,7 +490,6 @@ impl WorldHooks for World {
         World::event_counts(self, kind)
     }
 }
-
 
 /// The Engine's calls for the runtime's app, tools and tests, which a game does not make: the
 /// asset pump the frame runs, the built-in agents' ids, present intervals, the view cache,

@@ -120,7 +120,7 @@ pub mod prelude {
     pub use crate::systems::{every, when_changed, when_strategy, SystemContext, SystemDef};
     pub use crate::world::{
         Bundle, Changed, Commands, Component, Components, Domain, Entity, Event, EventCursor,
-        Filter, Query, Resource, StateHash, With, Without, World,
+        Query, Resource, StateHash, With, Without, World,
     };
     pub use lanegraph_budget::{Agent, AgentId, CostLaw, Pool, Quote, Strategy, StrategyIndex};
 }

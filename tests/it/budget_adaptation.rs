@@ -4,8 +4,8 @@
 //! decisions that take effect at the same boundary live and in replay, and systems that read
 //! their agent's choice.
 
-use lanegraph::hooks::EngineHooks;
 use lanegraph::hooks::ControllerDriver;
+use lanegraph::hooks::EngineHooks;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 

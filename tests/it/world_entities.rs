@@ -1,9 +1,10 @@
 //! The World through its public API: handles, components, queries, epochs, hash, telemetry.
 
+use lanegraph::hooks::PairQueryError;
 use lanegraph::hooks::WorldHooks;
 use lanegraph::systems::SystemDef;
 use lanegraph::world::{
-    ColumnLayout, Component, ComponentError, Domain, DomainSet, PairQueryError, StateHash, World,
+    ColumnLayout, Component, ComponentError, Domain, DomainSet, StateHash, World,
 };
 use proptest::prelude::*;
 
@@ -507,7 +508,7 @@ fn resources_are_state_systems_write_them_and_errors_say_how_to_fix() {
 /// over aligned and misaligned rows alike; bad filters are typed errors.
 #[test]
 fn for_each_mut2_filtered_visits_exactly_the_entities_that_pass() {
-    use lanegraph::world::Filter;
+    use lanegraph::hooks::Filter;
     #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
     #[component(domains(GAMEPLAY))]
     struct Frozen;

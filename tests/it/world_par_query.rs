@@ -6,9 +6,11 @@ use lanegraph::hooks::WorldHooks;
 use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 
+use lanegraph::hooks::Filter;
+use lanegraph::hooks::ParQueryError;
 use lanegraph::jobs::plan::{machine_cores, LaneKind};
 use lanegraph::jobs::{LanePlan, Lanes};
-use lanegraph::world::{Component, Entity, Filter, ParQueryError, StateHash, World};
+use lanegraph::world::{Component, Entity, StateHash, World};
 
 #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
 #[component(domains(TRANSFORM))]
@@ -194,9 +196,10 @@ fn an_engine_runs_its_worlds_parallel_queries_on_the_physics_lane() {
 
 mod soa_chunks {
     use super::*;
+    use lanegraph::hooks::ParSoaError;
     use lanegraph::simd::kernels::integrate;
     use lanegraph::simd::SoaComponent;
-    use lanegraph::world::{ParSoaError, SoaPairError};
+    use lanegraph::world::SoaPairError;
 
     #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash, SoaComponent)]
     #[component(domains(TRANSFORM))]

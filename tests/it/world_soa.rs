@@ -185,7 +185,8 @@ fn soa_columns_are_resident_and_reported_as_such() {
 /// not semantics.
 #[test]
 fn pair_queries_over_field_soa_components_match_the_aos_ones() {
-    use lanegraph::world::{Entity, Filter};
+    use lanegraph::hooks::Filter;
+    use lanegraph::world::Entity;
     #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
     #[component(domains(GAMEPLAY))]
     struct Sleeping;
@@ -287,7 +288,9 @@ fn pair_queries_over_field_soa_components_match_the_aos_ones() {
 /// one are typed errors.
 #[test]
 fn three_component_queries_match_the_per_entity_path_in_every_layout() {
-    use lanegraph::world::{Entity, Filter, PairQueryError};
+    use lanegraph::hooks::Filter;
+    use lanegraph::hooks::PairQueryError;
+    use lanegraph::world::Entity;
     #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
     #[component(domains(PHYSICS))]
     struct Mass(f32);

@@ -16,8 +16,8 @@
 
 pub mod svg;
 
-use lanegraph::hooks::EngineHooks;
 use lanegraph::hooks::telemetry::spans::{self, TrackKind};
+use lanegraph::hooks::EngineHooks;
 use lanegraph::runtime::{DecisionEntry, Engine, FrameRow, GpuPass, LayoutRow, RunRecorder};
 use svg::{esc, Bar, Series};
 
