@@ -9,8 +9,9 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use criterion::{criterion_main, Criterion, Throughput};
+use lanegraph::hooks::MAX_SYSTEMS;
 use lanegraph::jobs::clock;
-use lanegraph::systems::{SystemDef, MAX_SYSTEMS};
+use lanegraph::systems::SystemDef;
 use lanegraph::world::World;
 
 fn trivial_world() -> World {

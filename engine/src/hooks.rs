@@ -31,6 +31,27 @@ pub use crate::world::soa::{SoaOptInError, SoaRef};
 pub use crate::world::sync_test::SyncTestError;
 pub use crate::world::typed_query::PAR_CHUNK_MIN_NS;
 
+pub use crate::systems::def::{BudgetSpec, RunCondition, SystemFn};
+pub use crate::systems::events::{EngineEvent, EventCounts, Severity};
+pub use crate::systems::order::OrderError;
+pub use crate::systems::registry::MAX_SYSTEMS;
+pub use crate::systems::stats::SystemTimingStats;
+pub use crate::systems::window::{RollingWindow, WindowStats, SYSTEM_TIMING_WINDOW_SAMPLES};
+
+pub use crate::runtime::assets::AssetTotals;
+pub use crate::runtime::engine::PhysicsFn;
+pub use crate::runtime::gpu_memory::{
+    ChurnFigures, CHURN_ALERT_EVERY, DEFAULT_CHURN_ALERT_PER_SECOND,
+};
+pub use crate::runtime::render::{RenderPulse, MAX_RENDER_ERRORS};
+pub use crate::runtime::view::{DeriveView, ViewCache, ViewCacheStats, VIEW_BUFFERS};
+
+pub use crate::game_loop::accumulator::{
+    Accumulator, StepPlan, MAX_FRAME_DELTA, MAX_STEPS_PER_FRAME,
+};
+pub use crate::game_loop::clock::{FrameClock, ManualClock, MonotonicClock};
+pub use crate::game_loop::runner::{GameLoop, LoopOptions, LoopOptionsError, LoopTotals, StepInfo};
+
 use std::sync::Arc;
 
 use lanegraph_jobs::{LaneId, Lanes};

@@ -1,7 +1,9 @@
 //! The simulation is frame-rate independent: the same systems driven at different display rates
 //! (and with either component layout) pass through exactly the same states, tick by tick.
 
-use lanegraph::game_loop::{GameLoop, LoopOptions, ManualClock};
+use lanegraph::hooks::GameLoop;
+use lanegraph::hooks::LoopOptions;
+use lanegraph::hooks::ManualClock;
 use lanegraph::hooks::WorldHooks;
 use lanegraph::simd::SoaComponent;
 use lanegraph::systems::SystemDef;

@@ -5,10 +5,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use lanegraph::game_loop::{
-    FixedStep, GameLoop, LoopOptions, LoopOptionsError, ManualClock, MAX_STEPS_PER_FRAME,
-};
-use lanegraph::systems::{EngineEvent, SystemDef};
+use lanegraph::game_loop::FixedStep;
+use lanegraph::hooks::EngineEvent;
+use lanegraph::hooks::ManualClock;
+use lanegraph::hooks::{GameLoop, LoopOptions, LoopOptionsError, MAX_STEPS_PER_FRAME};
+use lanegraph::systems::SystemDef;
 use lanegraph::world::World;
 
 const NS: u64 = 1_000_000_000;
@@ -225,7 +226,7 @@ fn invalid_options_are_typed_errors() {
 #[test]
 fn a_clock_that_goes_backwards_is_a_zero_delta() {
     struct Backwards(u64);
-    impl lanegraph::game_loop::FrameClock for Backwards {
+    impl lanegraph::hooks::FrameClock for Backwards {
         fn now_ns(&mut self) -> u64 {
             self.0 = self.0.saturating_sub(NS / 60);
             self.0

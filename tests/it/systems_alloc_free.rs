@@ -9,8 +9,11 @@
 use lanegraph::hooks::WorldHooks;
 use std::time::Duration;
 
-use lanegraph::game_loop::{GameLoop, LoopOptions, ManualClock};
-use lanegraph::systems::{EngineEvent, SystemDef, MAX_SYSTEMS};
+use lanegraph::hooks::GameLoop;
+use lanegraph::hooks::LoopOptions;
+use lanegraph::hooks::ManualClock;
+use lanegraph::hooks::{EngineEvent, MAX_SYSTEMS};
+use lanegraph::systems::SystemDef;
 use lanegraph::world::World;
 
 /// Allocations made by `f` on this thread (the suite's tracking allocator, per thread).

@@ -5,7 +5,8 @@
 use lanegraph::hooks::WorldHooks;
 use std::sync::{Arc, Mutex};
 
-use lanegraph::systems::{every, when_changed, OrderError, RegisterError, SystemDef};
+use lanegraph::hooks::OrderError;
+use lanegraph::systems::{every, when_changed, RegisterError, SystemDef};
 use lanegraph::world::{Resource, StateHash, World};
 
 fn log_system(name: &'static str, log: &Arc<Mutex<Vec<&'static str>>>) -> SystemDef {

@@ -4,7 +4,8 @@ use lanegraph::hooks::WorldHooks;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use lanegraph::systems::{BudgetError, RegisterError, SystemDef, SystemId, MAX_SYSTEMS};
+use lanegraph::hooks::MAX_SYSTEMS;
+use lanegraph::systems::{BudgetError, RegisterError, SystemDef, SystemId};
 use lanegraph::world::{Domain, World};
 
 fn noop(name: &str, budget_ms: f64) -> SystemDef {

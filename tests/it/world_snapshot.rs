@@ -258,7 +258,9 @@ fn a_capture_skips_columns_unchanged_since_the_slots_last_capture_and_restores_t
 /// after it run the steps the frames after the capture ran.
 #[test]
 fn a_game_loop_snapshot_puts_back_the_time_owed_to_the_next_step() {
-    use lanegraph::game_loop::{GameLoop, LoopOptions, ManualClock};
+    use lanegraph::hooks::GameLoop;
+    use lanegraph::hooks::LoopOptions;
+    use lanegraph::hooks::ManualClock;
     let clock = ManualClock::new();
     let mut w = World::new();
     w.spawn_batch((0..4).map(|i| (Hp(i),))).unwrap();

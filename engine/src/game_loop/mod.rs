@@ -14,7 +14,7 @@ pub(crate) mod clock;
 pub(crate) mod runner;
 pub(crate) mod step;
 
-pub use accumulator::{Accumulator, StepPlan, MAX_FRAME_DELTA, MAX_STEPS_PER_FRAME};
-pub use clock::{FrameClock, ManualClock, MonotonicClock};
-pub use runner::{FrameReport, GameLoop, LoopOptions, LoopOptionsError, LoopTotals, StepInfo};
+pub(crate) use clock::{FrameClock, ManualClock, MonotonicClock};
+pub use runner::FrameReport;
+pub(crate) use runner::{GameLoop, LoopOptions, LoopOptionsError, LoopTotals};
 pub use step::{FixedStep, InvalidStep};

@@ -114,27 +114,20 @@ pub(crate) mod view;
 pub use agents::{
     AssetSettings, BuiltinAgents, LadderError, PhysicsSettings, RenderSettings, Rung,
 };
-pub use assets::{AssetError, AssetTotals};
+pub use assets::AssetError;
+pub(crate) use assets::AssetTotals;
 pub use builder::{BuildError, EngineBuilder};
 pub use config::{ConfigError, EngineConfig};
-pub use engine::{
-    AgentCost, Engine, FrameError, FrameOutcome, PhysicsFn, PhysicsStep, ReplayError,
-};
-pub use gpu_memory::{
-    ChurnFigures, GpuHeap, GpuMemoryFigures, CHURN_ALERT_EVERY, DEFAULT_CHURN_ALERT_PER_SECOND,
-};
+pub use engine::{AgentCost, Engine, FrameError, FrameOutcome, PhysicsStep, ReplayError};
+pub use gpu_memory::{GpuHeap, GpuMemoryFigures};
 pub use lanegraph_telemetry::{GpuFrame, GpuPass};
 pub use loaders::{Asset, AssetLimits, AssetLoader, DecodedImage};
 pub use observer::{FrameFigures, FrameObserver, ObserverId};
 #[cfg(feature = "png")]
 pub use png_loader::{decode_png, encode_png, PngLoader};
 pub use record::{FrameRow, RunRecorder, SystemRecord};
-pub use render::{
-    DrawOutput, PresentFigures, RenderDevice, RenderPass, RenderPulse, RenderStats,
-    MAX_RENDER_ERRORS,
-};
+pub use render::{DrawOutput, PresentFigures, RenderDevice, RenderPass, RenderStats};
 pub use summary::{
     AssetEntry, DecisionEntry, FrameMs, GpuEntry, GpuHeapEntry, GpuMemoryEntry, LaneEntry,
     LayoutRow, PresentEntry, RunLog, RunSummary,
 };
-pub use view::{DeriveView, ViewCache, ViewCacheStats, VIEW_BUFFERS};

@@ -33,14 +33,10 @@ pub(crate) mod test_capture;
 pub(crate) mod window;
 
 pub use def::{
-    every, when_changed, when_strategy, Budget, BudgetError, BudgetSpec, RunCondition,
-    SystemContext, SystemDef, SystemFn, SystemId,
+    every, when_changed, when_strategy, Budget, BudgetError, SystemContext, SystemDef, SystemId,
 };
-pub use events::{EngineEvent, EventCounts, Severity};
-pub use order::{OrderError, Ordering};
-pub use registry::{InvalidSystemId, RegisterError, MAX_SYSTEMS};
-pub use stats::SystemTimingStats;
-pub use window::{RollingWindow, WindowStats, SYSTEM_TIMING_WINDOW_SAMPLES};
+pub use order::Ordering;
+pub use registry::{InvalidSystemId, RegisterError};
 
 /// A run at this many times its budget or more is an error, not just a warning.
 pub const BUDGET_CRITICAL_MULTIPLIER: u64 = 3;

@@ -37,8 +37,9 @@ use lanegraph_jobs::clock;
 
 use super::stats::median;
 use super::{BenchError, BenchOptions, Figure};
+use lanegraph::hooks::MAX_SYSTEMS;
 use lanegraph::runtime::{Engine, RunRecorder};
-use lanegraph::systems::{SystemDef, MAX_SYSTEMS};
+use lanegraph::systems::SystemDef;
 use lanegraph::world::World;
 
 const SUITE: &str = "timing";
