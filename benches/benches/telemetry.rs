@@ -11,6 +11,9 @@
 // `criterion_group!` expands to an undocumented `pub fn`.
 #![allow(missing_docs)]
 
+use lanegraph::hooks::AllocatorHooks;
+use lanegraph::hooks::CounterHooks;
+use lanegraph::hooks::HistogramHooks;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -225,8 +225,8 @@ impl std::fmt::Debug for Controller {
 }
 
 impl Controller {
-    /// A controller with no agents and no providers.
-    pub fn new(cfg: ControllerConfig) -> Result<Self, ConfigError> {
+    /// The body of [`ControllerDriver::new`](crate::hooks::ControllerDriver::new), which documents it.
+    pub(crate) fn new(cfg: ControllerConfig) -> Result<Self, ConfigError> {
         cfg.validate()?;
         Ok(Controller {
             cfg,
@@ -257,19 +257,16 @@ impl Controller {
         &self.cfg
     }
 
-    /// Installs the thermal, battery, memory and GPU memory providers polled every tick. A
-    /// `providers` without a GPU memory provider keeps the one installed (an engine installs
-    /// its own, fed by its render pass).
-    pub fn set_providers(&mut self, mut providers: Providers) {
+    /// The body of [`ControllerDriver::set_providers`](crate::hooks::ControllerDriver::set_providers), which documents it.
+    pub(crate) fn set_providers(&mut self, mut providers: Providers) {
         if providers.gpu_memory.is_none() {
             providers.gpu_memory = self.providers.gpu_memory.take();
         }
         self.providers = providers;
     }
 
-    /// Registers an agent; it starts on its highest-quality strategy (ties: the first declared)
-    /// and is told so. The next tick arbitrates.
-    pub fn register(&mut self, agent: Box<dyn Agent>) -> Result<AgentId, RegisterError> {
+    /// The body of [`ControllerDriver::register`](crate::hooks::ControllerDriver::register), which documents it.
+    pub(crate) fn register(&mut self, agent: Box<dyn Agent>) -> Result<AgentId, RegisterError> {
         let name = agent.name().to_string();
         if self.slots.len() >= limits::MAX_AGENTS {
             return Err(RegisterError::TooManyAgents {
@@ -364,9 +361,8 @@ impl Controller {
         self.mode
     }
 
-    /// Pins an agent to a strategy by name, at once (logged as a manual decision). A pinned
-    /// agent is left out of arbitration and its cost is reserved from its pool's capacity.
-    pub fn pin(&mut self, id: AgentId, strategy: &str) -> Result<(), PinError> {
+    /// The body of [`ControllerDriver::pin`](crate::hooks::ControllerDriver::pin), which documents it.
+    pub(crate) fn pin(&mut self, id: AgentId, strategy: &str) -> Result<(), PinError> {
         let frame = self.last_frame.unwrap_or(0);
         let slot = self
             .slots
@@ -407,8 +403,8 @@ impl Controller {
         Ok(())
     }
 
-    /// Releases a pin; the agent rejoins arbitration on the next tick.
-    pub fn unpin(&mut self, id: AgentId) {
+    /// The body of [`ControllerDriver::unpin`](crate::hooks::ControllerDriver::unpin), which documents it.
+    pub(crate) fn unpin(&mut self, id: AgentId) {
         if let Some(s) = self.slots.get_mut(id.index()) {
             s.pinned = None;
             self.dirty = true;
@@ -732,6 +728,26 @@ fn reason(c: &ReasonCtx<'_>) -> String {
 }
 
 impl ControllerDriver for Controller {
+    fn new(cfg: ControllerConfig) -> Result<Self, ConfigError> {
+        Controller::new(cfg)
+    }
+
+    fn set_providers(&mut self, providers: Providers) {
+        Controller::set_providers(self, providers)
+    }
+
+    fn register(&mut self, agent: Box<dyn Agent>) -> Result<AgentId, RegisterError> {
+        Controller::register(self, agent)
+    }
+
+    fn pin(&mut self, id: AgentId, strategy: &str) -> Result<(), PinError> {
+        Controller::pin(self, id, strategy)
+    }
+
+    fn unpin(&mut self, id: AgentId) {
+        Controller::unpin(self, id)
+    }
+
     /// Registered agents.
     fn agent_count(&self) -> usize {
         self.slots.len()

@@ -6,17 +6,38 @@
 //! Must never hold logic of its own: each method is the controller's, moved behind a trait so
 //! a game's view of `Controller` is the dozen calls it makes.
 
-use crate::agent::{AgentId, Pool, StrategyIndex};
-use crate::config::{FrameInput, InputError};
-use crate::controller::{AdaptationMode, TickReport};
+use crate::agent::{Agent, AgentId, Pool, RegisterError, StrategyIndex};
+use crate::config::{ConfigError, ControllerConfig, FrameInput, InputError};
+use crate::controller::{AdaptationMode, PinError, TickReport};
 use crate::cost_model::Fit;
-use crate::providers::Readings;
+use crate::providers::{Providers, Readings};
 
 pub use crate::cost_model::{CostModel, WINDOW as COST_MODEL_WINDOW};
 pub use crate::record::Recording;
 
 /// The controller's calls for an engine, a replay tool or a test (module docs).
 pub trait ControllerDriver {
+    /// A controller with no agents and no providers.
+    fn new(cfg: ControllerConfig) -> Result<Self, ConfigError>
+    where
+        Self: Sized;
+
+    /// Installs the thermal, battery, memory and GPU memory providers polled every tick. A
+    /// `providers` without a GPU memory provider keeps the one installed (an engine installs
+    /// its own, fed by its render pass).
+    fn set_providers(&mut self, providers: Providers);
+
+    /// Registers an agent; it starts on its highest-quality strategy (ties: the first declared)
+    /// and is told so. The next tick arbitrates.
+    fn register(&mut self, agent: Box<dyn Agent>) -> Result<AgentId, RegisterError>;
+
+    /// Pins an agent to a strategy by name, at once (logged as a manual decision). A pinned
+    /// agent is left out of arbitration and its cost is reserved from its pool's capacity.
+    fn pin(&mut self, id: AgentId, strategy: &str) -> Result<(), PinError>;
+
+    /// Releases a pin; the agent rejoins arbitration on the next tick.
+    fn unpin(&mut self, id: AgentId);
+
     /// Registered agents.
     fn agent_count(&self) -> usize;
 

@@ -15,6 +15,14 @@ pub use lanegraph_budget as budget;
 pub use lanegraph_budget::hooks::ControllerDriver;
 /// The telemetry crate whole (`lanegraph-telemetry`), span-store plumbing included.
 pub use lanegraph_telemetry as telemetry;
+#[cfg(feature = "metrics-http")]
+pub use lanegraph_telemetry::hooks::EndpointHooks;
+#[cfg(feature = "puffin")]
+pub use lanegraph_telemetry::hooks::PuffinHooks;
+/// The telemetry types' calls for the engine, the exporters and tests.
+pub use lanegraph_telemetry::hooks::{
+    AllocatorHooks, CounterHooks, GaugeHooks, HistogramHooks, RegistryHooks, TraceHistoryHooks,
+};
 
 pub use crate::world::access::ColumnAccess;
 pub use crate::world::component::{

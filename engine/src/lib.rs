@@ -67,8 +67,8 @@ pub mod telemetry {
         chrome_trace_json, global, memory_stats, openmetrics, record_span, register_memory_metrics,
         span, span_n, thread_memory_stats, Buckets, Counter, EndpointError, FrameSpans, Gauge,
         GpuFrame, GpuPass, Histogram, InvalidBuckets, InvalidLabel, InvalidMetricName, MemoryStats,
-        MetricClash, MetricKind, MetricValue, RecordSpanError, RegisterError, Registry, SpanGuard,
-        SpanRecord, TraceHistory, TrackId, TrackKind, TrackingAllocator, Unit, WELL_KNOWN_METRICS,
+        MetricClash, MetricKind, RecordSpanError, RegisterError, Registry, SpanGuard, SpanRecord,
+        TraceHistory, TrackId, TrackKind, TrackingAllocator, Unit, WELL_KNOWN_METRICS,
     };
     #[cfg(feature = "metrics-http")]
     pub use lanegraph_telemetry::{EndpointOptions, MetricsEndpoint};

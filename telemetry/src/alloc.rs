@@ -195,10 +195,8 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for TrackingAllocator<A> {
 }
 
 impl<A: GlobalAlloc> TrackingAllocator<A> {
-    /// Allocates `size` bytes (8-aligned) through this allocator and frees them again; returns
-    /// whether the allocation succeeded. Exists so benches can time the tracking cost of one
-    /// alloc+free without `unsafe`; it records like any other allocation.
-    pub fn alloc_free_roundtrip(&self, size: usize) -> bool {
+    /// The body of [`AllocatorHooks::alloc_free_roundtrip`](crate::hooks::AllocatorHooks::alloc_free_roundtrip), which documents it.
+    pub(crate) fn alloc_free_roundtrip(&self, size: usize) -> bool {
         let Ok(layout) = Layout::from_size_align(size.max(1), 8) else {
             return false;
         };

@@ -115,8 +115,8 @@ impl MetricsEndpoint {
         self.addr
     }
 
-    /// Requests answered so far (any status).
-    pub fn requests_served(&self) -> u64 {
+    /// The body of [`EndpointHooks::requests_served`](crate::hooks::EndpointHooks::requests_served), which documents it.
+    pub(crate) fn requests_served(&self) -> u64 {
         self.served.load(Ordering::Relaxed)
     }
 }

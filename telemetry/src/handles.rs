@@ -20,9 +20,8 @@ pub struct Counter {
 }
 
 impl Counter {
-    /// A counter not (yet) in any registry; [`super::Registry::register_counter`] is the usual
-    /// way to get one.
-    pub fn new_detached() -> Self {
+    /// The body of [`CounterHooks::new_detached`](crate::hooks::CounterHooks::new_detached), which documents it.
+    pub(crate) fn new_detached() -> Self {
         Counter {
             cells: shard::new_cells().into(),
         }
@@ -46,8 +45,8 @@ impl Counter {
         shard::sum(&self.cells)
     }
 
-    /// Whether two handles update the same metric.
-    pub fn same_metric(&self, other: &Counter) -> bool {
+    /// The body of [`CounterHooks::same_metric`](crate::hooks::CounterHooks::same_metric), which documents it.
+    pub(crate) fn same_metric(&self, other: &Counter) -> bool {
         Arc::ptr_eq(&self.cells, &other.cells)
     }
 }
@@ -60,8 +59,8 @@ pub struct Gauge {
 }
 
 impl Gauge {
-    /// A gauge not (yet) in any registry.
-    pub fn new_detached() -> Self {
+    /// The body of [`GaugeHooks::new_detached`](crate::hooks::GaugeHooks::new_detached), which documents it.
+    pub(crate) fn new_detached() -> Self {
         Gauge {
             bits: Arc::new(PaddedCell(AtomicU64::new(0f64.to_bits()))),
         }
@@ -91,8 +90,8 @@ impl Gauge {
         f64::from_bits(self.bits.0.load(Ordering::Relaxed))
     }
 
-    /// Whether two handles update the same metric.
-    pub fn same_metric(&self, other: &Gauge) -> bool {
+    /// The body of [`GaugeHooks::same_metric`](crate::hooks::GaugeHooks::same_metric), which documents it.
+    pub(crate) fn same_metric(&self, other: &Gauge) -> bool {
         Arc::ptr_eq(&self.bits, &other.bits)
     }
 }

@@ -140,8 +140,8 @@ pub struct Histogram {
 }
 
 impl Histogram {
-    /// A histogram not (yet) in any registry.
-    pub fn new_detached(buckets: Buckets) -> Self {
+    /// The body of [`HistogramHooks::new_detached`](crate::hooks::HistogramHooks::new_detached), which documents it.
+    pub(crate) fn new_detached(buckets: Buckets) -> Self {
         Self::with_exclusive_slots(buckets, shard::exclusive_slots())
     }
 
@@ -215,8 +215,8 @@ impl Histogram {
         &self.cells.buckets
     }
 
-    /// Counts, sum and count summed over all threads (see the module's semantics).
-    pub fn snapshot(&self) -> HistogramSnapshot {
+    /// The body of [`HistogramHooks::snapshot`](crate::hooks::HistogramHooks::snapshot), which documents it.
+    pub(crate) fn snapshot(&self) -> HistogramSnapshot {
         let c = &*self.cells;
         let n = c.buckets.bounds().len() + 1;
         let mut counts = vec![0u64; n];
@@ -236,8 +236,8 @@ impl Histogram {
         }
     }
 
-    /// Whether two handles update the same metric.
-    pub fn same_metric(&self, other: &Histogram) -> bool {
+    /// The body of [`HistogramHooks::same_metric`](crate::hooks::HistogramHooks::same_metric), which documents it.
+    pub(crate) fn same_metric(&self, other: &Histogram) -> bool {
         Arc::ptr_eq(&self.cells, &other.cells)
     }
 }

@@ -7,6 +7,17 @@
 
 use lanegraph_jobs::clock::Stamp;
 
+#[cfg(feature = "metrics-http")]
+use crate::endpoint::MetricsEndpoint;
+#[cfg(feature = "puffin")]
+use crate::puffin_live::PuffinServer;
+#[cfg(feature = "puffin")]
+use crate::spans::TrackInfo;
+use crate::{
+    Buckets, Counter, FrameSpans, Gauge, Histogram, HistogramSnapshot, MetricDesc, MetricSnapshot,
+    Registry, SpanRecord, TraceHistory, TrackingAllocator,
+};
+
 use crate::spans::ring::Ring;
 use crate::spans::{is_enabled, store, TrackId, NO_WORKLOAD};
 
@@ -47,4 +58,208 @@ pub fn intern_name(name: &str) -> &'static str {
     let n: &'static str = Box::leak(name.to_owned().into_boxed_str());
     names.insert(n);
     n
+}
+
+/// The tracking allocator's self-check, for tests.
+pub trait AllocatorHooks {
+    /// Allocates `size` bytes (8-aligned) through this allocator and frees them again; returns
+    /// whether the allocation succeeded. Exists so benches can time the tracking cost of one
+    /// alloc+free without `unsafe`; it records like any other allocation.
+    fn alloc_free_roundtrip(&self, size: usize) -> bool;
+}
+
+impl AllocatorHooks for TrackingAllocator {
+    fn alloc_free_roundtrip(&self, size: usize) -> bool {
+        TrackingAllocator::alloc_free_roundtrip(self, size)
+    }
+}
+
+/// A counter's calls for tests and the runtime: a handle on no registry, and whether two handles are one metric.
+pub trait CounterHooks {
+    /// A counter not (yet) in any registry; [`super::Registry::register_counter`] is the usual
+    /// way to get one.
+    fn new_detached() -> Self
+    where
+        Self: Sized;
+
+    /// Whether two handles update the same metric.
+    fn same_metric(&self, other: &Counter) -> bool;
+}
+
+impl CounterHooks for Counter {
+    fn new_detached() -> Self
+    where
+        Self: Sized,
+    {
+        Counter::new_detached()
+    }
+
+    fn same_metric(&self, other: &Counter) -> bool {
+        Counter::same_metric(self, other)
+    }
+}
+#[cfg(feature = "metrics-http")]
+
+/// The metrics endpoint's served-request count, for tests.
+pub trait EndpointHooks {
+    /// Requests answered so far (any status).
+    fn requests_served(&self) -> u64;
+}
+
+#[cfg(feature = "metrics-http")]
+impl EndpointHooks for MetricsEndpoint {
+    fn requests_served(&self) -> u64 {
+        MetricsEndpoint::requests_served(self)
+    }
+}
+
+/// A gauge's calls for tests and the runtime: a handle on no registry, and whether two handles are one metric.
+pub trait GaugeHooks {
+    /// A gauge not (yet) in any registry.
+    fn new_detached() -> Self
+    where
+        Self: Sized;
+
+    /// Whether two handles update the same metric.
+    fn same_metric(&self, other: &Gauge) -> bool;
+}
+
+impl GaugeHooks for Gauge {
+    fn new_detached() -> Self
+    where
+        Self: Sized,
+    {
+        Gauge::new_detached()
+    }
+
+    fn same_metric(&self, other: &Gauge) -> bool {
+        Gauge::same_metric(self, other)
+    }
+}
+
+/// A histogram's calls for tests and the exporters: a handle on no registry, whether two handles are one metric, and its bucket snapshot.
+pub trait HistogramHooks {
+    /// A histogram not (yet) in any registry.
+    fn new_detached(buckets: Buckets) -> Self
+    where
+        Self: Sized;
+
+    /// Counts, sum and count summed over all threads (see the module's semantics).
+    fn snapshot(&self) -> HistogramSnapshot;
+
+    /// Whether two handles update the same metric.
+    fn same_metric(&self, other: &Histogram) -> bool;
+}
+
+impl HistogramHooks for Histogram {
+    fn new_detached(buckets: Buckets) -> Self
+    where
+        Self: Sized,
+    {
+        Histogram::new_detached(buckets)
+    }
+
+    fn snapshot(&self) -> HistogramSnapshot {
+        Histogram::snapshot(self)
+    }
+
+    fn same_metric(&self, other: &Histogram) -> bool {
+        Histogram::same_metric(self, other)
+    }
+}
+#[cfg(feature = "puffin")]
+
+/// The puffin server's per-frame publish, which the engine makes.
+pub trait PuffinHooks {
+    /// Sends one frame: its spans as one puffin stream per track, then ends the puffin frame.
+    /// The engine ends puffin's frame once per engine frame: a game that also profiles with
+    /// puffin's macros should not call `GlobalProfiler::new_frame` itself.
+    fn publish(&mut self, frame: &FrameSpans<'_>, tracks: &[TrackInfo]);
+}
+
+#[cfg(feature = "puffin")]
+impl PuffinHooks for PuffinServer {
+    fn publish(&mut self, frame: &FrameSpans<'_>, tracks: &[TrackInfo]) {
+        PuffinServer::publish(self, frame, tracks)
+    }
+}
+
+/// A registry's reads for the exporters and tests: a metric's description, the metric count, and the snapshot every export renders.
+pub trait RegistryHooks {
+    /// The description of a registered name (cold path).
+    fn describe(&self, name: &str) -> Option<MetricDesc>;
+
+    /// Number of registered metrics.
+    fn len(&self) -> usize;
+
+    /// Whether nothing is registered.
+    fn is_empty(&self) -> bool;
+
+    /// Every metric and its value, sorted by name. Computed metrics are read outside the lock.
+    fn snapshot(&self) -> Vec<MetricSnapshot>;
+}
+
+impl RegistryHooks for Registry {
+    fn describe(&self, name: &str) -> Option<MetricDesc> {
+        Registry::describe(self, name)
+    }
+
+    fn len(&self) -> usize {
+        Registry::len(self)
+    }
+
+    fn is_empty(&self) -> bool {
+        Registry::is_empty(self)
+    }
+
+    fn snapshot(&self) -> Vec<MetricSnapshot> {
+        Registry::snapshot(self)
+    }
+}
+
+/// The trace history's calls for the engine that fills it (one frame's spans at a time) and for tests.
+pub trait TraceHistoryHooks {
+    /// Keeps at most `max_frames` frames (at least one), in a buffer of `max_frames` times
+    /// 256 spans.
+    fn new(max_frames: usize) -> Self
+    where
+        Self: Sized;
+
+    /// Keeps at most `max_frames` frames (at least one) in a buffer of `spans` spans (at least
+    /// one).
+    fn with_capacity(max_frames: usize, spans: usize) -> Self
+    where
+        Self: Sized;
+
+    /// Collects every thread's spans (see [`spans::collect`]) as frame `frame`, evicting the
+    /// oldest frames as needed (see the module docs). Call once at the end of each frame.
+    fn collect_frame(&mut self, frame: u64) -> FrameSpans<'_>;
+
+    /// Adds an already-collected frame (spans beyond the buffer are kept out and counted in
+    /// `dropped`).
+    fn push(&mut self, frame: u64, spans: &[SpanRecord], dropped: u64) -> FrameSpans<'_>;
+}
+
+impl TraceHistoryHooks for TraceHistory {
+    fn new(max_frames: usize) -> Self
+    where
+        Self: Sized,
+    {
+        TraceHistory::new(max_frames)
+    }
+
+    fn with_capacity(max_frames: usize, spans: usize) -> Self
+    where
+        Self: Sized,
+    {
+        TraceHistory::with_capacity(max_frames, spans)
+    }
+
+    fn collect_frame(&mut self, frame: u64) -> FrameSpans<'_> {
+        TraceHistory::collect_frame(self, frame)
+    }
+
+    fn push(&mut self, frame: u64, spans: &[SpanRecord], dropped: u64) -> FrameSpans<'_> {
+        TraceHistory::push(self, frame, spans, dropped)
+    }
 }

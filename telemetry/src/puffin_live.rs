@@ -82,10 +82,8 @@ impl PuffinServer {
         self.server.num_clients()
     }
 
-    /// Sends one frame: its spans as one puffin stream per track, then ends the puffin frame.
-    /// The engine ends puffin's frame once per engine frame: a game that also profiles with
-    /// puffin's macros should not call `GlobalProfiler::new_frame` itself.
-    pub fn publish(&mut self, frame: &FrameSpans<'_>, tracks: &[TrackInfo]) {
+    /// The body of [`PuffinHooks::publish`](crate::hooks::PuffinHooks::publish), which documents it.
+    pub(crate) fn publish(&mut self, frame: &FrameSpans<'_>, tracks: &[TrackInfo]) {
         self.scratch.clear();
         self.scratch.extend_from_slice(frame.spans);
         spans::sort_for_export(&mut self.scratch);

@@ -402,24 +402,24 @@ impl Registry {
         Ok(cell)
     }
 
-    /// The description of a registered name (cold path).
-    pub fn describe(&self, name: &str) -> Option<MetricDesc> {
+    /// The body of [`RegistryHooks::describe`](crate::hooks::RegistryHooks::describe), which documents it.
+    pub(crate) fn describe(&self, name: &str) -> Option<MetricDesc> {
         let st = self.lock();
         st.by_name.get(name).map(|&i| st.entries[i].desc.clone())
     }
 
-    /// Number of registered metrics.
-    pub fn len(&self) -> usize {
+    /// The body of [`RegistryHooks::len`](crate::hooks::RegistryHooks::len), which documents it.
+    pub(crate) fn len(&self) -> usize {
         self.lock().entries.len()
     }
 
-    /// Whether nothing is registered.
-    pub fn is_empty(&self) -> bool {
+    /// The body of [`RegistryHooks::is_empty`](crate::hooks::RegistryHooks::is_empty), which documents it.
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    /// Every metric and its value, sorted by name. Computed metrics are read outside the lock.
-    pub fn snapshot(&self) -> Vec<MetricSnapshot> {
+    /// The body of [`RegistryHooks::snapshot`](crate::hooks::RegistryHooks::snapshot), which documents it.
+    pub(crate) fn snapshot(&self) -> Vec<MetricSnapshot> {
         let cells: Vec<(MetricDesc, Cell)> = {
             let st = self.lock();
             st.entries

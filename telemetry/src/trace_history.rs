@@ -68,16 +68,14 @@ pub struct TraceHistory {
 }
 
 impl TraceHistory {
-    /// Keeps at most `max_frames` frames (at least one), in a buffer of `max_frames` times
-    /// 256 spans.
-    pub fn new(max_frames: usize) -> Self {
+    /// The body of [`TraceHistoryHooks::new`](crate::hooks::TraceHistoryHooks::new), which documents it.
+    pub(crate) fn new(max_frames: usize) -> Self {
         let max_frames = max_frames.max(1);
         TraceHistory::with_capacity(max_frames, max_frames * SPANS_PER_FRAME)
     }
 
-    /// Keeps at most `max_frames` frames (at least one) in a buffer of `spans` spans (at least
-    /// one).
-    pub fn with_capacity(max_frames: usize, spans: usize) -> Self {
+    /// The body of [`TraceHistoryHooks::with_capacity`](crate::hooks::TraceHistoryHooks::with_capacity), which documents it.
+    pub(crate) fn with_capacity(max_frames: usize, spans: usize) -> Self {
         let spans = spans.max(1);
         TraceHistory {
             buf: vec![EMPTY; spans],
@@ -88,9 +86,8 @@ impl TraceHistory {
         }
     }
 
-    /// Collects every thread's spans (see [`spans::collect`]) as frame `frame`, evicting the
-    /// oldest frames as needed (see the module docs). Call once at the end of each frame.
-    pub fn collect_frame(&mut self, frame: u64) -> FrameSpans<'_> {
+    /// The body of [`TraceHistoryHooks::collect_frame`](crate::hooks::TraceHistoryHooks::collect_frame), which documents it.
+    pub(crate) fn collect_frame(&mut self, frame: u64) -> FrameSpans<'_> {
         let mut staging = std::mem::take(&mut self.staging);
         staging.clear();
         let dropped = spans::collect_into_at_most(&mut staging, self.buf.len());
@@ -99,9 +96,13 @@ impl TraceHistory {
         self.newest()
     }
 
-    /// Adds an already-collected frame (spans beyond the buffer are kept out and counted in
-    /// `dropped`).
-    pub fn push(&mut self, frame: u64, spans: &[SpanRecord], dropped: u64) -> FrameSpans<'_> {
+    /// The body of [`TraceHistoryHooks::push`](crate::hooks::TraceHistoryHooks::push), which documents it.
+    pub(crate) fn push(
+        &mut self,
+        frame: u64,
+        spans: &[SpanRecord],
+        dropped: u64,
+    ) -> FrameSpans<'_> {
         let kept = spans.len().min(self.buf.len());
         self.place(frame, &spans[..kept], dropped + (spans.len() - kept) as u64);
         self.newest()

@@ -6,6 +6,8 @@ use lanegraph::hooks::telemetry::names::{self, WELL_KNOWN_METRICS};
 use lanegraph::hooks::telemetry::{
     Buckets, MetricKind, MetricValue, RegisterError, Registry, Unit,
 };
+use lanegraph::hooks::HistogramHooks;
+use lanegraph::hooks::RegistryHooks;
 
 fn threads() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get()) * 2 + 1

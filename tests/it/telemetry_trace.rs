@@ -3,6 +3,7 @@
 //! track metadata, per-track order and nesting. One test function: spans are process-global
 //! (the on/off switch, the collector), so the steps run in sequence.
 
+use lanegraph::hooks::TraceHistoryHooks;
 use std::collections::BTreeMap;
 
 use lanegraph::hooks::telemetry::spans;

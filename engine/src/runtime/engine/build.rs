@@ -6,6 +6,7 @@
 
 use super::*;
 use lanegraph_budget::hooks::ControllerDriver;
+use lanegraph_telemetry::hooks::TraceHistoryHooks;
 
 use crate::game_loop::{InvalidStep, LoopOptionsError};
 use crate::runtime::config::ConfigError;

@@ -9,6 +9,9 @@ use super::*;
 use crate::game_loop::FrameReport;
 use lanegraph_budget::hooks::ControllerDriver;
 use lanegraph_budget::TickReport;
+#[cfg(feature = "puffin")]
+use lanegraph_telemetry::hooks::PuffinHooks;
+use lanegraph_telemetry::hooks::TraceHistoryHooks;
 
 impl Engine {
     // ---- the frame ------------------------------------------------------------------------
