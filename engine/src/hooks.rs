@@ -60,6 +60,10 @@ pub use crate::game_loop::accumulator::{
 pub use crate::game_loop::clock::{FrameClock, ManualClock, MonotonicClock};
 pub use crate::game_loop::runner::{GameLoop, LoopOptions, LoopOptionsError, LoopTotals, StepInfo};
 
+pub use crate::world::soa::SoaMut;
+
+pub use crate::game_loop::runner::FrameReport;
+
 use std::sync::Arc;
 
 use lanegraph_jobs::{LaneId, Lanes};
@@ -78,14 +82,6 @@ use lanegraph_simd::SoaComponent;
 /// and the raw field-SoA lending the kernels' chunked queries are built on. Each method is the
 /// World's own (`pub(crate)` there); this trait only names it for code outside the crate.
 pub trait WorldHooks {
-    /// Applies `commands` now, in the order queued (a system's own commands apply right after
-    /// it; this is for a queue filled elsewhere). Returns how many failed; each is counted in
-    /// [`World::command_failures`].
-    fn apply_commands(&mut self, commands: &mut Commands) -> usize;
-
-    /// Commands that could not be applied since the world was made, and the latest error.
-    fn command_failures(&self) -> (u64, Option<&CommandError>);
-
     /// Frames begun so far (each `begin_frame` call is one).
     fn frame_index(&self) -> u64;
 
@@ -257,6 +253,7 @@ pub trait WorldHooks {
     /// an integrator); bumps both components' domains. Errors when `A == B`, either is not
     /// field-SoA, or their rows are not aligned (see the module docs). `None` when either
     /// was never opted in.
+    #[allow(clippy::type_complexity)]
     fn lend_soa_pair<A: Component + SoaComponent, B: Component + SoaComponent>(
         &mut self,
     ) -> Result<Option<(SoaMut<'_, A>, SoaMut<'_, B>)>, SoaPairError>;
@@ -353,14 +350,6 @@ pub trait WorldHooks {
 }
 
 impl WorldHooks for World {
-    fn apply_commands(&mut self, commands: &mut Commands) -> usize {
-        World::apply_commands(self, commands)
-    }
-
-    fn command_failures(&self) -> (u64, Option<&CommandError>) {
-        World::command_failures(self)
-    }
-
     fn frame_index(&self) -> u64 {
         World::frame_index(self)
     }

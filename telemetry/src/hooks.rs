@@ -98,9 +98,8 @@ impl CounterHooks for Counter {
         Counter::same_metric(self, other)
     }
 }
-#[cfg(feature = "metrics-http")]
-
 /// The metrics endpoint's served-request count, for tests.
+#[cfg(feature = "metrics-http")]
 pub trait EndpointHooks {
     /// Requests answered so far (any status).
     fn requests_served(&self) -> u64;
@@ -167,9 +166,8 @@ impl HistogramHooks for Histogram {
         Histogram::same_metric(self, other)
     }
 }
-#[cfg(feature = "puffin")]
-
 /// The puffin server's per-frame publish, which the engine makes.
+#[cfg(feature = "puffin")]
 pub trait PuffinHooks {
     /// Sends one frame: its spans as one puffin stream per track, then ends the puffin frame.
     /// The engine ends puffin's frame once per engine frame: a game that also profiles with

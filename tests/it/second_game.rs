@@ -10,7 +10,6 @@
 mod game;
 
 use lanegraph::hooks::EngineHooks;
-use lanegraph::hooks::WorldHooks;
 use lanegraph::runtime::{RunLog, RunRecorder, RunSummary};
 
 const PLANS: [Option<&str>; 3] = [

@@ -15,6 +15,6 @@ pub(crate) mod runner;
 pub(crate) mod step;
 
 pub(crate) use clock::{FrameClock, ManualClock, MonotonicClock};
-pub use runner::FrameReport;
+pub(crate) use runner::FrameReport;
 pub(crate) use runner::{GameLoop, LoopOptions, LoopOptionsError, LoopTotals};
 pub use step::{FixedStep, InvalidStep};

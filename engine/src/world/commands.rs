@@ -63,7 +63,7 @@ struct Meta {
 ///
 /// ```
 /// use lanegraph::systems::SystemDef;
-/// use lanegraph::world::{Component, StateHash, World};
+/// use lanegraph::world::{Component, Entity, StateHash, World};
 /// #[derive(Clone, Copy, Component, StateHash)]
 /// #[component(domains(TRANSFORM))]
 /// struct Pos(f32);
@@ -76,14 +76,13 @@ struct Meta {
 /// w.insert(e, Vel(1.0)).unwrap();
 /// w.register_system(SystemDef::new("move", 1.0, |w: &mut World, ctx| {
 ///     let c = ctx.commands();
-///     w.for_each_mut2::<Pos, Vel>(|e, p, v| {
+///     w.query::<(Entity, &mut Pos, &Vel)>().unwrap().for_each(|(e, p, v)| {
 ///         p.0 += v.0;
 ///         if p.0 > 100.0 {
 ///             c.despawn(e); // also: spawn((A, B, ..)), insert, remove, send
 ///             c.spawn((Pos(0.0), Vel(v.0 * 0.5)));
 ///         }
-///     })
-///     .unwrap();
+///     });
 /// }))
 /// .unwrap();
 /// w.run_systems();

@@ -23,7 +23,7 @@
 //!
 //! ```
 //! use lanegraph::systems::SystemDef;
-//! use lanegraph::world::{Component, Resource, StateHash, World};
+//! use lanegraph::world::{Component, Resource, StateHash, Without, World};
 //!
 //! #[derive(Clone, Copy, Component, StateHash)]
 //! #[component(domains(TRANSFORM))]
@@ -51,20 +51,21 @@
 //! world
 //!     .register_system(SystemDef::new("move", 2.0, |w, ctx| {
 //!         let (dt, g) = (ctx.dt(), w.resource::<Gravity>().map_or(0.0, |g| g.0));
-//!         // One loop, both components mutable (parallel chunks: `par_for_each_mut2`).
-//!         let filter = lanegraph::world::Filter::new().without::<Frozen>();
-//!         let moved = w
-//!             .for_each_mut2_filtered::<Position, Velocity>(&filter, |_, p, v| {
+//!         // One loop, both components mutable (parallel chunks: `par_for_each`).
+//!         let mut moved = 0u64;
+//!         w.query_filtered::<(&mut Position, &mut Velocity), Without<Frozen>>()
+//!             .unwrap()
+//!             .for_each(|(p, v)| {
 //!                 v.y += g * dt;
 //!                 p.x += v.x * dt;
 //!                 p.y += v.y * dt;
-//!             })
-//!             .unwrap();
-//!         ctx.report_workload(moved as u64);
+//!                 moved += 1;
+//!             });
+//!         ctx.report_workload(moved);
 //!     }))
 //!     .unwrap();
 //! world.run_systems();
-//! let e = world.column::<Position>().unwrap().entities()[0];
+//! let e = world.entities()[0];
 //! assert!(world.get::<Position>(e).unwrap().y < 100.0);
 //! ```
 
@@ -127,7 +128,7 @@ pub use savegame::{LoadError, LoadReport, SaveError, SaveSchema};
 #[doc(hidden)]
 pub use snapshot::probe as __snapshot_probe;
 pub use snapshot::{Snapshot, SnapshotError, SnapshotRing};
-pub use soa::{SoaMut, SoaPairError};
+pub use soa::SoaPairError;
 pub(crate) use sync_test::SyncTestError;
 pub use sync_test::{Desync, SyncTest, AFTER_SYSTEMS};
 pub use typed_query::{Components, ParRun, Query, SerialReason};
@@ -215,13 +216,15 @@ impl std::fmt::Debug for World {
 }
 
 impl World {
-    /// The body of [`WorldHooks::apply_commands`](crate::hooks::WorldHooks::apply_commands), which documents it.
-    pub(crate) fn apply_commands(&mut self, commands: &mut Commands) -> usize {
+    /// Applies `commands` now, in the order queued (a system's own commands apply right after
+    /// it; this is for a queue filled elsewhere). Returns how many failed; each is counted in
+    /// [`World::command_failures`].
+    pub fn apply_commands(&mut self, commands: &mut Commands) -> usize {
         commands.apply_to(self)
     }
 
-    /// The body of [`WorldHooks::command_failures`](crate::hooks::WorldHooks::command_failures), which documents it.
-    pub(crate) fn command_failures(&self) -> (u64, Option<&CommandError>) {
+    /// Commands that could not be applied since the world was made, and the latest error.
+    pub fn command_failures(&self) -> (u64, Option<&CommandError>) {
         (self.command_failures, self.last_command_error.as_ref())
     }
 

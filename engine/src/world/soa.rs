@@ -441,6 +441,7 @@ impl<'w, T: SoaComponent> SoaMut<'w, T> {
     /// slice is [`entities`](Self::entities)`[i]`.
     ///
     /// ```
+    /// use lanegraph::hooks::WorldHooks;
     /// use lanegraph::prelude::*;
     /// use lanegraph::simd::SoaComponent;
     ///
