@@ -46,7 +46,6 @@ pub use crate::systems::registry::MAX_SYSTEMS;
 pub use crate::systems::stats::SystemTimingStats;
 pub use crate::systems::window::{RollingWindow, WindowStats, SYSTEM_TIMING_WINDOW_SAMPLES};
 
-pub use crate::runtime::assets::AssetTotals;
 pub use crate::runtime::engine::PhysicsFn;
 pub use crate::runtime::gpu_memory::{
     ChurnFigures, CHURN_ALERT_EVERY, DEFAULT_CHURN_ALERT_PER_SECOND,
@@ -69,7 +68,6 @@ use std::sync::Arc;
 use lanegraph_jobs::{LaneId, Lanes};
 
 use crate::game_loop::FixedStep;
-use crate::input::RecordedInput;
 use crate::runtime::*;
 use crate::systems::*;
 use crate::world::*;
@@ -510,17 +508,10 @@ impl WorldHooks for World {
 }
 
 /// The Engine's calls for the runtime's app, tools and tests, which a game does not make: the
-/// asset pump the frame runs, the built-in agents' ids, present intervals, the view cache,
-/// asset totals, the loop's totals and the input log's overflow counters, and feeding a
-/// recorded input log in (`lanegraph replay`). Each method is the Engine's own (`pub(crate)`
+/// built-in agents' ids, present intervals, the view cache, the loop's totals and the input
+/// log's overflow counters. Each method is the Engine's own (`pub(crate)`
 /// there); this trait only names it for code outside the crate.
 pub trait EngineHooks {
-    /// Step 1 of a frame on its own: applies asset completions (at most the asset strategy's
-    /// jobs per frame) and issues queued requests, without simulating. `frame()` calls it; a
-    /// game may call it between frames (a loading screen) to let loads finish. Returns the
-    /// settings used and the time it took, ms.
-    fn pump_assets(&mut self) -> (AssetSettings, f64);
-
     /// An installed observer, mutably (e.g. to reset it between levels).
     fn observer_mut<O: FrameObserver>(&mut self, id: ObserverId<O>) -> &mut O;
 
@@ -541,9 +532,6 @@ pub trait EngineHooks {
     /// View cache hits and misses (zeros without a render view).
     fn view_cache_stats(&self) -> ViewCacheStats;
 
-    /// Asset totals and the first `MAX_ASSET_FAILURES` failures' messages.
-    fn asset_report(&self) -> (crate::runtime::AssetTotals, &[String]);
-
     /// Loop totals (steps, dropped steps).
     fn loop_totals(&self) -> crate::game_loop::LoopTotals;
 
@@ -553,19 +541,9 @@ pub trait EngineHooks {
 
     /// Live events ignored because recorded input was being replayed.
     fn live_input_ignored(&self) -> u64;
-
-    /// Replays recorded input: from the next frame, each event is handed to the world at its
-    /// recorded frame, and live input ([`Engine::push_input`]) is ignored. With the same seed
-    /// and decisions ([`Engine::replay`]), a lockstep run ends in the recorded world hash.
-    /// Errors as [`Engine::replay_run`].
-    fn replay_inputs(&mut self, inputs: Vec<RecordedInput>) -> Result<(), ReplayError>;
 }
 
 impl EngineHooks for Engine {
-    fn pump_assets(&mut self) -> (AssetSettings, f64) {
-        Engine::pump_assets(self)
-    }
-
     fn observer_mut<O: FrameObserver>(&mut self, id: ObserverId<O>) -> &mut O {
         Engine::observer_mut::<O>(self, id)
     }
@@ -590,10 +568,6 @@ impl EngineHooks for Engine {
         Engine::view_cache_stats(self)
     }
 
-    fn asset_report(&self) -> (crate::runtime::AssetTotals, &[String]) {
-        Engine::asset_report(self)
-    }
-
     fn loop_totals(&self) -> crate::game_loop::LoopTotals {
         Engine::loop_totals(self)
     }
@@ -604,9 +578,5 @@ impl EngineHooks for Engine {
 
     fn live_input_ignored(&self) -> u64 {
         Engine::live_input_ignored(self)
-    }
-
-    fn replay_inputs(&mut self, inputs: Vec<RecordedInput>) -> Result<(), ReplayError> {
-        Engine::replay_inputs(self, inputs)
     }
 }

@@ -4,7 +4,6 @@
 //! The bar: never a panic, a hang or an allocation sized from unchecked input; always a typed
 //! error that says how to fix it, or a valid result within the bounds.
 
-use lanegraph::hooks::EngineHooks;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};

@@ -39,7 +39,6 @@ pub mod summary;
 pub mod textures;
 pub mod world;
 
-use lanegraph::hooks::EngineHooks;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;

@@ -114,8 +114,8 @@ pub(crate) mod view;
 pub use agents::{
     AssetSettings, BuiltinAgents, LadderError, PhysicsSettings, RenderSettings, Rung,
 };
-pub use assets::AssetError;
-pub(crate) use assets::AssetTotals;
+pub use assets::{AssetError, AssetTotals};
+
 pub use builder::{BuildError, EngineBuilder};
 pub use config::{ConfigError, EngineConfig};
 pub use engine::{AgentCost, Engine, FrameError, FrameOutcome, PhysicsStep, ReplayError};

@@ -30,7 +30,6 @@
 //!    that the loaded frame p99 stays within [`P99_FACTOR`] of the unloaded one, and that the
 //!    temporary asset folder is gone.
 
-use lanegraph::hooks::EngineHooks;
 use std::fmt;
 
 use lanegraph::hooks::telemetry::quantiles;

@@ -305,8 +305,11 @@ impl Engine {
         }
     }
 
-    /// The body of [`EngineHooks::pump_assets`](crate::hooks::EngineHooks::pump_assets), which documents it.
-    pub(crate) fn pump_assets(&mut self) -> (AssetSettings, f64) {
+    /// Step 1 of a frame on its own: applies asset completions (at most the asset strategy's
+    /// jobs per frame) and issues queued requests, without simulating. `frame()` calls it; a
+    /// game may call it between frames (a loading screen) to let loads finish. Returns the
+    /// settings used and the time it took, ms.
+    pub fn pump_assets(&mut self) -> (AssetSettings, f64) {
         let asset_settings = self.builtins.asset_settings(&self.controller);
         let asset_t0 = clock::now();
         let _s = crate::span!("assets.drain");

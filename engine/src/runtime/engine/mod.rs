@@ -598,8 +598,8 @@ impl Engine {
         self.view.as_ref().map(|v| v.stats()).unwrap_or_default()
     }
 
-    /// The body of [`EngineHooks::asset_report`](crate::hooks::EngineHooks::asset_report), which documents it.
-    pub(crate) fn asset_report(&self) -> (super::assets::AssetTotals, &[String]) {
+    /// Asset totals and the first `MAX_ASSET_FAILURES` failures' messages.
+    pub fn asset_report(&self) -> (super::assets::AssetTotals, &[String]) {
         (self.assets.totals(), &self.asset_failures)
     }
 

@@ -175,8 +175,11 @@ impl Engine {
         self.live_input_ignored
     }
 
-    /// The body of [`EngineHooks::replay_inputs`](crate::hooks::EngineHooks::replay_inputs), which documents it.
-    pub(crate) fn replay_inputs(&mut self, inputs: Vec<RecordedInput>) -> Result<(), ReplayError> {
+    /// Replays recorded input: from the next frame, each event is handed to the world at its
+    /// recorded frame, and live input ([`Engine::push_input`]) is ignored. With the same seed
+    /// and decisions ([`Engine::replay`]), a lockstep run ends in the recorded world hash.
+    /// Errors as [`Engine::replay_run`].
+    pub fn replay_inputs(&mut self, inputs: Vec<RecordedInput>) -> Result<(), ReplayError> {
         self.check_inputs(&inputs)?;
         self.pending_input.clear();
         self.input_replay = Some(inputs.into());
