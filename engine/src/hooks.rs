@@ -105,7 +105,7 @@ pub trait WorldHooks {
     /// Parallel queries run on the calling thread from now on.
     fn clear_parallel_lane(&mut self);
 
-    /// [`World::for_each_mut2`] with the rows split into chunks that run in parallel on the
+    /// [`WorldHooks::for_each_mut2`] with the rows split into chunks that run in parallel on the
     /// world's parallel lane (the physics lane inside an engine); returns how many entities it
     /// visited. `f` runs once per entity that has both components, on some thread of that
     /// lane, so it is `Fn + Sync`: it may read shared data, and must write only through its
@@ -149,8 +149,8 @@ pub trait WorldHooks {
         f: impl Fn(Entity, &mut A, &mut B) + Sync,
     ) -> Result<usize, ParQueryError>;
 
-    /// [`World::par_for_each_mut2`] over the entities that also pass `filter` (see
-    /// [`World::for_each_mut2_filtered`]).
+    /// [`WorldHooks::par_for_each_mut2`] over the entities that also pass `filter` (see
+    /// [`WorldHooks::for_each_mut2_filtered`]).
     fn par_for_each_mut2_filtered<A: Component, B: Component>(
         &mut self,
         filter: &Filter,
@@ -183,7 +183,7 @@ pub trait WorldHooks {
     ///
     /// Walks `A`'s dense rows (put the rarer component first). The leading rows where `B`'s row
     /// at the same index holds the same entity (all of them when the components were inserted
-    /// together, or after [`World::compact`]) run as two linear sweeps with no per-row check;
+    /// together, or after [`WorldHooks::compact`]) run as two linear sweeps with no per-row check;
     /// that count is cached per pair of columns and recounted only after a row was added,
     /// removed or reordered in either. Each later row uses `B`'s row at the same index when it
     /// holds the same entity, else `B`'s sparse index (one indexed load).
@@ -222,7 +222,7 @@ pub trait WorldHooks {
         f: impl FnMut(Entity, &mut A, &mut B),
     ) -> Result<usize, PairQueryError>;
 
-    /// [`World::for_each_mut2`] over the entities that also pass `filter`: every component of
+    /// [`WorldHooks::for_each_mut2`] over the entities that also pass `filter`: every component of
     /// [`Filter::with`] present, none of [`Filter::without`]. A `with` component the world
     /// never stored matches nothing; a `without` one excludes nothing.
     ///
@@ -265,7 +265,7 @@ pub trait WorldHooks {
 
     /// Calls `f(entity, &mut a, &mut b, &mut c)` for every entity that has `A`, `B` and `C`;
     /// returns how many it visited. Bumps all three components' domains. The three must
-    /// differ ([`AliasedQuery`](super::AliasedQuery) otherwise); any may be field-SoA. Walks
+    /// differ ([`AliasedQuery`] otherwise); any may be field-SoA. Walks
     /// `A`'s rows (put the rarest first).
     ///
     /// ```
@@ -298,8 +298,8 @@ pub trait WorldHooks {
         f: impl FnMut(Entity, &mut A, &mut B, &mut C),
     ) -> Result<usize, PairQueryError>;
 
-    /// [`World::for_each_mut3`] over the entities that also pass `filter` (see
-    /// [`World::for_each_mut2_filtered`]; a filter naming any of the three is
+    /// [`WorldHooks::for_each_mut3`] over the entities that also pass `filter` (see
+    /// [`WorldHooks::for_each_mut2_filtered`]; a filter naming any of the three is
     /// [`PairQueryError::Aliased`]).
     fn for_each_mut3_filtered<A: Component, B: Component, C: Component>(
         &mut self,
@@ -535,7 +535,7 @@ pub trait EngineHooks {
     /// Loop totals (steps, dropped steps).
     fn loop_totals(&self) -> crate::game_loop::LoopTotals;
 
-    /// Events handed over but not logged ([`MAX_LOGGED_INPUTS`] reached): non-zero means the
+    /// Events handed over but not logged ([`MAX_LOGGED_INPUTS`](crate::input::MAX_LOGGED_INPUTS) reached): non-zero means the
     /// log cannot replay the run.
     fn input_log_dropped(&self) -> u64;
 

@@ -212,7 +212,7 @@ impl<A: GlobalAlloc> TrackingAllocator<A> {
     }
 }
 
-/// The same roundtrip as [`TrackingAllocator::alloc_free_roundtrip`] straight through
+/// The same roundtrip as [`AllocatorHooks::alloc_free_roundtrip`](crate::hooks::AllocatorHooks::alloc_free_roundtrip) straight through
 /// [`System`]: the untracked baseline of the `alloc_tracking` bench.
 pub fn system_alloc_free_roundtrip(size: usize) -> bool {
     let Ok(layout) = Layout::from_size_align(size.max(1), 8) else {

@@ -229,7 +229,7 @@ pub trait TraceHistoryHooks {
     where
         Self: Sized;
 
-    /// Collects every thread's spans (see [`spans::collect`]) as frame `frame`, evicting the
+    /// Collects every thread's spans (see [`crate::spans::collect`]) as frame `frame`, evicting the
     /// oldest frames as needed (see the module docs). Call once at the end of each frame.
     fn collect_frame(&mut self, frame: u64) -> FrameSpans<'_>;
 

@@ -28,7 +28,7 @@ pub fn render(registry: &Registry) -> String {
     render_snapshot(&registry.snapshot())
 }
 
-/// Renders a snapshot (already sorted by name, then labels, by [`Registry::snapshot`]): one
+/// Renders a snapshot (already sorted by name, then labels, by [`RegistryHooks::snapshot`](crate::hooks::RegistryHooks::snapshot)): one
 /// `TYPE`/`UNIT`/`HELP` header per family, then every label set's samples.
 pub fn render_snapshot(metrics: &[MetricSnapshot]) -> String {
     let mut out = String::with_capacity(256 * metrics.len() + 8);

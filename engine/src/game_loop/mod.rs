@@ -1,6 +1,6 @@
 //! The fixed-timestep game loop: accumulator, steps, interpolation alpha, injectable clock.
 //!
-//! Owns: [`GameLoop`] and its parts: the exact [`FixedStep`], the integer [`Accumulator`], the
+//! Owns: [`GameLoop`] and its parts: the exact [`FixedStep`], the integer `Accumulator`, the
 //! [`FrameClock`] it reads. Must never: let real time decide *what* the simulation computes
 //! (only *how many* fixed steps a frame runs), or lose time silently.
 //!

@@ -109,7 +109,7 @@ pub struct RecordedInput {
 }
 
 /// Events logged per run at most (about 40 bytes each in memory); the rest are counted in
-/// [`Engine::input_log_dropped`](crate::Engine::input_log_dropped) and make the run
+/// [`Engine::input_log_dropped`](crate::hooks::EngineHooks::input_log_dropped) and make the run
 /// unreplayable.
 pub const MAX_LOGGED_INPUTS: usize = 1 << 20;
 

@@ -28,7 +28,7 @@ pub struct EngineConfig {
     /// Record trace spans.
     pub spans: bool,
     /// Record every system run as a span too (while `spans` is on; see
-    /// [`World::set_system_spans`](crate::world::World::set_system_spans)).
+    /// [`World::set_system_spans`](crate::hooks::WorldHooks::set_system_spans)).
     pub system_spans: bool,
     /// Frames of spans kept for export.
     pub trace_frames: usize,

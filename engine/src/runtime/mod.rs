@@ -12,7 +12,7 @@
 //! |------|------|
 //! | `builder` | `Engine::builder()`: lanes, step, telemetry, target, the game's render pass |
 //! | `config` | the settings and their validation, errors naming key and line |
-//! | [`hooks`] | fault injection for stress runs and tests (a game does not call these) |
+//! | `hooks` | fault injection for stress runs and tests, re-exported by [`crate::hooks`] (a game does not call these) |
 //! | `config_file` | the settings from a TOML file (feature `toml-config`) |
 //! | `engine` | the `Engine` and one frame |
 //! | `view` | the game's view and its epoch cache |

@@ -143,7 +143,7 @@ use entity::EntityTable;
 ///
 /// `World` is `Send` (it may be built on one thread and moved to the owner thread) but not
 /// `Sync`: system run functions are `FnMut + Send` only. All mutation goes through
-/// `&mut World`, i.e. the owner thread; other threads get lent columns ([`SoaMut`]) or
+/// `&mut World`, i.e. the owner thread; other threads get lent columns ([`SoaMut`](crate::hooks::SoaMut)) or
 /// published views, never the world.
 pub struct World {
     id: WorldId,

@@ -28,7 +28,7 @@ pub struct ParRun {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SerialReason {
     /// The world has no parallel lane (a bare `World`, or its engine is gone):
-    /// [`World::set_parallel_lane`](super::World::set_parallel_lane) gives it one; inside an engine it is the physics lane.
+    /// [`World::set_parallel_lane`](crate::hooks::WorldHooks::set_parallel_lane) gives it one; inside an engine it is the physics lane.
     NoLane,
     /// Fewer than two threads serve the lane (said of a run that would otherwise split: a
     /// run too small to split says that instead).

@@ -168,14 +168,14 @@ impl World {
     /// Runs `f` on disjoint chunks of two field-SoA components' columns (position and
     /// velocity for an integrator), in parallel on the world's parallel lane (the physics lane
     /// inside an engine), the chunk size chosen by the World as for
-    /// [`World::par_for_each_mut2`]; returns the rows swept. Each chunk holds the same rows of
+    /// [`WorldHooks::par_for_each_mut2`](crate::hooks::WorldHooks::par_for_each_mut2); returns the rows swept. Each chunk holds the same rows of
     /// both (`first_row`, `rows`), as `f32x8` vectors per field, for the kernels. Bumps both
     /// components' domains; allocation-free once the rows are aligned.
     ///
     /// `NA` and `NB` are the components' field counts, inferred from how `f` destructures its
     /// chunks and checked **at compile time** against `A::FIELDS` and `B::FIELDS`. Rows that
     /// are not aligned (the components were inserted in different orders) are aligned first
-    /// ([`World::align_soa_rows`], a one-off reorder); components holding different entities
+    /// ([`WorldHooks::align_soa_rows`](crate::hooks::WorldHooks::align_soa_rows), a one-off reorder); components holding different entities
     /// are [`SoaPairError::NotAligned`]. Without a parallel lane the chunks run on the caller.
     ///
     /// ```

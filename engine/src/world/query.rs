@@ -526,7 +526,7 @@ pub enum PairQueryError {
 }
 
 /// Which other components an entity must have (`with`) or lack (`without`) to be visited by
-/// [`World::for_each_mut2_filtered`]. Holds at most [`Filter::MAX`] of each; building it never
+/// [`WorldHooks::for_each_mut2_filtered`](crate::hooks::WorldHooks::for_each_mut2_filtered). Holds at most [`Filter::MAX`] of each; building it never
 /// allocates.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Filter {
