@@ -64,16 +64,21 @@ pub mod telemetry {
     #[cfg(feature = "tracing-layer")]
     pub use lanegraph_telemetry::SpanLayer;
     pub use lanegraph_telemetry::{
-        chrome_trace_json, global, memory_stats, openmetrics, record_span, register_memory_metrics,
-        span, span_n, thread_memory_stats, Buckets, Counter, EndpointError, FrameSpans, Gauge,
-        GpuFrame, GpuPass, Histogram, InvalidBuckets, InvalidLabel, InvalidMetricName, MemoryStats,
-        MetricClash, MetricKind, RecordSpanError, RegisterError, Registry, SpanGuard, SpanRecord,
-        TraceHistory, TrackId, TrackKind, TrackingAllocator, Unit, WELL_KNOWN_METRICS,
+        global, memory_stats, record_span, register_memory_metrics, span, span_n,
+        thread_memory_stats, Buckets, Counter, EndpointError, FrameSpans, Gauge, GpuFrame, GpuPass,
+        Histogram, InvalidBuckets, InvalidLabel, InvalidMetricName, MemoryStats, MetricClash,
+        MetricKind, RecordSpanError, RegisterError, Registry, SpanGuard, SpanRecord, TraceHistory,
+        TrackId, TrackKind, TrackingAllocator, Unit, WELL_KNOWN_METRICS,
     };
     #[cfg(feature = "metrics-http")]
     pub use lanegraph_telemetry::{EndpointOptions, MetricsEndpoint};
     #[cfg(feature = "puffin")]
     pub use lanegraph_telemetry::{PuffinError, PuffinServer};
+
+    /// OpenMetrics 1.0 text of a registry, for a scraper or a file.
+    pub mod openmetrics {
+        pub use lanegraph_telemetry::openmetrics::{render, CONTENT_TYPE};
+    }
 }
 /// `span!("name")` / `span!("name", n)`: a trace span named by a literal (see [`telemetry::span()`]).
 pub use lanegraph_telemetry::span;
