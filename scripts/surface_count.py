@@ -11,7 +11,9 @@ statics, type aliases, macros. Not counted: fields, variants, trait impls (`Disp
 `Clone`, ...). Items under a module named `hooks` are counted apart: that module is the one
 explicitly named home for what the runtime's tools, tests and benches call and no game needs,
 as issue 27 allows; an item it shares with the game surface (through a signature) counts there.
-Prints `surface N` and `hooks M` and the per-kind split.
+Prints `surface N` (everything above), `surface-items K` (the same without associated items:
+methods and associated constants and types, i.e. the Rust reference's "items"), `hooks M`, and
+the per-kind and per-crate split.
 """
 import collections
 import json
@@ -70,7 +72,7 @@ def referenced_ids(node, out):
             referenced_ids(v, out)
 
 
-def visit(crate, iid, path, bucket):
+def visit(crate, iid, path, bucket, assoc=False):
     r = resolve(crate, iid)
     if r is None:
         return
@@ -99,7 +101,8 @@ def visit(crate, iid, path, bucket):
     if prev is not None and (prev[0] == "surface" or bucket == "hooks"):
         return
     if kd in COUNTED:
-        counted[(crate, k)] = (bucket, kd, "::".join(path + [name]))
+        shown = "method" if assoc and kd == "function" else kd
+        counted[(crate, k)] = (bucket, shown, "::".join(path + [name]))
     sig = []
     if kd == "module":
         for c in inner["items"]:
@@ -110,7 +113,7 @@ def visit(crate, iid, path, bucket):
             if ii["trait"] is None and not ii.get("is_synthetic") and not ii.get("blanket_impl"):
                 for c in ii["items"]:
                     if d["index"][str(c)].get("visibility") == "public":
-                        visit(crate, c, path + [name], bucket)
+                        visit(crate, c, path + [name], bucket, assoc=True)
         fields = []
         if kd == "struct":
             plain = inner["kind"].get("plain") if isinstance(inner["kind"], dict) else None
@@ -128,7 +131,7 @@ def visit(crate, iid, path, bucket):
                 referenced_ids(fi["inner"], sig)
     elif kd == "trait":
         for c in inner["items"]:
-            visit(crate, c, path + [name], bucket)
+            visit(crate, c, path + [name], bucket, assoc=True)
     elif kd in ("function", "constant", "static", "type_alias", "assoc_const", "assoc_type"):
         referenced_ids(inner, sig)
     for s in sig:
@@ -143,7 +146,10 @@ while queue:
 totals = collections.Counter(b for b, _, _ in counted.values())
 kinds = collections.Counter((b, kd) for b, kd, _ in counted.values())
 crates = collections.Counter((b, c) for (c, _), (b, _, _) in counted.items())
+ASSOC = {"method", "assoc_const", "assoc_type"}
+items_only = sum(1 for b, kd, _ in counted.values() if b == "surface" and kd not in ASSOC)
 print(f"surface {totals['surface']}")
+print(f"surface-items {items_only}")
 print(f"hooks {totals['hooks']}")
 for b in ("surface", "hooks"):
     print(b, "by kind:", ", ".join(f"{k} {n}" for (bb, k), n in sorted(kinds.items()) if bb == b))

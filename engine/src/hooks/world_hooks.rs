@@ -1,78 +1,20 @@
-//! The one named home for what the runtime's own tools, tests and benches call and a game does
-//! not: fault injection for the stress harness, the untimed scheduler baseline, the budget
-//! controller's per-frame tick, replay and simulator, and telemetry's span-store plumbing.
+//! [`WorldHooks`]: the World's methods that only the runtime, its tools and its tests call.
 //!
-//! Owns: nothing of its own (each item is defined where it works and only gathered here).
-//! Must never: be needed for a game to run, appear in the prelude, or be named by the docs a
-//! game reads except to say what lives here. Nothing here carries a stability promise.
-
-pub use crate::runtime::hooks::inject_asset_panics;
-pub use crate::systems::hooks::run_systems_untimed;
-/// The budget crate whole (`lanegraph-budget`), internals included: `FrameInput`,
-/// `StepReport`, `sim`, the cost model.
-pub use lanegraph_budget as budget;
-/// The controller's calls for an engine, a replay tool or a test.
-pub use lanegraph_budget::hooks::ControllerDriver;
-/// The telemetry crate whole (`lanegraph-telemetry`), span-store plumbing included.
-pub use lanegraph_telemetry as telemetry;
-#[cfg(feature = "metrics-http")]
-pub use lanegraph_telemetry::hooks::EndpointHooks;
-#[cfg(feature = "puffin")]
-pub use lanegraph_telemetry::hooks::PuffinHooks;
-/// The telemetry types' calls for the engine, the exporters and tests.
-pub use lanegraph_telemetry::hooks::{
-    AllocatorHooks, CounterHooks, GaugeHooks, HistogramHooks, RegistryHooks, TraceHistoryHooks,
-};
-
-pub use crate::world::access::ColumnAccess;
-pub use crate::world::component::{
-    AliasedQuery, ComponentNameClash, MissingComponent, WrongLayout,
-};
-pub use crate::world::epoch::{Epochs, WorldId, MAX_DOMAINS};
-pub use crate::world::par_query::{ParQueryError, ParSoaError, MAX_CHUNKS, MIN_CHUNK_ROWS};
-pub use crate::world::query::{ColumnMut, ColumnRef, Filter, PairQueryError};
-pub use crate::world::query_data::MAX_QUERY_COMPONENTS;
-pub use crate::world::resource_set::ResourceParam;
-#[cfg(feature = "savegame")]
-pub use crate::world::savegame::SAVE_FORMAT;
-pub use crate::world::soa::{SoaOptInError, SoaRef};
-pub use crate::world::sync_test::SyncTestError;
-pub use crate::world::typed_query::PAR_CHUNK_MIN_NS;
-
-pub use crate::systems::def::{BudgetSpec, RunCondition, SystemFn};
-pub use crate::systems::events::{EngineEvent, EventCounts, Severity};
-pub use crate::systems::order::OrderError;
-pub use crate::systems::registry::MAX_SYSTEMS;
-pub use crate::systems::stats::SystemTimingStats;
-pub use crate::systems::window::{RollingWindow, WindowStats, SYSTEM_TIMING_WINDOW_SAMPLES};
-
-pub use crate::runtime::engine::PhysicsFn;
-pub use crate::runtime::gpu_memory::{
-    ChurnFigures, CHURN_ALERT_EVERY, DEFAULT_CHURN_ALERT_PER_SECOND,
-};
-pub use crate::runtime::render::{RenderPulse, MAX_RENDER_ERRORS};
-pub use crate::runtime::view::{DeriveView, ViewCache, ViewCacheStats, VIEW_BUFFERS};
-
-pub use crate::game_loop::accumulator::{
-    Accumulator, StepPlan, MAX_FRAME_DELTA, MAX_STEPS_PER_FRAME,
-};
-pub use crate::game_loop::clock::{FrameClock, ManualClock, MonotonicClock};
-pub use crate::game_loop::runner::{GameLoop, LoopOptions, LoopOptionsError, LoopTotals, StepInfo};
-
-pub use crate::world::soa::SoaMut;
-
-pub use crate::game_loop::runner::FrameReport;
+//! Owns: the trait and its delegating impl. Must never: hold World logic (each method calls
+//! the World's own `pub(crate)` method of the same name).
 
 use std::sync::Arc;
 
 use lanegraph_jobs::{LaneId, Lanes};
+use lanegraph_simd::SoaComponent;
 
 use crate::game_loop::FixedStep;
-use crate::runtime::*;
+use crate::hooks::{
+    ColumnMut, ColumnRef, EngineEvent, Filter, PairQueryError, ParQueryError, SoaMut, WrongLayout,
+};
+use crate::hooks::{EventCounts, RollingWindow, SYSTEM_TIMING_WINDOW_SAMPLES};
 use crate::systems::*;
 use crate::world::*;
-use lanegraph_budget::AgentId;
-use lanegraph_simd::SoaComponent;
 
 /// The World's calls for the runtime, its tools and its tests, which a game does not make: the
 /// frame bookkeeping the game loop does (`begin_frame`, `set_fixed_step`), scheduler and
@@ -170,14 +112,14 @@ pub trait WorldHooks {
     ) -> Result<impl Iterator<Item = (Entity, &A, &B)> + '_, WrongLayout>;
 
     /// Every `(entity, &mut A, &B)` for entities that have both; bumps `A::DOMAINS`.
-    /// `A` and `B` must differ ([`AliasedQuery`] otherwise).
+    /// `A` and `B` must differ ([`AliasedQuery`](crate::hooks::AliasedQuery) otherwise).
     fn query_pair_mut<A: Component, B: Component>(
         &mut self,
     ) -> Result<impl Iterator<Item = (Entity, &mut A, &B)> + '_, PairQueryError>;
 
     /// Calls `f(entity, &mut a, &mut b)` for every entity that has both `A` and `B`, writing
     /// both in one loop; returns how many it visited. Bumps `A::DOMAINS` and `B::DOMAINS`.
-    /// `A` and `B` must differ ([`AliasedQuery`] otherwise). Either may be stored field-SoA:
+    /// `A` and `B` must differ ([`AliasedQuery`](crate::hooks::AliasedQuery) otherwise). Either may be stored field-SoA:
     /// its rows are then read whole, handed over and written back (convenient, not fast: the
     /// `f32x8` kernels are the fast path for field-SoA data).
     ///
@@ -265,7 +207,7 @@ pub trait WorldHooks {
 
     /// Calls `f(entity, &mut a, &mut b, &mut c)` for every entity that has `A`, `B` and `C`;
     /// returns how many it visited. Bumps all three components' domains. The three must
-    /// differ ([`AliasedQuery`] otherwise); any may be field-SoA. Walks
+    /// differ ([`AliasedQuery`](crate::hooks::AliasedQuery) otherwise); any may be field-SoA. Walks
     /// `A`'s rows (put the rarest first).
     ///
     /// ```
@@ -504,79 +446,5 @@ impl WorldHooks for World {
 
     fn event_counts(&self, kind: EngineEvent) -> EventCounts {
         World::event_counts(self, kind)
-    }
-}
-
-/// The Engine's calls for the runtime's app, tools and tests, which a game does not make: the
-/// built-in agents' ids, present intervals, the view cache, the loop's totals and the input
-/// log's overflow counters. Each method is the Engine's own (`pub(crate)`
-/// there); this trait only names it for code outside the crate.
-pub trait EngineHooks {
-    /// An installed observer, mutably (e.g. to reset it between levels).
-    fn observer_mut<O: FrameObserver>(&mut self, id: ObserverId<O>) -> &mut O;
-
-    /// The built-in physics agent's id, when installed.
-    fn physics_agent(&self) -> Option<AgentId>;
-
-    /// The built-in render agent's id, when installed.
-    fn render_agent(&self) -> Option<AgentId>;
-
-    /// The built-in asset agent's id, when installed.
-    fn asset_agent(&self) -> Option<AgentId>;
-
-    /// Every present-to-present interval of the run, ms, when the render pass presents to a
-    /// window (empty otherwise; the first 65,536). Waits for a draw in progress: for the end
-    /// of a run (the report's present histogram).
-    fn present_intervals_ms(&self) -> Vec<f64>;
-
-    /// View cache hits and misses (zeros without a render view).
-    fn view_cache_stats(&self) -> ViewCacheStats;
-
-    /// Loop totals (steps, dropped steps).
-    fn loop_totals(&self) -> crate::game_loop::LoopTotals;
-
-    /// Events handed over but not logged ([`MAX_LOGGED_INPUTS`](crate::input::MAX_LOGGED_INPUTS) reached): non-zero means the
-    /// log cannot replay the run.
-    fn input_log_dropped(&self) -> u64;
-
-    /// Live events ignored because recorded input was being replayed.
-    fn live_input_ignored(&self) -> u64;
-}
-
-impl EngineHooks for Engine {
-    fn observer_mut<O: FrameObserver>(&mut self, id: ObserverId<O>) -> &mut O {
-        Engine::observer_mut::<O>(self, id)
-    }
-
-    fn physics_agent(&self) -> Option<AgentId> {
-        Engine::physics_agent(self)
-    }
-
-    fn render_agent(&self) -> Option<AgentId> {
-        Engine::render_agent(self)
-    }
-
-    fn asset_agent(&self) -> Option<AgentId> {
-        Engine::asset_agent(self)
-    }
-
-    fn present_intervals_ms(&self) -> Vec<f64> {
-        Engine::present_intervals_ms(self)
-    }
-
-    fn view_cache_stats(&self) -> ViewCacheStats {
-        Engine::view_cache_stats(self)
-    }
-
-    fn loop_totals(&self) -> crate::game_loop::LoopTotals {
-        Engine::loop_totals(self)
-    }
-
-    fn input_log_dropped(&self) -> u64 {
-        Engine::input_log_dropped(self)
-    }
-
-    fn live_input_ignored(&self) -> u64 {
-        Engine::live_input_ignored(self)
     }
 }

@@ -1,0 +1,83 @@
+//! [`EngineHooks`]: the Engine's methods that only the runtime's app, tools and tests call.
+//!
+//! Owns: the trait and its delegating impl. Must never: hold Engine logic (each method calls
+//! the Engine's own `pub(crate)` method of the same name).
+
+use lanegraph_budget::AgentId;
+
+use crate::hooks::ViewCacheStats;
+use crate::runtime::*;
+
+/// The Engine's calls for the runtime's app, tools and tests, which a game does not make: the
+/// built-in agents' ids, present intervals, the view cache, the loop's totals and the input
+/// log's overflow counters. Each method is the Engine's own (`pub(crate)`
+/// there); this trait only names it for code outside the crate.
+pub trait EngineHooks {
+    /// An installed observer, mutably (e.g. to reset it between levels).
+    fn observer_mut<O: FrameObserver>(&mut self, id: ObserverId<O>) -> &mut O;
+
+    /// The built-in physics agent's id, when installed.
+    fn physics_agent(&self) -> Option<AgentId>;
+
+    /// The built-in render agent's id, when installed.
+    fn render_agent(&self) -> Option<AgentId>;
+
+    /// The built-in asset agent's id, when installed.
+    fn asset_agent(&self) -> Option<AgentId>;
+
+    /// Every present-to-present interval of the run, ms, when the render pass presents to a
+    /// window (empty otherwise; the first 65,536). Waits for a draw in progress: for the end
+    /// of a run (the report's present histogram).
+    fn present_intervals_ms(&self) -> Vec<f64>;
+
+    /// View cache hits and misses (zeros without a render view).
+    fn view_cache_stats(&self) -> ViewCacheStats;
+
+    /// Loop totals (steps, dropped steps).
+    fn loop_totals(&self) -> crate::game_loop::LoopTotals;
+
+    /// Events handed over but not logged ([`MAX_LOGGED_INPUTS`](crate::input::MAX_LOGGED_INPUTS) reached): non-zero means the
+    /// log cannot replay the run.
+    fn input_log_dropped(&self) -> u64;
+
+    /// Live events ignored because recorded input was being replayed.
+    fn live_input_ignored(&self) -> u64;
+}
+
+impl EngineHooks for Engine {
+    fn observer_mut<O: FrameObserver>(&mut self, id: ObserverId<O>) -> &mut O {
+        Engine::observer_mut::<O>(self, id)
+    }
+
+    fn physics_agent(&self) -> Option<AgentId> {
+        Engine::physics_agent(self)
+    }
+
+    fn render_agent(&self) -> Option<AgentId> {
+        Engine::render_agent(self)
+    }
+
+    fn asset_agent(&self) -> Option<AgentId> {
+        Engine::asset_agent(self)
+    }
+
+    fn present_intervals_ms(&self) -> Vec<f64> {
+        Engine::present_intervals_ms(self)
+    }
+
+    fn view_cache_stats(&self) -> ViewCacheStats {
+        Engine::view_cache_stats(self)
+    }
+
+    fn loop_totals(&self) -> crate::game_loop::LoopTotals {
+        Engine::loop_totals(self)
+    }
+
+    fn input_log_dropped(&self) -> u64 {
+        Engine::input_log_dropped(self)
+    }
+
+    fn live_input_ignored(&self) -> u64 {
+        Engine::live_input_ignored(self)
+    }
+}

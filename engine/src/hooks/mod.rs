@@ -1,0 +1,70 @@
+//! The one named home for what the runtime's own tools, tests and benches call and a game does
+//! not: fault injection for the stress harness, the untimed scheduler baseline, the budget
+//! controller's per-frame tick, replay and simulator, and telemetry's span-store plumbing.
+//!
+//! Owns: nothing of its own (each item is defined where it works and only gathered here).
+//! Must never: be needed for a game to run, appear in the prelude, or be named by the docs a
+//! game reads except to say what lives here. Nothing here carries a stability promise.
+
+pub use crate::runtime::hooks::inject_asset_panics;
+pub use crate::systems::hooks::run_systems_untimed;
+/// The budget crate whole (`lanegraph-budget`), internals included: `FrameInput`,
+/// `StepReport`, `sim`, the cost model.
+pub use lanegraph_budget as budget;
+/// The controller's calls for an engine, a replay tool or a test.
+pub use lanegraph_budget::hooks::ControllerDriver;
+/// The telemetry crate whole (`lanegraph-telemetry`), span-store plumbing included.
+pub use lanegraph_telemetry as telemetry;
+#[cfg(feature = "metrics-http")]
+pub use lanegraph_telemetry::hooks::EndpointHooks;
+#[cfg(feature = "puffin")]
+pub use lanegraph_telemetry::hooks::PuffinHooks;
+/// The telemetry types' calls for the engine, the exporters and tests.
+pub use lanegraph_telemetry::hooks::{
+    AllocatorHooks, CounterHooks, GaugeHooks, HistogramHooks, RegistryHooks, TraceHistoryHooks,
+};
+
+pub use crate::world::access::ColumnAccess;
+pub use crate::world::component::{
+    AliasedQuery, ComponentNameClash, MissingComponent, WrongLayout,
+};
+pub use crate::world::epoch::{Epochs, WorldId, MAX_DOMAINS};
+pub use crate::world::par_query::{ParQueryError, ParSoaError, MAX_CHUNKS, MIN_CHUNK_ROWS};
+pub use crate::world::query::{ColumnMut, ColumnRef, Filter, PairQueryError};
+pub use crate::world::query_data::MAX_QUERY_COMPONENTS;
+pub use crate::world::resource_set::ResourceParam;
+#[cfg(feature = "savegame")]
+pub use crate::world::savegame::SAVE_FORMAT;
+pub use crate::world::soa::{SoaOptInError, SoaRef};
+pub use crate::world::sync_test::SyncTestError;
+pub use crate::world::typed_query::PAR_CHUNK_MIN_NS;
+
+pub use crate::systems::def::{BudgetSpec, RunCondition, SystemFn};
+pub use crate::systems::events::{EngineEvent, EventCounts, Severity};
+pub use crate::systems::order::OrderError;
+pub use crate::systems::registry::MAX_SYSTEMS;
+pub use crate::systems::stats::SystemTimingStats;
+pub use crate::systems::window::{RollingWindow, WindowStats, SYSTEM_TIMING_WINDOW_SAMPLES};
+
+pub use crate::runtime::engine::PhysicsFn;
+pub use crate::runtime::gpu_memory::{
+    ChurnFigures, CHURN_ALERT_EVERY, DEFAULT_CHURN_ALERT_PER_SECOND,
+};
+pub use crate::runtime::render::{RenderPulse, MAX_RENDER_ERRORS};
+pub use crate::runtime::view::{DeriveView, ViewCache, ViewCacheStats, VIEW_BUFFERS};
+
+pub use crate::game_loop::accumulator::{
+    Accumulator, StepPlan, MAX_FRAME_DELTA, MAX_STEPS_PER_FRAME,
+};
+pub use crate::game_loop::clock::{FrameClock, ManualClock, MonotonicClock};
+pub use crate::game_loop::runner::{GameLoop, LoopOptions, LoopOptionsError, LoopTotals, StepInfo};
+
+pub use crate::world::soa::SoaMut;
+
+pub use crate::game_loop::runner::FrameReport;
+
+pub(crate) mod engine_hooks;
+pub(crate) mod world_hooks;
+
+pub use engine_hooks::EngineHooks;
+pub use world_hooks::WorldHooks;
