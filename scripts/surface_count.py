@@ -13,7 +13,8 @@ explicitly named home for what the runtime's tools, tests and benches call and n
 as issue 27 allows; an item it shares with the game surface (through a signature) counts there.
 Prints `surface N` (everything above), `surface-items K` (the same without associated items:
 methods and associated constants and types, i.e. the Rust reference's "items"), `hooks M`, and
-the per-kind and per-crate split.
+the per-kind and per-crate split, and `leaked L` with each type a reachable signature names
+that no path outside `hooks` does (a game would meet a type it cannot name).
 """
 import collections
 import json
@@ -58,6 +59,7 @@ def resolve(crate, iid):
 COUNTED = {"module", "struct", "enum", "union", "trait", "function", "constant", "static",
            "type_alias", "macro", "assoc_const", "assoc_type", "trait_alias", "proc_macro"}
 counted = {}  # (crate, id) -> (bucket, kind, path)
+named = set()  # (crate, id) a game names by a path outside hooks
 queue = []
 
 
@@ -72,7 +74,7 @@ def referenced_ids(node, out):
             referenced_ids(v, out)
 
 
-def visit(crate, iid, path, bucket, assoc=False):
+def visit(crate, iid, path, bucket, assoc=False, by_path=True):
     r = resolve(crate, iid)
     if r is None:
         return
@@ -92,11 +94,13 @@ def visit(crate, iid, path, bucket, assoc=False):
             for c in docs[tc]["index"][tk]["inner"]["module"]["items"]:
                 visit(tc, c, path, bucket)
         else:
-            visit(crate, inner["id"], path + [inner["name"]], bucket)
+            visit(crate, inner["id"], path + [inner["name"]], bucket, by_path=by_path)
         return
     name = item.get("name") or "?"
     if kd == "module" and name == "hooks":
         bucket = "hooks"
+    if by_path and bucket == "surface":
+        named.add((crate, k))
     prev = counted.get((crate, k))
     if prev is not None and (prev[0] == "surface" or bucket == "hooks"):
         return
@@ -136,12 +140,17 @@ def visit(crate, iid, path, bucket, assoc=False):
         referenced_ids(inner, sig)
     for s in sig:
         queue.append((crate, s, path, bucket))
+    return
 
 
 visit(root_crate, docs[root_crate]["root"], [], "surface")
 while queue:
     c, s, p, b = queue.pop()
-    visit(c, s, p, b)
+    visit(c, s, p, b, by_path=False)
+
+# A type a game meets in a signature should be one it can name (from the game surface).
+TYPES = {"struct", "enum", "union", "trait", "type_alias"}
+leaked = sorted(p for key, (b, kd, p) in counted.items() if b == "surface" and kd in TYPES and key not in named)
 
 totals = collections.Counter(b for b, _, _ in counted.values())
 kinds = collections.Counter((b, kd) for b, kd, _ in counted.values())
@@ -151,6 +160,9 @@ items_only = sum(1 for b, kd, _ in counted.values() if b == "surface" and kd not
 print(f"surface {totals['surface']}")
 print(f"surface-items {items_only}")
 print(f"hooks {totals['hooks']}")
+print(f"leaked {len(leaked)}")
+for p in leaked:
+    print(f"  leaked: {p}")
 for b in ("surface", "hooks"):
     print(b, "by kind:", ", ".join(f"{k} {n}" for (bb, k), n in sorted(kinds.items()) if bb == b))
     print(b, "by crate:", ", ".join(f"{c} {n}" for (bb, c), n in sorted(crates.items()) if bb == b))

@@ -47,4 +47,5 @@ pub use config::{
 pub use controller::{AdaptationMode, Controller, PinError, TickReport, DEFAULT_FIXED_STEP_S};
 pub use cost_model::{CostLaw, CostModel, Fit, WINDOW as COST_MODEL_WINDOW};
 pub use log::{Decision, DecisionLog};
+pub use pid::PidConfig;
 pub use providers::{Providers, Readings, ThermalState};

@@ -50,8 +50,8 @@ pub mod budget {
     pub use lanegraph_budget::providers;
     pub use lanegraph_budget::{
         AdaptationMode, Agent, AgentId, ConfigError, Controller, ControllerConfig, CostLaw,
-        Decision, DecisionLog, PinError, Pool, Quote, RegisterError, Strategy, StrategyIndex,
-        DEFAULT_FIXED_STEP_S, GPU_READ_LAG_FRAMES,
+        Decision, DecisionLog, InputError, PidConfig, PinError, Pool, Quote, RegisterError,
+        Strategy, StrategyIndex, DEFAULT_FIXED_STEP_S, GPU_READ_LAG_FRAMES,
     };
 }
 
@@ -70,6 +70,7 @@ pub mod telemetry {
         MetricKind, RecordSpanError, RegisterError, Registry, SpanGuard, SpanRecord, TraceHistory,
         TrackId, TrackKind, TrackingAllocator, Unit, WELL_KNOWN_METRICS,
     };
+    pub use lanegraph_telemetry::{names::WellKnownMetric, quantiles::LogHistogram};
     #[cfg(feature = "metrics-http")]
     pub use lanegraph_telemetry::{EndpointOptions, MetricsEndpoint};
     #[cfg(feature = "puffin")]

@@ -6,9 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lanegraph::game_loop::FixedStep;
+use lanegraph::game_loop::LoopOptionsError;
 use lanegraph::hooks::EngineEvent;
 use lanegraph::hooks::ManualClock;
-use lanegraph::hooks::{GameLoop, LoopOptions, LoopOptionsError, MAX_STEPS_PER_FRAME};
+use lanegraph::hooks::{GameLoop, LoopOptions, MAX_STEPS_PER_FRAME};
 use lanegraph::systems::SystemDef;
 use lanegraph::world::World;
 

@@ -5,7 +5,7 @@
 use lanegraph::hooks::WorldHooks;
 use std::sync::{Arc, Mutex};
 
-use lanegraph::hooks::OrderError;
+use lanegraph::systems::OrderError;
 use lanegraph::systems::{every, when_changed, RegisterError, SystemDef};
 use lanegraph::world::{Resource, StateHash, World};
 

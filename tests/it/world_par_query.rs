@@ -196,9 +196,9 @@ fn an_engine_runs_its_worlds_parallel_queries_on_the_physics_lane() {
 
 mod soa_chunks {
     use super::*;
-    use lanegraph::hooks::ParSoaError;
     use lanegraph::simd::kernels::integrate;
     use lanegraph::simd::SoaComponent;
+    use lanegraph::world::ParSoaError;
     use lanegraph::world::SoaPairError;
 
     #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash, SoaComponent)]

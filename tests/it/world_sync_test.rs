@@ -5,9 +5,9 @@
 
 use std::collections::HashMap;
 
-use lanegraph::hooks::SyncTestError;
 use lanegraph::prelude::*;
 use lanegraph::world::SyncTest;
+use lanegraph::world::SyncTestError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
 struct Pos(f32);
@@ -143,13 +143,13 @@ mod demo_world {
 
     use std::sync::{Arc, Mutex};
 
-    use lanegraph::hooks::SyncTestError;
     use lanegraph::hooks::WorldHooks;
     use lanegraph::jobs::plan::{machine_cores, LaneKind};
     use lanegraph::jobs::{LanePlan, Lanes};
     use lanegraph::prelude::*;
     use lanegraph::runtime::{PhysicsSettings, PhysicsStep};
     use lanegraph::world::SyncTest;
+    use lanegraph::world::SyncTestError;
     use lanegraph_demo::physics::DemoPhysics;
     use lanegraph_demo::world::Position;
 
@@ -246,9 +246,9 @@ mod engine_mode {
     //! physics hook; a deterministic game finds nothing, a hook that reads the wall clock is
     //! named (as the stage after the systems) at its first step.
 
-    use lanegraph::hooks::SyncTestError;
     use lanegraph::jobs::LanePlan;
     use lanegraph::runtime::Engine;
+    use lanegraph::world::SyncTestError;
     use lanegraph::world::AFTER_SYSTEMS;
     use lanegraph_demo::physics::DemoPhysics;
     use lanegraph_demo::world::Position;

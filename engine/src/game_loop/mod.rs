@@ -16,5 +16,6 @@ pub(crate) mod step;
 
 pub(crate) use clock::{FrameClock, ManualClock, MonotonicClock};
 pub(crate) use runner::FrameReport;
-pub(crate) use runner::{GameLoop, LoopOptions, LoopOptionsError, LoopTotals};
+pub use runner::LoopOptionsError;
+pub(crate) use runner::{GameLoop, LoopOptions, LoopTotals};
 pub use step::{FixedStep, InvalidStep};

@@ -24,32 +24,22 @@ pub use lanegraph_telemetry::hooks::{
     AllocatorHooks, CounterHooks, GaugeHooks, HistogramHooks, RegistryHooks, TraceHistoryHooks,
 };
 
-pub use crate::world::access::ColumnAccess;
-pub use crate::world::component::{
-    AliasedQuery, ComponentNameClash, MissingComponent, WrongLayout,
-};
-pub use crate::world::epoch::{Epochs, WorldId, MAX_DOMAINS};
-pub use crate::world::par_query::{ParQueryError, ParSoaError, MAX_CHUNKS, MIN_CHUNK_ROWS};
+pub use crate::world::epoch::MAX_DOMAINS;
+pub use crate::world::par_query::{ParQueryError, MAX_CHUNKS, MIN_CHUNK_ROWS};
 pub use crate::world::query::{ColumnMut, ColumnRef, Filter, PairQueryError};
 pub use crate::world::query_data::MAX_QUERY_COMPONENTS;
 pub use crate::world::resource_set::ResourceParam;
 #[cfg(feature = "savegame")]
 pub use crate::world::savegame::SAVE_FORMAT;
-pub use crate::world::soa::{SoaOptInError, SoaRef};
-pub use crate::world::sync_test::SyncTestError;
 pub use crate::world::typed_query::PAR_CHUNK_MIN_NS;
 
-pub use crate::systems::def::{BudgetSpec, RunCondition, SystemFn};
+pub use crate::systems::def::{RunCondition, SystemFn};
 pub use crate::systems::events::{EngineEvent, EventCounts, Severity};
-pub use crate::systems::order::OrderError;
 pub use crate::systems::registry::MAX_SYSTEMS;
-pub use crate::systems::stats::SystemTimingStats;
 pub use crate::systems::window::{RollingWindow, WindowStats, SYSTEM_TIMING_WINDOW_SAMPLES};
 
 pub use crate::runtime::engine::PhysicsFn;
-pub use crate::runtime::gpu_memory::{
-    ChurnFigures, CHURN_ALERT_EVERY, DEFAULT_CHURN_ALERT_PER_SECOND,
-};
+pub use crate::runtime::gpu_memory::{CHURN_ALERT_EVERY, DEFAULT_CHURN_ALERT_PER_SECOND};
 pub use crate::runtime::render::{RenderPulse, MAX_RENDER_ERRORS};
 pub use crate::runtime::view::{DeriveView, ViewCache, ViewCacheStats, VIEW_BUFFERS};
 
@@ -57,7 +47,7 @@ pub use crate::game_loop::accumulator::{
     Accumulator, StepPlan, MAX_FRAME_DELTA, MAX_STEPS_PER_FRAME,
 };
 pub use crate::game_loop::clock::{FrameClock, ManualClock, MonotonicClock};
-pub use crate::game_loop::runner::{GameLoop, LoopOptions, LoopOptionsError, LoopTotals, StepInfo};
+pub use crate::game_loop::runner::{GameLoop, LoopOptions, LoopTotals, StepInfo};
 
 pub use crate::world::soa::SoaMut;
 

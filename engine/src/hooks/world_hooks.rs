@@ -10,7 +10,7 @@ use lanegraph_simd::SoaComponent;
 
 use crate::game_loop::FixedStep;
 use crate::hooks::{
-    ColumnMut, ColumnRef, EngineEvent, Filter, PairQueryError, ParQueryError, SoaMut, WrongLayout,
+    ColumnMut, ColumnRef, EngineEvent, Filter, PairQueryError, ParQueryError, SoaMut,
 };
 use crate::hooks::{EventCounts, RollingWindow, SYSTEM_TIMING_WINDOW_SAMPLES};
 use crate::systems::*;
@@ -112,14 +112,14 @@ pub trait WorldHooks {
     ) -> Result<impl Iterator<Item = (Entity, &A, &B)> + '_, WrongLayout>;
 
     /// Every `(entity, &mut A, &B)` for entities that have both; bumps `A::DOMAINS`.
-    /// `A` and `B` must differ ([`AliasedQuery`](crate::hooks::AliasedQuery) otherwise).
+    /// `A` and `B` must differ ([`AliasedQuery`](crate::world::AliasedQuery) otherwise).
     fn query_pair_mut<A: Component, B: Component>(
         &mut self,
     ) -> Result<impl Iterator<Item = (Entity, &mut A, &B)> + '_, PairQueryError>;
 
     /// Calls `f(entity, &mut a, &mut b)` for every entity that has both `A` and `B`, writing
     /// both in one loop; returns how many it visited. Bumps `A::DOMAINS` and `B::DOMAINS`.
-    /// `A` and `B` must differ ([`AliasedQuery`](crate::hooks::AliasedQuery) otherwise). Either may be stored field-SoA:
+    /// `A` and `B` must differ ([`AliasedQuery`](crate::world::AliasedQuery) otherwise). Either may be stored field-SoA:
     /// its rows are then read whole, handed over and written back (convenient, not fast: the
     /// `f32x8` kernels are the fast path for field-SoA data).
     ///
@@ -207,7 +207,7 @@ pub trait WorldHooks {
 
     /// Calls `f(entity, &mut a, &mut b, &mut c)` for every entity that has `A`, `B` and `C`;
     /// returns how many it visited. Bumps all three components' domains. The three must
-    /// differ ([`AliasedQuery`](crate::hooks::AliasedQuery) otherwise); any may be field-SoA. Walks
+    /// differ ([`AliasedQuery`](crate::world::AliasedQuery) otherwise); any may be field-SoA. Walks
     /// `A`'s rows (put the rarest first).
     ///
     /// ```

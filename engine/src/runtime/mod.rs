@@ -119,7 +119,7 @@ pub use assets::{AssetError, AssetTotals};
 pub use builder::{BuildError, EngineBuilder};
 pub use config::{ConfigError, EngineConfig};
 pub use engine::{AgentCost, Engine, FrameError, FrameOutcome, PhysicsStep, ReplayError};
-pub use gpu_memory::{GpuHeap, GpuMemoryFigures};
+pub use gpu_memory::{ChurnFigures, GpuHeap, GpuMemoryFigures};
 pub use lanegraph_telemetry::{GpuFrame, GpuPass};
 pub use loaders::{Asset, AssetLimits, AssetLoader, DecodedImage};
 pub use observer::{FrameFigures, FrameObserver, ObserverId};
@@ -128,6 +128,6 @@ pub use png_loader::{decode_png, encode_png, PngLoader};
 pub use record::{FrameRow, RunRecorder, SystemRecord};
 pub use render::{DrawOutput, PresentFigures, RenderDevice, RenderPass, RenderStats};
 pub use summary::{
-    AssetEntry, DecisionEntry, FrameMs, GpuEntry, GpuHeapEntry, GpuMemoryEntry, LaneEntry,
-    LayoutRow, PresentEntry, RunLog, RunSummary,
+    AssetEntry, BudgetBreach, DecisionEntry, FrameMs, GpuEntry, GpuHeapEntry, GpuMemoryEntry,
+    LaneEntry, LayoutRow, PresentEntry, RunLog, RunSummary, SystemEntry,
 };

@@ -33,10 +33,12 @@ pub(crate) mod test_capture;
 pub(crate) mod window;
 
 pub use def::{
-    every, when_changed, when_strategy, Budget, BudgetError, SystemContext, SystemDef, SystemId,
+    every, when_changed, when_strategy, Budget, BudgetError, BudgetSpec, SystemContext, SystemDef,
+    SystemId,
 };
-pub use order::Ordering;
+pub use order::{OrderError, Ordering};
 pub use registry::{InvalidSystemId, RegisterError};
+pub use stats::SystemTimingStats;
 
 /// A run at this many times its budget or more is an error, not just a warning.
 pub const BUDGET_CRITICAL_MULTIPLIER: u64 = 3;

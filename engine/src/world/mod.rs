@@ -103,23 +103,23 @@ pub(crate) mod typed_query;
 
 use std::collections::HashMap;
 
-pub(crate) use access::ColumnAccess;
-pub use access::ColumnLayout;
+pub use access::{ColumnAccess, ColumnLayout};
 pub use bundle::Bundle;
 pub use commands::{CommandError, Commands};
 #[doc(hidden)]
 pub use component::CopyRows;
-pub use component::{Component, ComponentError};
-pub(crate) use component::{ComponentNameClash, MissingComponent};
+pub use component::{
+    AliasedQuery, Component, ComponentError, ComponentNameClash, MissingComponent, WrongLayout,
+};
 #[doc(hidden)]
 pub use component_ids::DenseKey as __DenseKey;
 pub use entity::{Entity, StaleEntity};
-pub use epoch::{Domain, DomainSet};
-pub(crate) use epoch::{Epochs, WorldId};
+pub use epoch::{Domain, DomainSet, Epochs, WorldId};
 pub use events::{Event, EventCursor, Events};
 pub use hash::{StateHash, StateHasher};
 /// The derives, each named as its trait: `#[derive(Component, StateHash)]`, `#[derive(Resource)]`.
 pub use lanegraph_derive::{Component, Resource, StateHash};
+pub use par_query::ParSoaError;
 pub use query_data::{Changed, QueryData, QueryError, QueryFilter, With, Without};
 pub use resource::{MissingResource, Resource, ResourceNameClash};
 pub use resource_set::{ResourceError, ResourceSet};
@@ -128,9 +128,8 @@ pub use savegame::{LoadError, LoadReport, SaveError, SaveSchema};
 #[doc(hidden)]
 pub use snapshot::probe as __snapshot_probe;
 pub use snapshot::{Snapshot, SnapshotError, SnapshotRing};
-pub use soa::SoaPairError;
-pub(crate) use sync_test::SyncTestError;
-pub use sync_test::{Desync, SyncTest, AFTER_SYSTEMS};
+pub use soa::{SoaOptInError, SoaPairError, SoaRef};
+pub use sync_test::{Desync, SyncTest, SyncTestError, AFTER_SYSTEMS};
 pub use typed_query::{Components, ParRun, Query, SerialReason};
 
 use crate::game_loop::FixedStep;

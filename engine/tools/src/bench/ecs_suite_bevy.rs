@@ -14,6 +14,7 @@
 
 use bevy_ecs::prelude::{Component, Query, Schedule, World as BevyWorld};
 use bevy_ecs::schedule::{IntoScheduleConfigs, SingleThreadedExecutor};
+use lanegraph::hooks::WorldHooks;
 
 use super::ecs_suite::{
     check, fail, frag_ours, heavy_row, identity, interleave, lane, ours_batch, ours_sum_x,
