@@ -1,6 +1,13 @@
 //! The one named home for what the runtime's own tools, tests and benches call and a game does
-//! not: fault injection for the stress harness, the untimed scheduler baseline, the budget
-//! controller's per-frame tick, replay and simulator, and telemetry's span-store plumbing.
+//! not: the standalone fixed-step loop (`GameLoop`, its clocks and accumulator), the World's
+//! scheduler plumbing and its older column and pair/triple queries ([`WorldHooks`]), the
+//! Engine's internal counters ([`EngineHooks`]), the budget controller's per-frame tick, replay
+//! and simulator ([`ControllerDriver`], [`budget`]), telemetry's span-store and exporter
+//! plumbing ([`telemetry`] and its `*Hooks` traits), fault injection for the stress harness and
+//! the untimed scheduler baseline.
+//!
+//! A method here is still its type's own (`pub(crate)` there); the trait only names it outside
+//! the crate, so a caller adds one `use` (`use lanegraph::hooks::WorldHooks;`).
 //!
 //! Owns: nothing of its own (each item is defined where it works and only gathered here).
 //! Must never: be needed for a game to run, appear in the prelude, or be named by the docs a
@@ -31,6 +38,7 @@ pub use crate::world::query_data::MAX_QUERY_COMPONENTS;
 pub use crate::world::resource_set::ResourceParam;
 #[cfg(feature = "savegame")]
 pub use crate::world::savegame::SAVE_FORMAT;
+pub use crate::world::soa::SoaMut;
 pub use crate::world::typed_query::PAR_CHUNK_MIN_NS;
 
 pub use crate::systems::def::{RunCondition, SystemFn};
@@ -47,11 +55,7 @@ pub use crate::game_loop::accumulator::{
     Accumulator, StepPlan, MAX_FRAME_DELTA, MAX_STEPS_PER_FRAME,
 };
 pub use crate::game_loop::clock::{FrameClock, ManualClock, MonotonicClock};
-pub use crate::game_loop::runner::{GameLoop, LoopOptions, LoopTotals, StepInfo};
-
-pub use crate::world::soa::SoaMut;
-
-pub use crate::game_loop::runner::FrameReport;
+pub use crate::game_loop::runner::{FrameReport, GameLoop, LoopOptions, LoopTotals, StepInfo};
 
 pub(crate) mod engine_hooks;
 pub(crate) mod world_hooks;
