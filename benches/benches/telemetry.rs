@@ -11,14 +11,12 @@
 // `criterion_group!` expands to an undocumented `pub fn`.
 #![allow(missing_docs)]
 
-use lanegraph::hooks::AllocatorHooks;
-use lanegraph::hooks::CounterHooks;
-use lanegraph::hooks::HistogramHooks;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use lanegraph::hooks::telemetry::{self, spans, Buckets, Counter, Histogram, TrackingAllocator};
+use lanegraph::hooks::{AllocatorHooks, CounterHooks, HistogramHooks};
 
 fn span(c: &mut Criterion) {
     let mut g = c.benchmark_group("span");

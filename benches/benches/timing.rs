@@ -1,5 +1,5 @@
 //! Criterion: the cost of per-system timing. 256 trivial systems, `run_systems` (timed) against
-//! `systems::hooks::run_systems_untimed` (same loop, no timing) in one run, and one shared-clock read against
+//! `lanegraph::hooks::run_systems_untimed` (same loop, no timing) in one run, and one shared-clock read against
 //! one `Instant::now()`. The quick form is `lanegraph bench timing`; figures and their reading
 //! are in `docs/bench-notes/timing.md`.
 //!

@@ -48,7 +48,8 @@ use super::record::{RecordedFrame, Recording};
 use super::slot::{Bar, Slot};
 
 /// The default fixed step when no agent declares one, seconds: the game loop's
-/// the game loop's `FixedStep::DEFAULT` (60 Hz; `lanegraph` asserts at compile time that the two agree).
+/// the game loop's `FixedStep::DEFAULT` (60 Hz; `lanegraph` asserts at compile time that the two
+/// agree).
 pub const DEFAULT_FIXED_STEP_S: f64 = 1.0 / 60.0;
 
 /// Standard errors of the measured level added to an upgrade's margin (2: an upgrade made on
@@ -84,7 +85,8 @@ pub enum AdaptationMode {
     /// The controller picks strategies.
     #[default]
     Adaptive,
-    /// Every agent keeps its strategy until told otherwise ([`ControllerDriver::pin`](crate::hooks::ControllerDriver::pin)): for A/B work,
+    /// Every agent keeps its strategy until told otherwise
+    /// ([`ControllerDriver::pin`](crate::hooks::ControllerDriver::pin)): for A/B work,
     /// so adaptation is not a variable.
     Manual,
 }
@@ -224,88 +226,9 @@ impl std::fmt::Debug for Controller {
 }
 
 impl Controller {
-    /// The body of [`ControllerDriver::new`](crate::hooks::ControllerDriver::new), which documents it.
-    pub(crate) fn new(cfg: ControllerConfig) -> Result<Self, ConfigError> {
-        cfg.validate()?;
-        Ok(Controller {
-            cfg,
-            slots: Vec::new(),
-            providers: Providers::default(),
-            heuristics: Heuristics::new(cfg.frame_budget_ms, cfg.headroom, cfg.pid.min),
-            pid: Pid::new(cfg.pid),
-            arbiter: Arbiter::new(),
-            log: DecisionLog::new(cfg.log_capacity),
-            mode: AdaptationMode::Adaptive,
-            last_frame: None,
-            last_gpu: None,
-            overhead: [0.0; 2],
-            overhead_window: [OverheadWindow::default(); 2],
-            dirty: true,
-            was_spiral: false,
-            last_arb: None,
-            recording: None,
-            costs: Vec::new(),
-            groups: Vec::new(),
-            members: Vec::new(),
-            chosen: Vec::new(),
-        })
-    }
-
     /// The configuration.
     pub fn config(&self) -> &ControllerConfig {
         &self.cfg
-    }
-
-    /// The body of [`ControllerDriver::set_providers`](crate::hooks::ControllerDriver::set_providers), which documents it.
-    pub(crate) fn set_providers(&mut self, mut providers: Providers) {
-        if providers.gpu_memory.is_none() {
-            providers.gpu_memory = self.providers.gpu_memory.take();
-        }
-        self.providers = providers;
-    }
-
-    /// The body of [`ControllerDriver::register`](crate::hooks::ControllerDriver::register), which documents it.
-    pub(crate) fn register(&mut self, agent: Box<dyn Agent>) -> Result<AgentId, RegisterError> {
-        let name = agent.name().to_string();
-        if self.slots.len() >= limits::MAX_AGENTS {
-            return Err(RegisterError::TooManyAgents {
-                agent: name,
-                max: limits::MAX_AGENTS,
-            });
-        }
-        let strategies = agent.strategies();
-        agent::validate(&name, agent.weight(), &strategies, |n| {
-            self.slots.iter().any(|s| s.name == n)
-        })?;
-        let max_value = |ss: &[Strategy], w: u16| {
-            ss.iter().map(|s| s.quality as u32).max().unwrap_or(0) * w as u32
-        };
-        let (agents, width) = arbitration::table_size(
-            self.slots
-                .iter()
-                .map(|s| max_value(&s.strategies, s.weight))
-                .chain(std::iter::once(max_value(&strategies, agent.weight()))),
-        );
-        if agents * width > arbitration::MAX_TABLE_CELLS {
-            return Err(RegisterError::ArbitrationTooLarge {
-                agent: name,
-                cells: agents * width,
-                max: arbitration::MAX_TABLE_CELLS,
-            });
-        }
-        let mut best = 0;
-        for (i, s) in strategies.iter().enumerate() {
-            if s.quality > strategies[best].quality {
-                best = i;
-            }
-        }
-        let initial = StrategyIndex(best as u8);
-        let mut slot = Slot::new(agent, strategies, initial);
-        slot.agent.apply(initial, &slot.strategies[best]);
-        let id = AgentId(self.slots.len() as u16);
-        self.slots.push(slot);
-        self.dirty = true;
-        Ok(id)
     }
 
     /// The agent's name.
@@ -358,56 +281,6 @@ impl Controller {
     /// The adaptation mode.
     pub fn mode(&self) -> AdaptationMode {
         self.mode
-    }
-
-    /// The body of [`ControllerDriver::pin`](crate::hooks::ControllerDriver::pin), which documents it.
-    pub(crate) fn pin(&mut self, id: AgentId, strategy: &str) -> Result<(), PinError> {
-        let frame = self.last_frame.unwrap_or(0);
-        let slot = self
-            .slots
-            .get_mut(id.index())
-            .ok_or(PinError::UnknownAgent(id))?;
-        let Some(i) = slot.strategies.iter().position(|s| s.name == strategy) else {
-            return Err(PinError::UnknownStrategy {
-                agent: slot.name.clone(),
-                strategy: strategy.to_string(),
-                known: slot
-                    .strategies
-                    .iter()
-                    .map(|s| s.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            });
-        };
-        let to = StrategyIndex(i as u8);
-        slot.pinned = Some(to);
-        if slot.current != to {
-            let from = slot.current;
-            slot.switch(to, frame + 1, frame);
-            let d = Decision {
-                frame,
-                agent: id,
-                agent_name: slot.name.clone(),
-                from,
-                to,
-                from_name: slot.strategies[from.get()].name.clone(),
-                to_name: slot.strategies[i].name.clone(),
-                reason: "manual: pinned".to_string(),
-                multiplier: self.pid.output(),
-                target_ms: self.cfg.base_target_ms(),
-            };
-            self.log.push(d);
-        }
-        self.dirty = true;
-        Ok(())
-    }
-
-    /// The body of [`ControllerDriver::unpin`](crate::hooks::ControllerDriver::unpin), which documents it.
-    pub(crate) fn unpin(&mut self, id: AgentId) {
-        if let Some(s) = self.slots.get_mut(id.index()) {
-            s.pinned = None;
-            self.dirty = true;
-        }
     }
 
     /// Step 8 for one pool; returns the number of changes.
@@ -770,7 +643,8 @@ pub trait ControllerDriver {
     fn is_barred(&self, id: AgentId, strategy: StrategyIndex) -> bool;
 
     /// The smallest fixed step any agent's current strategy declares, in seconds; `None` when
-    /// none declares one (the game loop then uses [`DEFAULT_FIXED_STEP_S`](crate::DEFAULT_FIXED_STEP_S)).
+    /// none declares one (the game loop then uses
+    /// [`DEFAULT_FIXED_STEP_S`](crate::DEFAULT_FIXED_STEP_S)).
     fn smallest_declared_step(&self) -> Option<f64>;
 
     /// The fixed step the game loop should use: [`Self::smallest_declared_step`] or 1/60 s.
@@ -813,47 +687,145 @@ pub trait ControllerDriver {
 
 impl ControllerDriver for Controller {
     fn new(cfg: ControllerConfig) -> Result<Self, ConfigError> {
-        Controller::new(cfg)
+        cfg.validate()?;
+        Ok(Controller {
+            cfg,
+            slots: Vec::new(),
+            providers: Providers::default(),
+            heuristics: Heuristics::new(cfg.frame_budget_ms, cfg.headroom, cfg.pid.min),
+            pid: Pid::new(cfg.pid),
+            arbiter: Arbiter::new(),
+            log: DecisionLog::new(cfg.log_capacity),
+            mode: AdaptationMode::Adaptive,
+            last_frame: None,
+            last_gpu: None,
+            overhead: [0.0; 2],
+            overhead_window: [OverheadWindow::default(); 2],
+            dirty: true,
+            was_spiral: false,
+            last_arb: None,
+            recording: None,
+            costs: Vec::new(),
+            groups: Vec::new(),
+            members: Vec::new(),
+            chosen: Vec::new(),
+        })
     }
 
-    fn set_providers(&mut self, providers: Providers) {
-        Controller::set_providers(self, providers)
+    fn set_providers(&mut self, mut providers: Providers) {
+        if providers.gpu_memory.is_none() {
+            providers.gpu_memory = self.providers.gpu_memory.take();
+        }
+        self.providers = providers;
     }
 
     fn register(&mut self, agent: Box<dyn Agent>) -> Result<AgentId, RegisterError> {
-        Controller::register(self, agent)
+        let name = agent.name().to_string();
+        if self.slots.len() >= limits::MAX_AGENTS {
+            return Err(RegisterError::TooManyAgents {
+                agent: name,
+                max: limits::MAX_AGENTS,
+            });
+        }
+        let strategies = agent.strategies();
+        agent::validate(&name, agent.weight(), &strategies, |n| {
+            self.slots.iter().any(|s| s.name == n)
+        })?;
+        let max_value = |ss: &[Strategy], w: u16| {
+            ss.iter().map(|s| s.quality as u32).max().unwrap_or(0) * w as u32
+        };
+        let (agents, width) = arbitration::table_size(
+            self.slots
+                .iter()
+                .map(|s| max_value(&s.strategies, s.weight))
+                .chain(std::iter::once(max_value(&strategies, agent.weight()))),
+        );
+        if agents * width > arbitration::MAX_TABLE_CELLS {
+            return Err(RegisterError::ArbitrationTooLarge {
+                agent: name,
+                cells: agents * width,
+                max: arbitration::MAX_TABLE_CELLS,
+            });
+        }
+        let mut best = 0;
+        for (i, s) in strategies.iter().enumerate() {
+            if s.quality > strategies[best].quality {
+                best = i;
+            }
+        }
+        let initial = StrategyIndex(best as u8);
+        let mut slot = Slot::new(agent, strategies, initial);
+        slot.agent.apply(initial, &slot.strategies[best]);
+        let id = AgentId(self.slots.len() as u16);
+        self.slots.push(slot);
+        self.dirty = true;
+        Ok(id)
     }
 
     fn pin(&mut self, id: AgentId, strategy: &str) -> Result<(), PinError> {
-        Controller::pin(self, id, strategy)
+        let frame = self.last_frame.unwrap_or(0);
+        let slot = self
+            .slots
+            .get_mut(id.index())
+            .ok_or(PinError::UnknownAgent(id))?;
+        let Some(i) = slot.strategies.iter().position(|s| s.name == strategy) else {
+            return Err(PinError::UnknownStrategy {
+                agent: slot.name.clone(),
+                strategy: strategy.to_string(),
+                known: slot
+                    .strategies
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        };
+        let to = StrategyIndex(i as u8);
+        slot.pinned = Some(to);
+        if slot.current != to {
+            let from = slot.current;
+            slot.switch(to, frame + 1, frame);
+            let d = Decision {
+                frame,
+                agent: id,
+                agent_name: slot.name.clone(),
+                from,
+                to,
+                from_name: slot.strategies[from.get()].name.clone(),
+                to_name: slot.strategies[i].name.clone(),
+                reason: "manual: pinned".to_string(),
+                multiplier: self.pid.output(),
+                target_ms: self.cfg.base_target_ms(),
+            };
+            self.log.push(d);
+        }
+        self.dirty = true;
+        Ok(())
     }
 
     fn unpin(&mut self, id: AgentId) {
-        Controller::unpin(self, id)
+        if let Some(s) = self.slots.get_mut(id.index()) {
+            s.pinned = None;
+            self.dirty = true;
+        }
     }
 
-    /// Registered agents.
     fn agent_count(&self) -> usize {
         self.slots.len()
     }
 
-    /// Every registered agent's id, in registration order.
     fn agent_ids(&self) -> impl ExactSizeIterator<Item = AgentId> + '_ {
         (0..self.slots.len()).map(|i| AgentId(i as u16))
     }
 
-    /// The pool the agent's cost lands on.
     fn pool(&self, id: AgentId) -> Option<Pool> {
         self.slots.get(id.index()).map(|s| s.pool)
     }
 
-    /// The agent's current strategy's fitted cost law, once it has enough samples.
     fn cost_fit(&self, id: AgentId) -> Option<Fit> {
         self.slots.get(id.index()).and_then(|s| s.fit())
     }
 
-    /// The agent's calibrated cost of each strategy right now, ms (quotes times the measured
-    /// factor; order preserved).
     fn calibrated_costs(&self, id: AgentId) -> Option<Vec<f64>> {
         let s = self.slots.get(id.index())?;
         // The law is only needed to extrapolate to an announced workload.
@@ -867,8 +839,6 @@ impl ControllerDriver for Controller {
         )
     }
 
-    /// True while the agent's strategy `strategy` is barred (it overran right after an upgrade;
-    /// module docs): the arbiter will not choose it.
     fn is_barred(&self, id: AgentId, strategy: StrategyIndex) -> bool {
         let frame = self.last_frame.unwrap_or(0);
         self.slots.get(id.index()).is_some_and(|s| {
@@ -877,26 +847,19 @@ impl ControllerDriver for Controller {
         })
     }
 
-    /// The smallest fixed step any agent's current strategy declares, in seconds; `None` when
-    /// none declares one (the game loop then uses [`DEFAULT_FIXED_STEP_S`]).
     fn smallest_declared_step(&self) -> Option<f64> {
         super::agent::smallest_step(self.slots.iter().map(|s| &s.strategies[s.current.get()]))
     }
 
-    /// The fixed step the game loop should use: [`Self::smallest_declared_step`] or 1/60 s.
     fn fixed_step_s(&self) -> f64 {
         self.smallest_declared_step()
             .unwrap_or(DEFAULT_FIXED_STEP_S)
     }
 
-    /// True while the death spiral holds (the fixed step kept clamping; every agent is held at
-    /// its cheapest strategy). Entering it logs a `budget/death_spiral` warning.
     fn in_death_spiral(&self) -> bool {
         self.heuristics.in_death_spiral()
     }
 
-    /// Switches mode. Entering `Manual` freezes every agent where it is; leaving it
-    /// re-arbitrates on the next tick (pins made with [`ControllerDriver::pin`](crate::hooks::ControllerDriver::pin) stay until unpinned).
     fn set_mode(&mut self, mode: AdaptationMode) {
         if self.mode != mode {
             self.mode = mode;
@@ -904,26 +867,20 @@ impl ControllerDriver for Controller {
         }
     }
 
-    /// Starts recording every tick's input and readings (for replay).
     fn start_recording(&mut self) {
         self.recording = Some(Recording::default());
     }
 
-    /// Stops recording and returns what was recorded.
     fn take_recording(&mut self) -> Option<Recording> {
         self.recording.take()
     }
 
-    /// One tick: polls the providers, then [`Self::tick_with`].
     fn tick(&mut self, input: &FrameInput<'_>) -> Result<TickReport, InputError> {
         input.validate(self.last_frame, self.slots.len())?;
         let readings = self.providers.poll();
         self.tick_with(input, readings)
     }
 
-    /// Replays a recording into this controller (which must have the same agents, registered
-    /// in the same order, and the same configuration): the same decisions come out, bit for
-    /// bit. Returns the per-tick reports.
     fn replay(&mut self, recording: &Recording) -> Result<Vec<TickReport>, InputError> {
         let mut out = Vec::with_capacity(recording.frames.len());
         for f in &recording.frames {
@@ -932,12 +889,6 @@ impl ControllerDriver for Controller {
         Ok(out)
     }
 
-    /// One tick with given provider readings (module docs: steps 1-9).
-    ///
-    /// One function (about 170 lines) on purpose: the nine steps share the tick's validated
-    /// input and run in the order the module docs number them (validate, credit samples,
-    /// overhead, heuristics, PID, calibrate, trigger, arbitrate, apply and log); each step's
-    /// own logic lives in its module (`cost_model`, `heuristics`, `pid`, `arbitration`, `log`).
     fn tick_with(
         &mut self,
         input: &FrameInput<'_>,

@@ -74,7 +74,8 @@ impl AllocatorHooks for TrackingAllocator {
     }
 }
 
-/// A counter's calls for tests and the runtime: a handle on no registry, and whether two handles are one metric.
+/// A counter's calls for tests and the runtime: a handle on no registry, and whether two handles
+/// are one metric.
 pub trait CounterHooks {
     /// A counter not (yet) in any registry; [`super::Registry::register_counter`] is the usual
     /// way to get one.
@@ -87,10 +88,7 @@ pub trait CounterHooks {
 }
 
 impl CounterHooks for Counter {
-    fn new_detached() -> Self
-    where
-        Self: Sized,
-    {
+    fn new_detached() -> Self {
         Counter::new_detached()
     }
 
@@ -98,6 +96,7 @@ impl CounterHooks for Counter {
         Counter::same_metric(self, other)
     }
 }
+
 /// The metrics endpoint's served-request count, for tests.
 #[cfg(feature = "metrics-http")]
 pub trait EndpointHooks {
@@ -112,7 +111,8 @@ impl EndpointHooks for MetricsEndpoint {
     }
 }
 
-/// A gauge's calls for tests and the runtime: a handle on no registry, and whether two handles are one metric.
+/// A gauge's calls for tests and the runtime: a handle on no registry, and whether two handles are
+/// one metric.
 pub trait GaugeHooks {
     /// A gauge not (yet) in any registry.
     fn new_detached() -> Self
@@ -124,10 +124,7 @@ pub trait GaugeHooks {
 }
 
 impl GaugeHooks for Gauge {
-    fn new_detached() -> Self
-    where
-        Self: Sized,
-    {
+    fn new_detached() -> Self {
         Gauge::new_detached()
     }
 
@@ -136,7 +133,8 @@ impl GaugeHooks for Gauge {
     }
 }
 
-/// A histogram's calls for tests and the exporters: a handle on no registry, whether two handles are one metric, and its bucket snapshot.
+/// A histogram's calls for tests and the exporters: a handle on no registry, whether two handles
+/// are one metric, and its bucket snapshot.
 pub trait HistogramHooks {
     /// A histogram not (yet) in any registry.
     fn new_detached(buckets: Buckets) -> Self
@@ -151,10 +149,7 @@ pub trait HistogramHooks {
 }
 
 impl HistogramHooks for Histogram {
-    fn new_detached(buckets: Buckets) -> Self
-    where
-        Self: Sized,
-    {
+    fn new_detached(buckets: Buckets) -> Self {
         Histogram::new_detached(buckets)
     }
 
@@ -166,6 +161,7 @@ impl HistogramHooks for Histogram {
         Histogram::same_metric(self, other)
     }
 }
+
 /// The puffin server's per-frame publish, which the engine makes.
 #[cfg(feature = "puffin")]
 pub trait PuffinHooks {
@@ -182,7 +178,8 @@ impl PuffinHooks for PuffinServer {
     }
 }
 
-/// A registry's reads for the exporters and tests: a metric's description, the metric count, and the snapshot every export renders.
+/// A registry's reads for the exporters and tests: a metric's description, the metric count, and
+/// the snapshot every export renders.
 pub trait RegistryHooks {
     /// The description of a registered name (cold path).
     fn describe(&self, name: &str) -> Option<MetricDesc>;
@@ -215,7 +212,8 @@ impl RegistryHooks for Registry {
     }
 }
 
-/// The trace history's calls for the engine that fills it (one frame's spans at a time) and for tests.
+/// The trace history's calls for the engine that fills it (one frame's spans at a time) and for
+/// tests.
 pub trait TraceHistoryHooks {
     /// Keeps at most `max_frames` frames (at least one), in a buffer of `max_frames` times
     /// 256 spans.
@@ -239,17 +237,11 @@ pub trait TraceHistoryHooks {
 }
 
 impl TraceHistoryHooks for TraceHistory {
-    fn new(max_frames: usize) -> Self
-    where
-        Self: Sized,
-    {
+    fn new(max_frames: usize) -> Self {
         TraceHistory::new(max_frames)
     }
 
-    fn with_capacity(max_frames: usize, spans: usize) -> Self
-    where
-        Self: Sized,
-    {
+    fn with_capacity(max_frames: usize, spans: usize) -> Self {
         TraceHistory::with_capacity(max_frames, spans)
     }
 

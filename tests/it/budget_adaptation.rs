@@ -4,13 +4,12 @@
 //! decisions that take effect at the same boundary live and in replay, and systems that read
 //! their agent's choice.
 
-use lanegraph::hooks::ControllerDriver;
-use lanegraph::hooks::EngineHooks;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use lanegraph::hooks::budget::sim::{self, Driver};
 use lanegraph::hooks::budget::{Agent, Decision, Quote, Strategy, StrategyIndex};
+use lanegraph::hooks::{ControllerDriver, EngineHooks};
 use lanegraph::jobs::LanePlan;
 use lanegraph::runtime::{AgentCost, DecisionEntry, Engine, ReplayError, RunLog};
 use lanegraph::systems::SystemDef;

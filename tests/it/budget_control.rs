@@ -1,7 +1,6 @@
 //! Control behaviour through the public API: the death spiral, critical caps, manual mode,
 //! the fixed step, what agents are told, and refusals of bad input.
 
-use lanegraph::hooks::ControllerDriver;
 use std::sync::{Arc, Mutex};
 
 use lanegraph::hooks::budget::providers::{FixedReadings, Providers, Readings, ThermalState};
@@ -10,6 +9,7 @@ use lanegraph::hooks::budget::{
     AdaptationMode, Agent, AgentSample, Controller, ControllerConfig, FrameInput, InputError,
     PinError, Pool, Quote, RegisterError, Strategy, StrategyIndex,
 };
+use lanegraph::hooks::ControllerDriver;
 
 #[test]
 fn death_spiral_degrades_to_cheapest_does_not_freeze_and_says_so() {

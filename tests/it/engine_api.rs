@@ -2,11 +2,11 @@
 //! a custom agent and a custom lane, the game's own render view and pass (the epoch cache, an
 //! owner that never waits on a blocked pass), and the asset lane's bad files.
 
-use lanegraph::hooks::EngineHooks;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use lanegraph::hooks::budget::{Agent, Quote, Strategy, StrategyIndex};
+use lanegraph::hooks::EngineHooks;
 use lanegraph::jobs::LanePlan;
 use lanegraph::runtime::encode_png;
 use lanegraph::runtime::{

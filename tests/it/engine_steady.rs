@@ -2,10 +2,10 @@
 //! heap stays flat over a long run, with the provided run record installed as an observer and a
 //! view published to a render pass every frame.
 
-use lanegraph::hooks::EngineHooks;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use lanegraph::hooks::EngineHooks;
 use lanegraph::runtime::{DrawOutput, Engine, RenderPass, RenderSettings, RunRecorder};
 use lanegraph::systems::SystemDef;
 use lanegraph::world::{Domain, DomainSet};

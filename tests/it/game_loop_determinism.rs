@@ -1,10 +1,7 @@
 //! The simulation is frame-rate independent: the same systems driven at different display rates
 //! (and with either component layout) pass through exactly the same states, tick by tick.
 
-use lanegraph::hooks::GameLoop;
-use lanegraph::hooks::LoopOptions;
-use lanegraph::hooks::ManualClock;
-use lanegraph::hooks::WorldHooks;
+use lanegraph::hooks::{GameLoop, LoopOptions, ManualClock, WorldHooks};
 use lanegraph::simd::SoaComponent;
 use lanegraph::systems::SystemDef;
 use lanegraph::world::{Component, StateHash, World};

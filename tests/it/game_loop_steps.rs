@@ -1,15 +1,14 @@
 //! The fixed-step loop driven by an injected clock: step counts, drops and alphas are exact.
 
-use lanegraph::hooks::WorldHooks;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use lanegraph::game_loop::FixedStep;
 use lanegraph::game_loop::LoopOptionsError;
-use lanegraph::hooks::EngineEvent;
-use lanegraph::hooks::ManualClock;
-use lanegraph::hooks::{GameLoop, LoopOptions, MAX_STEPS_PER_FRAME};
+use lanegraph::hooks::{
+    EngineEvent, GameLoop, LoopOptions, ManualClock, WorldHooks, MAX_STEPS_PER_FRAME,
+};
 use lanegraph::systems::SystemDef;
 use lanegraph::world::World;
 

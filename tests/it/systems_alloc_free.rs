@@ -6,13 +6,9 @@
 //! once a global atomic: another test's deliberate control allocation then landed inside this
 //! test's before/after difference about one run in four on a loaded machine.)
 
-use lanegraph::hooks::WorldHooks;
 use std::time::Duration;
 
-use lanegraph::hooks::GameLoop;
-use lanegraph::hooks::LoopOptions;
-use lanegraph::hooks::ManualClock;
-use lanegraph::hooks::{EngineEvent, MAX_SYSTEMS};
+use lanegraph::hooks::{EngineEvent, GameLoop, LoopOptions, ManualClock, WorldHooks, MAX_SYSTEMS};
 use lanegraph::systems::SystemDef;
 use lanegraph::world::World;
 

@@ -2,9 +2,9 @@
 //! deterministic topological order, a cycle or an unknown name refused with the systems named,
 //! and conditions (every N steps, an agent's strategy, a resource changed).
 
-use lanegraph::hooks::WorldHooks;
 use std::sync::{Arc, Mutex};
 
+use lanegraph::hooks::WorldHooks;
 use lanegraph::systems::OrderError;
 use lanegraph::systems::{every, when_changed, RegisterError, SystemDef};
 use lanegraph::world::{Resource, StateHash, World};

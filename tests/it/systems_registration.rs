@@ -1,10 +1,9 @@
 //! System registration: every bad definition is a typed error; the schedule runs in order.
 
-use lanegraph::hooks::WorldHooks;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use lanegraph::hooks::MAX_SYSTEMS;
+use lanegraph::hooks::{WorldHooks, MAX_SYSTEMS};
 use lanegraph::systems::{BudgetError, RegisterError, SystemDef, SystemId};
 use lanegraph::world::{Domain, World};
 

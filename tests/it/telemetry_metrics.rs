@@ -6,8 +6,7 @@ use lanegraph::hooks::telemetry::names::{self, WELL_KNOWN_METRICS};
 use lanegraph::hooks::telemetry::{
     Buckets, MetricKind, MetricValue, RegisterError, Registry, Unit,
 };
-use lanegraph::hooks::HistogramHooks;
-use lanegraph::hooks::RegistryHooks;
+use lanegraph::hooks::{HistogramHooks, RegistryHooks};
 
 fn threads() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get()) * 2 + 1

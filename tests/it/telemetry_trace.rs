@@ -3,13 +3,13 @@
 //! track metadata, per-track order and nesting. One test function: spans are process-global
 //! (the on/off switch, the collector), so the steps run in sequence.
 
-use lanegraph::hooks::TraceHistoryHooks;
 use std::collections::BTreeMap;
 
 use lanegraph::hooks::telemetry::spans;
 use lanegraph::hooks::telemetry::{
     record_span, span, span_n, RecordSpanError, TraceHistory, TrackKind,
 };
+use lanegraph::hooks::TraceHistoryHooks;
 use lanegraph::jobs::clock;
 use serde_json::Value;
 

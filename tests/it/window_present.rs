@@ -6,10 +6,10 @@
 //! The window runs in a child process (`isolated_with_env`): winit allows one event loop per
 //! process, and `DISPLAY` must name this test's own display.
 
-use lanegraph::hooks::EngineHooks;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use lanegraph::hooks::EngineHooks;
 use lanegraph::input::InputEvent;
 use lanegraph::window::winit::dpi::PhysicalSize;
 use lanegraph::window::{GameWindow, WindowConfig};

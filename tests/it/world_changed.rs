@@ -4,10 +4,10 @@
 //! latest step changed; the parallel form keeps the same rows; and a snapshot restore rewinds
 //! the change ticks, so a re-simulated step reports what the original step reported.
 
-use lanegraph::hooks::WorldHooks;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use lanegraph::hooks::WorldHooks;
 use lanegraph::jobs::plan::{machine_cores, LaneKind};
 use lanegraph::jobs::{LanePlan, Lanes};
 use lanegraph::prelude::*;

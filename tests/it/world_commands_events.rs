@@ -3,9 +3,9 @@
 //! events read once per reader by later systems in the same step and by every system in the
 //! next; both in the state hash; no allocation once warm.
 
-use lanegraph::hooks::WorldHooks;
 use std::sync::{Arc, Mutex};
 
+use lanegraph::hooks::WorldHooks;
 use lanegraph::systems::SystemDef;
 use lanegraph::world::{Component, Entity, Event, EventCursor, StateHash, World};
 

@@ -1,7 +1,6 @@
 //! The World through its public API: handles, components, queries, epochs, hash, telemetry.
 
-use lanegraph::hooks::PairQueryError;
-use lanegraph::hooks::WorldHooks;
+use lanegraph::hooks::{PairQueryError, WorldHooks};
 use lanegraph::systems::SystemDef;
 use lanegraph::world::{
     ColumnLayout, Component, ComponentError, Domain, DomainSet, StateHash, World,

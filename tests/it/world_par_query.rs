@@ -2,12 +2,10 @@
 //! to the lane's workers (not run on the caller), filters honoured, a panicking closure a typed
 //! error, and a world without lanes (or whose lanes are gone) running them on the caller.
 
-use lanegraph::hooks::WorldHooks;
 use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 
-use lanegraph::hooks::Filter;
-use lanegraph::hooks::ParQueryError;
+use lanegraph::hooks::{Filter, ParQueryError, WorldHooks};
 use lanegraph::jobs::plan::{machine_cores, LaneKind};
 use lanegraph::jobs::{LanePlan, Lanes};
 use lanegraph::world::{Component, Entity, StateHash, World};

@@ -5,9 +5,9 @@
 //! (`World::split`); the parallel form matches the serial one bit for bit, says when and why
 //! it ran on the caller, and splits only work it has priced.
 
-use lanegraph::hooks::WorldHooks;
 use std::sync::Arc;
 
+use lanegraph::hooks::WorldHooks;
 use lanegraph::jobs::plan::{machine_cores, LaneKind};
 use lanegraph::jobs::{LanePlan, Lanes};
 use lanegraph::prelude::*;

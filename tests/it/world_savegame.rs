@@ -4,10 +4,10 @@
 //! both shapes; damaged files (10,000 fuzzed ones) are typed errors, never a panic, and leave
 //! the world as it was.
 
-use lanegraph::hooks::WorldHooks;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use lanegraph::game_loop::FixedStep;
+use lanegraph::hooks::WorldHooks;
 use lanegraph::prelude::*;
 use lanegraph::simd::SoaComponent;
 use lanegraph::systems::SystemDef;

@@ -1,4 +1,5 @@
-//! [`EngineHooks`]: the Engine's methods that only the runtime's app, tools and tests call.
+//! [`EngineHooks`]: the Engine's methods that only the runtime's app, tools and tests call,
+//! and fault injection for the stress harness ([`inject_asset_panics`]).
 //!
 //! Owns: the trait and its delegating impl. Must never: hold Engine logic (each method calls
 //! the Engine's own `pub(crate)` method of the same name).
@@ -36,7 +37,8 @@ pub trait EngineHooks {
     /// Loop totals (steps, dropped steps).
     fn loop_totals(&self) -> crate::game_loop::LoopTotals;
 
-    /// Events handed over but not logged ([`MAX_LOGGED_INPUTS`](crate::input::MAX_LOGGED_INPUTS) reached): non-zero means the
+    /// Events handed over but not logged ([`MAX_LOGGED_INPUTS`](crate::input::MAX_LOGGED_INPUTS)
+    /// reached): non-zero means the
     /// log cannot replay the run.
     fn input_log_dropped(&self) -> u64;
 
@@ -80,4 +82,11 @@ impl EngineHooks for Engine {
     fn live_input_ignored(&self) -> u64 {
         Engine::live_input_ignored(self)
     }
+}
+
+/// Makes every asset decode whose path contains `marker` panic on the asset lane, as a broken
+/// decoder would: each is reported as a failed load (`AssetError::Panicked`) and the game goes
+/// on (`lanegraph stress` checks this under load).
+pub fn inject_asset_panics(engine: &mut Engine, marker: &str) {
+    engine.assets_mut().inject_panics_for(marker);
 }

@@ -13,8 +13,6 @@
 //! Must never: be needed for a game to run, appear in the prelude, or be named by the docs a
 //! game reads except to say what lives here. Nothing here carries a stability promise.
 
-pub use crate::runtime::hooks::inject_asset_panics;
-pub use crate::systems::hooks::run_systems_untimed;
 /// The budget crate whole (`lanegraph-budget`), internals included: `FrameInput`,
 /// `StepReport`, `sim`, the cost model.
 pub use lanegraph_budget as budget;
@@ -60,5 +58,5 @@ pub use crate::game_loop::runner::{FrameReport, GameLoop, LoopOptions, LoopTotal
 pub(crate) mod engine_hooks;
 pub(crate) mod world_hooks;
 
-pub use engine_hooks::EngineHooks;
-pub use world_hooks::WorldHooks;
+pub use engine_hooks::{inject_asset_panics, EngineHooks};
+pub use world_hooks::{run_systems_untimed, WorldHooks};

@@ -1,4 +1,5 @@
-//! [`WorldHooks`]: the World's methods that only the runtime, its tools and its tests call.
+//! [`WorldHooks`]: the World's methods that only the runtime, its tools and its tests call,
+//! and the untimed scheduler baseline ([`run_systems_untimed`]).
 //!
 //! Owns: the trait and its delegating impl. Must never: hold World logic (each method calls
 //! the World's own `pub(crate)` method of the same name).
@@ -119,7 +120,8 @@ pub trait WorldHooks {
 
     /// Calls `f(entity, &mut a, &mut b)` for every entity that has both `A` and `B`, writing
     /// both in one loop; returns how many it visited. Bumps `A::DOMAINS` and `B::DOMAINS`.
-    /// `A` and `B` must differ ([`AliasedQuery`](crate::world::AliasedQuery) otherwise). Either may be stored field-SoA:
+    /// `A` and `B` must differ ([`AliasedQuery`](crate::world::AliasedQuery) otherwise). Either may
+    /// be stored field-SoA:
     /// its rows are then read whole, handed over and written back (convenient, not fast: the
     /// `f32x8` kernels are the fast path for field-SoA data).
     ///
@@ -447,4 +449,11 @@ impl WorldHooks for World {
     fn event_counts(&self, kind: EngineEvent) -> EventCounts {
         World::event_counts(self, kind)
     }
+}
+
+/// Runs every system of `world` once exactly like [`World::run_systems`] but without timing,
+/// windows or budget checks: the baseline the `timing` bench measures the timing overhead
+/// against.
+pub fn run_systems_untimed(world: &mut World) {
+    world.run_systems_untimed();
 }

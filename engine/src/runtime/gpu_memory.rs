@@ -23,9 +23,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use lanegraph_jobs::clock::{self, Stamp};
-
 use lanegraph_budget::providers::{MemoryProvider, MemoryState};
+use lanegraph_jobs::clock::{self, Stamp};
 use lanegraph_telemetry::{Counter, Gauge, Registry, Unit};
 
 /// The least time between two churn warnings.

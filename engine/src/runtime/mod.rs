@@ -12,7 +12,6 @@
 //! |------|------|
 //! | `builder` | `Engine::builder()`: lanes, step, telemetry, target, the game's render pass |
 //! | `config` | the settings and their validation, errors naming key and line |
-//! | `hooks` | fault injection for stress runs and tests, re-exported by [`crate::hooks`] (a game does not call these) |
 //! | `config_file` | the settings from a TOML file (feature `toml-config`) |
 //! | `engine` | the `Engine` and one frame |
 //! | `view` | the game's view and its epoch cache |
@@ -96,7 +95,6 @@ pub(crate) mod config;
 mod config_file;
 pub(crate) mod engine;
 pub(crate) mod gpu_memory;
-pub(crate) mod hooks;
 pub(crate) mod loaders;
 pub(crate) mod observer;
 #[cfg(feature = "png")]

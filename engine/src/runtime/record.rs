@@ -6,8 +6,9 @@
 //! with the number of frames, or allocate in steady state (a new system allocates its entry
 //! once; after the ring is full, nothing allocates).
 
-use super::observer::{FrameFigures, FrameObserver};
 use lanegraph_telemetry::quantiles::LogHistogram;
+
+use super::observer::{FrameFigures, FrameObserver};
 
 /// One frame's figures, as the recorder exports them.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

@@ -36,11 +36,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
 use lanegraph_jobs::{clock, LaneId, Lanes, RepeatableJob};
+use lanegraph_telemetry::{Gauge, GpuFrame, Registry, Unit};
 
 use super::agents::RenderSettings;
 use super::loaders::DecodedImage;
 use super::render_trace::{trace_gpu_pass, trace_present};
-use lanegraph_telemetry::{Gauge, GpuFrame, Registry, Unit};
 
 pub use super::render_pass::{DrawOutput, PresentFigures, RenderDevice, RenderPass};
 

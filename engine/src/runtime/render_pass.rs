@@ -5,9 +5,10 @@
 //! Owns: the contract between the game's pass and the render lane. Must never: hold lane
 //! plumbing (the mailbox and the render job are `render`'s).
 
+use lanegraph_telemetry::GpuFrame;
+
 use super::agents::RenderSettings;
 use super::loaders::DecodedImage;
-use lanegraph_telemetry::GpuFrame;
 
 /// What a [`RenderPass`] reports of its draws. Kept by the render lane between draws: a pass
 /// updates it in place.

@@ -4,11 +4,11 @@
 //! Owns: [`DecisionEntry`] (the one row type decisions are written and replayed with) and
 //! [`RunLog`]. Must never: hold a figure that is not needed to replay (those are the summary's).
 
+use lanegraph_budget::Decision;
 use serde::{Deserialize, Serialize};
 
 #[cfg(doc)]
 use crate::Engine;
-use lanegraph_budget::Decision;
 
 /// One strategy decision (the controller's, or a manual pin): the one row type a run log is
 /// written with and read back from ([`Engine::replay_run`]). Made at the end of frame

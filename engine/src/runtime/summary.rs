@@ -7,9 +7,9 @@
 //! was not measured as if it were (absent is `null`, not zero), or hold a game's own figures
 //! (a game extends it: the demo's summary flattens it and adds its score).
 
-use lanegraph_budget::hooks::ControllerDriver;
 use std::collections::BTreeMap;
 
+use lanegraph_budget::hooks::ControllerDriver;
 use serde::{Deserialize, Serialize};
 
 use super::engine::Engine;

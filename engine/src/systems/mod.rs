@@ -23,7 +23,6 @@
 
 pub(crate) mod def;
 pub(crate) mod events;
-pub(crate) mod hooks;
 pub(crate) mod order;
 pub(crate) mod registry;
 pub(crate) mod run;

@@ -43,7 +43,7 @@ impl World {
 
     /// Runs every system once exactly like [`run_systems`](Self::run_systems) but without
     /// timing, windows or budget checks: the `timing` bench's baseline, reached through
-    /// [`crate::systems::hooks::run_systems_untimed`].
+    /// [`crate::hooks::run_systems_untimed`].
     pub(crate) fn run_systems_untimed(&mut self) {
         self.run_schedule::<false>();
     }

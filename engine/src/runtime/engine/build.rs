@@ -5,14 +5,14 @@
 //! Owns: `Engine::assemble` and [`BuildError`], what it refuses. Must never: start a frame or read a clock for the simulation.
 
 use super::*;
-use lanegraph_budget::hooks::ControllerDriver;
-use lanegraph_telemetry::hooks::TraceHistoryHooks;
 
 use crate::game_loop::{InvalidStep, LoopOptionsError};
 use crate::runtime::config::ConfigError;
+use lanegraph_budget::hooks::ControllerDriver;
 use lanegraph_budget::ConfigError as BudgetConfigError;
 use lanegraph_budget::RegisterError as AgentRegisterError;
 use lanegraph_jobs::{PlanError, StartError};
+use lanegraph_telemetry::hooks::TraceHistoryHooks;
 
 /// Why an engine could not be built.
 #[derive(Debug, thiserror::Error)]

@@ -5,13 +5,14 @@
 //! agents' samples. Must never: let a timing enter world state, or block on the render or
 //! asset lanes.
 
-use super::*;
-use crate::game_loop::FrameReport;
 use lanegraph_budget::hooks::ControllerDriver;
 use lanegraph_budget::TickReport;
 #[cfg(feature = "puffin")]
 use lanegraph_telemetry::hooks::PuffinHooks;
 use lanegraph_telemetry::hooks::TraceHistoryHooks;
+
+use super::*;
+use crate::game_loop::FrameReport;
 
 impl Engine {
     // ---- the frame ------------------------------------------------------------------------

@@ -5,8 +5,9 @@
 //! name up or allocate per frame (every handle is registered at build or on first sight of a
 //! system or agent).
 
-use super::*;
 use lanegraph_budget::hooks::ControllerDriver;
+
+use super::*;
 
 pub(super) struct Metrics {
     /// `frame.time`: each frame's owner-thread wall time, seconds.

@@ -31,10 +31,17 @@
 //! | `metrics` | the engine's own metrics: their registration and their per-frame updates |
 //! | `replay` | the run log: replaying decisions and input, logging live input |
 
-use lanegraph_budget::hooks::ControllerDriver;
 use std::sync::Arc;
 
+use lanegraph_budget::hooks::ControllerDriver;
+use lanegraph_budget::{
+    AdaptationMode, Agent, AgentId, AgentSample, Controller, ControllerConfig, FrameInput,
+    GpuTiming, InputError, PinError, RegisterError, StepReport, StrategyIndex, GPU_READ_LAG_FRAMES,
+};
 use lanegraph_jobs::{clock, LaneId, Lanes};
+use lanegraph_telemetry::{
+    self as telemetry, Buckets, Counter, Gauge, Histogram, Registry, TraceHistory, Unit,
+};
 
 use super::agents::{
     AssetAgent, AssetSettings, PhysicsAgent, PhysicsSettings, RenderAgent, RenderSettings,
@@ -51,13 +58,6 @@ use crate::game_loop::{FixedStep, FrameClock, GameLoop, LoopOptions, ManualClock
 use crate::input::{InputEvent, RecordedInput, MAX_LOGGED_INPUTS};
 use crate::systems::SystemId;
 use crate::world::World;
-use lanegraph_budget::{
-    AdaptationMode, Agent, AgentId, AgentSample, Controller, ControllerConfig, FrameInput,
-    GpuTiming, InputError, PinError, RegisterError, StepReport, StrategyIndex, GPU_READ_LAG_FRAMES,
-};
-use lanegraph_telemetry::{
-    self as telemetry, Buckets, Counter, Gauge, Histogram, Registry, TraceHistory, Unit,
-};
 
 mod build;
 mod frame;

@@ -4,8 +4,9 @@
 //! Owns: [`ReplayError`], `Engine::replay_run`, `replay`, `replay_inputs`, `push_input` and
 //! the input log. Must never: apply part of a refused log.
 
-use super::*;
 use lanegraph_budget::hooks::ControllerDriver;
+
+use super::*;
 
 /// What a replay refused ([`Engine::replay_run`], [`Engine::replay`],
 /// [`Engine::replay_inputs`]): nothing of a refused log is applied.

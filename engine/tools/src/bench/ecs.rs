@@ -39,9 +39,9 @@
 //! Every figure is the median over samples; the variants run interleaved within each sample,
 //! each on its own copy of the same starting state.
 
-use lanegraph::hooks::WorldHooks;
 use std::hint::black_box;
 
+use lanegraph::hooks::WorldHooks;
 use lanegraph::simd::SoaComponent;
 use lanegraph::world::{Component, Entity, StateHash, World};
 use lanegraph_jobs::clock;

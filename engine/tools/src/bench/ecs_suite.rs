@@ -31,10 +31,10 @@
 //!   10k, 100k and 1M rows (goal: never more than 5 % slower), after four warm-up samples a
 //!   side, each sample at least 100k rows (100 passes at 1k).
 
-use lanegraph::hooks::WorldHooks;
 use std::hint::black_box;
 use std::sync::Arc;
 
+use lanegraph::hooks::WorldHooks;
 use lanegraph::jobs::plan::{machine_cores, LaneKind};
 use lanegraph::jobs::{LanePlan, Lanes};
 use lanegraph::simd::SoaComponent;

@@ -22,9 +22,9 @@
 //! - `synctest_step_demo_10k`: `SyncTest::new(8).step` (one step plus the re-simulation of the
 //!   last 8 with per-system checksums) against one plain step of the demo world's systems.
 
-use lanegraph::hooks::WorldHooks;
 use std::hint::black_box;
 
+use lanegraph::hooks::WorldHooks;
 use lanegraph::world::{Component, SaveSchema, Snapshot, StateHash, World};
 use lanegraph_jobs::clock;
 use serde::{Deserialize, Serialize};

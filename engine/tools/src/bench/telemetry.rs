@@ -26,13 +26,11 @@
 //! Every figure is the median over samples of (batch time / batch length), timed with the
 //! engine clock; multi-thread figures take the slowest thread of each sample.
 
-use lanegraph::hooks::AllocatorHooks;
-use lanegraph::hooks::CounterHooks;
-use lanegraph::hooks::HistogramHooks;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Barrier;
 
+use lanegraph::hooks::{AllocatorHooks, CounterHooks, HistogramHooks};
 use lanegraph_jobs::clock;
 
 use super::stats::median;

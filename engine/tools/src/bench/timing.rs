@@ -5,7 +5,7 @@
 //!
 //! # Cases
 //! - `system_overhead`: 256 systems with trivial bodies; `World::run_systems` (timed, windowed,
-//!   budget-checked) against `systems::hooks::run_systems_untimed` (the same loop, same dispatch, no
+//!   budget-checked) against `lanegraph::hooks::run_systems_untimed` (the same loop, same dispatch, no
 //!   timing), interleaved round by round in one run. Metrics: `ns_per_system` (timed, baseline
 //!   untimed) and `overhead_ns_per_system` (median of the per-round differences).
 //! - `clock_read`: one `lanegraph_jobs::clock::now()` against one `std::time::Instant::now()`.
@@ -29,15 +29,14 @@
 //! - `tick_allocs`: allocations per tick of 256 systems, read from the tracking allocator the
 //!   `lanegraph` binary installs (reported only when it is installed).
 
-use lanegraph::hooks::WorldHooks;
 use std::hint::black_box;
 use std::time::Instant;
 
+use lanegraph::hooks::{WorldHooks, MAX_SYSTEMS};
 use lanegraph_jobs::clock;
 
 use super::stats::median;
 use super::{BenchError, BenchOptions, Figure};
-use lanegraph::hooks::MAX_SYSTEMS;
 use lanegraph::runtime::{Engine, RunRecorder};
 use lanegraph::systems::SystemDef;
 use lanegraph::world::World;
