@@ -59,6 +59,7 @@ pub mod budget {
 /// tracking allocator, and the export formats and servers. The span store's plumbing is the
 /// runtime's ([`hooks::telemetry`]).
 pub mod telemetry {
+    pub use lanegraph_telemetry::names::WellKnownMetric;
     #[cfg(feature = "metrics-facade")]
     pub use lanegraph_telemetry::MetricsRecorder;
     #[cfg(feature = "tracing-layer")]
@@ -70,7 +71,6 @@ pub mod telemetry {
         MetricKind, RecordSpanError, RegisterError, Registry, SpanGuard, SpanRecord, TraceHistory,
         TrackId, TrackKind, TrackingAllocator, Unit, WELL_KNOWN_METRICS,
     };
-    pub use lanegraph_telemetry::{names::WellKnownMetric, quantiles::LogHistogram};
     #[cfg(feature = "metrics-http")]
     pub use lanegraph_telemetry::{EndpointOptions, MetricsEndpoint};
     #[cfg(feature = "puffin")]

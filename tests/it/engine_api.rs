@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use lanegraph::hooks::budget::{Agent, Quote, Strategy, StrategyIndex};
-use lanegraph::hooks::EngineHooks;
+use lanegraph::hooks::{EngineHooks, RunRecorderHooks, RunSummaryHooks};
 use lanegraph::jobs::LanePlan;
 use lanegraph::runtime::encode_png;
 use lanegraph::runtime::{
@@ -456,6 +456,7 @@ fn the_budget_gate_names_a_system_four_times_over_its_budget() {
     }
     let summary = RunSummary::from_engine(&engine, engine.observer(rec));
     let slow = summary
+        .detail()
         .systems
         .iter()
         .find(|s| s.name == "slow_ai")

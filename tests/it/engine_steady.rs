@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use lanegraph::hooks::EngineHooks;
+use lanegraph::hooks::{EngineHooks, RunRecorderHooks};
 use lanegraph::runtime::{DrawOutput, Engine, RenderPass, RenderSettings, RunRecorder};
 use lanegraph::systems::SystemDef;
 use lanegraph::world::{Domain, DomainSet};

@@ -103,8 +103,7 @@ fn churn_over_the_threshold_alerts_once_and_is_in_the_summary() {
     assert!(c.peak_per_second > 1000.0, "{c:?}");
     assert!(c.over_threshold >= 10, "{c:?}");
     assert_eq!(c.alerts, 1, "one warning per 10 s: {c:?}");
-    let entry =
-        lanegraph::runtime::RunSummary::gpu_memory_of(&engine.render_stats()).expect("a reading");
+    let entry = lanegraph::hooks::gpu_memory_of(&engine.render_stats()).expect("a reading");
     assert_eq!(entry.churn_alerts, 1);
     assert_eq!(entry.pressure, 0.1);
     assert_eq!(entry.heaps[0].usage_bytes, Some(10));

@@ -28,6 +28,7 @@ macro_rules! say_err {
 
 use clap::{Parser, Subcommand};
 
+use lanegraph::hooks::RunSummaryHooks;
 use lanegraph_tools::bench::{self as bench, BenchOptions};
 
 /// The `lanegraph` command line.

@@ -17,8 +17,8 @@
 pub mod svg;
 
 use lanegraph::hooks::telemetry::spans::{self, TrackKind};
-use lanegraph::hooks::EngineHooks;
-use lanegraph::runtime::{DecisionEntry, Engine, FrameRow, GpuPass, LayoutRow, RunRecorder};
+use lanegraph::hooks::{layout_rows, EngineHooks, FrameRow, LayoutRow, RunRecorderHooks};
+use lanegraph::runtime::{DecisionEntry, Engine, GpuPass, RunRecorder};
 use svg::{esc, Bar, Series};
 
 /// Frames of spans the timeline shows: the slowest of those the trace history holds.
@@ -84,7 +84,7 @@ pub struct ReportData {
     /// one-line figures; `None` headless.
     pub present: Option<PresentReport>,
     /// The GPU memory monitor's last reading and findings; `None` without one.
-    pub gpu_memory: Option<lanegraph::runtime::GpuMemoryEntry>,
+    pub gpu_memory: Option<lanegraph::hooks::GpuMemoryEntry>,
 }
 
 /// The report's present-pacing section.
@@ -169,8 +169,8 @@ impl ReportData {
             decisions,
             gpu,
             budget_ms: Some(1000.0 / engine.config().target_fps),
-            layout: LayoutRow::of_world(engine.world()),
-            gpu_memory: lanegraph::runtime::RunSummary::gpu_memory_of(&rs),
+            layout: layout_rows(engine.world()),
+            gpu_memory: lanegraph::hooks::gpu_memory_of(&rs),
             present: rs.present.map(|p| {
                 let refresh_ms = (p.refresh_ns > 0).then(|| p.refresh_ns as f64 / 1e6);
                 PresentReport {
@@ -538,9 +538,9 @@ mod tests {
     fn the_gpu_memory_section_lists_heaps_and_churn() {
         let mut d = ReportData::default();
         assert!(!render_html(&d).contains("id=\"gpu-memory\""));
-        d.gpu_memory = Some(lanegraph::runtime::GpuMemoryEntry {
+        d.gpu_memory = Some(lanegraph::hooks::GpuMemoryEntry {
             source: "ledger".into(),
-            heaps: vec![lanegraph::runtime::GpuHeapEntry {
+            heaps: vec![lanegraph::hooks::GpuHeapEntry {
                 heap: 0,
                 device_local: true,
                 usage_bytes: None,

@@ -30,7 +30,7 @@ impl FixedStep {
     /// The default step rate, Hz: the one place the engine's default step is stated
     /// ([`FixedStep::DEFAULT`], the engine config's `fixed_step_hz`, the budget controller's
     /// default all derive from it).
-    pub const DEFAULT_HZ: u32 = 60;
+    pub(crate) const DEFAULT_HZ: u32 = 60;
 
     /// The default step when no agent declares one: `1 / DEFAULT_HZ` s, exactly (a test checks
     /// it equals `from_hz(DEFAULT_HZ)`).
@@ -75,12 +75,12 @@ impl FixedStep {
     }
 
     /// Numerator of the step in nanoseconds (`step = numer / denom` ns, lowest terms).
-    pub fn numer_ns(self) -> u64 {
+    pub(crate) fn numer_ns(self) -> u64 {
         self.num
     }
 
     /// Denominator (`1` for whole-nanosecond steps, e.g. `3` for 1/60 s).
-    pub fn denom(self) -> u64 {
+    pub(crate) fn denom(self) -> u64 {
         self.den
     }
 
@@ -90,13 +90,8 @@ impl FixedStep {
     }
 
     /// The step in milliseconds (rounded to `f64`).
-    pub fn as_ms_f64(self) -> f64 {
+    pub(crate) fn as_ms_f64(self) -> f64 {
         self.num as f64 / self.den as f64 / 1e6
-    }
-
-    /// The step rounded to the nearest whole nanosecond, as a `Duration`.
-    pub fn to_duration_rounded(self) -> Duration {
-        Duration::from_nanos((self.num + self.den / 2) / self.den)
     }
 }
 
@@ -179,7 +174,6 @@ mod tests {
         let s = FixedStep::from_hz(60).unwrap();
         assert_eq!(s, FixedStep::DEFAULT);
         assert_eq!((s.numer_ns(), s.denom()), (50_000_000, 3));
-        assert_eq!(s.to_duration_rounded(), Duration::from_nanos(16_666_667));
     }
 
     #[test]

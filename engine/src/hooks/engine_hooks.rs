@@ -37,9 +37,8 @@ pub trait EngineHooks {
     /// Loop totals (steps, dropped steps).
     fn loop_totals(&self) -> crate::game_loop::LoopTotals;
 
-    /// Events handed over but not logged ([`MAX_LOGGED_INPUTS`](crate::input::MAX_LOGGED_INPUTS)
-    /// reached): non-zero means the
-    /// log cannot replay the run.
+    /// Events handed over but not logged (the log holds 2^20 events at most): non-zero means
+    /// the log cannot replay the run.
     fn input_log_dropped(&self) -> u64;
 
     /// Live events ignored because recorded input was being replayed.

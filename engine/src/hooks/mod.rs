@@ -39,14 +39,19 @@ pub use crate::world::savegame::SAVE_FORMAT;
 pub use crate::world::soa::SoaMut;
 pub use crate::world::typed_query::PAR_CHUNK_MIN_NS;
 
-pub use crate::systems::def::{RunCondition, SystemFn};
+pub use crate::systems::def::{Budget, RunCondition, SystemFn};
 pub use crate::systems::events::{EngineEvent, EventCounts, Severity};
 pub use crate::systems::registry::MAX_SYSTEMS;
 pub use crate::systems::window::{RollingWindow, WindowStats, SYSTEM_TIMING_WINDOW_SAMPLES};
 
 pub use crate::runtime::engine::PhysicsFn;
 pub use crate::runtime::gpu_memory::{CHURN_ALERT_EVERY, DEFAULT_CHURN_ALERT_PER_SECOND};
+pub use crate::runtime::record::{FrameRow, RunRecorderHooks, SystemRecord};
 pub use crate::runtime::render::{RenderPulse, MAX_RENDER_ERRORS};
+pub use crate::runtime::summary::{
+    gpu_memory_of, layout_rows, AssetEntry, BudgetBreach, GpuEntry, GpuHeapEntry, GpuMemoryEntry,
+    LaneEntry, LayoutRow, PresentEntry, RunDetail, RunSummaryHooks, SystemEntry,
+};
 pub use crate::runtime::view::{DeriveView, ViewCache, ViewCacheStats, VIEW_BUFFERS};
 
 pub use crate::game_loop::accumulator::{

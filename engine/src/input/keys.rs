@@ -17,10 +17,10 @@ pub struct Key {
 
 impl Key {
     /// The longest name a key may have, bytes.
-    pub const MAX_LEN: usize = 23;
+    pub(crate) const MAX_LEN: usize = 23;
 
     /// The key the window reports for a key it cannot name (`Unidentified`).
-    pub const UNIDENTIFIED: Key = {
+    pub(crate) const UNIDENTIFIED: Key = {
         let name = *b"Unidentified";
         let mut bytes = [0u8; Key::MAX_LEN];
         let mut i = 0;
@@ -34,7 +34,7 @@ impl Key {
         }
     };
 
-    /// The key named `name`; `None` when the name is empty, longer than [`Key::MAX_LEN`] bytes,
+    /// The key named `name`; `None` when the name is empty, longer than 23 bytes,
     /// or not plain ASCII letters and digits.
     pub fn named(name: &str) -> Option<Key> {
         if name.is_empty()
@@ -296,7 +296,7 @@ pub enum KeyCode {
 
 impl KeyCode {
     /// Every typed key, in declaration order.
-    pub const ALL: [KeyCode; 99] = [
+    pub(crate) const ALL: [KeyCode; 99] = [
         KeyCode::KeyA,
         KeyCode::KeyB,
         KeyCode::KeyC,

@@ -111,7 +111,7 @@ pub struct RecordedInput {
 /// Events logged per run at most (about 40 bytes each in memory); the rest are counted in
 /// [`Engine::input_log_dropped`](crate::hooks::EngineHooks::input_log_dropped) and make the run
 /// unreplayable.
-pub const MAX_LOGGED_INPUTS: usize = 1 << 20;
+pub(crate) const MAX_LOGGED_INPUTS: usize = 1 << 20;
 
 /// The world's view of input (`world.input()`): this step's events and the state they left.
 #[derive(Debug, Clone, Default, PartialEq)]

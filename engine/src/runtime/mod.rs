@@ -123,9 +123,6 @@ pub use loaders::{Asset, AssetLimits, AssetLoader, DecodedImage};
 pub use observer::{FrameFigures, FrameObserver, ObserverId};
 #[cfg(feature = "png")]
 pub use png_loader::{decode_png, encode_png, PngLoader};
-pub use record::{FrameRow, RunRecorder, SystemRecord};
+pub use record::RunRecorder;
 pub use render::{DrawOutput, PresentFigures, RenderDevice, RenderPass, RenderStats};
-pub use summary::{
-    AssetEntry, BudgetBreach, DecisionEntry, FrameMs, GpuEntry, GpuHeapEntry, GpuMemoryEntry,
-    LaneEntry, LayoutRow, PresentEntry, RunLog, RunSummary, SystemEntry,
-};
+pub use summary::{DecisionEntry, FrameMs, RunLog, RunSummary};

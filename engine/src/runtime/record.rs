@@ -90,7 +90,7 @@ pub struct RunRecorder {
 
 impl RunRecorder {
     /// The default ring: one minute at 60 fps.
-    pub const DEFAULT_CAPACITY: usize = 3600;
+    pub(crate) const DEFAULT_CAPACITY: usize = 3600;
 
     /// A recorder keeping the last `capacity` frames (at least one) whole.
     pub fn new(capacity: usize) -> RunRecorder {
@@ -117,29 +117,73 @@ impl RunRecorder {
         self.frames
     }
 
-    /// Frame times (ms) over the whole run.
-    pub fn frame_ms(&self) -> &LogHistogram {
-        &self.frame_ms
-    }
-
-    /// Frames over the controller's target (each against the target of its own tick).
-    pub fn frames_over_target(&self) -> u64 {
-        self.over_target
-    }
-
     /// The controller's target after the last frame, ms (0 before the first).
     pub fn last_target_ms(&self) -> f64 {
         self.last_target_ms
     }
 
+    fn record_systems(&mut self, f: &FrameFigures<'_>) {
+        let world = f.world;
+        for id in world.system_ids() {
+            let Ok(stats) = world.system_timing_stats(id) else {
+                continue;
+            };
+            let i = id.index() as usize;
+            if i >= self.systems.len() {
+                // A new system: its entry is made once (the only allocation after warm-up).
+                let name = world.system_name(id).unwrap_or("?").to_string();
+                self.systems.push(SystemRecord {
+                    name,
+                    budget_ms: stats.budget_ns as f64 / 1e6,
+                    runs: 0,
+                    time_ns: LogHistogram::new(1.0),
+                    over_budget: 0,
+                });
+                self.seen_runs.push(0);
+            }
+            if stats.runs > self.seen_runs[i] {
+                self.seen_runs[i] = stats.runs;
+                let s = &mut self.systems[i];
+                s.runs = stats.runs;
+                s.time_ns.record(stats.last_ns as f64);
+                if stats.last_ns as f64 / 1e6 > s.budget_ms {
+                    s.over_budget += 1;
+                }
+            }
+        }
+    }
+}
+
+/// The run record's figures for the runtime's summary, report and tests (a game reads
+/// [`RunSummary`](super::RunSummary), built from them).
+pub trait RunRecorderHooks {
+    /// Frame times (ms) over the whole run.
+    fn frame_ms(&self) -> &LogHistogram;
+    /// Frames over the controller's target (each against the target of its own tick).
+    fn frames_over_target(&self) -> u64;
     /// Mean busy share of lane `i` (plan order) over the whole run.
-    pub fn mean_lane_busy(&self, i: usize) -> Option<f64> {
+    fn mean_lane_busy(&self, i: usize) -> Option<f64>;
+    /// The last frames held (at most the capacity), oldest first.
+    fn recent(&self) -> Vec<FrameRow>;
+    /// Every system seen, in registration order.
+    fn systems(&self) -> &[SystemRecord];
+}
+
+impl RunRecorderHooks for RunRecorder {
+    fn frame_ms(&self) -> &LogHistogram {
+        &self.frame_ms
+    }
+
+    fn frames_over_target(&self) -> u64 {
+        self.over_target
+    }
+
+    fn mean_lane_busy(&self, i: usize) -> Option<f64> {
         let sum = self.busy_sum.get(i)?;
         (self.frames > 0).then(|| sum / self.frames as f64)
     }
 
-    /// The last frames held (at most the capacity), oldest first.
-    pub fn recent(&self) -> Vec<FrameRow> {
+    fn recent(&self) -> Vec<FrameRow> {
         (0..self.len)
             .map(|k| {
                 let i = (self.start + k) % self.capacity;
@@ -158,40 +202,8 @@ impl RunRecorder {
             .collect()
     }
 
-    /// Every system seen, in registration order.
-    pub fn systems(&self) -> &[SystemRecord] {
+    fn systems(&self) -> &[SystemRecord] {
         &self.systems
-    }
-
-    fn record_systems(&mut self, f: &FrameFigures<'_>) {
-        let world = f.world;
-        for id in world.system_ids() {
-            let Ok(stats) = world.system_timing_stats(id) else {
-                continue;
-            };
-            let i = id.index() as usize;
-            if i >= self.systems.len() {
-                // A new system: its entry is made once (the only allocation after warm-up).
-                let name = world.system_name(id).unwrap_or("?").to_string();
-                self.systems.push(SystemRecord {
-                    name,
-                    budget_ms: stats.budget.as_ms(),
-                    runs: 0,
-                    time_ns: LogHistogram::new(1.0),
-                    over_budget: 0,
-                });
-                self.seen_runs.push(0);
-            }
-            if stats.runs > self.seen_runs[i] {
-                self.seen_runs[i] = stats.runs;
-                let s = &mut self.systems[i];
-                s.runs = stats.runs;
-                s.time_ns.record(stats.last_ns as f64);
-                if stats.last_ns as f64 / 1e6 > s.budget_ms {
-                    s.over_budget += 1;
-                }
-            }
-        }
     }
 }
 

@@ -13,7 +13,7 @@ use lanegraph_budget::hooks::ControllerDriver;
 use serde::{Deserialize, Serialize};
 
 use super::engine::Engine;
-use super::record::RunRecorder;
+use super::record::{RunRecorder, RunRecorderHooks};
 pub use super::run_log::{DecisionEntry, RunLog};
 use super::verdict::{target_verdict, VerdictFigures};
 use crate::world::World;
@@ -178,23 +178,22 @@ pub struct LayoutRow {
     pub reason: String,
 }
 
-impl LayoutRow {
-    /// The rows for every component of `world`, from its access telemetry since it was made.
-    pub fn of_world(world: &World) -> Vec<LayoutRow> {
-        world
-            .component_access()
-            .iter()
-            .map(|a| {
-                let advice = a.advice();
-                LayoutRow {
-                    component: a.name.to_string(),
-                    layout: a.layout.name().to_string(),
-                    recommendation: format!("{:?}", advice.recommendation),
-                    reason: advice.reason,
-                }
-            })
-            .collect()
-    }
+/// The layout advice rows for every component of `world`, from its access telemetry since it
+/// was made.
+pub fn layout_rows(world: &World) -> Vec<LayoutRow> {
+    world
+        .component_access()
+        .iter()
+        .map(|a| {
+            let advice = a.advice();
+            LayoutRow {
+                component: a.name.to_string(),
+                layout: a.layout.name().to_string(),
+                recommendation: format!("{:?}", advice.recommendation),
+                reason: advice.reason,
+            }
+        })
+        .collect()
 }
 
 /// A finished run in figures.
@@ -213,10 +212,6 @@ pub struct RunSummary {
     pub target_ms: f64,
     /// The configured frame budget, ms (`1000 / target_fps`).
     pub frame_budget_ms: f64,
-    /// The lane plan used.
-    pub lanes: Vec<LaneEntry>,
-    /// The GPU.
-    pub gpu: GpuEntry,
     /// Vulkan validation messages (`null`: no device, or validation off).
     pub validation_messages: Option<u64>,
     /// Fixed steps dropped by the step cap.
@@ -232,6 +227,26 @@ pub struct RunSummary {
     pub inputs_complete: bool,
     /// The strategies in force at the end, per built-in agent.
     pub strategies: BTreeMap<String, String>,
+    /// Whether the run held its target, in one sentence: held, missed with cheaper strategies
+    /// left, or missed with every built-in agent already at its cheapest (no strategy can hold
+    /// the target on this machine).
+    pub target_verdict: String,
+    /// The run's detail sections, in the same JSON object: what a report or CI tool reads
+    /// (through [`RunSummaryHooks::detail`]).
+    #[serde(flatten)]
+    pub(crate) detail: RunDetail,
+}
+
+/// The detail sections of a [`RunSummary`] (its JSON holds them at the top level beside the
+/// figures a game reads): lanes, the GPU, assets, the view cache, the render lane, presenting,
+/// GPU memory, layout advice and every system. Read by the report, the app's CI gate and
+/// tests through [`RunSummaryHooks::detail`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunDetail {
+    /// The lane plan used.
+    pub lanes: Vec<LaneEntry>,
+    /// The GPU.
+    pub gpu: GpuEntry,
     /// Assets.
     pub assets: AssetEntry,
     /// View cache hits and misses.
@@ -246,10 +261,6 @@ pub struct RunSummary {
     pub layout_advice: Vec<LayoutRow>,
     /// Every system over the whole run.
     pub systems: Vec<SystemEntry>,
-    /// Whether the run held its target, in one sentence: held, missed with cheaper strategies
-    /// left, or missed with every built-in agent already at its cheapest (no strategy can hold
-    /// the target on this machine).
-    pub target_verdict: String,
 }
 
 impl RunSummary {
@@ -351,8 +362,6 @@ impl RunSummary {
             },
             target_ms: rec.last_target_ms(),
             frame_budget_ms: 1000.0 / engine.config().target_fps,
-            lanes,
-            gpu,
             validation_messages: dev.validation_messages,
             dropped_steps: lt.dropped_steps,
             steps: lt.steps,
@@ -360,97 +369,46 @@ impl RunSummary {
             inputs: engine.input_log().to_vec(),
             inputs_complete: engine.input_log_dropped() == 0,
             strategies,
-            assets: AssetEntry {
-                requested: totals.requested,
-                pending: totals.requested - totals.loaded - totals.failed,
-                loaded: totals.loaded,
-                failed: totals.failed,
-                failures: failures.to_vec(),
-                uploaded: rstats.textures,
-                uploaded_gpu: rstats.gpu_textures,
+            detail: RunDetail {
+                lanes,
+                gpu,
+                assets: AssetEntry {
+                    requested: totals.requested,
+                    pending: totals.requested - totals.loaded - totals.failed,
+                    loaded: totals.loaded,
+                    failed: totals.failed,
+                    failures: failures.to_vec(),
+                    uploaded: rstats.textures,
+                    uploaded_gpu: rstats.gpu_textures,
+                },
+                view_cache: BTreeMap::from([
+                    ("hits".into(), vc.hits),
+                    ("misses".into(), vc.misses),
+                ]),
+                render: BTreeMap::from([
+                    ("drawn".into(), rstats.drawn),
+                    ("skipped".into(), rstats.skipped),
+                ]),
+                present: rstats.present.map(|p| PresentEntry {
+                    mode: p.mode.into(),
+                    presented: p.presented,
+                    skipped_minimised: p.skipped_minimised,
+                    recreated: p.recreated,
+                    interval_ms: rstats.present_interval_ms,
+                    refresh_ms: (p.refresh_ns > 0).then(|| p.refresh_ns as f64 / 1e6),
+                }),
+                gpu_memory: gpu_memory_of(&rstats),
+                layout_advice: layout_rows(engine.world()),
+                systems: systems_of(engine.world(), rec),
             },
-            view_cache: BTreeMap::from([("hits".into(), vc.hits), ("misses".into(), vc.misses)]),
-            render: BTreeMap::from([
-                ("drawn".into(), rstats.drawn),
-                ("skipped".into(), rstats.skipped),
-            ]),
-            present: rstats.present.map(|p| PresentEntry {
-                mode: p.mode.into(),
-                presented: p.presented,
-                skipped_minimised: p.skipped_minimised,
-                recreated: p.recreated,
-                interval_ms: rstats.present_interval_ms,
-                refresh_ms: (p.refresh_ns > 0).then(|| p.refresh_ns as f64 / 1e6),
-            }),
-            gpu_memory: RunSummary::gpu_memory_of(&rstats),
-            layout_advice: LayoutRow::of_world(engine.world()),
-            systems: systems_of(engine.world(), rec),
             target_verdict,
         }
-    }
-
-    /// Where the run missed its budget: the frame p99 over the frame budget, and each system
-    /// that ran at 3x its budget or more more than `max_system_errors` times. Empty when the
-    /// run held its budget (a CI gate: `lanegraph demo --fail-on-budget`).
-    pub fn budget_breaches(&self, max_system_errors: u64) -> Vec<BudgetBreach> {
-        let mut out = Vec::new();
-        if self.frame_ms.p99 > self.frame_budget_ms {
-            out.push(BudgetBreach {
-                what: "frame".into(),
-                figure: self.frame_ms.p99,
-                threshold: self.frame_budget_ms,
-                message: format!(
-                    "frame p99 {:.2} ms is over the frame budget {:.2} ms",
-                    self.frame_ms.p99, self.frame_budget_ms
-                ),
-            });
-        }
-        for s in &self.systems {
-            if s.errors > max_system_errors {
-                out.push(BudgetBreach {
-                    what: s.name.clone(),
-                    figure: s.errors as f64,
-                    threshold: max_system_errors as f64,
-                    message: format!(
-                        "system `{}` ran at 3x its {:.3} ms budget or more {} times (allowed {max_system_errors}; its worst run {:.3} ms)",
-                        s.name, s.budget_ms, s.errors, s.max_ms
-                    ),
-                });
-            }
-        }
-        out
-    }
-
-    /// The summary's `gpu_memory` from the render lane's statistics (`None` without a reading).
-    pub fn gpu_memory_of(rstats: &super::render::RenderStats) -> Option<GpuMemoryEntry> {
-        let g = rstats.gpu_memory.as_ref()?;
-        Some(GpuMemoryEntry {
-            source: g.source.into(),
-            heaps: g
-                .heaps
-                .iter()
-                .map(|h| GpuHeapEntry {
-                    heap: h.heap,
-                    device_local: h.device_local,
-                    usage_bytes: h.usage,
-                    budget_bytes: h.budget,
-                })
-                .collect(),
-            live_bytes: g.live_bytes,
-            pressure: if g.budget_bytes == 0 {
-                0.0
-            } else {
-                g.used_bytes as f64 / g.budget_bytes as f64
-            },
-            churn_peak_per_second: rstats.gpu_memory_churn.peak_per_second,
-            churn_alerts: rstats.gpu_memory_churn.alerts,
-        })
     }
 
     /// The summary as `key  value` rows, for a terminal.
     pub fn rows(&self) -> Vec<(&'static str, String)> {
         let mut rows = self.rows_headless();
-        if let Some(m) = &self.gpu_memory {
+        if let Some(m) = &self.detail.gpu_memory {
             let mib = |b: u64| b as f64 / (1 << 20) as f64;
             rows.insert(
                 6,
@@ -467,7 +425,7 @@ impl RunSummary {
                 ),
             );
         }
-        if let Some(p) = &self.present {
+        if let Some(p) = &self.detail.present {
             let refresh = p
                 .refresh_ms
                 .map_or(String::new(), |r| format!(" (refresh {r:.2} ms)"));
@@ -504,7 +462,7 @@ impl RunSummary {
             ),
             (
                 "lanes",
-                self.lanes
+                self.detail.lanes
                     .iter()
                     .map(|l| {
                         format!(
@@ -519,10 +477,10 @@ impl RunSummary {
             ),
             (
                 "gpu",
-                match (&self.gpu.device, &self.gpu.unavailable_reason) {
+                match (&self.detail.gpu.device, &self.detail.gpu.unavailable_reason) {
                     (Some(d), _) => format!(
                         "{d}; {}",
-                        self.gpu
+                        self.detail.gpu
                             .passes
                             .iter()
                             .map(|p| format!("{} {:.3} ms", p.name, p.ema_ms))
@@ -542,7 +500,7 @@ impl RunSummary {
             ("dropped steps", self.dropped_steps.to_string()),
             (
                 "layout advice",
-                self.layout_advice
+                self.detail.layout_advice
                     .iter()
                     .map(|l| format!("{} ({}) {}", l.component, l.layout, l.recommendation))
                     .collect::<Vec<_>>()
@@ -561,15 +519,86 @@ impl RunSummary {
                 "assets",
                 format!(
                     "{} requested: {} loaded, {} failed (reported and skipped), {} pending; {} uploaded to GPU images",
-                    self.assets.requested,
-                    self.assets.loaded,
-                    self.assets.failed,
-                    self.assets.pending,
-                    self.assets.uploaded_gpu
+                    self.detail.assets.requested,
+                    self.detail.assets.loaded,
+                    self.detail.assets.failed,
+                    self.detail.assets.pending,
+                    self.detail.assets.uploaded_gpu
                 ),
             ),
         ]
     }
+}
+
+/// The summary's detail and its CI gate, for the runtime's app, report and tests.
+pub trait RunSummaryHooks {
+    /// The detail sections (lanes, GPU, assets, presenting, GPU memory, layout, systems).
+    fn detail(&self) -> &RunDetail;
+    /// Where the run missed its budget: the frame p99 over the frame budget, and each system
+    /// that ran at 3x its budget or more more than `max_system_errors` times. Empty when the
+    /// run held its budget (a CI gate: `lanegraph demo --fail-on-budget`).
+    fn budget_breaches(&self, max_system_errors: u64) -> Vec<BudgetBreach>;
+}
+
+impl RunSummaryHooks for RunSummary {
+    fn detail(&self) -> &RunDetail {
+        &self.detail
+    }
+
+    fn budget_breaches(&self, max_system_errors: u64) -> Vec<BudgetBreach> {
+        let mut out = Vec::new();
+        if self.frame_ms.p99 > self.frame_budget_ms {
+            out.push(BudgetBreach {
+                what: "frame".into(),
+                figure: self.frame_ms.p99,
+                threshold: self.frame_budget_ms,
+                message: format!(
+                    "frame p99 {:.2} ms is over the frame budget {:.2} ms",
+                    self.frame_ms.p99, self.frame_budget_ms
+                ),
+            });
+        }
+        for s in &self.detail.systems {
+            if s.errors > max_system_errors {
+                out.push(BudgetBreach {
+                    what: s.name.clone(),
+                    figure: s.errors as f64,
+                    threshold: max_system_errors as f64,
+                    message: format!(
+                        "system `{}` ran at 3x its {:.3} ms budget or more {} times (allowed {max_system_errors}; its worst run {:.3} ms)",
+                        s.name, s.budget_ms, s.errors, s.max_ms
+                    ),
+                });
+            }
+        }
+        out
+    }
+}
+
+/// The summary's `gpu_memory` from the render lane's statistics (`None` without a reading).
+pub fn gpu_memory_of(rstats: &super::render::RenderStats) -> Option<GpuMemoryEntry> {
+    let g = rstats.gpu_memory.as_ref()?;
+    Some(GpuMemoryEntry {
+        source: g.source.into(),
+        heaps: g
+            .heaps
+            .iter()
+            .map(|h| GpuHeapEntry {
+                heap: h.heap,
+                device_local: h.device_local,
+                usage_bytes: h.usage,
+                budget_bytes: h.budget,
+            })
+            .collect(),
+        live_bytes: g.live_bytes,
+        pressure: if g.budget_bytes == 0 {
+            0.0
+        } else {
+            g.used_bytes as f64 / g.budget_bytes as f64
+        },
+        churn_peak_per_second: rstats.gpu_memory_churn.peak_per_second,
+        churn_alerts: rstats.gpu_memory_churn.alerts,
+    })
 }
 
 /// Every system of `world`, with the run record's percentiles where it has them.
@@ -586,7 +615,7 @@ fn systems_of(world: &World, rec: &RunRecorder) -> Vec<SystemEntry> {
                 .map(|r| &r.time_ns);
             let ms = |p: f64| hist.and_then(|h| h.percentile(p)).unwrap_or(0.0) / 1e6;
             Some(SystemEntry {
-                budget_ms: stats.budget.as_ms(),
+                budget_ms: stats.budget_ns as f64 / 1e6,
                 runs: stats.runs,
                 p50_ms: ms(50.0),
                 p99_ms: ms(99.0),

@@ -93,7 +93,7 @@ impl From<Duration> for BudgetSpec {
 
 impl BudgetSpec {
     /// Validates the declaration.
-    pub fn validate(self) -> Result<Budget, BudgetError> {
+    pub(crate) fn validate(self) -> Result<Budget, BudgetError> {
         match self {
             BudgetSpec::Ms(ms) => Budget::from_ms(ms),
             BudgetSpec::Duration(d) => Budget::from_duration(d),

@@ -34,8 +34,7 @@ pub(crate) const EVENT_TARGET: &str = "lanegraph";
 pub enum EngineEvent {
     /// A system's run took strictly longer than its budget (warn).
     BudgetOverrun,
-    /// A system's run took at least [`BUDGET_CRITICAL_MULTIPLIER`](super::BUDGET_CRITICAL_MULTIPLIER)
-    /// times its budget (error).
+    /// A system's run took at least 3 times its budget (error).
     BudgetCritical,
     /// The game loop dropped fixed steps (the step cap or the frame-delta clamp) (warn).
     StepsDropped,

@@ -31,13 +31,13 @@ pub(crate) mod stats;
 pub(crate) mod test_capture;
 pub(crate) mod window;
 
+pub(crate) use def::Budget;
 pub use def::{
-    every, when_changed, when_strategy, Budget, BudgetError, BudgetSpec, SystemContext, SystemDef,
-    SystemId,
+    every, when_changed, when_strategy, BudgetError, BudgetSpec, SystemContext, SystemDef, SystemId,
 };
 pub use order::{OrderError, Ordering};
 pub use registry::{InvalidSystemId, RegisterError};
 pub use stats::SystemTimingStats;
 
 /// A run at this many times its budget or more is an error, not just a warning.
-pub const BUDGET_CRITICAL_MULTIPLIER: u64 = 3;
+pub(crate) const BUDGET_CRITICAL_MULTIPLIER: u64 = 3;

@@ -3,7 +3,7 @@
 //! Owns: [`SystemTimingStats`] and the `World` queries over the timing records and the event
 //! counters. Must never: allocate, log, or change anything (an invalid id is an error, silently).
 
-use super::def::{Budget, SystemId};
+use super::def::SystemId;
 use super::events::{EngineEvent, EventCounts};
 use super::registry::InvalidSystemId;
 use super::window::{ns_to_ms, RollingWindow, SYSTEM_TIMING_WINDOW_SAMPLES};
@@ -23,8 +23,9 @@ pub struct SystemTimingStats {
     pub warns: u64,
     /// Runs at 3x budget or more (every one).
     pub errors: u64,
-    /// The declared budget.
-    pub budget: Budget,
+    /// The declared budget, whole nanoseconds (exact: a budget declared in ms is rounded to
+    /// the nanosecond once, at registration).
+    pub budget_ns: u64,
     /// The latest workload size (declared, or reported by the system).
     pub workload: Option<u64>,
 }
@@ -40,7 +41,7 @@ impl World {
             last_ms: ns_to_ms(r.last_ns),
             warns: r.warns,
             errors: r.errors,
-            budget: r.budget,
+            budget_ns: r.budget.as_nanos(),
             workload: r.workload,
         })
     }
