@@ -59,17 +59,14 @@ pub mod budget {
 /// tracking allocator, and the export formats and servers. The span store's plumbing is the
 /// runtime's ([`hooks::telemetry`]).
 pub mod telemetry {
-    pub use lanegraph_telemetry::names::WellKnownMetric;
     #[cfg(feature = "metrics-facade")]
     pub use lanegraph_telemetry::MetricsRecorder;
     #[cfg(feature = "tracing-layer")]
     pub use lanegraph_telemetry::SpanLayer;
     pub use lanegraph_telemetry::{
-        global, memory_stats, record_span, register_memory_metrics, span, span_n,
-        thread_memory_stats, Buckets, Counter, EndpointError, FrameSpans, Gauge, GpuFrame, GpuPass,
-        Histogram, InvalidBuckets, InvalidLabel, InvalidMetricName, MemoryStats, MetricClash,
-        MetricKind, RecordSpanError, RegisterError, Registry, SpanGuard, SpanRecord, TraceHistory,
-        TrackId, TrackKind, TrackingAllocator, Unit, WELL_KNOWN_METRICS,
+        global, memory_stats, register_memory_metrics, span, span_n, thread_memory_stats, Buckets,
+        Counter, EndpointError, Gauge, GpuFrame, GpuPass, Histogram, MemoryStats, MetricKind,
+        RegisterError, Registry, SpanGuard, TraceHistory, TrackingAllocator, Unit,
     };
     #[cfg(feature = "metrics-http")]
     pub use lanegraph_telemetry::{EndpointOptions, MetricsEndpoint};

@@ -1,81 +1,63 @@
-//! The telemetry module's errors: one small type per failure, each saying what, why and how to fix.
+//! Telemetry's errors, one per subsystem (metric registration, pre-timed spans, the scrape
+//! endpoint), each variant saying what, why and how to fix.
 //!
 //! Owns: error types only. Must never: log (the caller decides whether a failure is worth a line).
 
 use super::names::MetricKind;
 
-/// A metric name breaks the naming rules (see [`super::names`]).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "invalid metric name `{name}`: {why} (fix: use dot-separated lowercase snake_case segments, \
-     e.g. `system.move_ships.time`; `names::sanitize_segment` turns any label into a valid segment)"
-)]
-pub struct InvalidMetricName {
-    /// The name as given.
-    pub name: String,
-    /// Which rule it breaks.
-    pub why: String,
-}
-
-/// A name is already registered with a different type, unit or bucket layout.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "metric `{name}` is already registered as {existing}, cannot register it as {requested}: \
-     {detail} (fix: register it once with one definition and share the handle, or pick another name)"
-)]
-pub struct MetricClash {
-    /// The clashing name (or, for an export-name clash, the new name).
-    pub name: String,
-    /// What the existing registration is.
-    pub existing: MetricKind,
-    /// What was asked for.
-    pub requested: MetricKind,
-    /// What differs.
-    pub detail: String,
-}
-
-/// Histogram bucket bounds that cannot describe a histogram.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "invalid histogram buckets: {why} (fix: give 1 to {max} finite upper bounds in strictly \
-     increasing order; `+Inf` is implicit)",
-    max = super::histogram::MAX_BUCKETS
-)]
-pub struct InvalidBuckets {
-    /// Which rule the bounds break.
-    pub why: String,
-}
-
-/// Registering a metric failed.
+/// Registering a metric (or building its buckets) failed: each variant says what, why and how
+/// to fix.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RegisterError {
-    /// The name breaks the naming rules.
-    #[error(transparent)]
-    InvalidName(#[from] InvalidMetricName),
-    /// The name is taken by another definition.
-    #[error(transparent)]
-    Clash(#[from] MetricClash),
-    /// The histogram buckets are malformed.
-    #[error(transparent)]
-    InvalidBuckets(#[from] InvalidBuckets),
-    /// A label name or value breaks the rules.
-    #[error(transparent)]
-    InvalidLabel(#[from] InvalidLabel),
-}
-
-/// A metric label that cannot be exported.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "invalid label `{label}` on metric `{metric}`: {why} (fix: label names are \
-     [a-zA-Z_][a-zA-Z0-9_]*, not starting with `__`, not `le`; values are at most 256 bytes)"
-)]
-pub struct InvalidLabel {
-    /// The metric's name.
-    pub metric: String,
-    /// The label (name, or `name=value`).
-    pub label: String,
-    /// Which rule it breaks.
-    pub why: String,
+    /// The name breaks the naming rules (see [`super::names`]).
+    #[error(
+        "invalid metric name `{name}`: {why} (fix: use dot-separated lowercase snake_case segments, \
+         e.g. `system.move_ships.time`; `names::sanitize_segment` turns any label into a valid segment)"
+    )]
+    InvalidName {
+        /// The name as given.
+        name: String,
+        /// Which rule it breaks.
+        why: String,
+    },
+    /// The name is already registered with a different type, unit or bucket layout.
+    #[error(
+        "metric `{name}` is already registered as {existing}, cannot register it as {requested}: \
+         {detail} (fix: register it once with one definition and share the handle, or pick another name)"
+    )]
+    Clash {
+        /// The clashing name (or, for an export-name clash, the new name).
+        name: String,
+        /// What the existing registration is.
+        existing: MetricKind,
+        /// What was asked for.
+        requested: MetricKind,
+        /// What differs.
+        detail: String,
+    },
+    /// Histogram bucket bounds that cannot describe a histogram.
+    #[error(
+        "invalid histogram buckets: {why} (fix: give 1 to {max} finite upper bounds in strictly \
+         increasing order; `+Inf` is implicit)",
+        max = super::histogram::MAX_BUCKETS
+    )]
+    InvalidBuckets {
+        /// Which rule the bounds break.
+        why: String,
+    },
+    /// A label name or value that cannot be exported.
+    #[error(
+        "invalid label `{label}` on metric `{metric}`: {why} (fix: label names are \
+         [a-zA-Z_][a-zA-Z0-9_]*, not starting with `__`, not `le`; values are at most 256 bytes)"
+    )]
+    InvalidLabel {
+        /// The metric's name.
+        metric: String,
+        /// The label (name, or `name=value`).
+        label: String,
+        /// Which rule it breaks.
+        why: String,
+    },
 }
 
 /// A pre-timed span could not be recorded.

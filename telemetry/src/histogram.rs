@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use super::shard::{self, Slot};
 use super::sync::AtomicU64;
-use super::InvalidBuckets;
+use super::RegisterError;
 
 /// Most finite bucket bounds per histogram (each costs 8 bytes per thread slot; 64 covers a
 /// 1.25x exponential series from 10 us to 1 s).
@@ -31,10 +31,10 @@ pub(crate) const MAX_BUCKETS: usize = 64;
 pub struct Buckets(Arc<[f64]>);
 
 impl Buckets {
-    /// Bounds as given; see [`InvalidBuckets`] for the rules.
-    pub fn new(bounds: impl Into<Vec<f64>>) -> Result<Self, InvalidBuckets> {
+    /// Bounds as given; see [`RegisterError::InvalidBuckets`] for the rules.
+    pub fn new(bounds: impl Into<Vec<f64>>) -> Result<Self, RegisterError> {
         let bounds: Vec<f64> = bounds.into();
-        let fail = |why: String| Err(InvalidBuckets { why });
+        let fail = |why: String| Err(RegisterError::InvalidBuckets { why });
         if bounds.is_empty() {
             return fail("no bounds given".into());
         }
@@ -51,9 +51,9 @@ impl Buckets {
     }
 
     /// `count` bounds `start, start*factor, start*factor^2, ...`.
-    pub fn exponential(start: f64, factor: f64, count: usize) -> Result<Self, InvalidBuckets> {
+    pub fn exponential(start: f64, factor: f64, count: usize) -> Result<Self, RegisterError> {
         if !(start > 0.0 && factor > 1.0) {
-            return Err(InvalidBuckets {
+            return Err(RegisterError::InvalidBuckets {
                 why: format!(
                     "exponential buckets need start > 0 and factor > 1 (got {start}, {factor})"
                 ),
@@ -67,7 +67,7 @@ impl Buckets {
     }
 
     /// `count` bounds `start, start+width, start+2*width, ...`.
-    pub fn linear(start: f64, width: f64, count: usize) -> Result<Self, InvalidBuckets> {
+    pub fn linear(start: f64, width: f64, count: usize) -> Result<Self, RegisterError> {
         Self::new(
             (0..count)
                 .map(|i| start + width * i as f64)
@@ -77,7 +77,7 @@ impl Buckets {
 
     /// Frame and system times in milliseconds: fine around the 60/120/30 Hz targets
     /// (8.33, 16.67, 33.33 ms), coarse beyond 100 ms.
-    pub fn frame_time_ms() -> Self {
+    pub(crate) fn frame_time_ms() -> Self {
         Self::new(vec![
             0.25, 0.5, 1.0, 2.0, 4.0, 6.0, 8.33, 10.0, 12.0, 14.0, 16.67, 20.0, 25.0, 33.33, 50.0,
             66.67, 100.0, 250.0, 1000.0,
@@ -85,9 +85,9 @@ impl Buckets {
         .expect("constant bounds are valid")
     }
 
-    /// Frame and system times in seconds (OpenMetrics' base unit): [`Buckets::frame_time_ms`]
+    /// Frame and system times in seconds (OpenMetrics' base unit): `frame_time_ms`
     /// divided by 1000.
-    pub fn frame_time_seconds() -> Self {
+    pub(crate) fn frame_time_seconds() -> Self {
         Self::new(
             Self::frame_time_ms()
                 .bounds()
@@ -99,12 +99,12 @@ impl Buckets {
     }
 
     /// Job times in microseconds: 1 us to ~16 ms, doubling.
-    pub fn job_time_us() -> Self {
+    pub(crate) fn job_time_us() -> Self {
         Self::exponential(1.0, 2.0, 15).expect("constant bounds are valid")
     }
 
     /// The finite upper bounds.
-    pub fn bounds(&self) -> &[f64] {
+    pub(crate) fn bounds(&self) -> &[f64] {
         &self.0
     }
 }
@@ -211,7 +211,7 @@ impl Histogram {
     }
 
     /// The bucket layout.
-    pub fn buckets(&self) -> &Buckets {
+    pub(crate) fn buckets(&self) -> &Buckets {
         &self.cells.buckets
     }
 

@@ -17,6 +17,8 @@ use crate::{
     Buckets, Counter, FrameSpans, Gauge, Histogram, HistogramSnapshot, MetricDesc, MetricSnapshot,
     Registry, SpanRecord, TraceHistory, TrackingAllocator,
 };
+#[cfg(feature = "metrics-facade")]
+use crate::{MetricsRecorder, RegisterError};
 
 use crate::spans::ring::Ring;
 use crate::spans::{is_enabled, store, TrackId, NO_WORKLOAD};
@@ -146,6 +148,9 @@ pub trait HistogramHooks {
 
     /// Whether two handles update the same metric.
     fn same_metric(&self, other: &Histogram) -> bool;
+
+    /// The bucket layout.
+    fn buckets(&self) -> &Buckets;
 }
 
 impl HistogramHooks for Histogram {
@@ -160,6 +165,10 @@ impl HistogramHooks for Histogram {
     fn same_metric(&self, other: &Histogram) -> bool {
         Histogram::same_metric(self, other)
     }
+
+    fn buckets(&self) -> &Buckets {
+        Histogram::buckets(self)
+    }
 }
 
 /// The puffin server's per-frame publish, which the engine makes.
@@ -169,12 +178,19 @@ pub trait PuffinHooks {
     /// The engine ends puffin's frame once per engine frame: a game that also profiles with
     /// puffin's macros should not call `GlobalProfiler::new_frame` itself.
     fn publish(&mut self, frame: &FrameSpans<'_>, tracks: &[TrackInfo]);
+
+    /// Viewers connected now.
+    fn clients(&self) -> usize;
 }
 
 #[cfg(feature = "puffin")]
 impl PuffinHooks for PuffinServer {
     fn publish(&mut self, frame: &FrameSpans<'_>, tracks: &[TrackInfo]) {
         PuffinServer::publish(self, frame, tracks)
+    }
+
+    fn clients(&self) -> usize {
+        PuffinServer::clients(self)
     }
 }
 
@@ -234,6 +250,12 @@ pub trait TraceHistoryHooks {
     /// Adds an already-collected frame (spans beyond the buffer are kept out and counted in
     /// `dropped`).
     fn push(&mut self, frame: u64, spans: &[SpanRecord], dropped: u64) -> FrameSpans<'_>;
+
+    /// The frames held, oldest first.
+    fn frames(&self) -> impl Iterator<Item = FrameSpans<'_>>;
+
+    /// Spans lost over the frames held.
+    fn dropped(&self) -> u64;
 }
 
 impl TraceHistoryHooks for TraceHistory {
@@ -251,5 +273,69 @@ impl TraceHistoryHooks for TraceHistory {
 
     fn push(&mut self, frame: u64, spans: &[SpanRecord], dropped: u64) -> FrameSpans<'_> {
         TraceHistory::push(self, frame, spans, dropped)
+    }
+
+    fn frames(&self) -> impl Iterator<Item = FrameSpans<'_>> {
+        TraceHistory::frames(self)
+    }
+
+    fn dropped(&self) -> u64 {
+        TraceHistory::dropped(self)
+    }
+}
+
+/// Bucket presets the engine registers its own histograms with, and a layout's bounds, for the engine, the exporters and tests.
+pub trait BucketsHooks {
+    /// Frame and system times in milliseconds: fine around the 60/120/30 Hz targets
+    /// (8.33, 16.67, 33.33 ms), coarse beyond 100 ms.
+    fn frame_time_ms() -> Self
+    where
+        Self: Sized;
+
+    /// Frame and system times in seconds (OpenMetrics' base unit): `frame_time_ms`
+    /// divided by 1000.
+    fn frame_time_seconds() -> Self
+    where
+        Self: Sized;
+
+    /// Job times in microseconds: 1 us to ~16 ms, doubling.
+    fn job_time_us() -> Self
+    where
+        Self: Sized;
+
+    /// The finite upper bounds.
+    fn bounds(&self) -> &[f64];
+}
+
+impl BucketsHooks for Buckets {
+    fn frame_time_ms() -> Self {
+        Buckets::frame_time_ms()
+    }
+
+    fn frame_time_seconds() -> Self {
+        Buckets::frame_time_seconds()
+    }
+
+    fn job_time_us() -> Self {
+        Buckets::job_time_us()
+    }
+
+    fn bounds(&self) -> &[f64] {
+        Buckets::bounds(self)
+    }
+}
+
+/// The facade recorder's rejected registrations, for tests.
+#[cfg(feature = "metrics-facade")]
+pub trait MetricsRecorderHooks {
+    /// Keys the registry refused (an invalid name or label, a clash with another kind), each
+    /// with its typed error; their handles record nothing.
+    fn rejected(&self) -> Vec<(String, RegisterError)>;
+}
+
+#[cfg(feature = "metrics-facade")]
+impl MetricsRecorderHooks for MetricsRecorder {
+    fn rejected(&self) -> Vec<(String, RegisterError)> {
+        MetricsRecorder::rejected(self)
     }
 }

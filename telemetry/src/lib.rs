@@ -52,10 +52,7 @@ pub use chrome_trace::{
 };
 #[cfg(feature = "metrics-http")]
 pub use endpoint::{EndpointOptions, MetricsEndpoint};
-pub use error::{
-    EndpointError, InvalidBuckets, InvalidLabel, InvalidMetricName, MetricClash, RecordSpanError,
-    RegisterError,
-};
+pub use error::{EndpointError, RecordSpanError, RegisterError};
 pub use gpu::{GpuFrame, GpuPass};
 pub use handles::{Counter, Gauge};
 pub use histogram::{Buckets, Histogram, HistogramSnapshot};

@@ -64,7 +64,7 @@ impl MetricsRecorder {
 
     /// Keys the registry refused (an invalid name or label, a clash with another kind), each
     /// with its typed error; their handles record nothing.
-    pub fn rejected(&self) -> Vec<(String, RegisterError)> {
+    pub(crate) fn rejected(&self) -> Vec<(String, RegisterError)> {
         self.lock().rejected.clone()
     }
 

@@ -96,9 +96,9 @@ impl Unit {
 }
 
 /// Checks `name` against the rules above.
-pub fn validate(name: &str) -> Result<(), crate::InvalidMetricName> {
+pub fn validate(name: &str) -> Result<(), crate::RegisterError> {
     let fail = |why: &str| {
-        Err(crate::InvalidMetricName {
+        Err(crate::RegisterError::InvalidName {
             name: name.to_string(),
             why: why.to_string(),
         })
@@ -145,10 +145,10 @@ pub fn export_name(name: &str, unit: Unit) -> String {
 }
 
 /// Checks that the family name does not end in a suffix OpenMetrics reserves.
-pub fn check_reserved_suffix(name: &str, exported: &str) -> Result<(), crate::InvalidMetricName> {
+pub fn check_reserved_suffix(name: &str, exported: &str) -> Result<(), crate::RegisterError> {
     match RESERVED_SUFFIXES.iter().find(|s| exported.ends_with(*s)) {
         None => Ok(()),
-        Some(s) => Err(crate::InvalidMetricName {
+        Some(s) => Err(crate::RegisterError::InvalidName {
             name: name.to_string(),
             why: format!(
                 "its exported name `{exported}` ends in `{s}`, which OpenMetrics reserves for \
@@ -486,7 +486,7 @@ mod tests {
             ("frame-time", "contains '-'"),
         ] {
             let e = validate(n).unwrap_err();
-            assert!(e.why.contains(part), "{n}: {}", e.why);
+            assert!(e.to_string().contains(part), "{n}: {e}");
             assert!(e.to_string().contains("fix:"));
         }
         assert!(validate(&"a".repeat(MAX_NAME_LEN + 1)).is_err());
@@ -512,7 +512,7 @@ mod tests {
     fn reserved_suffixes_are_refused() {
         let e =
             check_reserved_suffix("asset.load_count", "lanegraph_asset_load_count").unwrap_err();
-        assert!(e.why.contains("_count"));
+        assert!(e.to_string().contains("_count"), "{e}");
         check_reserved_suffix("asset.loads", "lanegraph_asset_loads").unwrap();
     }
 

@@ -78,7 +78,7 @@ impl PuffinServer {
     }
 
     /// Viewers connected now.
-    pub fn clients(&self) -> usize {
+    pub(crate) fn clients(&self) -> usize {
         self.server.num_clients()
     }
 

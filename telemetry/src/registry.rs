@@ -7,14 +7,14 @@
 //! Registering a name that is already registered with the *same* definition (kind, unit, help
 //! aside, and buckets) returns a handle to the same metric, so two lanes can both register
 //! `frame.completed` without coordinating. A different kind, unit or bucket layout is a
-//! [`MetricClash`]; so is a name whose OpenMetrics family collides with another's.
+//! [`RegisterError::Clash`]; so is a name whose OpenMetrics family collides with another's.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::histogram::{Buckets, Histogram, HistogramSnapshot};
 use super::names::{self, MetricKind, Unit};
-use super::{Counter, Gauge, MetricClash, RegisterError};
+use super::{Counter, Gauge, RegisterError};
 
 /// A metric value computed when read (e.g. the tracking allocator's totals).
 type CounterFn = Arc<dyn Fn() -> u64 + Send + Sync>;
@@ -90,8 +90,8 @@ pub(crate) const MAX_LABEL_VALUE_LEN: usize = 256;
 
 /// Checks label names (`[a-zA-Z_][a-zA-Z0-9_]*`, no `__` prefix, not `le`, no repeats) and
 /// value lengths.
-fn validate_labels(metric: &str, labels: &[(&str, &str)]) -> Result<(), super::InvalidLabel> {
-    let bad = |label: &str, why: &str| super::InvalidLabel {
+fn validate_labels(metric: &str, labels: &[(&str, &str)]) -> Result<(), RegisterError> {
+    let bad = |label: &str, why: &str| RegisterError::InvalidLabel {
         metric: metric.to_string(),
         label: label.to_string(),
         why: why.to_string(),
@@ -445,8 +445,8 @@ impl Registry {
     }
 }
 
-fn clash(name: &str, existing: MetricKind, requested: MetricKind, detail: &str) -> MetricClash {
-    MetricClash {
+fn clash(name: &str, existing: MetricKind, requested: MetricKind, detail: &str) -> RegisterError {
+    RegisterError::Clash {
         name: name.to_string(),
         existing,
         requested,
@@ -488,11 +488,11 @@ mod tests {
             .unwrap_err();
         assert!(matches!(
             e,
-            RegisterError::Clash(MetricClash {
+            RegisterError::Clash {
                 existing: MetricKind::Counter,
                 requested: MetricKind::Gauge,
                 ..
-            })
+            }
         ));
         let e = r
             .register_counter("asset.loaded", Unit::Bytes, "")
@@ -515,11 +515,11 @@ mod tests {
         let r = Registry::new();
         assert!(matches!(
             r.register_counter("Bad Name", Unit::None, ""),
-            Err(RegisterError::InvalidName(_))
+            Err(RegisterError::InvalidName { .. })
         ));
         assert!(matches!(
             r.register_counter("asset.load_count", Unit::None, ""),
-            Err(RegisterError::InvalidName(_))
+            Err(RegisterError::InvalidName { .. })
         ));
         r.register_gauge("a.b_c", Unit::None, "").unwrap();
         let e = r.register_gauge("a_b.c", Unit::None, "").unwrap_err();

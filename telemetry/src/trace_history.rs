@@ -144,7 +144,7 @@ impl TraceHistory {
     }
 
     /// The frames held, oldest first.
-    pub fn frames(&self) -> impl Iterator<Item = FrameSpans<'_>> {
+    pub(crate) fn frames(&self) -> impl Iterator<Item = FrameSpans<'_>> {
         self.held.iter().map(|h| FrameSpans {
             frame: h.frame,
             spans: &self.buf[h.start..h.start + h.len],
@@ -153,7 +153,7 @@ impl TraceHistory {
     }
 
     /// Spans lost over the frames held.
-    pub fn dropped(&self) -> u64 {
+    pub(crate) fn dropped(&self) -> u64 {
         self.held.iter().map(|h| h.dropped).sum()
     }
 

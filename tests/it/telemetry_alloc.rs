@@ -4,6 +4,7 @@
 use lanegraph::hooks::telemetry::{
     self, memory_stats, thread_memory_stats, MemoryStats, MetricValue, Registry,
 };
+use lanegraph::hooks::BucketsHooks;
 use lanegraph::hooks::RegistryHooks;
 
 /// Serialises the tests: they read process-wide totals.

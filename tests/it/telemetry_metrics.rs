@@ -6,6 +6,8 @@ use lanegraph::hooks::telemetry::names::{self, WELL_KNOWN_METRICS};
 use lanegraph::hooks::telemetry::{
     Buckets, MetricKind, MetricValue, RegisterError, Registry, Unit,
 };
+use lanegraph::hooks::BucketsHooks;
+use lanegraph::hooks::MetricsRecorderHooks;
 use lanegraph::hooks::{HistogramHooks, RegistryHooks};
 
 fn threads() -> usize {
@@ -76,16 +78,20 @@ fn bad_registrations_are_typed_errors() {
     let r = Registry::new();
     assert!(matches!(
         r.register_counter("Frame Time", Unit::None, ""),
-        Err(RegisterError::InvalidName(_))
+        Err(RegisterError::InvalidName { .. })
     ));
     r.register_gauge("asset.pending", Unit::None, "").unwrap();
     let e = r
         .register_histogram("asset.pending", Unit::None, "", Buckets::job_time_us())
         .unwrap_err();
     match &e {
-        RegisterError::Clash(c) => {
+        RegisterError::Clash {
+            existing,
+            requested,
+            ..
+        } => {
             assert_eq!(
-                (c.existing, c.requested),
+                (*existing, *requested),
                 (MetricKind::Gauge, MetricKind::Histogram)
             );
         }
@@ -98,7 +104,7 @@ fn bad_registrations_are_typed_errors() {
     );
     assert!(matches!(
         Buckets::new(vec![3.0, 2.0]),
-        Err(lanegraph::hooks::telemetry::InvalidBuckets { .. })
+        Err(RegisterError::InvalidBuckets { .. })
     ));
 }
 
@@ -329,6 +335,6 @@ fn the_metrics_facade_records_into_the_registry() {
     );
     let rejected = recorder.rejected();
     assert_eq!(rejected.len(), 2, "{rejected:?}");
-    assert!(matches!(rejected[0].1, RegisterError::InvalidName(_)));
-    assert!(matches!(rejected[1].1, RegisterError::InvalidLabel(_)));
+    assert!(matches!(rejected[0].1, RegisterError::InvalidName { .. }));
+    assert!(matches!(rejected[1].1, RegisterError::InvalidLabel { .. }));
 }

@@ -17,7 +17,9 @@
 pub mod svg;
 
 use lanegraph::hooks::telemetry::spans::{self, TrackKind};
-use lanegraph::hooks::{layout_rows, EngineHooks, FrameRow, LayoutRow, RunRecorderHooks};
+use lanegraph::hooks::{
+    layout_rows, EngineHooks, FrameRow, LayoutRow, RunRecorderHooks, TraceHistoryHooks,
+};
 use lanegraph::runtime::{DecisionEntry, Engine, GpuPass, RunRecorder};
 use svg::{esc, Bar, Series};
 
@@ -193,7 +195,7 @@ impl ReportData {
 /// The slowest [`TIMELINE_FRAMES`] frames the trace history holds (by their `frame` span),
 /// slowest first, each as timeline tracks.
 fn timeline_of(engine: &Engine) -> Vec<TimelineFrame> {
-    let frame_ms = |f: &lanegraph::telemetry::FrameSpans<'_>| {
+    let frame_ms = |f: &lanegraph::hooks::telemetry::FrameSpans<'_>| {
         f.spans
             .iter()
             .filter(|s| s.name == lanegraph::hooks::telemetry::FRAME_SPAN)
@@ -223,7 +225,9 @@ fn timeline_of(engine: &Engine) -> Vec<TimelineFrame> {
 }
 
 /// One frame's spans as timeline tracks, and the window they span, ms.
-fn tracks_of(mut all: Vec<lanegraph::telemetry::SpanRecord>) -> (Vec<(String, Vec<Bar>)>, f64) {
+fn tracks_of(
+    mut all: Vec<lanegraph::hooks::telemetry::SpanRecord>,
+) -> (Vec<(String, Vec<Bar>)>, f64) {
     if all.is_empty() {
         return (Vec::new(), 0.0);
     }

@@ -22,11 +22,14 @@ pub use lanegraph_budget::hooks::ControllerDriver;
 pub use lanegraph_telemetry as telemetry;
 #[cfg(feature = "metrics-http")]
 pub use lanegraph_telemetry::hooks::EndpointHooks;
+#[cfg(feature = "metrics-facade")]
+pub use lanegraph_telemetry::hooks::MetricsRecorderHooks;
 #[cfg(feature = "puffin")]
 pub use lanegraph_telemetry::hooks::PuffinHooks;
 /// The telemetry types' calls for the engine, the exporters and tests.
 pub use lanegraph_telemetry::hooks::{
-    AllocatorHooks, CounterHooks, GaugeHooks, HistogramHooks, RegistryHooks, TraceHistoryHooks,
+    AllocatorHooks, BucketsHooks, CounterHooks, GaugeHooks, HistogramHooks, RegistryHooks,
+    TraceHistoryHooks,
 };
 
 pub use crate::world::epoch::MAX_DOMAINS;

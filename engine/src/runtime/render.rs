@@ -43,6 +43,7 @@ use super::loaders::DecodedImage;
 use super::render_trace::{trace_gpu_pass, trace_present};
 
 pub use super::render_pass::{DrawOutput, PresentFigures, RenderDevice, RenderPass};
+use lanegraph_telemetry::hooks::BucketsHooks;
 
 /// What the render lane has done so far (a snapshot).
 #[derive(Debug, Clone, Default, PartialEq)]

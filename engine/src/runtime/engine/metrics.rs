@@ -8,6 +8,7 @@
 use lanegraph_budget::hooks::ControllerDriver;
 
 use super::*;
+use lanegraph_telemetry::hooks::BucketsHooks;
 
 pub(super) struct Metrics {
     /// `frame.time`: each frame's owner-thread wall time, seconds.

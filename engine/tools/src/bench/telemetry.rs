@@ -36,6 +36,7 @@ use lanegraph_jobs::clock;
 use super::stats::median;
 use super::{BenchError, BenchOptions, Figure};
 use lanegraph::hooks::telemetry::{self, spans, Buckets, Counter, Histogram, TrackingAllocator};
+use lanegraph::hooks::BucketsHooks;
 
 const SUITE: &str = "telemetry";
 
