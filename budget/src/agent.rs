@@ -21,7 +21,7 @@ pub enum Pool {
 
 impl Pool {
     /// Both pools, in the order the controller visits them (deterministic).
-    pub const ALL: [Pool; 2] = [Pool::Cpu, Pool::Gpu];
+    pub(crate) const ALL: [Pool; 2] = [Pool::Cpu, Pool::Gpu];
 
     /// Index into per-pool arrays.
     pub fn index(self) -> usize {
@@ -32,7 +32,7 @@ impl Pool {
     }
 
     /// Lower-case name used in reasons (`cpu`, `gpu`).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Pool::Cpu => "cpu",
             Pool::Gpu => "gpu",
@@ -92,7 +92,7 @@ impl Quote {
     }
 
     /// The quoted milliseconds for workload `n`.
-    pub fn ms(&self, n: u64) -> f64 {
+    pub(crate) fn ms(&self, n: u64) -> f64 {
         self.coefficient * self.law.eval(n)
     }
 }

@@ -160,7 +160,7 @@ impl ControllerConfig {
     }
 
     /// The base frame-time target: budget less headroom, ms.
-    pub fn base_target_ms(&self) -> f64 {
+    pub(crate) fn base_target_ms(&self) -> f64 {
         self.frame_budget_ms * (1.0 - self.headroom)
     }
 }

@@ -268,11 +268,6 @@ impl Controller {
         }
     }
 
-    /// The budget multiplier.
-    pub fn multiplier(&self) -> f64 {
-        self.pid.output()
-    }
-
     /// The decision log.
     pub fn log(&self) -> &DecisionLog {
         &self.log
@@ -601,6 +596,9 @@ fn reason(c: &ReasonCtx<'_>) -> String {
 
 /// The controller's calls for an engine, a replay tool or a test (`crate::hooks`' docs).
 pub trait ControllerDriver {
+    /// The budget multiplier: the PID's output, which scales the frame target under pressure.
+    fn multiplier(&self) -> f64;
+
     /// A controller with no agents and no providers.
     fn new(cfg: ControllerConfig) -> Result<Self, ConfigError>
     where
@@ -686,6 +684,10 @@ pub trait ControllerDriver {
 }
 
 impl ControllerDriver for Controller {
+    fn multiplier(&self) -> f64 {
+        self.pid.output()
+    }
+
     fn new(cfg: ControllerConfig) -> Result<Self, ConfigError> {
         cfg.validate()?;
         Ok(Controller {

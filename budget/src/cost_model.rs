@@ -63,7 +63,7 @@ pub enum CostLaw {
 
 impl CostLaw {
     /// All laws, simplest first (the order the selection walks).
-    pub const ALL: [CostLaw; 4] = [
+    pub(crate) const ALL: [CostLaw; 4] = [
         CostLaw::Constant,
         CostLaw::Linear,
         CostLaw::NLogN,
@@ -71,7 +71,7 @@ impl CostLaw {
     ];
 
     /// `f(n)`. `n` below 2 is treated as 2 for `n ln n` so that `f` stays positive.
-    pub fn eval(self, n: u64) -> f64 {
+    pub(crate) fn eval(self, n: u64) -> f64 {
         let x = n as f64;
         match self {
             CostLaw::Constant => 1.0,
@@ -83,15 +83,22 @@ impl CostLaw {
             CostLaw::Quadratic => x * x,
         }
     }
+}
 
-    /// Name used in reports (`1`, `n`, `n log n`, `n^2`).
-    pub fn name(self) -> &'static str {
-        match self {
-            CostLaw::Constant => "1",
-            CostLaw::Linear => "n",
-            CostLaw::NLogN => "n log n",
-            CostLaw::Quadratic => "n^2",
-        }
+/// The cost laws' table and evaluation, for the cost-model tests and the simulator's callers.
+pub trait CostLawHooks {
+    /// All laws, simplest first (the order the selection walks).
+    const ALL: [CostLaw; 4];
+
+    /// `f(n)`. `n` below 2 is treated as 2 for `n ln n` so that `f` stays positive.
+    fn eval(self, n: u64) -> f64;
+}
+
+impl CostLawHooks for CostLaw {
+    const ALL: [CostLaw; 4] = CostLaw::ALL;
+
+    fn eval(self, n: u64) -> f64 {
+        CostLaw::eval(self, n)
     }
 }
 
@@ -104,7 +111,7 @@ pub struct Fit {
     pub coefficient: f64,
     /// Weighted RMS relative error of the chosen law (0.05 = 5 %).
     pub rel_error: f64,
-    /// Every law's error, in [`CostLaw::ALL`] order (for reports and tests).
+    /// Every law's error, in `CostLaw` declaration order (simplest first) (for reports and tests).
     pub errors: [f64; 4],
     /// False when the window's `n` did not vary enough to tell laws apart.
     pub identifiable: bool,

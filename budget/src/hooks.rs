@@ -7,5 +7,5 @@
 //! a game's view of `Controller` is the dozen calls it makes.
 
 pub use crate::controller::ControllerDriver;
-pub use crate::cost_model::{CostModel, WINDOW as COST_MODEL_WINDOW};
+pub use crate::cost_model::{CostLawHooks, CostModel, WINDOW as COST_MODEL_WINDOW};
 pub use crate::record::Recording;

@@ -99,11 +99,6 @@ impl DecisionLog {
     pub fn dropped(&self) -> u64 {
         self.total - self.entries.len() as u64
     }
-
-    /// The most entries kept.
-    pub fn capacity(&self) -> usize {
-        self.capacity
-    }
 }
 
 #[cfg(test)]

@@ -39,7 +39,7 @@ pub struct MemoryState {
 
 impl MemoryState {
     /// `used / budget`; 0 when no budget is set.
-    pub fn fraction(&self) -> f64 {
+    pub(crate) fn fraction(&self) -> f64 {
         if self.budget_bytes == 0 {
             0.0
         } else {
@@ -106,7 +106,7 @@ impl std::fmt::Debug for Providers {
 
 impl Providers {
     /// Polls every provider once.
-    pub fn poll(&mut self) -> Readings {
+    pub(crate) fn poll(&mut self) -> Readings {
         Readings {
             thermal: self
                 .thermal

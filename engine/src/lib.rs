@@ -51,7 +51,7 @@ pub mod budget {
     pub use lanegraph_budget::{
         AdaptationMode, Agent, AgentId, ConfigError, Controller, ControllerConfig, CostLaw,
         Decision, DecisionLog, InputError, PidConfig, PinError, Pool, Quote, RegisterError,
-        Strategy, StrategyIndex, DEFAULT_FIXED_STEP_S, GPU_READ_LAG_FRAMES,
+        Strategy, StrategyIndex, GPU_READ_LAG_FRAMES,
     };
 }
 

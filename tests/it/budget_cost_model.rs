@@ -8,6 +8,7 @@ use lanegraph::hooks::budget::{
     StrategyIndex,
 };
 use lanegraph::hooks::ControllerDriver;
+use lanegraph::hooks::CostLawHooks;
 
 /// Samples of `c * law(n)` with `n` log-uniform over `[64, 16384]` and relative Gaussian
 /// noise `sigma`.
