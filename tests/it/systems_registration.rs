@@ -3,6 +3,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use lanegraph::hooks::SystemIdHooks;
 use lanegraph::hooks::{WorldHooks, MAX_SYSTEMS};
 use lanegraph::systems::{BudgetError, RegisterError, SystemDef, SystemId};
 use lanegraph::world::{Domain, World};

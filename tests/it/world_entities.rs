@@ -1,10 +1,8 @@
 //! The World through its public API: handles, components, queries, epochs, hash, telemetry.
 
-use lanegraph::hooks::{PairQueryError, WorldHooks};
+use lanegraph::hooks::{ColumnLayout, PairQueryError, WorldHooks};
 use lanegraph::systems::SystemDef;
-use lanegraph::world::{
-    ColumnLayout, Component, ComponentError, Domain, DomainSet, StateHash, World,
-};
+use lanegraph::world::{Component, ComponentError, Domain, DomainSet, StateHash, World};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]

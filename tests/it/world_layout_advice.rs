@@ -1,9 +1,8 @@
 //! The layout advisor fed from the World's own access telemetry: which components it tells to go
 //! field-SoA + SIMD, which it leaves alone, and how a window of telemetry is taken.
 
-use lanegraph::hooks::WorldHooks;
+use lanegraph::hooks::{ColumnAccess, WorldHooks};
 use lanegraph::simd::advisor::{LayoutRecommendation, MIN_QUERIES, SIMD_MIN_ROWS_PER_QUERY};
-use lanegraph::world::ColumnAccess;
 use lanegraph::world::{Component, StateHash, World};
 
 /// All-`f32`, stored AoS: a field-SoA candidate once it is swept in big batches.

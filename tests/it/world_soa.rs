@@ -1,11 +1,9 @@
 //! Field-SoA components in the World: opt-in, resident columns, and the one-step loan of
 //! disjoint `Send` chunks to other threads (the physics lane's pattern).
 
-use lanegraph::hooks::WorldHooks;
+use lanegraph::hooks::{ColumnLayout, WorldHooks};
 use lanegraph::simd::{SoaComponent, SoaTable};
-use lanegraph::world::{
-    ColumnLayout, Component, Domain, DomainSet, SoaPairError, StateHash, World,
-};
+use lanegraph::world::{Component, Domain, DomainSet, SoaPairError, StateHash, World};
 
 #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash, SoaComponent)]
 #[component(domains(TRANSFORM))]

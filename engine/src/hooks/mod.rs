@@ -32,6 +32,7 @@ pub use lanegraph_telemetry::hooks::{
     TraceHistoryHooks,
 };
 
+pub use crate::world::access::{ColumnAccess, ColumnLayout};
 pub use crate::world::epoch::MAX_DOMAINS;
 pub use crate::world::par_query::{ParQueryError, MAX_CHUNKS, MIN_CHUNK_ROWS};
 pub use crate::world::query::{ColumnMut, ColumnRef, Filter, PairQueryError};
@@ -67,4 +68,4 @@ pub(crate) mod engine_hooks;
 pub(crate) mod world_hooks;
 
 pub use engine_hooks::{inject_asset_panics, EngineHooks};
-pub use world_hooks::{run_systems_untimed, WorldHooks};
+pub use world_hooks::{run_systems_untimed, SystemIdHooks, WorldHooks};

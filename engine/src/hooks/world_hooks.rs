@@ -289,6 +289,16 @@ pub trait WorldHooks {
 
     /// How often `kind` was emitted, suppressed and summarised in this world.
     fn event_counts(&self, kind: EngineEvent) -> EventCounts;
+
+    /// Access telemetry for every component column (for the layout advisor). Cold path: it
+    /// allocates the returned list.
+    fn component_access(&self) -> Vec<ColumnAccess>;
+
+    /// The layout advisor's recommendation for every component, from the access telemetry since
+    /// the world was made (for a window, snapshot `component_access` twice and call
+    /// [`ColumnAccess::since`] then [`ColumnAccess::advice`]). Advice only: nothing is
+    /// repacked. Cold path: allocates.
+    fn layout_advice(&self) -> Vec<lanegraph_simd::advisor::LayoutAdvice>;
 }
 
 impl WorldHooks for World {
@@ -449,6 +459,14 @@ impl WorldHooks for World {
     fn event_counts(&self, kind: EngineEvent) -> EventCounts {
         World::event_counts(self, kind)
     }
+
+    fn component_access(&self) -> Vec<ColumnAccess> {
+        World::component_access(self)
+    }
+
+    fn layout_advice(&self) -> Vec<lanegraph_simd::advisor::LayoutAdvice> {
+        World::layout_advice(self)
+    }
 }
 
 /// Runs every system of `world` once exactly like [`World::run_systems`] but without timing,
@@ -456,4 +474,19 @@ impl WorldHooks for World {
 /// against.
 pub fn run_systems_untimed(world: &mut World) {
     world.run_systems_untimed();
+}
+
+/// A system id built from its parts, for tests of the registry's checks (a game gets ids from `register_system`).
+pub trait SystemIdHooks {
+    /// Rebuilds an id from its parts (e.g. read back from a profiler capture). It is validated
+    /// on use, never trusted.
+    fn from_parts(world: WorldId, index: u32) -> Self
+    where
+        Self: Sized;
+}
+
+impl SystemIdHooks for SystemId {
+    fn from_parts(world: WorldId, index: u32) -> Self {
+        SystemId::from_parts(world, index)
+    }
 }

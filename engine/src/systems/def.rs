@@ -138,7 +138,7 @@ pub enum BudgetError {
 /// A system's identity in one world: valid from registration for the world's whole life.
 ///
 /// Ids are not reused (systems are never unregistered). An id from another world, or one made by
-/// [`SystemId::from_parts`] that names no system, is rejected by every query.
+/// `SystemIdHooks::from_parts` that names no system, is rejected by every query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SystemId {
     world: WorldId,
@@ -153,7 +153,7 @@ impl SystemId {
 
     /// Rebuilds an id from its parts (e.g. read back from a profiler capture). It is validated
     /// on use, never trusted.
-    pub fn from_parts(world: WorldId, index: u32) -> Self {
+    pub(crate) fn from_parts(world: WorldId, index: u32) -> Self {
         SystemId { world, index }
     }
 

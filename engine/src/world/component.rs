@@ -53,11 +53,9 @@ pub trait Component: StateHash + Send + Sync + 'static {
     /// The domains whose epochs move when this component changes.
     const DOMAINS: DomainSet;
     /// Whether every field is an `f32` (so the component could be stored field-SoA and moved by
-    /// the `f32x8` kernels). Only the layout advisor reads it ([`World::layout_advice`]): it
-    /// recommends field-SoA + SIMD only for such components. Defaults to `false`; a component
-    /// already stored field-SoA counts as all-`f32` whatever this says.
-    ///
-    /// [`World::layout_advice`]: super::World::layout_advice
+    /// the `f32x8` kernels). Only the layout advisor reads it (`layout_advice` in a run's
+    /// summary and report): it recommends field-SoA + SIMD only for such components. Defaults
+    /// to `false`; a component already stored field-SoA counts as all-`f32` whatever this says.
     const ALL_F32: bool = false;
 
     /// How a snapshot copies a value ([`World::snapshot_into`]): `Some(Self::clone)` when the

@@ -103,7 +103,7 @@ pub(crate) mod typed_query;
 
 use std::collections::HashMap;
 
-pub use access::{ColumnAccess, ColumnLayout};
+pub(crate) use access::{ColumnAccess, ColumnLayout};
 pub use bundle::Bundle;
 pub use commands::{CommandError, Commands};
 #[doc(hidden)]
@@ -564,7 +564,7 @@ impl World {
 
     /// Access telemetry for every component column (for the layout advisor). Cold path: it
     /// allocates the returned list.
-    pub fn component_access(&self) -> Vec<ColumnAccess> {
+    pub(crate) fn component_access(&self) -> Vec<ColumnAccess> {
         self.hash_order
             .iter()
             .map(|&i| {
@@ -585,10 +585,10 @@ impl World {
     }
 
     /// The layout advisor's recommendation for every component, from the access telemetry since
-    /// the world was made (for a window, snapshot [`World::component_access`] twice and call
+    /// the world was made (for a window, snapshot `component_access` twice and call
     /// [`ColumnAccess::since`] then [`ColumnAccess::advice`]). Advice only: nothing is
     /// repacked. Cold path: allocates.
-    pub fn layout_advice(&self) -> Vec<lanegraph_simd::advisor::LayoutAdvice> {
+    pub(crate) fn layout_advice(&self) -> Vec<lanegraph_simd::advisor::LayoutAdvice> {
         self.component_access()
             .iter()
             .map(ColumnAccess::advice)
