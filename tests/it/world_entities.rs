@@ -1,8 +1,9 @@
 //! The World through its public API: handles, components, queries, epochs, hash, telemetry.
 
-use lanegraph::hooks::{ColumnLayout, PairQueryError, WorldHooks};
+use lanegraph::hooks::{ColumnLayout, WorldHooks};
 use lanegraph::systems::SystemDef;
-use lanegraph::world::{Component, ComponentError, Domain, DomainSet, StateHash, World};
+use lanegraph::world::WorldError;
+use lanegraph::world::{Component, Domain, DomainSet, StateHash, World};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
@@ -23,14 +24,17 @@ fn stale_handles_are_errors_never_another_entity() {
     w.insert(b, Health(99)).unwrap();
     assert_eq!(a.index(), b.index());
     assert_ne!(a, b);
-    assert!(matches!(w.get::<Health>(a), Err(ComponentError::Stale(_))));
+    assert!(matches!(
+        w.get::<Health>(a),
+        Err(WorldError::StaleEntity { .. })
+    ));
     assert!(matches!(
         w.insert(a, Health(1)),
-        Err(ComponentError::Stale(_))
+        Err(WorldError::StaleEntity { .. })
     ));
     assert!(matches!(
         w.remove::<Health>(a),
-        Err(ComponentError::Stale(_))
+        Err(WorldError::StaleEntity { .. })
     ));
     assert!(w.despawn(a).is_err());
     assert!(w.has::<Health>(a).is_err());
@@ -44,15 +48,15 @@ fn missing_components_are_typed_errors() {
     let mut w = World::new();
     let e = w.spawn();
     assert!(
-        matches!(w.get::<Health>(e), Err(ComponentError::Missing(m)) if m.component == "Health")
+        matches!(w.get::<Health>(e), Err(WorldError::MissingComponent { component, .. }) if component == "Health")
     );
     assert!(matches!(
         w.get_mut::<Health>(e),
-        Err(ComponentError::Missing(_))
+        Err(WorldError::MissingComponent { .. })
     ));
     assert!(matches!(
         w.remove::<Health>(e),
-        Err(ComponentError::Missing(_))
+        Err(WorldError::MissingComponent { .. })
     ));
     assert!(!w.has::<Health>(e).unwrap());
 }
@@ -96,7 +100,7 @@ fn storage_stays_dense_and_queries_see_every_live_row() {
     assert_eq!(w.get::<Health>(e2).unwrap().0, 3);
     assert!(matches!(
         w.query_pair_mut::<Health, Health>().map(|_| ()),
-        Err(PairQueryError::Aliased(_))
+        Err(WorldError::AliasedQuery { .. })
     ));
 }
 
@@ -311,7 +315,10 @@ proptest! {
             match model.get(e) {
                 Some(Some(h)) => prop_assert_eq!(w.get::<Health>(*e).unwrap(), h),
                 Some(None) => prop_assert!(w.get::<Health>(*e).is_err()),
-                None => prop_assert!(matches!(w.get::<Health>(*e), Err(ComponentError::Stale(_)))),
+                None => {
+                    let stale = matches!(w.get::<Health>(*e), Err(WorldError::StaleEntity { .. }));
+                    prop_assert!(stale)
+                }
             }
         }
         let with_health = model.values().filter(|v| v.is_some()).count();
@@ -423,7 +430,7 @@ fn for_each_mut2_writes_both_components_whatever_the_row_order() {
     let err = w
         .for_each_mut2::<Position, Position>(|_, _, _| {})
         .unwrap_err();
-    assert!(matches!(err, PairQueryError::Aliased(_)), "{err}");
+    assert!(matches!(err, WorldError::AliasedQuery { .. }), "{err}");
     assert!(err.to_string().contains("fix:"), "{err}");
     assert_eq!(w.for_each_mut2::<Position, Health>(|_, _, _| {}), Ok(0));
 }
@@ -432,7 +439,7 @@ fn for_each_mut2_writes_both_components_whatever_the_row_order() {
 /// domains, with typed errors for a missing one and a name clash.
 #[test]
 fn resources_are_state_systems_write_them_and_errors_say_how_to_fix() {
-    use lanegraph::world::{MissingResource, Resource, ResourceNameClash};
+    use lanegraph::world::Resource;
     #[derive(Debug, Clone, Copy, PartialEq, Resource, StateHash)]
     #[resource(domains(GAMEPLAY))]
     struct Score(u64);
@@ -447,7 +454,7 @@ fn resources_are_state_systems_write_them_and_errors_say_how_to_fix() {
     let e = w.spawn();
     w.insert(e, Health(3)).unwrap();
     let bare = w.state_hash();
-    let err: MissingResource = w.resource::<Score>().unwrap_err();
+    let err: WorldError = w.resource::<Score>().unwrap_err();
     assert!(err.to_string().contains("Score") && err.to_string().contains("fix:"));
     assert!(w.resource_mut::<Score>().is_err());
 
@@ -456,7 +463,7 @@ fn resources_are_state_systems_write_them_and_errors_say_how_to_fix() {
     assert_eq!(w.insert_resource(Score(0)).unwrap(), None);
     assert!(e0.changed_in(&w.epochs(), DomainSet::of(Domain::GAMEPLAY)));
     assert_eq!(w.resource_count(), 2);
-    let clash: ResourceNameClash = w.insert_resource(FakeScore(1)).unwrap_err();
+    let clash: WorldError = w.insert_resource(FakeScore(1)).unwrap_err();
     assert!(clash.to_string().contains("fix:"), "{clash}");
 
     // A system writes the score from the world's health each step.
@@ -579,7 +586,7 @@ fn for_each_mut2_filtered_visits_exactly_the_entities_that_pass() {
     let err = w
         .for_each_mut2_filtered::<Position, Health>(&f, |_, _, _| {})
         .unwrap_err();
-    assert!(matches!(err, PairQueryError::Aliased(_)), "{err}");
+    assert!(matches!(err, WorldError::AliasedQuery { .. }), "{err}");
     let f = Filter::new()
         .with::<Tag>()
         .with::<Frozen>()
@@ -590,7 +597,7 @@ fn for_each_mut2_filtered_visits_exactly_the_entities_that_pass() {
         .for_each_mut2_filtered::<Position, Health>(&f, |_, _, _| {})
         .unwrap_err();
     assert!(
-        matches!(err, PairQueryError::TooManyFilters { max: 4 }),
+        matches!(err, WorldError::TooManyFilters { max: 4 }),
         "{err}"
     );
     assert!(err.to_string().contains("fix:"), "{err}");

@@ -5,9 +5,10 @@
 use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 
-use lanegraph::hooks::{Filter, ParQueryError, WorldHooks};
+use lanegraph::hooks::{Filter, WorldHooks};
 use lanegraph::jobs::plan::{machine_cores, LaneKind};
 use lanegraph::jobs::{LanePlan, Lanes};
+use lanegraph::world::WorldError;
 use lanegraph::world::{Component, Entity, StateHash, World};
 
 #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
@@ -137,7 +138,7 @@ fn a_panicking_closure_is_a_typed_error_and_the_world_lives_on() {
         })
         .unwrap_err();
     match err {
-        ParQueryError::Panicked(p) => assert!(p.message.contains("bad particle"), "{p}"),
+        WorldError::Panicked(p) => assert!(p.message.contains("bad particle"), "{p}"),
         other => panic!("expected Panicked, got {other:?}"),
     }
     assert_eq!(w.par_for_each_mut2::<Pos, Vel>(step).unwrap(), 30_300);
@@ -178,7 +179,7 @@ fn parallel_query_errors_are_the_serial_ones() {
     w.insert(e, Pos([0.0; 3])).unwrap();
     assert!(matches!(
         w.par_for_each_mut2::<Pos, Pos>(|_, _, _| {}),
-        Err(ParQueryError::Query(_))
+        Err(WorldError::AliasedQuery { .. })
     ));
     // Nothing has Vel yet: nothing visited.
     assert_eq!(w.par_for_each_mut2::<Pos, Vel>(|_, _, _| {}), Ok(0));
@@ -196,8 +197,6 @@ mod soa_chunks {
     use super::*;
     use lanegraph::simd::kernels::integrate;
     use lanegraph::simd::SoaComponent;
-    use lanegraph::world::ParSoaError;
-    use lanegraph::world::SoaPairError;
 
     #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash, SoaComponent)]
     #[component(domains(TRANSFORM))]
@@ -250,7 +249,7 @@ mod soa_chunks {
         w
     }
 
-    fn kernel_step(w: &mut World) -> Result<usize, ParSoaError> {
+    fn kernel_step(w: &mut World) -> Result<usize, WorldError> {
         w.par_soa_chunks2::<P, V, _, _>(|p, v| {
             let ([px, py], [vx, vy]) = (p.fields, v.fields);
             integrate::integrate(px, vx, 0.25).unwrap();
@@ -323,7 +322,7 @@ mod soa_chunks {
         w.insert(extra, P { x: 0.0, y: 0.0 }).unwrap();
         assert!(matches!(
             kernel_step(&mut w),
-            Err(ParSoaError::Pair(SoaPairError::NotAligned { .. }))
+            Err(WorldError::NotAligned { .. })
         ));
         // A component stored AoS is the wrong layout.
         let mut aos = World::new();
@@ -332,7 +331,7 @@ mod soa_chunks {
         aos.insert(e, V { x: 0.0, y: 0.0 }).unwrap();
         assert!(matches!(
             kernel_step(&mut aos),
-            Err(ParSoaError::Pair(SoaPairError::WrongLayout(_)))
+            Err(WorldError::WrongLayout { .. })
         ));
         // A panicking chunk.
         let mut w = soa_world(60_000, false);
@@ -345,7 +344,7 @@ mod soa_chunks {
             })
             .unwrap_err();
         assert!(
-            matches!(&err, ParSoaError::Panicked(p) if p.message.contains("chunk at row")),
+            matches!(&err, WorldError::Panicked(p) if p.message.contains("chunk at row")),
             "{err:?}"
         );
         // Never opted in: nothing to sweep.
@@ -378,7 +377,7 @@ fn one_thread_runs_on_the_caller_with_the_same_panic_report() {
         .par_for_each_mut2::<Pos, Vel>(|e, _, _| assert!(e != bad, "bad row"))
         .unwrap_err();
     assert!(
-        matches!(err, ParQueryError::Panicked(ref p) if p.message.contains("bad row")),
+        matches!(err, WorldError::Panicked(ref p) if p.message.contains("bad row")),
         "{err:?}"
     );
 }

@@ -12,7 +12,8 @@ use lanegraph::jobs::plan::{machine_cores, LaneKind};
 use lanegraph::jobs::{LanePlan, Lanes};
 use lanegraph::prelude::*;
 use lanegraph::simd::SoaComponent;
-use lanegraph::world::{QueryError, ResourceError, SerialReason};
+use lanegraph::world::SerialReason;
+use lanegraph::world::WorldError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash, SoaComponent)]
 #[component(domains(TRANSFORM))]
@@ -183,7 +184,7 @@ fn asking_for_one_component_mutably_and_again_is_a_typed_error() {
         w.query::<(&mut Hp, Option<&Hp>)>().map(|_| ()).unwrap_err(),
     ] {
         assert!(
-            matches!(err, QueryError::Aliased(a) if a.component == "Hp"),
+            matches!(err, WorldError::AliasedQuery { component } if component == "Hp"),
             "{err}"
         );
         assert!(err.to_string().contains("fix:"), "{err}");
@@ -250,12 +251,12 @@ fn a_system_holds_components_several_resources_and_input_at_once() {
     // Naming a resource twice, or a missing one, is a typed error.
     assert!(matches!(
         w.resources_mut::<(&mut Score, &Score)>().map(|_| ()),
-        Err(ResourceError::Aliased { resource: "Score" })
+        Err(WorldError::AliasedResource { resource: "Score" })
     ));
     w.remove_resource::<Wind>();
     assert!(matches!(
         w.split::<(&Wind,)>().map(|_| ()),
-        Err(ResourceError::Missing(_))
+        Err(WorldError::MissingResource { .. })
     ));
 }
 

@@ -11,7 +11,8 @@ use lanegraph::hooks::WorldHooks;
 use lanegraph::prelude::*;
 use lanegraph::simd::SoaComponent;
 use lanegraph::systems::SystemDef;
-use lanegraph::world::{ComponentError, LoadError, SaveSchema};
+use lanegraph::world::WorldError;
+use lanegraph::world::{LoadError, SaveSchema};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash, Serialize, Deserialize)]
@@ -121,7 +122,7 @@ fn check_same(original: &mut World, loaded: &mut World) {
     );
     assert!(matches!(
         loaded.get::<Vel>(some),
-        Err(ComponentError::WrongLayout(_))
+        Err(WorldError::WrongLayout { .. })
     ));
     assert_eq!(loaded.spawn(), original.spawn(), "the same next spawn");
     assert_eq!(loaded.spawn(), original.spawn(), "and the one after");

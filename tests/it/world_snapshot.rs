@@ -5,7 +5,8 @@
 
 use lanegraph::prelude::*;
 use lanegraph::simd::SoaComponent;
-use lanegraph::world::{Snapshot, SnapshotError, SnapshotRing};
+use lanegraph::world::WorldError;
+use lanegraph::world::{Snapshot, SnapshotRing};
 
 #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash, SoaComponent)]
 struct Pos {
@@ -143,23 +144,23 @@ fn what_cannot_be_copied_is_named_and_misuse_is_typed() {
     let err = w.snapshot_into(&mut snap).unwrap_err();
     assert_eq!(
         err,
-        SnapshotError::NotCloneable {
+        WorldError::NotCloneable {
             kind: "component",
             name: "Opaque"
         }
     );
     assert!(err.to_string().contains("fix:"), "{err}");
-    assert_eq!(w.restore(&snap), Err(SnapshotError::Empty));
+    assert_eq!(w.restore(&snap), Err(WorldError::SnapshotEmpty));
     let mut other = World::new();
     let mut theirs = Snapshot::new();
     other.snapshot_into(&mut theirs).unwrap();
-    assert_eq!(w.restore(&theirs), Err(SnapshotError::OtherWorld));
+    assert_eq!(w.restore(&theirs), Err(WorldError::SnapshotOfOtherWorld));
     #[derive(Resource, StateHash)]
     struct Handle(u32);
     other.insert_resource(Handle(3)).unwrap();
     assert_eq!(
         other.snapshot_into(&mut theirs).unwrap_err(),
-        SnapshotError::NotCloneable {
+        WorldError::NotCloneable {
             kind: "resource",
             name: "Handle"
         }

@@ -3,7 +3,8 @@
 
 use lanegraph::hooks::{ColumnLayout, WorldHooks};
 use lanegraph::simd::{SoaComponent, SoaTable};
-use lanegraph::world::{Component, Domain, DomainSet, SoaPairError, StateHash, World};
+use lanegraph::world::WorldError;
+use lanegraph::world::{Component, Domain, DomainSet, StateHash, World};
 
 #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash, SoaComponent)]
 #[component(domains(TRANSFORM))]
@@ -128,7 +129,7 @@ fn rows_stay_aligned_under_despawn_and_realign_on_request() {
     w.insert(e, v).unwrap();
     assert!(matches!(
         w.lend_soa_pair::<Pos, Vel>().map(|_| ()),
-        Err(SoaPairError::NotAligned { .. })
+        Err(WorldError::NotAligned { .. })
     ));
     let h = w.state_hash();
     assert!(w.align_soa_rows::<Pos, Vel>().unwrap());
@@ -174,7 +175,7 @@ fn soa_columns_are_resident_and_reported_as_such() {
     assert_eq!(pos.rows_scanned, 1200);
     assert!(matches!(
         w.lend_soa_pair::<Pos, Pos>().map(|_| ()),
-        Err(SoaPairError::Aliased(_))
+        Err(WorldError::AliasedQuery { .. })
     ));
 }
 
@@ -287,7 +288,6 @@ fn pair_queries_over_field_soa_components_match_the_aos_ones() {
 #[test]
 fn three_component_queries_match_the_per_entity_path_in_every_layout() {
     use lanegraph::hooks::Filter;
-    use lanegraph::hooks::PairQueryError;
     use lanegraph::world::Entity;
     #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
     #[component(domains(PHYSICS))]
@@ -390,11 +390,11 @@ fn three_component_queries_match_the_per_entity_path_in_every_layout() {
     let (mut w, _) = build([false, false]);
     assert!(matches!(
         w.for_each_mut3::<Pos, Vel, Pos>(|_, _, _, _| {}),
-        Err(PairQueryError::Aliased(_))
+        Err(WorldError::AliasedQuery { .. })
     ));
     assert!(matches!(
         w.for_each_mut3_filtered::<Pos, Vel, Mass>(&Filter::new().with::<Mass>(), |_, _, _, _| {}),
-        Err(PairQueryError::Aliased(_))
+        Err(WorldError::AliasedQuery { .. })
     ));
 }
 

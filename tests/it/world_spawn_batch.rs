@@ -4,7 +4,7 @@
 
 use lanegraph::prelude::*;
 use lanegraph::simd::SoaComponent;
-use lanegraph::world::ComponentError;
+use lanegraph::world::WorldError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash, SoaComponent)]
 struct Pos {
@@ -96,7 +96,10 @@ fn a_name_clash_spawns_nothing_and_despawn_batch_skips_stale_handles() {
     let err = w
         .spawn_batch((0..5).map(|i| (Tag(1), OtherHp(i))))
         .unwrap_err();
-    assert!(matches!(err, ComponentError::NameClash(_)), "{err}");
+    assert!(
+        matches!(err, WorldError::ComponentNameClash { .. }),
+        "{err}"
+    );
     assert_eq!(w.len(), 4, "nothing of the failed batch was spawned");
     let es = w.entities().to_vec();
     w.despawn(es[0]).unwrap();

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use lanegraph::prelude::*;
 use lanegraph::world::SyncTest;
-use lanegraph::world::SyncTestError;
+use lanegraph::world::WorldError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
 struct Pos(f32);
@@ -82,7 +82,7 @@ fn a_system_iterating_a_hashmap_is_named_at_the_first_step_it_runs() {
             break;
         }
     }
-    let Some(SyncTestError::Desync(d)) = report else {
+    let Some(WorldError::Desync(d)) = report else {
         panic!("no desync reported: {report:?}");
     };
     assert_eq!(d.tick, 3, "{d}");
@@ -128,7 +128,7 @@ fn a_wall_clock_write_is_named_although_unchanged_columns_are_not_rehashed() {
             break;
         }
     }
-    let Some(SyncTestError::Desync(d)) = report else {
+    let Some(WorldError::Desync(d)) = report else {
         panic!("no desync reported: {report:?}");
     };
     assert_eq!(d.tick, 5, "{d}");
@@ -149,7 +149,7 @@ mod demo_world {
     use lanegraph::prelude::*;
     use lanegraph::runtime::{PhysicsSettings, PhysicsStep};
     use lanegraph::world::SyncTest;
-    use lanegraph::world::SyncTestError;
+    use lanegraph::world::WorldError;
     use lanegraph_demo::physics::DemoPhysics;
     use lanegraph_demo::world::Position;
 
@@ -233,7 +233,7 @@ mod demo_world {
                 break;
             }
         }
-        let Some(SyncTestError::Desync(d)) = report else {
+        let Some(WorldError::Desync(d)) = report else {
             panic!("no desync reported: {report:?}");
         };
         assert_eq!((d.tick, d.system.as_str()), (12, "nudge"), "{d}");
@@ -248,8 +248,7 @@ mod engine_mode {
 
     use lanegraph::jobs::LanePlan;
     use lanegraph::runtime::Engine;
-    use lanegraph::world::SyncTestError;
-    use lanegraph::world::AFTER_SYSTEMS;
+    use lanegraph::world::{WorldError, AFTER_SYSTEMS};
     use lanegraph_demo::physics::DemoPhysics;
     use lanegraph_demo::world::Position;
 
@@ -297,7 +296,7 @@ mod engine_mode {
         for _ in 0..20 {
             engine.frame().unwrap();
         }
-        let Some(SyncTestError::Desync(d)) = engine.sync_test_desync() else {
+        let Some(WorldError::Desync(d)) = engine.sync_test_desync() else {
             panic!("no desync: {:?}", engine.sync_test_desync());
         };
         // The hook saw tick 10 after the systems of the step that began at tick 9.

@@ -330,7 +330,7 @@ impl<C: FrameClock> GameLoop<C> {
     pub fn snapshot_into(
         &self,
         snapshot: &mut crate::world::Snapshot,
-    ) -> Result<(), crate::world::SnapshotError> {
+    ) -> Result<(), crate::world::WorldError> {
         self.world.snapshot_into(snapshot)?;
         snapshot.accumulator = Some((self.acc.step(), self.acc.leftover_units()));
         Ok(())
@@ -342,7 +342,7 @@ impl<C: FrameClock> GameLoop<C> {
     pub fn restore(
         &mut self,
         snapshot: &crate::world::Snapshot,
-    ) -> Result<(), crate::world::SnapshotError> {
+    ) -> Result<(), crate::world::WorldError> {
         self.world.restore(snapshot)?;
         if let Some((step, units)) = snapshot.accumulator {
             self.acc.restore_leftover(step, units);

@@ -34,8 +34,8 @@ pub use lanegraph_telemetry::hooks::{
 
 pub use crate::world::access::{ColumnAccess, ColumnLayout};
 pub use crate::world::epoch::MAX_DOMAINS;
-pub use crate::world::par_query::{ParQueryError, MAX_CHUNKS, MIN_CHUNK_ROWS};
-pub use crate::world::query::{ColumnMut, ColumnRef, Filter, PairQueryError};
+pub use crate::world::par_query::{MAX_CHUNKS, MIN_CHUNK_ROWS};
+pub use crate::world::query::{ColumnMut, ColumnRef, Filter};
 pub use crate::world::query_data::MAX_QUERY_COMPONENTS;
 pub use crate::world::resource_set::ResourceParam;
 #[cfg(feature = "savegame")]

@@ -10,9 +10,7 @@ use lanegraph_jobs::{LaneId, Lanes};
 use lanegraph_simd::SoaComponent;
 
 use crate::game_loop::FixedStep;
-use crate::hooks::{
-    ColumnMut, ColumnRef, EngineEvent, Filter, PairQueryError, ParQueryError, SoaMut,
-};
+use crate::hooks::{ColumnMut, ColumnRef, EngineEvent, Filter, SoaMut};
 use crate::hooks::{EventCounts, RollingWindow, SYSTEM_TIMING_WINDOW_SAMPLES};
 use crate::systems::*;
 use crate::world::*;
@@ -59,7 +57,7 @@ pub trait WorldHooks {
     /// run after them, on the calling thread, and so does the whole query when either
     /// component is field-SoA (its parallel form is the kernels over `lend_soa_pair` chunks)
     /// or fewer than two threads would serve it. A panic in `f` is
-    /// [`ParQueryError::Panicked`] wherever it ran. Without a parallel lane (a bare `World`, or the
+    /// [`WorldError::Panicked`] wherever it ran. Without a parallel lane (a bare `World`, or the
     /// engine gone) everything runs on the calling thread. Allocation-free once warm (the first
     /// query of a column pair caches its aligned-row count).
     ///
@@ -90,7 +88,7 @@ pub trait WorldHooks {
     fn par_for_each_mut2<A: Component, B: Component>(
         &mut self,
         f: impl Fn(Entity, &mut A, &mut B) + Sync,
-    ) -> Result<usize, ParQueryError>;
+    ) -> Result<usize, WorldError>;
 
     /// [`WorldHooks::par_for_each_mut2`] over the entities that also pass `filter` (see
     /// [`WorldHooks::for_each_mut2_filtered`]).
@@ -98,29 +96,29 @@ pub trait WorldHooks {
         &mut self,
         filter: &Filter,
         f: impl Fn(Entity, &mut A, &mut B) + Sync,
-    ) -> Result<usize, ParQueryError>;
+    ) -> Result<usize, WorldError>;
 
     /// Borrows `T`'s column for reading (empty when no entity has `T`).
-    fn column<T: Component>(&self) -> Result<ColumnRef<'_, T>, WrongLayout>;
+    fn column<T: Component>(&self) -> Result<ColumnRef<'_, T>, WorldError>;
 
     /// Borrows `T`'s column for writing; bumps `T::DOMAINS` (the caller may write any row).
-    fn column_mut<T: Component>(&mut self) -> Result<ColumnMut<'_, T>, WrongLayout>;
+    fn column_mut<T: Component>(&mut self) -> Result<ColumnMut<'_, T>, WorldError>;
 
     /// Every `(entity, &A, &B)` for entities that have both; iterates `A`'s column and probes
     /// `B`'s (put the rarer component first).
     fn query_pair<A: Component, B: Component>(
         &self,
-    ) -> Result<impl Iterator<Item = (Entity, &A, &B)> + '_, WrongLayout>;
+    ) -> Result<impl Iterator<Item = (Entity, &A, &B)> + '_, WorldError>;
 
     /// Every `(entity, &mut A, &B)` for entities that have both; bumps `A::DOMAINS`.
-    /// `A` and `B` must differ ([`AliasedQuery`](crate::world::AliasedQuery) otherwise).
+    /// `A` and `B` must differ ([`WorldError::AliasedQuery`](crate::world::WorldError::AliasedQuery) otherwise).
     fn query_pair_mut<A: Component, B: Component>(
         &mut self,
-    ) -> Result<impl Iterator<Item = (Entity, &mut A, &B)> + '_, PairQueryError>;
+    ) -> Result<impl Iterator<Item = (Entity, &mut A, &B)> + '_, WorldError>;
 
     /// Calls `f(entity, &mut a, &mut b)` for every entity that has both `A` and `B`, writing
     /// both in one loop; returns how many it visited. Bumps `A::DOMAINS` and `B::DOMAINS`.
-    /// `A` and `B` must differ ([`AliasedQuery`](crate::world::AliasedQuery) otherwise). Either may
+    /// `A` and `B` must differ ([`WorldError::AliasedQuery`](crate::world::WorldError::AliasedQuery) otherwise). Either may
     /// be stored field-SoA:
     /// its rows are then read whole, handed over and written back (convenient, not fast: the
     /// `f32x8` kernels are the fast path for field-SoA data).
@@ -164,32 +162,32 @@ pub trait WorldHooks {
     fn for_each_mut2<A: Component, B: Component>(
         &mut self,
         f: impl FnMut(Entity, &mut A, &mut B),
-    ) -> Result<usize, PairQueryError>;
+    ) -> Result<usize, WorldError>;
 
     /// [`WorldHooks::for_each_mut2`] over the entities that also pass `filter`: every component of
     /// [`Filter::with`] present, none of [`Filter::without`]. A `with` component the world
     /// never stored matches nothing; a `without` one excludes nothing.
     ///
-    /// Errors: as `for_each_mut2`, plus [`PairQueryError::TooManyFilters`] for more than
-    /// [`Filter::MAX`] filter components, and [`PairQueryError::Aliased`] when a filter names
+    /// Errors: as `for_each_mut2`, plus [`WorldError::TooManyFilters`] for more than
+    /// [`Filter::MAX`] filter components, and [`WorldError::AliasedQuery`] when a filter names
     /// `A` or `B`.
     fn for_each_mut2_filtered<A: Component, B: Component>(
         &mut self,
         filter: &Filter,
         f: impl FnMut(Entity, &mut A, &mut B),
-    ) -> Result<usize, PairQueryError>;
+    ) -> Result<usize, WorldError>;
 
     /// How many resources the world holds.
     fn resource_count(&self) -> usize;
 
     /// Reads `entity`'s field-SoA `T` (assembled from its field columns).
-    fn get_fields<T: Component + SoaComponent>(&self, entity: Entity) -> Result<T, ComponentError>;
+    fn get_fields<T: Component + SoaComponent>(&self, entity: Entity) -> Result<T, WorldError>;
 
     /// Lends `T`'s field columns mutably (to a kernel, or to the physics lane for one step);
     /// bumps `T::DOMAINS`. `None` when `T` was never opted in.
     fn lend_soa<T: Component + SoaComponent>(
         &mut self,
-    ) -> Result<Option<SoaMut<'_, T>>, WrongLayout>;
+    ) -> Result<Option<SoaMut<'_, T>>, WorldError>;
 
     /// Lends two row-aligned field-SoA components mutably at once (position and velocity for
     /// an integrator); bumps both components' domains. Errors when `A == B`, either is not
@@ -198,18 +196,18 @@ pub trait WorldHooks {
     #[allow(clippy::type_complexity)]
     fn lend_soa_pair<A: Component + SoaComponent, B: Component + SoaComponent>(
         &mut self,
-    ) -> Result<Option<(SoaMut<'_, A>, SoaMut<'_, B>)>, SoaPairError>;
+    ) -> Result<Option<(SoaMut<'_, A>, SoaMut<'_, B>)>, WorldError>;
 
     /// Reorders `B`'s rows to follow `A`'s, so the two are row-aligned, when both hold exactly
     /// the same entities; returns whether they are aligned afterwards. Bumps `B::DOMAINS` when
     /// rows moved. Cold path (allocates a scratch copy).
     fn align_soa_rows<A: Component + SoaComponent, B: Component + SoaComponent>(
         &mut self,
-    ) -> Result<bool, SoaPairError>;
+    ) -> Result<bool, WorldError>;
 
     /// Calls `f(entity, &mut a, &mut b, &mut c)` for every entity that has `A`, `B` and `C`;
     /// returns how many it visited. Bumps all three components' domains. The three must
-    /// differ ([`AliasedQuery`](crate::world::AliasedQuery) otherwise); any may be field-SoA. Walks
+    /// differ ([`WorldError::AliasedQuery`](crate::world::WorldError::AliasedQuery) otherwise); any may be field-SoA. Walks
     /// `A`'s rows (put the rarest first).
     ///
     /// ```
@@ -240,16 +238,16 @@ pub trait WorldHooks {
     fn for_each_mut3<A: Component, B: Component, C: Component>(
         &mut self,
         f: impl FnMut(Entity, &mut A, &mut B, &mut C),
-    ) -> Result<usize, PairQueryError>;
+    ) -> Result<usize, WorldError>;
 
     /// [`WorldHooks::for_each_mut3`] over the entities that also pass `filter` (see
     /// [`WorldHooks::for_each_mut2_filtered`]; a filter naming any of the three is
-    /// [`PairQueryError::Aliased`]).
+    /// [`WorldError::AliasedQuery`]).
     fn for_each_mut3_filtered<A: Component, B: Component, C: Component>(
         &mut self,
         filter: &Filter,
         f: impl FnMut(Entity, &mut A, &mut B, &mut C),
-    ) -> Result<usize, PairQueryError>;
+    ) -> Result<usize, WorldError>;
 
     /// Records every system run as a trace span named after the system, on the running
     /// thread's track, from the scheduler's own timing stamps (while trace spans are on:
@@ -333,7 +331,7 @@ impl WorldHooks for World {
     fn par_for_each_mut2<A: Component, B: Component>(
         &mut self,
         f: impl Fn(Entity, &mut A, &mut B) + Sync,
-    ) -> Result<usize, ParQueryError> {
+    ) -> Result<usize, WorldError> {
         World::par_for_each_mut2(self, f)
     }
 
@@ -341,34 +339,34 @@ impl WorldHooks for World {
         &mut self,
         filter: &Filter,
         f: impl Fn(Entity, &mut A, &mut B) + Sync,
-    ) -> Result<usize, ParQueryError> {
+    ) -> Result<usize, WorldError> {
         World::par_for_each_mut2_filtered(self, filter, f)
     }
 
-    fn column<T: Component>(&self) -> Result<ColumnRef<'_, T>, WrongLayout> {
+    fn column<T: Component>(&self) -> Result<ColumnRef<'_, T>, WorldError> {
         World::column::<T>(self)
     }
 
-    fn column_mut<T: Component>(&mut self) -> Result<ColumnMut<'_, T>, WrongLayout> {
+    fn column_mut<T: Component>(&mut self) -> Result<ColumnMut<'_, T>, WorldError> {
         World::column_mut::<T>(self)
     }
 
     fn query_pair<A: Component, B: Component>(
         &self,
-    ) -> Result<impl Iterator<Item = (Entity, &A, &B)> + '_, WrongLayout> {
+    ) -> Result<impl Iterator<Item = (Entity, &A, &B)> + '_, WorldError> {
         World::query_pair::<A, B>(self)
     }
 
     fn query_pair_mut<A: Component, B: Component>(
         &mut self,
-    ) -> Result<impl Iterator<Item = (Entity, &mut A, &B)> + '_, PairQueryError> {
+    ) -> Result<impl Iterator<Item = (Entity, &mut A, &B)> + '_, WorldError> {
         World::query_pair_mut::<A, B>(self)
     }
 
     fn for_each_mut2<A: Component, B: Component>(
         &mut self,
         f: impl FnMut(Entity, &mut A, &mut B),
-    ) -> Result<usize, PairQueryError> {
+    ) -> Result<usize, WorldError> {
         World::for_each_mut2(self, f)
     }
 
@@ -376,7 +374,7 @@ impl WorldHooks for World {
         &mut self,
         filter: &Filter,
         f: impl FnMut(Entity, &mut A, &mut B),
-    ) -> Result<usize, PairQueryError> {
+    ) -> Result<usize, WorldError> {
         World::for_each_mut2_filtered(self, filter, f)
     }
 
@@ -384,32 +382,32 @@ impl WorldHooks for World {
         World::resource_count(self)
     }
 
-    fn get_fields<T: Component + SoaComponent>(&self, entity: Entity) -> Result<T, ComponentError> {
+    fn get_fields<T: Component + SoaComponent>(&self, entity: Entity) -> Result<T, WorldError> {
         World::get_fields::<T>(self, entity)
     }
 
     fn lend_soa<T: Component + SoaComponent>(
         &mut self,
-    ) -> Result<Option<SoaMut<'_, T>>, WrongLayout> {
+    ) -> Result<Option<SoaMut<'_, T>>, WorldError> {
         World::lend_soa::<T>(self)
     }
 
     fn lend_soa_pair<A: Component + SoaComponent, B: Component + SoaComponent>(
         &mut self,
-    ) -> Result<Option<(SoaMut<'_, A>, SoaMut<'_, B>)>, SoaPairError> {
+    ) -> Result<Option<(SoaMut<'_, A>, SoaMut<'_, B>)>, WorldError> {
         World::lend_soa_pair::<A, B>(self)
     }
 
     fn align_soa_rows<A: Component + SoaComponent, B: Component + SoaComponent>(
         &mut self,
-    ) -> Result<bool, SoaPairError> {
+    ) -> Result<bool, WorldError> {
         World::align_soa_rows::<A, B>(self)
     }
 
     fn for_each_mut3<A: Component, B: Component, C: Component>(
         &mut self,
         f: impl FnMut(Entity, &mut A, &mut B, &mut C),
-    ) -> Result<usize, PairQueryError> {
+    ) -> Result<usize, WorldError> {
         World::for_each_mut3(self, f)
     }
 
@@ -417,7 +415,7 @@ impl WorldHooks for World {
         &mut self,
         filter: &Filter,
         f: impl FnMut(Entity, &mut A, &mut B, &mut C),
-    ) -> Result<usize, PairQueryError> {
+    ) -> Result<usize, WorldError> {
         World::for_each_mut3_filtered(self, filter, f)
     }
 

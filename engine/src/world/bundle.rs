@@ -19,10 +19,11 @@
 use std::any::TypeId;
 
 use super::column::AosColumn;
-use super::component::{Component, ComponentError};
+use super::component::Component;
 use super::entity::Entity;
 use super::soa::SoaColumn;
 use super::World;
+use crate::world::error::WorldError;
 
 mod sealed {
     pub trait Sealed {}
@@ -31,13 +32,13 @@ mod sealed {
 /// Several components spawned together: any tuple of one to eight [`Component`]s.
 pub trait Bundle: sealed::Sealed + Send + 'static {
     /// Inserts every component of the bundle on `entity`.
-    fn insert_into(self, world: &mut World, entity: Entity) -> Result<(), ComponentError>;
+    fn insert_into(self, world: &mut World, entity: Entity) -> Result<(), WorldError>;
     #[doc(hidden)]
     type Sinks;
     /// Resolves (creating when new) and reserves every column; `None` when the bundle names a
     /// type twice.
     #[doc(hidden)]
-    fn sinks(world: &mut World, additional: usize) -> Result<Option<Self::Sinks>, ComponentError>;
+    fn sinks(world: &mut World, additional: usize) -> Result<Option<Self::Sinks>, WorldError>;
     /// # Safety
     /// `sinks` came from this world with no column added or removed since; `entity` is fresh
     /// (no row in any column).
@@ -86,7 +87,7 @@ macro_rules! bundle_tuple {
     ($($t:ident $v:ident $i:tt),+) => {
         impl<$($t: Component),+> sealed::Sealed for ($($t,)+) {}
         impl<$($t: Component),+> Bundle for ($($t,)+) {
-            fn insert_into(self, world: &mut World, entity: Entity) -> Result<(), ComponentError> {
+            fn insert_into(self, world: &mut World, entity: Entity) -> Result<(), WorldError> {
                 let ($($v,)+) = self;
                 $(world.insert(entity, $v)?;)+
                 Ok(())
@@ -95,7 +96,7 @@ macro_rules! bundle_tuple {
             fn sinks(
                 world: &mut World,
                 additional: usize,
-            ) -> Result<Option<Self::Sinks>, ComponentError> {
+            ) -> Result<Option<Self::Sinks>, WorldError> {
                 let types = [$(TypeId::of::<$t>()),+];
                 if (1..types.len()).any(|i| types[..i].contains(&types[i])) {
                     return Ok(None);
@@ -149,7 +150,7 @@ impl World {
     pub fn spawn_batch<B: Bundle>(
         &mut self,
         bundles: impl IntoIterator<Item = B>,
-    ) -> Result<&[Entity], ComponentError> {
+    ) -> Result<&[Entity], WorldError> {
         let bundles = bundles.into_iter();
         let first = self.entities.live().len();
         match B::sinks(self, bundles.size_hint().0)? {

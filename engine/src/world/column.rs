@@ -58,7 +58,7 @@ pub(crate) trait ErasedColumn: Send + Sync + 'static {
     fn save(
         &self,
         slot: &mut Option<Box<dyn ErasedColumn>>,
-    ) -> Result<(), super::snapshot_error::SnapshotError>;
+    ) -> Result<(), super::error::WorldError>;
     /// Makes this column a copy of `from` (a column `save` made); false when `from` is not of
     /// this column's type and layout.
     fn load(&mut self, from: &dyn ErasedColumn) -> bool;
@@ -318,12 +318,11 @@ impl<T: super::Component> ErasedColumn for AosColumn<T> {
     fn save(
         &self,
         slot: &mut Option<Box<dyn ErasedColumn>>,
-    ) -> Result<(), super::snapshot_error::SnapshotError> {
-        let copy =
-            T::snapshot_clone().ok_or(super::snapshot_error::SnapshotError::NotCloneable {
-                kind: "component",
-                name: T::NAME,
-            })?;
+    ) -> Result<(), super::error::WorldError> {
+        let copy = T::snapshot_clone().ok_or(super::error::WorldError::NotCloneable {
+            kind: "component",
+            name: T::NAME,
+        })?;
         match slot
             .as_mut()
             .and_then(|c| c.as_any_mut().downcast_mut::<AosColumn<T>>())

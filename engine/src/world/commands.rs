@@ -2,7 +2,7 @@
 //! cannot be borrowed (inside a query's closure) and applied at a defined point.
 //!
 //! Owns: [`Commands`] (the queue: payloads moved into one reusable byte buffer, each with the
-//! function that applies it) and [`CommandError`]. Must never: allocate once warm (the buffers
+//! function that applies it) and [`WorldError`]. Must never: allocate once warm (the buffers
 //! are reused, never shrunk), apply a command out of the order it was queued (replays and the
 //! state hash depend on the order), or lose one silently (a command that fails is counted, with
 //! its error, on the world).
@@ -21,33 +21,13 @@
 use std::mem::MaybeUninit;
 
 use super::bundle::Bundle;
-use super::component::{Component, ComponentError};
+use super::component::Component;
 use super::entity::Entity;
 use super::World;
-
-/// A queued command that could not be applied (the entity was despawned by an earlier command,
-/// a component was missing, an event type was never added). Counted on the world
-/// ([`World::command_failures`]); the commands after it still apply.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CommandError {
-    /// A component command failed.
-    #[error("command `{command}`: {source} (fix: check the entity is still alive when the command applies, e.g. not despawned by an earlier command)")]
-    Component {
-        /// `insert Position`, `remove Velocity`, `despawn`, `spawn`.
-        command: String,
-        /// Why.
-        source: ComponentError,
-    },
-    /// An event was sent for a type the world has no queue for.
-    #[error("command `send {event}`: the world has no `{event}` event queue (fix: `World::add_event::<{event}>()` at setup)")]
-    NoEventQueue {
-        /// The event's name.
-        event: &'static str,
-    },
-}
+use crate::world::error::WorldError;
 
 /// Applies the payload at `ptr` (moving it out) to the world.
-type ApplyFn = unsafe fn(*const MaybeUninit<u8>, &mut World) -> Result<(), CommandError>;
+type ApplyFn = unsafe fn(*const MaybeUninit<u8>, &mut World) -> Result<(), WorldError>;
 /// Drops the payload at `ptr` in place (a queue dropped before it applied).
 type DropFn = unsafe fn(*const MaybeUninit<u8>);
 
@@ -152,15 +132,15 @@ impl Commands {
         unsafe fn apply<B: Bundle>(
             ptr: *const MaybeUninit<u8>,
             world: &mut World,
-        ) -> Result<(), CommandError> {
+        ) -> Result<(), WorldError> {
             // SAFETY: a `B` written by `push::<B>`, moved out once, here (`ApplyFn` contract).
             let bundle = unsafe { std::ptr::read_unaligned(ptr.cast::<B>()) };
             let e = world.spawn();
             bundle
                 .insert_into(world, e)
-                .map_err(|source| CommandError::Component {
+                .map_err(|source| WorldError::Command {
                     command: "spawn".into(),
-                    source,
+                    source: Box::new(source),
                 })
         }
         self.push(bundle, apply::<B>);
@@ -170,15 +150,12 @@ impl Commands {
     pub fn despawn(&mut self, entity: Entity) {
         /// # Safety
         /// As `ApplyFn`.
-        unsafe fn apply(
-            ptr: *const MaybeUninit<u8>,
-            world: &mut World,
-        ) -> Result<(), CommandError> {
+        unsafe fn apply(ptr: *const MaybeUninit<u8>, world: &mut World) -> Result<(), WorldError> {
             // SAFETY: an `Entity` written by `push`, read once (`ApplyFn` contract).
             let e = unsafe { std::ptr::read_unaligned(ptr.cast::<Entity>()) };
-            world.despawn(e).map_err(|s| CommandError::Component {
+            world.despawn(e).map_err(|s| WorldError::Command {
                 command: "despawn".into(),
-                source: ComponentError::Stale(s),
+                source: Box::new(s),
             })
         }
         self.push(entity, apply);
@@ -191,15 +168,15 @@ impl Commands {
         unsafe fn apply<T: Component>(
             ptr: *const MaybeUninit<u8>,
             world: &mut World,
-        ) -> Result<(), CommandError> {
+        ) -> Result<(), WorldError> {
             // SAFETY: an `(Entity, T)` written by `push`, moved out once (`ApplyFn` contract).
             let (e, c) = unsafe { std::ptr::read_unaligned(ptr.cast::<(Entity, T)>()) };
             world
                 .insert(e, c)
                 .map(|_| ())
-                .map_err(|source| CommandError::Component {
+                .map_err(|source| WorldError::Command {
                     command: format!("insert {}", T::NAME),
-                    source,
+                    source: Box::new(source),
                 })
         }
         self.push((entity, component), apply::<T>);
@@ -212,15 +189,15 @@ impl Commands {
         unsafe fn apply<T: Component>(
             ptr: *const MaybeUninit<u8>,
             world: &mut World,
-        ) -> Result<(), CommandError> {
+        ) -> Result<(), WorldError> {
             // SAFETY: an `Entity` written by `push`, read once (`ApplyFn` contract).
             let e = unsafe { std::ptr::read_unaligned(ptr.cast::<Entity>()) };
             world
                 .remove::<T>(e)
                 .map(|_| ())
-                .map_err(|source| CommandError::Component {
+                .map_err(|source| WorldError::Command {
                     command: format!("remove {}", T::NAME),
-                    source,
+                    source: Box::new(source),
                 })
         }
         self.push(entity, apply::<T>);
@@ -234,12 +211,12 @@ impl Commands {
         unsafe fn apply<E: super::events::Event>(
             ptr: *const MaybeUninit<u8>,
             world: &mut World,
-        ) -> Result<(), CommandError> {
+        ) -> Result<(), WorldError> {
             // SAFETY: an `E` written by `push`, moved out once (`ApplyFn` contract).
             let ev = unsafe { std::ptr::read_unaligned(ptr.cast::<E>()) };
             world
                 .send_event(ev)
-                .map_err(|_| CommandError::NoEventQueue { event: E::NAME })
+                .map_err(|_| WorldError::NoEventQueue { event: E::NAME })
         }
         self.push(event, apply::<E>);
     }

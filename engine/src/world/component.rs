@@ -4,7 +4,6 @@
 //! components. Must never: panic on bad input (a stale handle, a missing component, two types
 //! claiming one name): each is a typed error saying what, why and how to fix.
 
-use super::entity::{Entity, StaleEntity};
 use super::epoch::DomainSet;
 use super::hash::StateHash;
 
@@ -101,75 +100,3 @@ pub trait Component: StateHash + Send + Sync + 'static {
 /// [`Component::snapshot_copy_rows`]).
 #[doc(hidden)]
 pub type CopyRows<T> = fn(&[T], &mut Vec<T>);
-
-/// The entity is alive but has no component of this type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "entity {entity} has no `{component}` component; \
-     fix: insert it first, or use `World::has` to check"
-)]
-pub struct MissingComponent {
-    /// The entity.
-    pub entity: Entity,
-    /// The component's `NAME`.
-    pub component: &'static str,
-}
-
-/// Two different Rust types declared the same component `NAME` in one world.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "component name `{name}` is declared by both `{existing}` and `{new}`; names order the state \
-     hash and must be unique; fix: give one of the types a different `Component::NAME`"
-)]
-pub struct ComponentNameClash {
-    /// The clashing name.
-    pub name: &'static str,
-    /// The Rust type that registered the name first.
-    pub existing: &'static str,
-    /// The Rust type that tried to register it again.
-    pub new: &'static str,
-}
-
-/// A component of this type is already stored in the other layout (AoS versus field-SoA).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "component `{component}` is stored {actual}, but it was accessed as {requested}; the layout is \
-     chosen once per component; fix: use the accessors of its layout (`get`/`query` for AoS, \
-     `get_fields`/`soa_columns` for field-SoA)"
-)]
-pub struct WrongLayout {
-    /// The component's `NAME`.
-    pub component: &'static str,
-    /// The layout it is stored in.
-    pub actual: &'static str,
-    /// The layout it was accessed as.
-    pub requested: &'static str,
-}
-
-/// Why a component operation failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum ComponentError {
-    /// The entity handle is stale.
-    #[error(transparent)]
-    Stale(#[from] StaleEntity),
-    /// The entity lacks the component.
-    #[error(transparent)]
-    Missing(#[from] MissingComponent),
-    /// The component's name clashes with another type's.
-    #[error(transparent)]
-    NameClash(#[from] ComponentNameClash),
-    /// The component is stored in the other layout.
-    #[error(transparent)]
-    WrongLayout(#[from] WrongLayout),
-}
-
-/// A query asked for the same component twice, once mutably: that would alias.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "query asks for `{component}` both mutably and shared, which would alias; \
-     fix: query it once, mutably"
-)]
-pub struct AliasedQuery {
-    /// The component's `NAME`.
-    pub component: &'static str,
-}

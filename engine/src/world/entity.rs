@@ -15,13 +15,14 @@
 //! 4. Live entities are also kept in one dense list (swap-remove on despawn) so iteration over
 //!    every entity is a slice walk, whatever the spawn/despawn history.
 
+use crate::world::error::WorldError;
 use std::fmt;
 use std::num::NonZeroU32;
 
 /// A generational handle to an entity of one [`World`](super::World).
 ///
 /// Invalidation: despawning the entity makes every copy of the handle stale; every world call
-/// that takes a stale handle returns [`StaleEntity`] instead of touching another entity.
+/// that takes a stale handle returns [`WorldError`] instead of touching another entity.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Entity {
     index: u32,
@@ -58,19 +59,6 @@ impl fmt::Display for Entity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(self, f)
     }
-}
-
-/// A handle named an entity that is no longer alive (despawned, or from a slot since reused).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "entity {entity} is stale: it was despawned (its slot is now at generation {current}); \
-     fix: drop handles when you despawn, or check `World::is_alive` first"
-)]
-pub struct StaleEntity {
-    /// The stale handle.
-    pub entity: Entity,
-    /// The slot's current generation (0 when the slot was never allocated).
-    pub current: u32,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -202,11 +190,11 @@ impl EntityTable {
 
     /// `Ok(())` when live, else the typed error.
     #[inline]
-    pub(crate) fn check(&self, entity: Entity) -> Result<(), StaleEntity> {
+    pub(crate) fn check(&self, entity: Entity) -> Result<(), WorldError> {
         if self.is_alive(entity) {
             Ok(())
         } else {
-            Err(StaleEntity {
+            Err(WorldError::StaleEntity {
                 entity,
                 current: self
                     .slots
@@ -218,7 +206,7 @@ impl EntityTable {
 
     /// Despawns `entity`: bumps its slot's generation, frees (or retires) the slot and
     /// swap-removes it from the dense list.
-    pub(crate) fn despawn(&mut self, entity: Entity) -> Result<(), StaleEntity> {
+    pub(crate) fn despawn(&mut self, entity: Entity) -> Result<(), WorldError> {
         self.check(entity)?;
         let slot = &mut self.slots[entity.index as usize];
         let pos = slot.dense as usize;
@@ -293,14 +281,17 @@ mod tests {
         t.despawn(a).unwrap();
         assert!(!t.is_alive(a));
         let err = t.check(a).unwrap_err();
-        assert_eq!(err.current, 2);
+        assert!(
+            matches!(err, WorldError::StaleEntity { current: 2, .. }),
+            "{err:?}"
+        );
         let c = t.spawn();
         assert_eq!(c.index(), a.index());
         assert_eq!(c.generation(), 2);
         assert!(t.is_alive(c) && t.is_alive(b) && !t.is_alive(a));
         assert_eq!(
             t.despawn(a),
-            Err(StaleEntity {
+            Err(WorldError::StaleEntity {
                 entity: a,
                 current: 2
             })

@@ -15,8 +15,9 @@
 
 use super::epoch::{Domain, DomainSet};
 use super::hash::{StateHash, StateHasher};
-use super::resource::{MissingResource, Resource};
+use super::resource::Resource;
 use super::World;
+use crate::world::error::WorldError;
 
 /// A gameplay event type. `NAME` shares the resources' name space (its queue is a resource).
 ///
@@ -137,7 +138,7 @@ fn end_step_of<E: Event>(world: &mut World) {
 impl World {
     /// Adds the queue of event type `E` (idempotent). Errors when `E::NAME` is taken by
     /// another resource or event type.
-    pub fn add_event<E: Event>(&mut self) -> Result<(), super::resource::ResourceNameClash> {
+    pub fn add_event<E: Event>(&mut self) -> Result<(), WorldError> {
         if self.resource::<Events<E>>().is_ok() {
             return Ok(());
         }
@@ -148,13 +149,13 @@ impl World {
 
     /// Sends `event` now: systems after the caller in this step, and every system in the next,
     /// read it. Inside a query's closure, use `ctx.commands().send(event)`.
-    pub fn send_event<E: Event>(&mut self, event: E) -> Result<(), MissingResource> {
+    pub fn send_event<E: Event>(&mut self, event: E) -> Result<(), WorldError> {
         self.resource_mut::<Events<E>>()?.send(event);
         Ok(())
     }
 
     /// The queue of event type `E` (read it with [`Events::read`] and a cursor).
-    pub fn events<E: Event>(&self) -> Result<&Events<E>, MissingResource> {
+    pub fn events<E: Event>(&self) -> Result<&Events<E>, WorldError> {
         self.resource::<Events<E>>()
     }
 

@@ -79,6 +79,7 @@ pub(crate) mod component;
 pub(crate) mod component_ids;
 pub(crate) mod entity;
 pub(crate) mod epoch;
+pub(crate) mod error;
 pub(crate) mod events;
 pub(crate) mod hash;
 pub(crate) mod mixed_query;
@@ -93,7 +94,6 @@ pub(crate) mod resource_set;
 #[cfg(feature = "savegame")]
 pub(crate) mod savegame;
 pub(crate) mod snapshot;
-pub(crate) mod snapshot_error;
 pub(crate) mod soa;
 pub(crate) mod soa_raw;
 pub(crate) mod sync_test;
@@ -103,33 +103,31 @@ pub(crate) mod typed_query;
 
 use std::collections::HashMap;
 
-pub(crate) use access::{ColumnAccess, ColumnLayout};
+pub(crate) use access::ColumnAccess;
 pub use bundle::Bundle;
-pub use commands::{CommandError, Commands};
+pub use commands::Commands;
+pub use component::Component;
 #[doc(hidden)]
 pub use component::CopyRows;
-pub use component::{
-    AliasedQuery, Component, ComponentError, ComponentNameClash, MissingComponent, WrongLayout,
-};
 #[doc(hidden)]
 pub use component_ids::DenseKey as __DenseKey;
-pub use entity::{Entity, StaleEntity};
+pub use entity::Entity;
 pub use epoch::{Domain, DomainSet, Epochs, WorldId};
+pub use error::WorldError;
 pub use events::{Event, EventCursor, Events};
 pub use hash::{StateHash, StateHasher};
 /// The derives, each named as its trait: `#[derive(Component, StateHash)]`, `#[derive(Resource)]`.
 pub use lanegraph_derive::{Component, Resource, StateHash};
-pub use par_query::ParSoaError;
-pub use query_data::{Changed, QueryData, QueryError, QueryFilter, With, Without};
-pub use resource::{MissingResource, Resource, ResourceNameClash};
-pub use resource_set::{ResourceError, ResourceSet};
+pub use query_data::{Changed, QueryData, QueryFilter, With, Without};
+pub use resource::Resource;
+pub use resource_set::ResourceSet;
 #[cfg(feature = "savegame")]
 pub use savegame::{LoadError, LoadReport, SaveError, SaveSchema};
 #[doc(hidden)]
 pub use snapshot::probe as __snapshot_probe;
-pub use snapshot::{Snapshot, SnapshotError, SnapshotRing};
-pub use soa::{SoaOptInError, SoaPairError, SoaRef};
-pub use sync_test::{Desync, SyncTest, SyncTestError, AFTER_SYSTEMS};
+pub use snapshot::{Snapshot, SnapshotRing};
+pub use soa::SoaRef;
+pub use sync_test::{Desync, SyncTest, AFTER_SYSTEMS};
 pub use typed_query::{Components, ParRun, Query, SerialReason};
 
 use crate::game_loop::FixedStep;
@@ -186,7 +184,7 @@ pub struct World {
     pub(crate) command_buf: commands::Commands,
     /// Commands that failed to apply, and the latest one's error.
     command_failures: u64,
-    last_command_error: Option<commands::CommandError>,
+    last_command_error: Option<WorldError>,
     /// Per event type, in registration order: ends its step (`events`).
     pub(crate) event_steps: Vec<fn(&mut World)>,
     /// Set while a [`SyncTest`] records a step: the schedule records checksums after each
@@ -223,11 +221,11 @@ impl World {
     }
 
     /// Commands that could not be applied since the world was made, and the latest error.
-    pub fn command_failures(&self) -> (u64, Option<&CommandError>) {
+    pub fn command_failures(&self) -> (u64, Option<&WorldError>) {
         (self.command_failures, self.last_command_error.as_ref())
     }
 
-    pub(crate) fn note_command_failure(&mut self, e: CommandError) {
+    pub(crate) fn note_command_failure(&mut self, e: WorldError) {
         self.command_failures += 1;
         if self.command_failures == 1 {
             tracing::warn!(target: "lanegraph", code = "LG-WORLD-CMD", error = %e, "a queued command could not be applied; it was skipped and counted (World::command_failures)");
@@ -313,7 +311,7 @@ impl World {
 
     /// Despawns `entity` and drops its components; bumps `STRUCTURE` and the domains of every
     /// component it had. Every copy of the handle becomes stale.
-    pub fn despawn(&mut self, entity: Entity) -> Result<(), StaleEntity> {
+    pub fn despawn(&mut self, entity: Entity) -> Result<(), WorldError> {
         self.entities.check(entity)?;
         let mut touched = DomainSet::of(Domain::STRUCTURE);
         for c in &mut self.columns {
@@ -355,9 +353,7 @@ impl World {
     // ---- components -----------------------------------------------------------------------
 
     /// The column index of `T`, creating an AoS column on first use.
-    pub(crate) fn column_index_or_create<T: Component>(
-        &mut self,
-    ) -> Result<usize, ComponentNameClash> {
+    pub(crate) fn column_index_or_create<T: Component>(&mut self) -> Result<usize, WorldError> {
         if let Some(i) = self.ids.get::<T>() {
             return Ok(i);
         }
@@ -368,9 +364,9 @@ impl World {
     pub(crate) fn add_column<T: Component>(
         &mut self,
         column: Box<dyn ErasedColumn>,
-    ) -> Result<usize, ComponentNameClash> {
+    ) -> Result<usize, WorldError> {
         if let Some(existing) = self.columns.iter().find(|c| c.name() == column.name()) {
-            return Err(ComponentNameClash {
+            return Err(WorldError::ComponentNameClash {
                 name: column.name(),
                 existing: existing.type_name(),
                 new: column.type_name(),
@@ -452,7 +448,7 @@ impl World {
         &mut self,
         entity: Entity,
         value: T,
-    ) -> Result<Option<T>, ComponentError> {
+    ) -> Result<Option<T>, WorldError> {
         self.entities.check(entity)?;
         let i = self.column_index_or_create::<T>()?;
         self.epochs.bump(T::DOMAINS);
@@ -463,45 +459,45 @@ impl World {
     }
 
     /// Detaches and returns `entity`'s `T`; bumps `T::DOMAINS`.
-    pub fn remove<T: Component>(&mut self, entity: Entity) -> Result<T, ComponentError> {
+    pub fn remove<T: Component>(&mut self, entity: Entity) -> Result<T, WorldError> {
         self.entities.check(entity)?;
-        let missing = MissingComponent {
+        let missing = || WorldError::MissingComponent {
             entity,
             component: T::NAME,
         };
-        let i = self.column_index::<T>().ok_or(missing)?;
+        let i = self.column_index::<T>().ok_or_else(missing)?;
         let value = match self.columns[i].as_any_mut().downcast_mut::<AosColumn<T>>() {
             Some(c) => c.take(entity),
             None => self.soa_take::<T>(i, entity)?,
         };
-        let value = value.ok_or(missing)?;
+        let value = value.ok_or_else(missing)?;
         self.epochs.bump(T::DOMAINS);
         Ok(value)
     }
 
     /// Reads `entity`'s `T` (AoS components; field-SoA ones use `get_fields`).
-    pub fn get<T: Component>(&self, entity: Entity) -> Result<&T, ComponentError> {
+    pub fn get<T: Component>(&self, entity: Entity) -> Result<&T, WorldError> {
         self.entities.check(entity)?;
-        let missing = MissingComponent {
+        let missing = || WorldError::MissingComponent {
             entity,
             component: T::NAME,
         };
-        let i = self.column_index::<T>().ok_or(missing)?;
+        let i = self.column_index::<T>().ok_or_else(missing)?;
         let c = self.columns[i]
             .as_any()
             .downcast_ref::<AosColumn<T>>()
             .ok_or_else(|| self.wrong_layout::<T>(i, "AoS"))?;
-        Ok(c.get(entity).ok_or(missing)?)
+        Ok(c.get(entity).ok_or_else(missing)?)
     }
 
     /// Writes `entity`'s `T` in place; bumps `T::DOMAINS` when the borrow is handed out.
-    pub fn get_mut<T: Component>(&mut self, entity: Entity) -> Result<&mut T, ComponentError> {
+    pub fn get_mut<T: Component>(&mut self, entity: Entity) -> Result<&mut T, WorldError> {
         self.entities.check(entity)?;
-        let missing = MissingComponent {
+        let missing = || WorldError::MissingComponent {
             entity,
             component: T::NAME,
         };
-        let i = self.column_index::<T>().ok_or(missing)?;
+        let i = self.column_index::<T>().ok_or_else(missing)?;
         if self.columns[i]
             .as_any()
             .downcast_ref::<AosColumn<T>>()
@@ -510,7 +506,7 @@ impl World {
             return Err(self.wrong_layout::<T>(i, "AoS").into());
         }
         if !self.columns[i].contains(entity) {
-            return Err(missing.into());
+            return Err(missing());
         }
         self.epochs.bump(T::DOMAINS);
         let c = self.columns[i]
@@ -521,7 +517,7 @@ impl World {
     }
 
     /// Whether `entity` has a `T` (either layout).
-    pub fn has<T: Component>(&self, entity: Entity) -> Result<bool, StaleEntity> {
+    pub fn has<T: Component>(&self, entity: Entity) -> Result<bool, WorldError> {
         self.entities.check(entity)?;
         Ok(self
             .column_index::<T>()

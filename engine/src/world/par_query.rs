@@ -19,9 +19,9 @@ use lanegraph_simd::{SoaChunkMut, SoaComponent};
 use super::component::Component;
 use super::entity::Entity;
 use super::mixed_query::mixed_rows;
-use super::query::{sweep_aligned, tail_rows, Filter, PairColumns, PairQueryError};
-use super::soa::SoaPairError;
+use super::query::{sweep_aligned, tail_rows, Filter, PairColumns};
 use super::World;
+use crate::world::error::WorldError;
 
 /// Fewest rows a chunk holds (below it the hand-off costs more than the rows).
 pub const MIN_CHUNK_ROWS: usize = 4096;
@@ -33,30 +33,6 @@ pub const MAX_CHUNKS: usize = 64;
 pub(crate) struct ParallelLane {
     pub(crate) lanes: Weak<Lanes>,
     pub(crate) lane: LaneId,
-}
-
-/// Why a parallel query failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ParQueryError {
-    /// The query itself is invalid (as for the serial form).
-    #[error(transparent)]
-    Query(#[from] PairQueryError),
-    /// The closure panicked on a chunk: the chunks already claimed finished, later ones were
-    /// not started, and rows past the aligned ones were not visited.
-    #[error(transparent)]
-    Panicked(#[from] JobPanicked),
-}
-
-/// Why a parallel field-SoA sweep failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ParSoaError {
-    /// The two components cannot be lent together (the same one twice, not field-SoA, or
-    /// holding different entities so their rows cannot be aligned).
-    #[error(transparent)]
-    Pair(#[from] SoaPairError),
-    /// The closure panicked on a chunk (claimed chunks finished, later ones did not start).
-    #[error(transparent)]
-    Panicked(#[from] JobPanicked),
 }
 
 impl World {
@@ -85,7 +61,7 @@ impl World {
     pub(crate) fn par_for_each_mut2<A: Component, B: Component>(
         &mut self,
         f: impl Fn(Entity, &mut A, &mut B) + Sync,
-    ) -> Result<usize, ParQueryError> {
+    ) -> Result<usize, WorldError> {
         self.par_for_each_mut2_filtered(&Filter::new(), f)
     }
 
@@ -94,7 +70,7 @@ impl World {
         &mut self,
         filter: &Filter,
         f: impl Fn(Entity, &mut A, &mut B) + Sync,
-    ) -> Result<usize, ParQueryError> {
+    ) -> Result<usize, WorldError> {
         let target = self.parallel.clone();
         let parts = match self.pair_columns::<A, B>(filter)? {
             None => return Ok(0),
@@ -105,7 +81,7 @@ impl World {
                 on_caller("par_for_each_mut2", || {
                     visited = mixed_rows(split, |e, a, b| f(e, a, b));
                 })
-                .map_err(ParQueryError::Panicked)?;
+                .map_err(WorldError::Panicked)?;
                 return Ok(visited);
             }
             Some(PairColumns::Aos(parts)) => parts,
@@ -148,18 +124,19 @@ impl World {
                             run_chunk(chunk);
                         }
                     })
-                    .map_err(|e| ParQueryError::Panicked(into_panicked(e, "par_for_each_mut2")))?;
+                    .map_err(|e| WorldError::Panicked(into_panicked(e, "par_for_each_mut2")))?;
             }
             // No lane, or one thread (a lone worker while the caller only waits): the caller
             // runs it, a panic reported as from a chunk.
-            _ => on_caller("par_for_each_mut2", || run_chunk(head))
-                .map_err(ParQueryError::Panicked)?,
+            _ => {
+                on_caller("par_for_each_mut2", || run_chunk(head)).map_err(WorldError::Panicked)?
+            }
         }
         let mut tail = 0;
         on_caller("par_for_each_mut2", || {
             tail = tail_rows(parts, |e, a, b| f(e, a, b))
         })
-        .map_err(ParQueryError::Panicked)?;
+        .map_err(WorldError::Panicked)?;
         Ok(visited.into_inner() + tail)
     }
 }
@@ -176,7 +153,7 @@ impl World {
     /// chunks and checked **at compile time** against `A::FIELDS` and `B::FIELDS`. Rows that
     /// are not aligned (the components were inserted in different orders) are aligned first
     /// ([`WorldHooks::align_soa_rows`](crate::hooks::WorldHooks::align_soa_rows), a one-off reorder); components holding different entities
-    /// are [`SoaPairError::NotAligned`]. Without a parallel lane the chunks run on the caller.
+    /// are [`WorldError::NotAligned`]. Without a parallel lane the chunks run on the caller.
     ///
     /// ```
     /// use lanegraph::simd::kernels::integrate;
@@ -223,7 +200,7 @@ impl World {
     pub fn par_soa_chunks2<A, B, const NA: usize, const NB: usize>(
         &mut self,
         f: impl Fn(SoaChunkMut<'_, NA>, SoaChunkMut<'_, NB>) + Sync,
-    ) -> Result<usize, ParSoaError>
+    ) -> Result<usize, WorldError>
     where
         A: Component + SoaComponent,
         B: Component + SoaComponent,
@@ -235,7 +212,7 @@ impl World {
             )
         };
         let target = self.parallel.clone();
-        if let Err(SoaPairError::NotAligned { .. }) = self.lend_soa_pair::<A, B>().map(drop) {
+        if let Err(WorldError::NotAligned { .. }) = self.lend_soa_pair::<A, B>().map(drop) {
             self.align_soa_rows::<A, B>()?;
         }
         let Some((mut a, mut b)) = self.lend_soa_pair::<A, B>()? else {
@@ -278,14 +255,14 @@ impl World {
                             f(ca, cb);
                         }
                     })
-                    .map_err(|e| ParSoaError::Panicked(into_panicked(e, "par_soa_chunks2")))?;
+                    .map_err(|e| WorldError::Panicked(into_panicked(e, "par_soa_chunks2")))?;
             }
             _ => on_caller("par_soa_chunks2", || {
                 for (ca, cb) in chunks_a.zip(chunks_b) {
                     f(ca, cb);
                 }
             })
-            .map_err(ParSoaError::Panicked)?,
+            .map_err(WorldError::Panicked)?,
         }
         Ok(rows)
     }

@@ -11,17 +11,18 @@ use std::any::TypeId;
 use std::collections::HashMap;
 
 use super::column::{AosColumn, ErasedColumn, SparseIndex};
-use super::component::{AliasedQuery, Component, WrongLayout};
+use super::component::Component;
 use super::entity::Entity;
 use super::mixed_query::mixed_rows;
 use super::World;
 
 pub use super::column_refs::{ColumnMut, ColumnRef};
+use crate::world::error::WorldError;
 
 impl World {
-    /// The AoS column of `T`, or `None` when `T` was never stored; `WrongLayout` when `T` lives
+    /// The AoS column of `T`, or `None` when `T` was never stored; `WorldError` when `T` lives
     /// in field-SoA columns.
-    fn aos<T: Component>(&self) -> Result<Option<&AosColumn<T>>, WrongLayout> {
+    fn aos<T: Component>(&self) -> Result<Option<&AosColumn<T>>, WorldError> {
         let Some(i) = self.ids.get::<T>() else {
             return Ok(None);
         };
@@ -35,8 +36,8 @@ impl World {
         &self,
         i: usize,
         requested: &'static str,
-    ) -> WrongLayout {
-        WrongLayout {
+    ) -> WorldError {
+        WorldError::WrongLayout {
             component: T::NAME,
             actual: self.columns[i].layout().name(),
             requested,
@@ -44,7 +45,7 @@ impl World {
     }
 
     /// The body of [`WorldHooks::column`](crate::hooks::WorldHooks::column), which documents it.
-    pub(crate) fn column<T: Component>(&self) -> Result<ColumnRef<'_, T>, WrongLayout> {
+    pub(crate) fn column<T: Component>(&self) -> Result<ColumnRef<'_, T>, WorldError> {
         Ok(match self.aos::<T>()? {
             Some(c) => {
                 c.access_counters().record(c.values.len());
@@ -61,7 +62,7 @@ impl World {
     }
 
     /// The body of [`WorldHooks::column_mut`](crate::hooks::WorldHooks::column_mut), which documents it.
-    pub(crate) fn column_mut<T: Component>(&mut self) -> Result<ColumnMut<'_, T>, WrongLayout> {
+    pub(crate) fn column_mut<T: Component>(&mut self) -> Result<ColumnMut<'_, T>, WorldError> {
         let Some(i) = self.ids.get::<T>() else {
             return Ok(ColumnMut {
                 entities: &[],
@@ -91,7 +92,7 @@ impl World {
     /// The body of [`WorldHooks::query_pair`](crate::hooks::WorldHooks::query_pair), which documents it.
     pub(crate) fn query_pair<A: Component, B: Component>(
         &self,
-    ) -> Result<impl Iterator<Item = (Entity, &A, &B)> + '_, WrongLayout> {
+    ) -> Result<impl Iterator<Item = (Entity, &A, &B)> + '_, WorldError> {
         let a = self.aos::<A>()?;
         let b = self.aos::<B>()?;
         let rows = a.map_or(0, |a| a.values.len());
@@ -111,9 +112,9 @@ impl World {
     /// The body of [`WorldHooks::query_pair_mut`](crate::hooks::WorldHooks::query_pair_mut), which documents it.
     pub(crate) fn query_pair_mut<A: Component, B: Component>(
         &mut self,
-    ) -> Result<impl Iterator<Item = (Entity, &mut A, &B)> + '_, PairQueryError> {
+    ) -> Result<impl Iterator<Item = (Entity, &mut A, &B)> + '_, WorldError> {
         if TypeId::of::<A>() == TypeId::of::<B>() {
-            return Err(AliasedQuery { component: A::NAME }.into());
+            return Err(WorldError::AliasedQuery { component: A::NAME }.into());
         }
         self.aos::<A>()?;
         self.aos::<B>()?;
@@ -138,7 +139,7 @@ impl World {
     pub(crate) fn for_each_mut2<A: Component, B: Component>(
         &mut self,
         f: impl FnMut(Entity, &mut A, &mut B),
-    ) -> Result<usize, PairQueryError> {
+    ) -> Result<usize, WorldError> {
         self.for_each_mut2_filtered(&Filter::new(), f)
     }
 
@@ -147,7 +148,7 @@ impl World {
         &mut self,
         filter: &Filter,
         mut f: impl FnMut(Entity, &mut A, &mut B),
-    ) -> Result<usize, PairQueryError> {
+    ) -> Result<usize, WorldError> {
         let parts = match self.pair_columns::<A, B>(filter)? {
             None => return Ok(0),
             Some(PairColumns::Mixed(split)) => return Ok(mixed_rows(split, f)),
@@ -171,7 +172,7 @@ impl World {
     pub(crate) fn pair_columns<A: Component, B: Component>(
         &mut self,
         filter: &Filter,
-    ) -> Result<Option<PairColumns<'_, A, B>>, PairQueryError> {
+    ) -> Result<Option<PairColumns<'_, A, B>>, WorldError> {
         let Some(split) = self.split_pair::<A, B>(filter)? else {
             return Ok(None);
         };
@@ -213,7 +214,7 @@ impl World {
     pub(crate) fn split_pair<A: Component, B: Component>(
         &mut self,
         filter: &Filter,
-    ) -> Result<Option<SplitPair<'_>>, PairQueryError> {
+    ) -> Result<Option<SplitPair<'_>>, WorldError> {
         let Some(split) = self.split_columns([query_type::<A>(), query_type::<B>()], filter)?
         else {
             return Ok(None);
@@ -237,18 +238,18 @@ impl World {
         &mut self,
         types: [QueryType; N],
         filter: &Filter,
-    ) -> Result<Option<SplitColumns<'_, N>>, PairQueryError> {
+    ) -> Result<Option<SplitColumns<'_, N>>, WorldError> {
         for (k, t) in types.iter().enumerate() {
             if types[..k].iter().any(|u| u.id == t.id) {
-                return Err(AliasedQuery { component: t.name }.into());
+                return Err(WorldError::AliasedQuery { component: t.name }.into());
             }
         }
         if filter.overflow {
-            return Err(PairQueryError::TooManyFilters { max: Filter::MAX });
+            return Err(WorldError::TooManyFilters { max: Filter::MAX });
         }
         for t in filter.with.iter().chain(&filter.without).flatten() {
             if types.iter().any(|u| u.id == t.0) {
-                return Err(AliasedQuery { component: t.1 }.into());
+                return Err(WorldError::AliasedQuery { component: t.1 }.into());
             }
         }
         let World {
@@ -503,26 +504,6 @@ fn downcast_pair<'c, A: Component, B: Component>(
     a.access_counters().record(a.values.len());
     b.access_counters().record(a.values.len());
     (a, b)
-}
-
-/// Why a mutable pair query could not be made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum PairQueryError {
-    /// `A` and `B` are the same component.
-    #[error(transparent)]
-    Aliased(#[from] AliasedQuery),
-    /// One of them is stored field-SoA.
-    #[error(transparent)]
-    WrongLayout(#[from] WrongLayout),
-    /// The filter names more components than a query checks.
-    #[error(
-        "the query filter names more than {max} components; fix: split the query, or keep the \
-         rarest conditions"
-    )]
-    TooManyFilters {
-        /// [`Filter::MAX`].
-        max: usize,
-    },
 }
 
 /// Which other components an entity must have (`with`) or lack (`without`) to be visited by

@@ -3,7 +3,7 @@
 //! ([`With`], [`Without`], [`Changed`] and tuples of 1-4), over AoS and field-SoA columns alike.
 //!
 //! Owns: resolving each requested component to its column once per query (as raw parts), the
-//! aliasing check (`&mut T` beside any other access to `T` is [`QueryError::Aliased`]), the
+//! aliasing check (`&mut T` beside any other access to `T` is [`WorldError::AliasedQuery`]), the
 //! per-row lookup, and the field-SoA row codec (a row is gathered into a `T` before the closure
 //! and, for `&mut T`, scattered back after it). Must never: hand one row to two `&mut`s, let an
 //! item outlive the closure call it was made for (the closures take items for every lifetime,
@@ -25,9 +25,10 @@
 use super::component::Component;
 use super::entity::Entity;
 
+pub use super::query_fetch::MAX_QUERY_COMPONENTS;
 pub(crate) use super::query_fetch::*;
-pub use super::query_fetch::{QueryError, MAX_QUERY_COMPONENTS};
 pub use super::query_filter::{Changed, QueryFilter, With, Without};
+use crate::world::error::WorldError;
 
 /// What a typed query hands its closure per entity: `&T`, `&mut T`, `Option<&T>`,
 /// `Option<&mut T>`, [`Entity`], or a tuple of 1-8 of these. Entities that lack a required
@@ -41,7 +42,7 @@ pub trait QueryData: sealed::Data {
     #[doc(hidden)]
     type Fetch;
     #[doc(hidden)]
-    fn init(view: &mut ColumnsView<'_>) -> Result<Option<Self::Fetch>, QueryError>;
+    fn init(view: &mut ColumnsView<'_>) -> Result<Option<Self::Fetch>, WorldError>;
     #[doc(hidden)]
     fn driver(f: &Self::Fetch, best: &mut Option<Driver>);
     #[doc(hidden)]
@@ -100,7 +101,7 @@ impl<T: Component> sealed::Data for &T {}
 impl<T: Component> QueryData for &T {
     type Item<'a> = &'a T;
     type Fetch = ColumnFetch<T>;
-    fn init(view: &mut ColumnsView<'_>) -> Result<Option<Self::Fetch>, QueryError> {
+    fn init(view: &mut ColumnsView<'_>) -> Result<Option<Self::Fetch>, WorldError> {
         ColumnFetch::resolve(view, false)
     }
     fn driver(f: &Self::Fetch, best: &mut Option<Driver>) {
@@ -139,7 +140,7 @@ impl<T: Component> sealed::Data for &mut T {}
 impl<T: Component> QueryData for &mut T {
     type Item<'a> = &'a mut T;
     type Fetch = ColumnFetch<T>;
-    fn init(view: &mut ColumnsView<'_>) -> Result<Option<Self::Fetch>, QueryError> {
+    fn init(view: &mut ColumnsView<'_>) -> Result<Option<Self::Fetch>, WorldError> {
         ColumnFetch::resolve(view, true)
     }
     fn driver(f: &Self::Fetch, best: &mut Option<Driver>) {
@@ -196,7 +197,7 @@ pub struct OptionFetch<T> {
 }
 
 impl<T: Component> OptionFetch<T> {
-    fn resolve(view: &mut ColumnsView<'_>, mutable: bool) -> Result<Self, QueryError> {
+    fn resolve(view: &mut ColumnsView<'_>, mutable: bool) -> Result<Self, WorldError> {
         Ok(OptionFetch {
             inner: ColumnFetch::resolve(view, mutable)?,
             found: false,
@@ -257,7 +258,7 @@ impl<T: Component> sealed::Data for Option<&T> {}
 impl<T: Component> QueryData for Option<&T> {
     type Item<'a> = Option<&'a T>;
     type Fetch = OptionFetch<T>;
-    fn init(view: &mut ColumnsView<'_>) -> Result<Option<Self::Fetch>, QueryError> {
+    fn init(view: &mut ColumnsView<'_>) -> Result<Option<Self::Fetch>, WorldError> {
         OptionFetch::resolve(view, false).map(Some)
     }
     fn driver(_: &Self::Fetch, _: &mut Option<Driver>) {}
@@ -300,7 +301,7 @@ impl<T: Component> sealed::Data for Option<&mut T> {}
 impl<T: Component> QueryData for Option<&mut T> {
     type Item<'a> = Option<&'a mut T>;
     type Fetch = OptionFetch<T>;
-    fn init(view: &mut ColumnsView<'_>) -> Result<Option<Self::Fetch>, QueryError> {
+    fn init(view: &mut ColumnsView<'_>) -> Result<Option<Self::Fetch>, WorldError> {
         OptionFetch::resolve(view, true).map(Some)
     }
     fn driver(_: &Self::Fetch, _: &mut Option<Driver>) {}
@@ -366,7 +367,7 @@ impl sealed::Data for Entity {}
 impl QueryData for Entity {
     type Item<'a> = Entity;
     type Fetch = ();
-    fn init(_: &mut ColumnsView<'_>) -> Result<Option<()>, QueryError> {
+    fn init(_: &mut ColumnsView<'_>) -> Result<Option<()>, WorldError> {
         Ok(Some(()))
     }
     fn driver(_: &(), _: &mut Option<Driver>) {}
@@ -399,7 +400,7 @@ macro_rules! query_tuple {
         impl<$($name: QueryData),+> QueryData for ($($name,)+) {
             type Item<'a> = ($($name::Item<'a>,)+);
             type Fetch = ($($name::Fetch,)+);
-            fn init(view: &mut ColumnsView<'_>) -> Result<Option<Self::Fetch>, QueryError> {
+            fn init(view: &mut ColumnsView<'_>) -> Result<Option<Self::Fetch>, WorldError> {
                 // Every part is resolved (and alias-checked) before any is found missing, so
                 // an aliased query is an error even on a world without those columns.
                 let parts = ($($name::init(view)?,)+);

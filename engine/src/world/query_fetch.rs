@@ -1,7 +1,7 @@
 //! A typed query's column access: each requested component resolved once to its column's raw
 //! parts ([`RawRows`], [`ColumnsView`]), the driving column and its rows ([`Driver`]), and the
 //! per-row fetch of AoS and field-SoA columns ([`ColumnFetch`], [`OptionFetch`]); why a query
-//! could not be made ([`QueryError`]) and the sealed traits `query_data` and `query_filter`
+//! could not be made ([`WorldError`]) and the sealed traits `query_data` and `query_filter`
 //! implement.
 //!
 //! Owns: raw column parts and the per-row lookup. Must never: hand one row to two `&mut`s or
@@ -14,7 +14,7 @@
 
 use super::change_ticks::ChangeClock;
 use super::column::{AosColumn, ErasedColumn};
-use super::component::{AliasedQuery, Component};
+use super::component::Component;
 use super::component_ids::ColumnIds;
 use super::entity::Entity;
 use super::epoch::Epochs;
@@ -22,22 +22,7 @@ use super::soa::SoaColumn;
 
 pub(crate) use super::column::RawRows;
 pub(crate) use super::soa_raw::SoaRaw;
-
-/// Why a typed query could not be made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum QueryError {
-    /// The query asks for one component mutably and again (shared or mutable): two
-    /// references to one row, one of them `&mut`.
-    #[error(transparent)]
-    Aliased(#[from] AliasedQuery),
-    /// The query names more components than a query checks for aliasing.
-    #[error("the query names more than {max} components; fix: split it into two queries")]
-    TooWide {
-        /// The most components one query names.
-        max: usize,
-    },
-}
+use crate::world::error::WorldError;
 
 /// The most components one query (its data and filter together) names.
 pub const MAX_QUERY_COMPONENTS: usize = 16;
@@ -85,7 +70,7 @@ impl<'a> ColumnsView<'a> {
 
     /// Claims `T`; an exclusive claim beside any other claim is an alias. By type, so a query
     /// that would alias is an error on any world, with or without the column.
-    pub(crate) fn claim<T: Component>(&mut self, mutable: bool) -> Result<(), QueryError> {
+    pub(crate) fn claim<T: Component>(&mut self, mutable: bool) -> Result<(), WorldError> {
         let ty = std::any::TypeId::of::<T>();
         // SAFETY: the first `claimed` entries were written below before `claimed` counted them.
         let taken = unsafe {
@@ -95,10 +80,10 @@ impl<'a> ColumnsView<'a> {
             )
         };
         if taken.iter().any(|&(c, m)| c == ty && (m || mutable)) {
-            return Err(AliasedQuery { component: T::NAME }.into());
+            return Err(WorldError::AliasedQuery { component: T::NAME }.into());
         }
         if self.claimed == MAX_QUERY_COMPONENTS {
-            return Err(QueryError::TooWide {
+            return Err(WorldError::QueryTooWide {
                 max: MAX_QUERY_COMPONENTS,
             });
         }
@@ -317,7 +302,7 @@ impl<T: Component> ColumnFetch<T> {
     pub(crate) fn resolve(
         view: &mut ColumnsView<'_>,
         mutable: bool,
-    ) -> Result<Option<Self>, QueryError> {
+    ) -> Result<Option<Self>, WorldError> {
         view.claim::<T>(mutable)?;
         let Some(col) = view.index_of::<T>() else {
             return Ok(None);

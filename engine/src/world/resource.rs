@@ -14,6 +14,7 @@ use std::any::{Any, TypeId};
 use super::epoch::DomainSet;
 use super::hash::{StateHash, StateHasher};
 use super::World;
+use crate::world::error::WorldError;
 
 /// A typed singleton of simulation state.
 ///
@@ -58,32 +59,6 @@ pub trait Resource: StateHash + Send + Sync + 'static {
     }
 }
 
-/// The world holds no resource of this type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "the world has no `{resource}` resource; \
-     fix: `World::insert_resource` it before the first system that reads it runs"
-)]
-pub struct MissingResource {
-    /// The resource's `NAME`.
-    pub resource: &'static str,
-}
-
-/// Two different Rust types declared the same resource `NAME` in one world.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "resource name `{name}` is declared by both `{existing}` and `{new}`; names order the state \
-     hash and must be unique; fix: give one of the types a different `Resource::NAME`"
-)]
-pub struct ResourceNameClash {
-    /// The clashing name.
-    pub name: &'static str,
-    /// The Rust type that holds the name.
-    pub existing: &'static str,
-    /// The Rust type that tried to take it.
-    pub new: &'static str,
-}
-
 #[doc(hidden)]
 pub trait ErasedResource: Send + Sync + 'static {
     fn name(&self) -> &'static str;
@@ -93,7 +68,7 @@ pub trait ErasedResource: Send + Sync + 'static {
     fn as_any_mut(&mut self) -> &mut dyn Any;
     fn into_any(self: Box<Self>) -> Box<dyn Any>;
     /// A boxed copy, for snapshots; an error when the type has no `snapshot_clone`.
-    fn boxed_copy(&self) -> Result<Box<dyn ErasedResource>, super::snapshot_error::SnapshotError>;
+    fn boxed_copy(&self) -> Result<Box<dyn ErasedResource>, super::error::WorldError>;
     /// Copies `from` (the same type) over this value; false when the types differ.
     fn load(&mut self, from: &dyn ErasedResource) -> bool;
 }
@@ -117,12 +92,11 @@ impl<R: Resource> ErasedResource for R {
     fn into_any(self: Box<Self>) -> Box<dyn Any> {
         self
     }
-    fn boxed_copy(&self) -> Result<Box<dyn ErasedResource>, super::snapshot_error::SnapshotError> {
-        let copy =
-            R::snapshot_clone().ok_or(super::snapshot_error::SnapshotError::NotCloneable {
-                kind: "resource",
-                name: R::NAME,
-            })?;
+    fn boxed_copy(&self) -> Result<Box<dyn ErasedResource>, super::error::WorldError> {
+        let copy = R::snapshot_clone().ok_or(super::error::WorldError::NotCloneable {
+            kind: "resource",
+            name: R::NAME,
+        })?;
         Ok(Box::new(copy(self)))
     }
     fn load(&mut self, from: &dyn ErasedResource) -> bool {
@@ -191,10 +165,7 @@ impl Resources {
 impl World {
     /// Inserts (or replaces) the resource `R`, returning the previous value; bumps
     /// `R::DOMAINS`. Errors: another type already uses `R::NAME`.
-    pub fn insert_resource<R: Resource>(
-        &mut self,
-        value: R,
-    ) -> Result<Option<R>, ResourceNameClash> {
+    pub fn insert_resource<R: Resource>(&mut self, value: R) -> Result<Option<R>, WorldError> {
         let res = &mut self.resources;
         if let Some(&i) = res.by_type.get(&TypeId::of::<R>()) {
             self.epochs.bump(R::DOMAINS);
@@ -205,7 +176,7 @@ impl World {
             return Ok(Some(std::mem::replace(slot, value)));
         }
         if let Some(existing) = res.values.iter().find(|v| v.name() == R::NAME) {
-            return Err(ResourceNameClash {
+            return Err(WorldError::ResourceNameClash {
                 name: R::NAME,
                 existing: existing.type_name(),
                 new: std::any::type_name::<R>(),
@@ -219,25 +190,25 @@ impl World {
     }
 
     /// The resource `R`.
-    pub fn resource<R: Resource>(&self) -> Result<&R, MissingResource> {
+    pub fn resource<R: Resource>(&self) -> Result<&R, WorldError> {
         let res = &self.resources;
         res.by_type
             .get(&TypeId::of::<R>())
             .and_then(|&i| res.values[i].as_any().downcast_ref::<R>())
-            .ok_or(MissingResource { resource: R::NAME })
+            .ok_or(WorldError::MissingResource { resource: R::NAME })
     }
 
     /// The resource `R`, mutably; bumps `R::DOMAINS` (the caller may write it).
-    pub fn resource_mut<R: Resource>(&mut self) -> Result<&mut R, MissingResource> {
+    pub fn resource_mut<R: Resource>(&mut self) -> Result<&mut R, WorldError> {
         let res = &mut self.resources;
         let Some(&i) = res.by_type.get(&TypeId::of::<R>()) else {
-            return Err(MissingResource { resource: R::NAME });
+            return Err(WorldError::MissingResource { resource: R::NAME });
         };
         self.epochs.bump(R::DOMAINS);
         res.values[i]
             .as_any_mut()
             .downcast_mut::<R>()
-            .ok_or(MissingResource { resource: R::NAME })
+            .ok_or(WorldError::MissingResource { resource: R::NAME })
     }
 
     /// Removes the resource `R`, returning it; bumps `R::DOMAINS` when there was one.

@@ -3,30 +3,14 @@
 //!
 //! Owns: [`ResourceSet`] (tuples of 1-8 of `&R` / `&mut R`), [`World::resources_mut`] and
 //! [`World::split`]. Must never: hand one resource out twice (a set naming a type twice is
-//! [`ResourceError::Aliased`], even when both are shared: one rule, no surprises), or hand one
+//! [`WorldError::AliasedResource`], even when both are shared: one rule, no surprises), or hand one
 //! out mutably without bumping its domains.
 
 use super::epoch::Epochs;
-use super::resource::{ErasedResource, MissingResource, Resource, Resources};
+use super::resource::{ErasedResource, Resource, Resources};
 use super::typed_query::Components;
 use super::World;
-
-/// Why a set of resources could not be handed out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum ResourceError {
-    /// The world holds no such resource.
-    #[error(transparent)]
-    Missing(#[from] MissingResource),
-    /// The set names one resource twice.
-    #[error(
-        "the resource set names `{resource}` twice; fix: name it once (mutably if any use \
-         writes it)"
-    )]
-    Aliased {
-        /// The resource's `NAME`.
-        resource: &'static str,
-    },
-}
+use crate::world::error::WorldError;
 
 mod sealed {
     pub trait Param {}
@@ -80,7 +64,7 @@ pub trait ResourceSet: sealed::Set {
     fn fetch<'a>(
         resources: &'a mut Resources,
         epochs: &mut Epochs,
-    ) -> Result<Self::Item<'a>, ResourceError>;
+    ) -> Result<Self::Item<'a>, WorldError>;
 }
 
 macro_rules! resource_tuple {
@@ -91,14 +75,14 @@ macro_rules! resource_tuple {
             fn fetch<'a>(
                 resources: &'a mut Resources,
                 epochs: &mut Epochs,
-            ) -> Result<Self::Item<'a>, ResourceError> {
+            ) -> Result<Self::Item<'a>, WorldError> {
                 let names = [$(<$p::R as Resource>::NAME),+];
                 let at = [$(resources
                     .index_of::<$p::R>()
-                    .ok_or(MissingResource { resource: <$p::R as Resource>::NAME })?),+];
+                    .ok_or(WorldError::MissingResource { resource: <$p::R as Resource>::NAME })?),+];
                 for (i, a) in at.iter().enumerate() {
                     if at[..i].contains(a) {
-                        return Err(ResourceError::Aliased { resource: names[i] });
+                        return Err(WorldError::AliasedResource { resource: names[i] });
                     }
                 }
                 $(if $p::MUTABLE {
@@ -146,7 +130,7 @@ impl World {
     /// score.0 += bonus.0;
     /// assert_eq!(world.resource::<Score>().unwrap().0, 11);
     /// ```
-    pub fn resources_mut<R: ResourceSet>(&mut self) -> Result<R::Item<'_>, ResourceError> {
+    pub fn resources_mut<R: ResourceSet>(&mut self) -> Result<R::Item<'_>, WorldError> {
         R::fetch(&mut self.resources, &mut self.epochs)
     }
 
@@ -177,7 +161,7 @@ impl World {
     /// ```
     pub fn split<R: ResourceSet>(
         &mut self,
-    ) -> Result<(Components<'_>, R::Item<'_>, &crate::input::Input), ResourceError> {
+    ) -> Result<(Components<'_>, R::Item<'_>, &crate::input::Input), WorldError> {
         let (components, resources, input) = self.parts();
         let resources = R::fetch(resources, &mut *components.epochs)?;
         Ok((components, resources, input))

@@ -31,8 +31,7 @@ use super::epoch::{DomainSet, WorldId};
 use super::resource::ErasedResource;
 use super::World;
 use crate::game_loop::FixedStep;
-
-pub use super::snapshot_error::SnapshotError;
+use crate::world::error::WorldError;
 
 /// Everything a World's simulation owns, captured by [`World::snapshot_into`] and put back by
 /// [`World::restore`]. Reuse one (or a [`SnapshotRing`]): capturing into a snapshot that held
@@ -112,7 +111,7 @@ impl SnapshotRing {
     }
 
     /// Captures `world` into the oldest slot; returns the slot's index.
-    pub fn save(&mut self, world: &World) -> Result<usize, SnapshotError> {
+    pub fn save(&mut self, world: &World) -> Result<usize, WorldError> {
         let i = self.next;
         world.snapshot_into(&mut self.slots[i])?;
         self.next = (i + 1) % self.slots.len();
@@ -161,7 +160,7 @@ impl World {
     /// assert!(!world.is_alive(extra));
     /// assert_eq!(world.spawn(), extra, "the same next spawn");
     /// ```
-    pub fn snapshot_into(&self, snapshot: &mut Snapshot) -> Result<(), SnapshotError> {
+    pub fn snapshot_into(&self, snapshot: &mut Snapshot) -> Result<(), WorldError> {
         let same_world = snapshot.world == Some(self.id);
         if !same_world {
             // Another world's (or no) columns: start this world's shape afresh.
@@ -194,7 +193,7 @@ impl World {
             for (dst, src) in snapshot.resources.iter_mut().zip(values) {
                 // The types match, so only a missing `snapshot_clone` fails the copy.
                 if !dst.load(&**src) {
-                    return Err(SnapshotError::NotCloneable {
+                    return Err(WorldError::NotCloneable {
                         kind: "resource",
                         name: src.name(),
                     });
@@ -218,18 +217,18 @@ impl World {
     /// order, entity ids and next spawn. Components first used after the snapshot lose every
     /// row; every domain's change epoch moves (caches keyed on epochs re-derive). Every check
     /// runs before the first write: on an error the world is unchanged.
-    pub fn restore(&mut self, snapshot: &Snapshot) -> Result<(), SnapshotError> {
+    pub fn restore(&mut self, snapshot: &Snapshot) -> Result<(), WorldError> {
         match snapshot.world {
-            None => return Err(SnapshotError::Empty),
-            Some(id) if id != self.id => return Err(SnapshotError::OtherWorld),
+            None => return Err(WorldError::SnapshotEmpty),
+            Some(id) if id != self.id => return Err(WorldError::SnapshotOfOtherWorld),
             Some(_) => {}
         }
         for (i, saved) in snapshot.columns.iter().enumerate() {
             let Some(saved) = saved else {
-                return Err(SnapshotError::Empty);
+                return Err(WorldError::SnapshotEmpty);
             };
             if saved.layout() != self.columns[i].layout() {
-                return Err(SnapshotError::LayoutChanged {
+                return Err(WorldError::LayoutChanged {
                     component: saved.name(),
                 });
             }

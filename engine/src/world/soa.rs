@@ -21,14 +21,13 @@ use lanegraph_simd::{InvalidFields, LanesMut, SoaComponent, SoaTable};
 use super::access::{AccessCounters, ColumnLayout};
 use super::column::RawRows;
 use super::column::{AosColumn, ErasedColumn, SparseIndex};
-use super::component::{
-    AliasedQuery, Component, ComponentError, ComponentNameClash, MissingComponent, WrongLayout,
-};
+use super::component::Component;
 use super::entity::{Entity, EntityTable};
 use super::epoch::DomainSet;
 use super::hash::StateHasher;
 use super::soa_raw::{FieldPtrs, SoaRaw};
 use super::World;
+use crate::world::error::WorldError;
 
 /// A component stored as one aligned `f32` column per field.
 pub(crate) struct SoaColumn<T> {
@@ -313,7 +312,7 @@ impl<T: Component + SoaComponent> ErasedColumn for SoaColumn<T> {
     fn save(
         &self,
         slot: &mut Option<Box<dyn ErasedColumn>>,
-    ) -> Result<(), super::snapshot_error::SnapshotError> {
+    ) -> Result<(), super::error::WorldError> {
         match slot
             .as_mut()
             .and_then(|c| c.as_any_mut().downcast_mut::<SoaColumn<T>>())
@@ -362,40 +361,6 @@ impl<T: Component + SoaComponent> ErasedColumn for SoaColumn<T> {
             .expect("take_erased: caller passes Option<T> (broken invariant)");
         *slot = self.take(entity);
     }
-}
-
-/// Why a component could not be opted into field-SoA storage.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SoaOptInError {
-    /// The component's field list is unusable.
-    #[error("component cannot be stored field-SoA: {0}")]
-    Fields(#[from] InvalidFields),
-    /// Its name clashes with another component's.
-    #[error(transparent)]
-    NameClash(#[from] ComponentNameClash),
-}
-
-/// Why two field-SoA columns could not be lent together.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SoaPairError {
-    /// The same component twice.
-    #[error(transparent)]
-    Aliased(#[from] AliasedQuery),
-    /// One of them is not stored field-SoA.
-    #[error(transparent)]
-    WrongLayout(#[from] WrongLayout),
-    /// Their rows do not name the same entities in the same order.
-    #[error("field-SoA columns `{a}` and `{b}` are not row-aligned ({a_rows} and {b_rows} rows), so row i is not one entity in both; fix: call `World::align_soa_rows::<{a}, {b}>()` after structural changes")]
-    NotAligned {
-        /// First component.
-        a: &'static str,
-        /// Second component.
-        b: &'static str,
-        /// Rows of the first.
-        a_rows: usize,
-        /// Rows of the second.
-        b_rows: usize,
-    },
 }
 
 /// A mutable loan of one component's field-SoA columns for one step (e.g. to the physics lane).
@@ -487,7 +452,7 @@ impl<'w> SoaRef<'w> {
 impl World {
     /// Opts `T` into field-SoA storage. Rows already stored AoS move over (once: a layout
     /// change, not a per-frame transpose), bumping `T::DOMAINS`. Idempotent.
-    pub fn use_field_soa<T: Component + SoaComponent>(&mut self) -> Result<(), SoaOptInError> {
+    pub fn use_field_soa<T: Component + SoaComponent>(&mut self) -> Result<(), WorldError> {
         let mut column = SoaColumn::<T>::new()?;
         let Some(i) = self.column_index::<T>() else {
             self.add_column::<T>(Box::new(column))?;
@@ -512,7 +477,7 @@ impl World {
         Ok(())
     }
 
-    fn soa<T: Component + SoaComponent>(&self) -> Result<Option<&SoaColumn<T>>, WrongLayout> {
+    fn soa<T: Component + SoaComponent>(&self) -> Result<Option<&SoaColumn<T>>, WorldError> {
         let Some(i) = self.column_index::<T>() else {
             return Ok(None);
         };
@@ -523,7 +488,7 @@ impl World {
             .ok_or_else(|| self.wrong_layout::<T>(i, "field-SoA"))
     }
 
-    fn soa_index<T: Component + SoaComponent>(&self) -> Result<Option<usize>, WrongLayout> {
+    fn soa_index<T: Component + SoaComponent>(&self) -> Result<Option<usize>, WorldError> {
         self.soa::<T>()?;
         Ok(self.column_index::<T>())
     }
@@ -532,21 +497,21 @@ impl World {
     pub(crate) fn get_fields<T: Component + SoaComponent>(
         &self,
         entity: Entity,
-    ) -> Result<T, ComponentError> {
+    ) -> Result<T, WorldError> {
         self.entity_table().check(entity)?;
-        let missing = MissingComponent {
+        let missing = || WorldError::MissingComponent {
             entity,
             component: T::NAME,
         };
-        let c = self.soa::<T>()?.ok_or(missing)?;
-        Ok(c.get(entity).ok_or(missing)?)
+        let c = self.soa::<T>()?.ok_or_else(missing)?;
+        Ok(c.get(entity).ok_or_else(missing)?)
     }
 
     /// Shared view of `T`'s field columns (empty table when `T` has no rows yet but was opted
     /// in; `None` when `T` was never opted in or stored).
     pub fn soa_columns<T: Component + SoaComponent>(
         &self,
-    ) -> Result<Option<SoaRef<'_>>, WrongLayout> {
+    ) -> Result<Option<SoaRef<'_>>, WorldError> {
         Ok(self.soa::<T>()?.map(|c| {
             c.access.record(c.entities.len());
             SoaRef {
@@ -559,7 +524,7 @@ impl World {
     /// The body of [`WorldHooks::lend_soa`](crate::hooks::WorldHooks::lend_soa), which documents it.
     pub(crate) fn lend_soa<T: Component + SoaComponent>(
         &mut self,
-    ) -> Result<Option<SoaMut<'_, T>>, WrongLayout> {
+    ) -> Result<Option<SoaMut<'_, T>>, WorldError> {
         let Some(i) = self.soa_index::<T>()? else {
             return Ok(None);
         };
@@ -582,9 +547,9 @@ impl World {
     #[allow(clippy::type_complexity)]
     pub(crate) fn lend_soa_pair<A: Component + SoaComponent, B: Component + SoaComponent>(
         &mut self,
-    ) -> Result<Option<(SoaMut<'_, A>, SoaMut<'_, B>)>, SoaPairError> {
+    ) -> Result<Option<(SoaMut<'_, A>, SoaMut<'_, B>)>, WorldError> {
         if TypeId::of::<A>() == TypeId::of::<B>() {
-            return Err(AliasedQuery { component: A::NAME }.into());
+            return Err(WorldError::AliasedQuery { component: A::NAME }.into());
         }
         let (Some(ia), Some(ib)) = (self.soa_index::<A>()?, self.soa_index::<B>()?) else {
             return Ok(None);
@@ -596,7 +561,7 @@ impl World {
             // The O(rows) comparison runs only when either column's rows moved since the last
             // check that passed (a per-step lend must not re-read every entity id).
             if a.aligned_with != Some((ib, versions.0, versions.1)) && a.entities != b.entities {
-                return Err(SoaPairError::NotAligned {
+                return Err(WorldError::NotAligned {
                     a: A::NAME,
                     b: B::NAME,
                     a_rows: a.entities.len(),
@@ -637,7 +602,7 @@ impl World {
     /// The body of [`WorldHooks::align_soa_rows`](crate::hooks::WorldHooks::align_soa_rows), which documents it.
     pub(crate) fn align_soa_rows<A: Component + SoaComponent, B: Component + SoaComponent>(
         &mut self,
-    ) -> Result<bool, SoaPairError> {
+    ) -> Result<bool, WorldError> {
         if TypeId::of::<A>() == TypeId::of::<B>() {
             return Ok(true);
         }
@@ -668,7 +633,7 @@ impl World {
         i: usize,
         entity: Entity,
         value: T,
-    ) -> Result<Option<T>, ComponentError> {
+    ) -> Result<Option<T>, WorldError> {
         let mut slot = Some(value);
         self.erased_column_mut(i).insert_erased(entity, &mut slot);
         Ok(slot)
@@ -679,7 +644,7 @@ impl World {
         &mut self,
         i: usize,
         entity: Entity,
-    ) -> Result<Option<T>, ComponentError> {
+    ) -> Result<Option<T>, WorldError> {
         let mut slot: Option<T> = None;
         self.erased_column_mut(i).take_erased(entity, &mut slot);
         Ok(slot)

@@ -15,9 +15,10 @@
 use std::collections::VecDeque;
 
 use super::hash::StateHasher;
-use super::snapshot::{Snapshot, SnapshotError};
+use super::snapshot::Snapshot;
 use super::World;
 use crate::input::Input;
+use crate::world::error::WorldError;
 
 /// Checksums after one system: per column (in column order, 0 for an empty one), per resource
 /// (in name order), and of the live entity set.
@@ -104,17 +105,6 @@ pub struct Desync {
     pub differ: Vec<String>,
 }
 
-/// Why a sync-tested step failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SyncTestError {
-    /// The re-simulation differed.
-    #[error(transparent)]
-    Desync(#[from] Desync),
-    /// The world could not be snapshotted.
-    #[error(transparent)]
-    Snapshot(#[from] SnapshotError),
-}
-
 /// One recorded step: the state and input before it, and the checksums after each system.
 struct Recorded {
     tick: u64,
@@ -179,7 +169,7 @@ impl SyncTest {
     /// Runs one step of `world`, then re-simulates the window and compares. On a desync the
     /// world is left in its re-simulated state and the window is cleared (the next step starts
     /// a new one).
-    pub fn step(&mut self, world: &mut World) -> Result<(), SyncTestError> {
+    pub fn step(&mut self, world: &mut World) -> Result<(), WorldError> {
         self.step_with(world, &mut |_| {})
     }
 
@@ -191,7 +181,7 @@ impl SyncTest {
         &mut self,
         world: &mut World,
         after: &mut dyn FnMut(&mut World),
-    ) -> Result<(), SyncTestError> {
+    ) -> Result<(), WorldError> {
         let mut before = self.spare.pop().unwrap_or_default();
         world.snapshot_into(&mut before)?;
         let input = world.input.clone();

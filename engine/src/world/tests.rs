@@ -25,7 +25,7 @@ fn name_clash_is_a_typed_error() {
     let err = w.insert(e, FakePos(1)).unwrap_err();
     assert!(matches!(
         err,
-        ComponentError::NameClash(ComponentNameClash { name: "Pos", .. })
+        WorldError::ComponentNameClash { name: "Pos", .. }
     ));
 }
 
@@ -72,13 +72,13 @@ fn opting_in_moves_existing_rows_and_changes_accessors() {
     assert_eq!(w.get_fields::<Pos>(e).unwrap(), Pos { x: 3.0, y: 4.0 });
     assert!(matches!(
         w.get::<Pos>(e),
-        Err(ComponentError::WrongLayout(_))
+        Err(WorldError::WrongLayout { .. })
     ));
     assert!(w.column::<Pos>().is_err());
     assert_eq!(w.remove::<Pos>(e).unwrap(), Pos { x: 3.0, y: 4.0 });
     assert!(matches!(
         w.get_fields::<Pos>(e),
-        Err(ComponentError::Missing(_))
+        Err(WorldError::MissingComponent { .. })
     ));
     // Idempotent.
     w.use_field_soa::<Pos>().unwrap();

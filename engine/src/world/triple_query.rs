@@ -3,7 +3,7 @@
 //!
 //! Owns: [`World::for_each_mut3`] and its filtered form. Must never: visit an entity that lacks
 //! any of the three, or alias a column (three distinct components, checked, else
-//! [`AliasedQuery`](super::AliasedQuery)).
+//! [`WorldError::AliasedQuery`](super::WorldError::AliasedQuery)).
 //!
 //! When all three are AoS, the leading rows where all three columns hold the same entity at
 //! the same index (components inserted together) run as a bare loop over three slices, with
@@ -13,15 +13,16 @@
 use super::component::Component;
 use super::entity::Entity;
 use super::mixed_query::{row_of, QuerySide};
-use super::query::{aligned_rows, query_type, Filter, PairQueryError};
+use super::query::{aligned_rows, query_type, Filter};
 use super::World;
+use crate::world::error::WorldError;
 
 impl World {
     /// The body of [`WorldHooks::for_each_mut3`](crate::hooks::WorldHooks::for_each_mut3), which documents it.
     pub(crate) fn for_each_mut3<A: Component, B: Component, C: Component>(
         &mut self,
         f: impl FnMut(Entity, &mut A, &mut B, &mut C),
-    ) -> Result<usize, PairQueryError> {
+    ) -> Result<usize, WorldError> {
         self.for_each_mut3_filtered(&Filter::new(), f)
     }
 
@@ -30,7 +31,7 @@ impl World {
         &mut self,
         filter: &Filter,
         mut f: impl FnMut(Entity, &mut A, &mut B, &mut C),
-    ) -> Result<usize, PairQueryError> {
+    ) -> Result<usize, WorldError> {
         let types = [query_type::<A>(), query_type::<B>(), query_type::<C>()];
         let Some(split) = self.split_columns(types, filter)? else {
             return Ok(0);

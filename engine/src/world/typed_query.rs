@@ -40,13 +40,12 @@ use super::component_ids::ColumnIds;
 use super::entity::EntityTable;
 use super::epoch::Epochs;
 use super::par_query::{into_panicked, lane_threads, on_caller, ParallelLane, MAX_CHUNKS};
-use super::query_data::{
-    AlignCache, ColumnsView, Driver, DriverRow, QueryData, QueryError, QueryFilter,
-};
+use super::query_data::{AlignCache, ColumnsView, Driver, DriverRow, QueryData, QueryFilter};
 use super::World;
 
 pub(crate) use super::par_costs::{ParCosts, ParSite, LEARN_RUNS};
 pub use super::par_costs::{ParRun, SerialReason, PAR_CHUNK_MIN_NS};
+use crate::world::error::WorldError;
 
 /// A typed query over a world's components: made by [`World::query`] or
 /// [`World::query_filtered`] (or a [`Components`] view), it holds the world's columns until
@@ -420,7 +419,7 @@ impl<'w> Components<'w> {
     }
 
     /// A query over every entity with what `Q` requires (see [`World::query`]).
-    pub fn query<Q: QueryData>(&mut self) -> Result<Query<'_, Q>, QueryError> {
+    pub fn query<Q: QueryData>(&mut self) -> Result<Query<'_, Q>, WorldError> {
         self.query_filtered::<Q, ()>()
     }
 
@@ -428,7 +427,7 @@ impl<'w> Components<'w> {
     /// [`World::query_filtered`]).
     pub fn query_filtered<Q: QueryData, F: QueryFilter>(
         &mut self,
-    ) -> Result<Query<'_, Q, F>, QueryError> {
+    ) -> Result<Query<'_, Q, F>, WorldError> {
         Components {
             columns: &mut *self.columns,
             ids: self.ids,
@@ -471,7 +470,7 @@ impl World {
 
     /// A typed query of any width, over AoS and field-SoA components alike: `Q` is `&T`,
     /// `&mut T`, `Option<&T>`, `Option<&mut T>`, [`Entity`](super::Entity) or a tuple of 1-8 of them. Asking
-    /// for one component mutably and again is [`QueryError::Aliased`]. Making it bumps the
+    /// for one component mutably and again is [`WorldError::AliasedQuery`]. Making it bumps the
     /// domains of every `&mut` component. Structural changes (spawn, insert, despawn) wait
     /// until the query is dropped: inside a system, queue them on `ctx.commands()`.
     ///
@@ -509,7 +508,7 @@ impl World {
     /// // `&mut Pos` beside `&Pos` would alias: a typed error, not a panic.
     /// assert!(world.query::<(&mut Pos, &Pos)>().is_err());
     /// ```
-    pub fn query<Q: QueryData>(&mut self) -> Result<Query<'_, Q>, QueryError> {
+    pub fn query<Q: QueryData>(&mut self) -> Result<Query<'_, Q>, WorldError> {
         self.query_filtered::<Q, ()>()
     }
 
@@ -545,14 +544,14 @@ impl World {
     /// ```
     pub fn query_filtered<Q: QueryData, F: QueryFilter>(
         &mut self,
-    ) -> Result<Query<'_, Q, F>, QueryError> {
+    ) -> Result<Query<'_, Q, F>, WorldError> {
         Components::of(self).query_into()
     }
 }
 
 impl<'w> Components<'w> {
     /// `query_filtered`, consuming the view so the query keeps its full borrow.
-    fn query_into<Q: QueryData, F: QueryFilter>(self) -> Result<Query<'w, Q, F>, QueryError> {
+    fn query_into<Q: QueryData, F: QueryFilter>(self) -> Result<Query<'w, Q, F>, WorldError> {
         let Components {
             columns,
             ids,

@@ -221,7 +221,7 @@ pub struct Engine {
     /// The SyncTest mode ([`Engine::set_sync_test`]): written by the game between frames, run
     /// by `frame` around each fixed step; the first desync it found.
     /// Desync writer: `run_steps` (step 2, owner thread). Reader: `sync_test_desync`.
-    sync_test: Option<(crate::world::SyncTest, Option<crate::world::SyncTestError>)>,
+    sync_test: Option<(crate::world::SyncTest, Option<crate::world::WorldError>)>,
     /// The game's view source and its cache (`None`: no render view). Writer: `assemble`;
     /// `publish_view` derives through it (owner thread, step 3). Readers: `publish_view`,
     /// `view_cache_stats`.
@@ -364,7 +364,7 @@ impl Engine {
 
     /// The first desync the SyncTest mode found, naming the step, the system (or the physics
     /// hook: [`AFTER_SYSTEMS`](crate::world::AFTER_SYSTEMS)) and the components.
-    pub fn sync_test_desync(&self) -> Option<&crate::world::SyncTestError> {
+    pub fn sync_test_desync(&self) -> Option<&crate::world::WorldError> {
         self.sync_test
             .as_ref()
             .and_then(|(_, found)| found.as_ref())
@@ -375,7 +375,7 @@ impl Engine {
     pub fn snapshot_into(
         &self,
         snapshot: &mut crate::world::Snapshot,
-    ) -> Result<(), crate::world::SnapshotError> {
+    ) -> Result<(), crate::world::WorldError> {
         self.game.snapshot_into(snapshot)
     }
 
@@ -384,7 +384,7 @@ impl Engine {
     pub fn restore(
         &mut self,
         snapshot: &crate::world::Snapshot,
-    ) -> Result<(), crate::world::SnapshotError> {
+    ) -> Result<(), crate::world::WorldError> {
         self.game.restore(snapshot)
     }
 
