@@ -349,7 +349,7 @@ fn expand_state_hash(input: &DeriveInput) -> syn::Result<TokenStream2> {
                 arms.push(quote! {
                     #[allow(unused_variables)]
                     Self::#vname #pat => {
-                        __lanegraph_h.write_u32(#index);
+                        ::lanegraph::world::StateHash::hash_state(&#index, __lanegraph_h);
                         #(#stmts)*
                     }
                 });

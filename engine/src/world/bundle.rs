@@ -31,7 +31,9 @@ mod sealed {
 
 /// Several components spawned together: any tuple of one to eight [`Component`]s.
 pub trait Bundle: sealed::Sealed + Send + 'static {
-    /// Inserts every component of the bundle on `entity`.
+    /// Inserts every component of the bundle on `entity` (what `World::spawn_batch` and
+    /// `World::insert` run; a game calls those).
+    #[doc(hidden)]
     fn insert_into(self, world: &mut World, entity: Entity) -> Result<(), WorldError>;
     #[doc(hidden)]
     type Sinks;

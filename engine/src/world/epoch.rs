@@ -31,7 +31,7 @@ impl Domain {
     /// Game logic state (AI, inventories, scores).
     pub const GAMEPLAY: Domain = Domain(4);
     /// First index free for game-defined domains.
-    pub const FIRST_CUSTOM: u8 = 5;
+    pub(crate) const FIRST_CUSTOM: u8 = 5;
 
     /// A game-defined domain; `None` when `index` is not in `FIRST_CUSTOM..MAX_DOMAINS`.
     pub const fn custom(index: u8) -> Option<Domain> {
@@ -91,7 +91,7 @@ impl DomainSet {
     }
 
     /// The raw mask (bit `i` = domain `i`).
-    pub const fn bits(self) -> u16 {
+    pub(crate) const fn bits(self) -> u16 {
         self.0
     }
 }

@@ -35,7 +35,7 @@ impl StateHasher {
 
     /// Feeds raw bytes.
     #[inline]
-    pub fn write_bytes(&mut self, bytes: &[u8]) {
+    pub(crate) fn write_bytes(&mut self, bytes: &[u8]) {
         for &b in bytes {
             self.0 ^= u64::from(b);
             self.0 = self.0.wrapping_mul(FNV_PRIME);
@@ -44,18 +44,18 @@ impl StateHasher {
 
     /// Feeds a `u32` (little-endian).
     #[inline]
-    pub fn write_u32(&mut self, v: u32) {
+    pub(crate) fn write_u32(&mut self, v: u32) {
         self.write_bytes(&v.to_le_bytes());
     }
 
     /// Feeds a `u64` (little-endian).
     #[inline]
-    pub fn write_u64(&mut self, v: u64) {
+    pub(crate) fn write_u64(&mut self, v: u64) {
         self.write_bytes(&v.to_le_bytes());
     }
 
     /// Feeds a string: its length, then its bytes (so `"ab","c"` and `"a","bc"` differ).
-    pub fn write_str(&mut self, s: &str) {
+    pub(crate) fn write_str(&mut self, s: &str) {
         self.write_u64(s.len() as u64);
         self.write_bytes(s.as_bytes());
     }
