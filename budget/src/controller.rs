@@ -226,11 +226,6 @@ impl std::fmt::Debug for Controller {
 }
 
 impl Controller {
-    /// The configuration.
-    pub fn config(&self) -> &ControllerConfig {
-        &self.cfg
-    }
-
     /// The agent's name.
     pub fn agent_name(&self, id: AgentId) -> Option<&str> {
         self.slots.get(id.index()).map(|s| s.name.as_str())
@@ -596,6 +591,9 @@ fn reason(c: &ReasonCtx<'_>) -> String {
 
 /// The controller's calls for an engine, a replay tool or a test (`crate::hooks`' docs).
 pub trait ControllerDriver {
+    /// The configuration.
+    fn config(&self) -> &ControllerConfig;
+
     /// The budget multiplier: the PID's output, which scales the frame target under pressure.
     fn multiplier(&self) -> f64;
 
@@ -684,6 +682,10 @@ pub trait ControllerDriver {
 }
 
 impl ControllerDriver for Controller {
+    fn config(&self) -> &ControllerConfig {
+        &self.cfg
+    }
+
     fn multiplier(&self) -> f64 {
         self.pid.output()
     }

@@ -49,9 +49,9 @@ pub use lanegraph_jobs as jobs;
 pub mod budget {
     pub use lanegraph_budget::providers;
     pub use lanegraph_budget::{
-        AdaptationMode, Agent, AgentId, ConfigError, Controller, ControllerConfig, CostLaw,
-        Decision, DecisionLog, InputError, PidConfig, PinError, Pool, Quote, RegisterError,
-        Strategy, StrategyIndex, GPU_READ_LAG_FRAMES,
+        AdaptationMode, Agent, AgentId, ConfigError, Controller, CostLaw, Decision, DecisionLog,
+        InputError, PinError, Pool, Quote, RegisterError, Strategy, StrategyIndex,
+        GPU_READ_LAG_FRAMES,
     };
 }
 

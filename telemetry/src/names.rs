@@ -43,8 +43,8 @@ pub enum MetricKind {
 }
 
 impl MetricKind {
-    /// The OpenMetrics `TYPE` keyword.
-    pub fn as_str(self) -> &'static str {
+    /// The OpenMetrics `TYPE` keyword (also its `Display`).
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             MetricKind::Counter => "counter",
             MetricKind::Gauge => "gauge",
@@ -81,8 +81,8 @@ pub enum Unit {
 }
 
 impl Unit {
-    /// The OpenMetrics unit string (empty for [`Unit::None`]).
-    pub fn as_str(self) -> &'static str {
+    /// The OpenMetrics unit string (empty for [`Unit::None`]; also its `Display`).
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Unit::None => "",
             Unit::Bytes => "bytes",
@@ -92,6 +92,12 @@ impl Unit {
             Unit::Nanoseconds => "nanoseconds",
             Unit::Ratio => "ratio",
         }
+    }
+}
+
+impl fmt::Display for Unit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

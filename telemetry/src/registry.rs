@@ -126,7 +126,8 @@ fn validate_labels(metric: &str, labels: &[(&str, &str)]) -> Result<(), Register
     Ok(())
 }
 
-/// A concurrent set of named metrics. Cloning shares the same set.
+/// A concurrent set of named metrics. Cloning shares the same set. `Registry::default()` is an
+/// empty one (an engine's own and [`global`] are the usual ones).
 #[derive(Clone, Default)]
 pub struct Registry {
     state: Arc<Mutex<State>>,
@@ -167,8 +168,9 @@ pub struct MetricSnapshot {
 }
 
 impl Registry {
-    /// An empty registry (most code uses [`global`]).
-    pub fn new() -> Self {
+    /// An empty registry (most code uses [`global`] or the engine's; `Registry::default()`
+    /// outside the crate).
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 

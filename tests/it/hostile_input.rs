@@ -102,7 +102,7 @@ fn the_checked_in_corpus_is_refused_cleanly() {
     }
     let ep = MetricsEndpoint::start(
         "127.0.0.1:0".parse().unwrap(),
-        Registry::new(),
+        Registry::default(),
         EndpointOptions::default(),
     )
     .unwrap();
@@ -246,7 +246,7 @@ proptest! {
         thread_local! {
             static EP: MetricsEndpoint = MetricsEndpoint::start(
                 "127.0.0.1:0".parse().unwrap(),
-                Registry::new(),
+                Registry::default(),
                 EndpointOptions {
                     request_deadline: Duration::from_millis(200),
                     ..EndpointOptions::default()

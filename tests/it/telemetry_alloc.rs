@@ -98,7 +98,7 @@ fn threads_allocating_at_once_are_all_counted() {
 #[test]
 fn memory_metrics_export_the_allocator_totals() {
     let _s = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let r = Registry::new();
+    let r = Registry::default();
     telemetry::register_memory_metrics(&r).unwrap();
     let snap = r.snapshot();
     let names: Vec<&str> = snap.iter().map(|m| m.desc.name.as_str()).collect();
@@ -123,7 +123,7 @@ fn memory_metrics_export_the_allocator_totals() {
 #[test]
 fn hot_paths_allocate_nothing() {
     let _s = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let r = Registry::new();
+    let r = Registry::default();
     let c = r
         .register_counter(
             "frame.completed",

@@ -16,7 +16,7 @@ fn threads() -> usize {
 
 #[test]
 fn concurrent_counter_increments_sum_exactly() {
-    let r = Registry::new();
+    let r = Registry::default();
     const PER_THREAD: u64 = 100_000;
     let n = threads();
     std::thread::scope(|s| {
@@ -42,7 +42,7 @@ fn concurrent_counter_increments_sum_exactly() {
 
 #[test]
 fn concurrent_histogram_buckets_sum_and_count_are_exact() {
-    let r = Registry::new();
+    let r = Registry::default();
     let h = r
         .register_histogram(
             "system.move_ships.time",
@@ -75,7 +75,7 @@ fn concurrent_histogram_buckets_sum_and_count_are_exact() {
 
 #[test]
 fn bad_registrations_are_typed_errors() {
-    let r = Registry::new();
+    let r = Registry::default();
     assert!(matches!(
         r.register_counter("Frame Time", Unit::None, ""),
         Err(RegisterError::InvalidName { .. })
@@ -230,8 +230,8 @@ fn a_running_engine_emits_exactly_the_documented_metrics() {
                 (
                     names::export_name(m.pattern, m.unit),
                     (
-                        m.kind.as_str().to_string(),
-                        m.unit.as_str().to_string(),
+                        m.kind.to_string(),
+                        m.unit.to_string(),
                         m.labels.iter().map(|l| l.to_string()).collect(),
                     ),
                 )
@@ -291,7 +291,7 @@ fn a_running_engine_emits_exactly_the_documented_metrics() {
 #[test]
 fn the_metrics_facade_records_into_the_registry() {
     use lanegraph::hooks::telemetry::{openmetrics, MetricsRecorder, RegisterError};
-    let registry = Registry::new();
+    let registry = Registry::default();
     let recorder = MetricsRecorder::new(registry.clone());
     metrics::with_local_recorder(&recorder, || {
         metrics::describe_counter!("game.kills", "Enemies defeated.");

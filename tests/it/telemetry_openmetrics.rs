@@ -97,7 +97,7 @@ fn sample<'a>(fam: &'a Value, name: &str, le: Option<&str>) -> &'a Value {
 }
 
 fn populated_registry() -> Registry {
-    let r = Registry::new();
+    let r = Registry::default();
     r.register_counter("frame.completed", Unit::None, "Frames completed.")
         .unwrap()
         .add(120);
@@ -227,7 +227,7 @@ fn empty_registry_is_a_valid_document() {
     if !parser_available("empty_registry_is_a_valid_document") {
         return;
     }
-    let v = parse(&openmetrics::render(&Registry::new()));
+    let v = parse(&openmetrics::render(&Registry::default()));
     assert_eq!(v, serde_json::json!({}));
 }
 

@@ -327,7 +327,7 @@ mod tests {
             .with_ansi(false)
             .finish();
         let _guard = tracing::subscriber::set_default(subscriber);
-        let mut m = GpuMemoryMonitor::new(Registry::new(), 100.0);
+        let mut m = GpuMemoryMonitor::new(Registry::default(), 100.0);
         m.update(&reading(1, 0, 0));
         std::thread::sleep(std::time::Duration::from_millis(20));
         // Thousands of events in 20 ms: far over 100 per second, nearly all from `churner`.
@@ -358,7 +358,7 @@ mod tests {
 
     #[test]
     fn no_reading_no_pressure() {
-        let m = GpuMemoryMonitor::new(Registry::new(), 100.0);
+        let m = GpuMemoryMonitor::new(Registry::default(), 100.0);
         assert_eq!(GpuMemoryProvider(m.pressure.clone()).memory(), None);
     }
 }

@@ -116,7 +116,7 @@ impl Engine {
         if !config.adaptive {
             controller.set_mode(AdaptationMode::Manual);
         }
-        let registry = Registry::new();
+        let registry = Registry::default();
         let render = RenderLane::new(
             &lanes,
             lanes.lane(lanegraph_jobs::plan::names::RENDER),

@@ -237,7 +237,7 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     // metrics_facade: `metrics::counter!` through `MetricsRecorder` (a held handle, and the
     // macro looked up on every call), against the native counter.
     let (held, looked_up) = {
-        let recorder = telemetry::MetricsRecorder::new(telemetry::Registry::new());
+        let recorder = telemetry::MetricsRecorder::new(telemetry::Registry::default());
         metrics::with_local_recorder(&recorder, || {
             let c = metrics::counter!("bench.facade");
             let held = per_iter(
