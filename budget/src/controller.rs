@@ -263,11 +263,6 @@ impl Controller {
         }
     }
 
-    /// The decision log.
-    pub fn log(&self) -> &DecisionLog {
-        &self.log
-    }
-
     /// The adaptation mode.
     pub fn mode(&self) -> AdaptationMode {
         self.mode
@@ -591,6 +586,10 @@ fn reason(c: &ReasonCtx<'_>) -> String {
 
 /// The controller's calls for an engine, a replay tool or a test (`crate::hooks`' docs).
 pub trait ControllerDriver {
+    /// The decision log in memory: each switch with its indices, the multiplier and target at
+    /// the time, and its reason (a game reads the same decisions, by name, in its run summary).
+    fn log(&self) -> &DecisionLog;
+
     /// The configuration.
     fn config(&self) -> &ControllerConfig;
 
@@ -682,6 +681,10 @@ pub trait ControllerDriver {
 }
 
 impl ControllerDriver for Controller {
+    fn log(&self) -> &DecisionLog {
+        &self.log
+    }
+
     fn config(&self) -> &ControllerConfig {
         &self.cfg
     }

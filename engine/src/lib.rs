@@ -49,9 +49,8 @@ pub use lanegraph_jobs as jobs;
 pub mod budget {
     pub use lanegraph_budget::providers;
     pub use lanegraph_budget::{
-        AdaptationMode, Agent, AgentId, ConfigError, Controller, CostLaw, Decision, DecisionLog,
-        InputError, PinError, Pool, Quote, RegisterError, Strategy, StrategyIndex,
-        GPU_READ_LAG_FRAMES,
+        AdaptationMode, Agent, AgentId, ConfigError, Controller, CostLaw, InputError, PinError,
+        Pool, Quote, RegisterError, Strategy, StrategyIndex, GPU_READ_LAG_FRAMES,
     };
 }
 

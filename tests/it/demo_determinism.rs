@@ -68,7 +68,7 @@ fn an_adaptive_run_is_reproduced_by_its_decision_log_on_any_plan() {
         !s.run.decisions.is_empty(),
         "no decision under a 1 ms budget: the test exercises nothing"
     );
-    assert!(s.decisions_complete);
+    assert!(s.run.decisions_complete);
     // One step per frame also across a change of the step.
     assert_eq!((s.run.steps, s.run.dropped_steps), (120, 0));
     let json = serde_json::to_string(s).unwrap();

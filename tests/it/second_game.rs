@@ -9,6 +9,7 @@
 #[path = "../../engine/examples/swarm/game.rs"]
 mod game;
 
+use lanegraph::hooks::ControllerDriver;
 use lanegraph::hooks::EngineHooks;
 use lanegraph::runtime::{RunLog, RunRecorder, RunSummary};
 

@@ -31,9 +31,6 @@ pub struct DemoSummary {
     pub wall_s: f64,
     /// The configured step rate, Hz (the physics agent's strategies are relative to it).
     pub fixed_step_hz: u32,
-    /// Every decision of the run is in `decisions` (the controller's log keeps the last
-    /// 1,024): a replay needs them all.
-    pub decisions_complete: bool,
 }
 
 impl DemoSummary {
@@ -56,8 +53,6 @@ impl DemoSummary {
             mean_neighbours: 0.0,
             wall_s,
             fixed_step_hz: engine.config().fixed_step_hz,
-            decisions_complete: engine.controller().log().total()
-                == engine.controller().log().len() as u64,
         }
     }
 

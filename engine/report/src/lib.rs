@@ -17,6 +17,7 @@
 pub mod svg;
 
 use lanegraph::hooks::telemetry::spans::{self, TrackKind};
+use lanegraph::hooks::ControllerDriver;
 use lanegraph::hooks::{
     layout_rows, EngineHooks, FrameRow, LayoutRow, RunRecorderHooks, TraceHistoryHooks,
 };

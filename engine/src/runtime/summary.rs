@@ -220,6 +220,9 @@ pub struct RunSummary {
     pub steps: u64,
     /// The controller's strategy switches, with reasons.
     pub decisions: Vec<DecisionEntry>,
+    /// Every decision of the run is in `decisions` (the controller's log keeps the last 1,024):
+    /// a replay needs them all.
+    pub decisions_complete: bool,
     /// The input handed to the world, with frame numbers (a window's events; empty
     /// headless): with `decisions`, what a replay feeds back.
     pub inputs: Vec<crate::input::RecordedInput>,
@@ -366,6 +369,7 @@ impl RunSummary {
             dropped_steps: lt.dropped_steps,
             steps: lt.steps,
             decisions,
+            decisions_complete: c.log().total() == c.log().len() as u64,
             inputs: engine.input_log().to_vec(),
             inputs_complete: engine.input_log_dropped() == 0,
             strategies,
