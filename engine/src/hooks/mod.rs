@@ -68,4 +68,4 @@ pub(crate) mod engine_hooks;
 pub(crate) mod world_hooks;
 
 pub use engine_hooks::{inject_asset_panics, EngineHooks};
-pub use world_hooks::{run_systems_untimed, SystemIdHooks, WorldHooks};
+pub use world_hooks::{run_systems_untimed, SnapshotHooks, SystemIdHooks, WorldHooks};

@@ -11,6 +11,7 @@
 //! A game installs what it wants with [`super::EngineBuilder::builtin_agents`]; an agent not
 //! installed leaves its work at the settings' `FULL` (or `DEFAULT`) value, never changing it.
 
+use crate::runtime::BuildError;
 use lanegraph_budget::{Agent, CostLaw, Pool, Quote, Strategy, StrategyIndex};
 
 /// What a physics strategy asks of the game's physics hook.
@@ -122,17 +123,17 @@ impl BuiltinAgents {
 
     /// Checks every installed ladder: non-empty, each rung's settings in range (the agents'
     /// names and quotes are checked again at registration).
-    pub fn validate(&self) -> Result<(), LadderError> {
+    pub fn validate(&self) -> Result<(), BuildError> {
         fn check<S>(
             agent: &'static str,
             ladder: &Option<Vec<Rung<S>>>,
             bad: impl Fn(&S) -> Option<&'static str>,
-        ) -> Result<(), LadderError> {
+        ) -> Result<(), BuildError> {
             let Some(l) = ladder else {
                 return Ok(());
             };
             if l.is_empty() {
-                return Err(LadderError {
+                return Err(BuildError::Ladder {
                     agent,
                     rung: String::new(),
                     why: "the ladder has no rung",
@@ -140,7 +141,7 @@ impl BuiltinAgents {
             }
             for r in l {
                 if let Some(why) = bad(&r.settings) {
-                    return Err(LadderError {
+                    return Err(BuildError::Ladder {
                         agent,
                         rung: r.name.to_string(),
                         why,
@@ -172,20 +173,6 @@ impl BuiltinAgents {
             (s.jobs_per_frame == 0).then_some("jobs_per_frame is 0")
         })
     }
-}
-
-/// A built-in agent's ladder the engine cannot run.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "{agent} agent: rung `{rung}`: {why} (fix: give every rung settings in range, best rung first)"
-)]
-pub struct LadderError {
-    /// `physics`, `render` or `asset`.
-    pub agent: &'static str,
-    /// The rung's name (empty: the ladder itself).
-    pub rung: String,
-    /// What is wrong.
-    pub why: &'static str,
 }
 
 /// The fixed-step physics agent: detail-pass frequency and share, and fixed step, from the
@@ -404,7 +391,10 @@ mod tests {
             ..BuiltinAgents::NONE
         };
         let e = zero_hz.validate().unwrap_err();
-        assert_eq!((e.agent, e.rung.as_str()), ("physics", "x"));
+        assert!(
+            matches!(&e, BuildError::Ladder { agent: "physics", rung, .. } if rung == "x"),
+            "{e:?}"
+        );
         let bad_share = BuiltinAgents {
             physics: Some(vec![physics_rung("y", 1, 1.5, 1)]),
             ..BuiltinAgents::NONE

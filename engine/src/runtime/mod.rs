@@ -109,9 +109,7 @@ pub(crate) mod verdict;
 
 pub(crate) mod view;
 
-pub use agents::{
-    AssetSettings, BuiltinAgents, LadderError, PhysicsSettings, RenderSettings, Rung,
-};
+pub use agents::{AssetSettings, BuiltinAgents, PhysicsSettings, RenderSettings, Rung};
 pub use assets::{AssetError, AssetTotals};
 
 pub use builder::{BuildError, EngineBuilder};

@@ -139,7 +139,7 @@ impl WorldId {
     }
 
     /// The raw value.
-    pub fn get(self) -> u64 {
+    pub(crate) fn get(self) -> u64 {
         self.0
     }
 }

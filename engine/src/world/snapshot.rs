@@ -88,7 +88,7 @@ impl Snapshot {
     /// held the same world skips every column whose domains' change epochs have not moved since
     /// (every write, insert, removal, despawn and restore moves them), so a static column costs
     /// nothing after its first capture.
-    pub fn columns_copied(&self) -> usize {
+    pub(crate) fn columns_copied(&self) -> usize {
         self.columns_copied
     }
 }

@@ -36,8 +36,18 @@ pub enum BuildError {
     #[error(transparent)]
     Budget(#[from] BudgetConfigError),
     /// A built-in agent's ladder is not one the engine can run.
-    #[error(transparent)]
-    Ladder(#[from] crate::runtime::agents::LadderError),
+    #[error(
+        "{agent} agent: rung `{rung}`: {why} (fix: give every rung settings in range, best rung \
+         first)"
+    )]
+    Ladder {
+        /// `physics`, `render` or `asset`.
+        agent: &'static str,
+        /// The rung's name (empty: the ladder itself).
+        rung: String,
+        /// What is wrong.
+        why: &'static str,
+    },
     /// A built-in agent could not be registered.
     #[error(transparent)]
     Agent(#[from] AgentRegisterError),
