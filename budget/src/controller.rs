@@ -649,6 +649,9 @@ pub trait ControllerDriver {
     /// its cheapest strategy). Entering it logs a `budget/death_spiral` warning.
     fn in_death_spiral(&self) -> bool;
 
+    /// The newest GPU reading fed (`FrameInput::gpu`): the frame it measures and its time, ms.
+    fn last_gpu(&self) -> Option<(u64, f64)>;
+
     /// Switches mode. Entering `Manual` freezes every agent where it is; leaving it
     /// re-arbitrates on the next tick (pins made with [`Self::pin`] stay until unpinned).
     fn set_mode(&mut self, mode: AdaptationMode);
@@ -865,6 +868,10 @@ impl ControllerDriver for Controller {
 
     fn in_death_spiral(&self) -> bool {
         self.heuristics.in_death_spiral()
+    }
+
+    fn last_gpu(&self) -> Option<(u64, f64)> {
+        self.last_gpu
     }
 
     fn set_mode(&mut self, mode: AdaptationMode) {

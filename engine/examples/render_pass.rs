@@ -27,6 +27,8 @@ struct FillPass {
     profiler: GpuProfiler,
     pass: PassId,
     target: GpuBuffer,
+    /// The last Vulkan frames and the engine frames they rendered (`DrawOutput::frame`).
+    drawn_for: [(u64, u64); 4],
 }
 
 impl FillPass {
@@ -43,6 +45,7 @@ impl FillPass {
             target: GpuBuffer::new(&gpu, "fill target", 4 << 20, usage, MemoryLocation::GpuOnly)?,
             profiler,
             gpu,
+            drawn_for: [(0, 0); 4],
         })
     }
 }
@@ -62,6 +65,7 @@ impl RenderPass<View> for FillPass {
             .collect(now, |s| ring.is_complete(s))
             .map_err(err)?;
         let rec = self.ring.begin().map_err(err)?;
+        self.drawn_for[(rec.frame() % 4) as usize] = (rec.frame(), out.frame);
         self.profiler.begin_frame(&rec);
         let t = self.profiler.begin_pass(&rec, self.pass);
         let (cmd, buffer) = (rec.cmd(), self.target.raw());
@@ -77,9 +81,11 @@ impl RenderPass<View> for FillPass {
         self.profiler.end_frame(&rec);
         self.ring.submit(rec).map_err(err)?;
         out.instances = 1;
-        if let Some(t) = self.profiler.latest() {
+        // A reading is tagged with the engine frame whose draw it measured.
+        let tagged = |t: &&lanegraph::vk::FrameTimings| self.drawn_for[(t.frame % 4) as usize];
+        if let Some(t) = self.profiler.latest().filter(|t| tagged(t).0 == t.frame) {
             let g = out.gpu.get_or_insert_with(GpuFrame::default);
-            g.frame = t.frame;
+            g.frame = tagged(&t).1;
             g.total_ms = t.total_ns / 1e6;
             for (i, p) in t.passes().iter().enumerate() {
                 // Where it ran on the CPU clock: the engine puts it on the trace's GPU track.

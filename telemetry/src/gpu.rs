@@ -24,7 +24,9 @@ pub struct GpuPass {
 /// The GPU figures of one frame.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct GpuFrame {
-    /// The render-lane frame they measure.
+    /// The engine frame the measured draw rendered: the `frame` the render lane gave that draw
+    /// (`lanegraph::runtime::DrawOutput`). The budget controller pairs the GPU time with that
+    /// frame's strategies and workload.
     pub frame: u64,
     /// Whole GPU frame, ms.
     pub total_ms: f64,

@@ -26,6 +26,7 @@ mod engine_stress;
 mod game_loop_determinism;
 mod game_loop_steps;
 mod gpu_memory_monitor;
+mod gpu_timing_tags;
 mod hostile_input;
 mod input_replay;
 mod report_chromium;

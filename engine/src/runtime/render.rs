@@ -96,8 +96,12 @@ pub struct RenderPulse {
     pub last: Option<(u64, u64)>,
     /// Instances in the last drawn view.
     pub last_instances: u64,
-    /// The newest GPU reading: the render-lane frame it measures and the GPU frame time, ms.
+    /// The newest GPU reading: the engine frame whose draw it measures (as the pass tagged it:
+    /// `GpuFrame::frame`) and the GPU frame time, ms.
     pub gpu: Option<(u64, f64)>,
+    /// Instances drawn in the draw the newest GPU reading measures (`None` when that draw is
+    /// older than the lane keeps, or the pass's tag names no draw).
+    pub gpu_instances: Option<u64>,
 }
 
 /// A view as published: the frame it was derived in, and the game's view behind a type-erased
@@ -105,6 +109,9 @@ pub struct RenderPulse {
 #[derive(Clone)]
 pub(crate) struct Published {
     pub(crate) frame: u64,
+    /// The engine frame that published it: the frame this draw renders (a cached view is
+    /// published again, by later frames).
+    pub(crate) for_frame: u64,
     pub(crate) view: Arc<dyn Any + Send + Sync>,
 }
 
@@ -190,7 +197,15 @@ struct Inner {
     /// The GPU frame whose passes were last put on the trace (written and read by the render
     /// job after each draw: a frame read once is traced once).
     traced_gpu_frame: Option<u64>,
+    /// The last draws' frames (`DrawOutput::frame`) and instances, newest at
+    /// `drawn % DRAWS_KEPT`: a GPU reading arrives draws later, tagged with its draw's frame,
+    /// and is paired with that draw's instances here. Writer and reader: `draw` (render lane).
+    recent_draws: [(u64, u64); DRAWS_KEPT],
 }
+
+/// Draws whose instances are kept to pair a late GPU reading with its workload: more than any
+/// pass keeps frames in flight.
+const DRAWS_KEPT: usize = 8;
 
 /// The present-pacing metrics (docs/telemetry.md), set by the render job after each draw.
 struct PresentMetrics {
@@ -368,6 +383,7 @@ impl RenderLane {
                 registry,
                 present: None,
                 traced_gpu_frame: None,
+                recent_draws: [(0, 0); DRAWS_KEPT],
             }),
             settings: Mutex::new(settings),
             pulse: Mutex::new(RenderPulse::default()),
@@ -600,7 +616,9 @@ fn draw(shared: &Shared, view: &Published) {
         present,
         gpu_memory,
         traced_gpu_frame,
+        recent_draws,
     } = &mut *inner;
+    out.frame = view.for_frame;
     if let Some(pass) = pass.as_mut() {
         if let Err(e) = pass.draw(&*view.view, &settings, out) {
             push_error(stats, e);
@@ -644,6 +662,7 @@ fn draw(shared: &Shared, view: &Published) {
             .get_or_insert_with(|| PresentMetrics::register(registry))
             .update(p);
     }
+    recent_draws[(stats.drawn % DRAWS_KEPT as u64) as usize] = (view.for_frame, out.instances);
     stats.drawn += 1;
     stats.last_instances = out.instances;
     stats.last = Some((view.frame, clock::now().ns_since(t0)));
@@ -652,6 +671,12 @@ fn draw(shared: &Shared, view: &Published) {
         last: stats.last,
         last_instances: stats.last_instances,
         gpu: out.gpu.as_ref().map(|g| (g.frame, g.total_ms)),
+        gpu_instances: out.gpu.as_ref().and_then(|g| {
+            recent_draws
+                .iter()
+                .find(|&&(f, _)| f == g.frame && f != 0)
+                .map(|&(_, n)| n)
+        }),
     };
     drop(inner);
     *lock(&shared.pulse) = pulse;

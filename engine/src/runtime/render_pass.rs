@@ -14,9 +14,15 @@ use super::loaders::DecodedImage;
 /// updates it in place.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DrawOutput {
+    /// Set by the render lane before each draw: the engine frame this draw renders (the frame
+    /// that published its view; a view unchanged since an earlier frame is drawn again for
+    /// this one). A pass that reads its GPU timings back later tags them with the `frame` of
+    /// the draw that recorded them ([`GpuFrame::frame`]).
+    pub frame: u64,
     /// Instances the last draw drew (its workload, for the render agent's cost model).
     pub instances: u64,
-    /// The newest GPU timings the pass read, when it draws on a GPU.
+    /// The newest GPU timings the pass read, when it draws on a GPU, tagged with the `frame`
+    /// of the draw they measure.
     pub gpu: Option<GpuFrame>,
     /// The window's present figures, when the pass presents to one.
     pub present: Option<PresentFigures>,

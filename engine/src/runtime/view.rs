@@ -120,7 +120,11 @@ impl<V: Default + Send + Sync + 'static> ViewSource for ViewCache<V> {
     fn publishable(&mut self, world: &World, frame: u64) -> Published {
         let (frame, view) = self.get(world, frame);
         let view: Arc<dyn Any + Send + Sync> = view;
-        Published { frame, view }
+        Published {
+            frame,
+            view,
+            for_frame: frame,
+        }
     }
     fn stats(&self) -> ViewCacheStats {
         ViewCache::stats(self)

@@ -168,7 +168,8 @@ impl Engine {
     pub(super) fn publish_view(&mut self, frame: u64) {
         if let Some(source) = self.view.as_mut() {
             let _s = crate::span!("render_view.publish");
-            let v = source.publishable(self.game.world(), frame);
+            let mut v = source.publishable(self.game.world(), frame);
+            v.for_frame = frame;
             // Replaced in place: the old pointer is dropped, nothing allocates.
             self.last_view = Some(v.clone());
             self.render.publish(&self.lanes, v);
@@ -220,13 +221,15 @@ impl Engine {
             });
         }
         let rstats = self.render.pulse();
-        // The GPU reading measures a frame `GPU_READ_LAG_FRAMES` back: tag it so.
-        let gpu_tag = frame.saturating_sub(GPU_READ_LAG_FRAMES).max(1);
+        // The pass tags a GPU reading with the frame whose draw it measured (`GpuFrame::frame`,
+        // the draw's `DrawOutput::frame`): it reaches the controller as that frame's, however
+        // many draws later it was read. A tag that names no frame run yet (0, or ahead of this
+        // one) is a pass that does not tag its readings: not fed.
         let gpu = rstats.gpu.and_then(|(gpu_frame, total_ms)| {
-            (gpu_frame != self.last_gpu_frame).then(|| {
+            (gpu_frame != self.last_gpu_frame && (1..=frame).contains(&gpu_frame)).then(|| {
                 self.last_gpu_frame = gpu_frame;
                 GpuTiming {
-                    frame: gpu_tag,
+                    frame: gpu_frame,
                     ms: total_ms,
                 }
             })
@@ -234,10 +237,11 @@ impl Engine {
         match (gpu, self.render_on_gpu, self.builtins.render) {
             (_, _, None) => {}
             // On the GPU pool, the render agent's cost is the GPU frame.
+            // Its workload is what that draw drew.
             (Some(g), true, Some(agent)) => self.samples.push(AgentSample {
                 agent,
                 frame: g.frame,
-                n: rstats.last_instances,
+                n: rstats.gpu_instances.unwrap_or(rstats.last_instances),
                 ms: g.ms,
             }),
             (_, false, Some(agent)) => {

@@ -36,7 +36,7 @@ use std::sync::Arc;
 use lanegraph_budget::hooks::ControllerDriver;
 use lanegraph_budget::{
     AdaptationMode, Agent, AgentId, AgentSample, Controller, ControllerConfig, FrameInput,
-    GpuTiming, InputError, PinError, RegisterError, StepReport, StrategyIndex, GPU_READ_LAG_FRAMES,
+    GpuTiming, InputError, PinError, RegisterError, StepReport, StrategyIndex,
 };
 use lanegraph_jobs::{clock, LaneId, Lanes};
 use lanegraph_telemetry::{
