@@ -47,7 +47,10 @@ pub use lanegraph_jobs as jobs;
 /// frame, with its decision log. The per-frame tick, replay and the simulator are the
 /// runtime's ([`hooks::budget`]).
 pub mod budget {
-    pub use lanegraph_budget::providers;
+    pub use lanegraph_budget::providers::{
+        BatteryProvider, BatteryState, FixedReadings, MemoryProvider, MemoryState, Providers,
+        Readings, ThermalProvider, ThermalState,
+    };
     pub use lanegraph_budget::{
         AdaptationMode, Agent, AgentId, ConfigError, Controller, CostLaw, InputError, PinError,
         Pool, Quote, RegisterError, Strategy, StrategyIndex, GPU_READ_LAG_FRAMES,
