@@ -43,7 +43,7 @@ impl Domain {
     }
 
     /// The domain's index (`0..MAX_DOMAINS`).
-    pub const fn index(self) -> usize {
+    pub(crate) const fn index(self) -> usize {
         self.0 as usize
     }
 
