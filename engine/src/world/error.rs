@@ -1,15 +1,18 @@
 //! [`WorldError`]: every way a World call can fail, in one type. Each variant says what failed,
 //! why, and how to fix it, so a game handles the World's failures with one `?` and one match.
 //!
-//! Owns: the error type only (the checks that raise it live with the data they check). Must
-//! never: log (the caller decides whether a failure is worth a line), or lose the figures a
-//! fix needs (the names, the entity, the sizes).
+//! Owns: the error type and its one report payload, [`Desync`] (the checks that raise them live
+//! with the data they check). Must never: log (the caller decides whether a failure is worth a
+//! line), or lose the figures a fix needs (the names, the entity, the sizes).
+//!
+//! Import cycle with `entity`, kept on purpose: a stale-handle error carries the `Entity`, and
+//! the entity table returns the error; splitting either would move one type away from the
+//! only code that uses it.
 
 use lanegraph_jobs::JobPanicked;
 use lanegraph_simd::InvalidFields;
 
 use super::entity::Entity;
-use super::sync_test::Desync;
 
 /// Why a World call failed: entities, components, resources, queries, snapshots, field-SoA
 /// columns, commands and the determinism check all report here.
@@ -215,4 +218,21 @@ impl From<Desync> for WorldError {
     fn from(d: Desync) -> Self {
         WorldError::Desync(d)
     }
+}
+
+/// Where a re-simulation first differed from the run it re-played.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "desync at step {tick}: after system `{system}`, {} differ between the run and its \
+     re-simulation from the same snapshot and input; fix: make `{system}` deterministic (no \
+     wall clock, no `HashMap` iteration order, no state outside the World)",
+    .differ.join(", ")
+)]
+pub struct Desync {
+    /// The step (`World::tick` before it ran).
+    pub tick: u64,
+    /// The first system after which the states differed.
+    pub system: String,
+    /// What differs: component and resource names, or `"entities"` for the live set.
+    pub differ: Vec<String>,
 }

@@ -113,7 +113,7 @@ pub use component::CopyRows;
 pub use component_ids::DenseKey as __DenseKey;
 pub use entity::Entity;
 pub use epoch::{Domain, DomainSet, Epochs, WorldId};
-pub use error::WorldError;
+pub use error::{Desync, WorldError};
 pub use events::{Event, EventCursor, Events};
 pub use hash::{StateHash, StateHasher};
 /// The derives, each named as its trait: `#[derive(Component, StateHash)]`, `#[derive(Resource)]`.
@@ -127,7 +127,7 @@ pub use savegame::{LoadError, LoadReport, SaveError, SaveSchema};
 pub use snapshot::probe as __snapshot_probe;
 pub use snapshot::{Snapshot, SnapshotRing};
 pub use soa::SoaRef;
-pub use sync_test::{Desync, SyncTest, AFTER_SYSTEMS};
+pub use sync_test::{SyncTest, AFTER_SYSTEMS};
 pub use typed_query::{Components, ParRun, Query, SerialReason};
 
 use crate::game_loop::FixedStep;

@@ -4,7 +4,8 @@
 //!
 //! Owns: [`SyncTest`] (the snapshots and per-system checksums of the window), the probe the
 //! schedule calls after each system while a sync test records ([`World::run_systems`] checks
-//! one `Option`), and [`Desync`]. Must never: change what a deterministic world computes (a
+//! one `Option`), and the comparison that builds a [`Desync`] (the report itself is a
+//! [`WorldError`] payload, defined with it). Must never: change what a deterministic world computes (a
 //! re-simulation of deterministic systems ends in the very state the first run left), or
 //! report a desync without the step, the system and at least one component that differ.
 //!
@@ -18,7 +19,7 @@ use super::hash::StateHasher;
 use super::snapshot::Snapshot;
 use super::World;
 use crate::input::Input;
-use crate::world::error::WorldError;
+use crate::world::error::{Desync, WorldError};
 
 /// Checksums after one system: per column (in column order, 0 for an empty one), per resource
 /// (in name order), and of the live entity set.
@@ -86,23 +87,6 @@ impl SyncProbe {
             resources,
         });
     }
-}
-
-/// Where a re-simulation first differed from the run it re-played.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "desync at step {tick}: after system `{system}`, {} differ between the run and its \
-     re-simulation from the same snapshot and input; fix: make `{system}` deterministic (no \
-     wall clock, no `HashMap` iteration order, no state outside the World)",
-    .differ.join(", ")
-)]
-pub struct Desync {
-    /// The step (`World::tick` before it ran).
-    pub tick: u64,
-    /// The first system after which the states differed.
-    pub system: String,
-    /// What differs: component and resource names, or `"entities"` for the live set.
-    pub differ: Vec<String>,
 }
 
 /// One recorded step: the state and input before it, and the checksums after each system.
