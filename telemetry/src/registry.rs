@@ -203,7 +203,12 @@ impl Registry {
             Cell::Counter(Counter::new_detached())
         })? {
             Cell::Counter(c) => Ok(c),
-            other => Err(clash(name, other.kind(), MetricKind::Counter, "computed metric").into()),
+            other => Err(clash(
+                name,
+                other.kind(),
+                MetricKind::Counter,
+                "computed metric",
+            )),
         }
     }
 
@@ -229,7 +234,12 @@ impl Registry {
             Cell::Gauge(Gauge::new_detached())
         })? {
             Cell::Gauge(g) => Ok(g),
-            other => Err(clash(name, other.kind(), MetricKind::Gauge, "computed metric").into()),
+            other => Err(clash(
+                name,
+                other.kind(),
+                MetricKind::Gauge,
+                "computed metric",
+            )),
         }
     }
 
@@ -264,9 +274,12 @@ impl Registry {
             move || Cell::Histogram(Histogram::new_detached(b)),
         )? {
             Cell::Histogram(h) => Ok(h),
-            other => {
-                Err(clash(name, other.kind(), MetricKind::Histogram, "computed metric").into())
-            }
+            other => Err(clash(
+                name,
+                other.kind(),
+                MetricKind::Histogram,
+                "computed metric",
+            )),
         }
     }
 
@@ -329,8 +342,7 @@ impl Registry {
                 kind,
                 kind,
                 "a name holds one computed metric; it is already registered",
-            )
-            .into())
+            ))
         }
     }
 
@@ -354,11 +366,11 @@ impl Registry {
         if let Some(&i) = st.by_name.get(&key) {
             let e = &st.entries[i];
             if e.desc.kind != kind {
-                return Err(clash(name, e.desc.kind, kind, "the types differ").into());
+                return Err(clash(name, e.desc.kind, kind, "the types differ"));
             }
             if e.desc.unit != unit {
                 let detail = format!("units differ ({:?} vs {:?})", e.desc.unit, unit);
-                return Err(clash(name, kind, kind, &detail).into());
+                return Err(clash(name, kind, kind, &detail));
             }
             if let (Cell::Histogram(h), Some(b)) = (&e.cell, buckets) {
                 if h.buckets() != b {
@@ -367,7 +379,7 @@ impl Registry {
                         h.buckets().bounds(),
                         b.bounds()
                     );
-                    return Err(clash(name, kind, kind, &detail).into());
+                    return Err(clash(name, kind, kind, &detail));
                 }
             }
             return Ok(e.cell.clone());
@@ -376,11 +388,11 @@ impl Registry {
             let other = &st.entries[i].desc;
             if other.name != name {
                 let detail = format!("`{}` already exports as `{exported}`", other.name);
-                return Err(clash(name, other.kind, kind, &detail).into());
+                return Err(clash(name, other.kind, kind, &detail));
             }
             // Another label set of the same family: it must be the same kind of metric.
             if other.kind != kind {
-                return Err(clash(name, other.kind, kind, "the types differ").into());
+                return Err(clash(name, other.kind, kind, "the types differ"));
             }
         }
         let cell = make();

@@ -487,7 +487,7 @@ impl World {
             .as_any()
             .downcast_ref::<AosColumn<T>>()
             .ok_or_else(|| self.wrong_layout::<T>(i, "AoS"))?;
-        Ok(c.get(entity).ok_or_else(missing)?)
+        c.get(entity).ok_or_else(missing)
     }
 
     /// Writes `entity`'s `T` in place; bumps `T::DOMAINS` when the borrow is handed out.
@@ -503,7 +503,7 @@ impl World {
             .downcast_ref::<AosColumn<T>>()
             .is_none()
         {
-            return Err(self.wrong_layout::<T>(i, "AoS").into());
+            return Err(self.wrong_layout::<T>(i, "AoS"));
         }
         if !self.columns[i].contains(entity) {
             return Err(missing());

@@ -114,7 +114,7 @@ impl World {
         &mut self,
     ) -> Result<impl Iterator<Item = (Entity, &mut A, &B)> + '_, WorldError> {
         if TypeId::of::<A>() == TypeId::of::<B>() {
-            return Err(WorldError::AliasedQuery { component: A::NAME }.into());
+            return Err(WorldError::AliasedQuery { component: A::NAME });
         }
         self.aos::<A>()?;
         self.aos::<B>()?;
@@ -241,7 +241,7 @@ impl World {
     ) -> Result<Option<SplitColumns<'_, N>>, WorldError> {
         for (k, t) in types.iter().enumerate() {
             if types[..k].iter().any(|u| u.id == t.id) {
-                return Err(WorldError::AliasedQuery { component: t.name }.into());
+                return Err(WorldError::AliasedQuery { component: t.name });
             }
         }
         if filter.overflow {
@@ -249,7 +249,7 @@ impl World {
         }
         for t in filter.with.iter().chain(&filter.without).flatten() {
             if types.iter().any(|u| u.id == t.0) {
-                return Err(WorldError::AliasedQuery { component: t.1 }.into());
+                return Err(WorldError::AliasedQuery { component: t.1 });
             }
         }
         let World {

@@ -80,7 +80,7 @@ impl<'a> ColumnsView<'a> {
             )
         };
         if taken.iter().any(|&(c, m)| c == ty && (m || mutable)) {
-            return Err(WorldError::AliasedQuery { component: T::NAME }.into());
+            return Err(WorldError::AliasedQuery { component: T::NAME });
         }
         if self.claimed == MAX_QUERY_COMPONENTS {
             return Err(WorldError::QueryTooWide {

@@ -504,7 +504,7 @@ impl World {
             component: T::NAME,
         };
         let c = self.soa::<T>()?.ok_or_else(missing)?;
-        Ok(c.get(entity).ok_or_else(missing)?)
+        c.get(entity).ok_or_else(missing)
     }
 
     /// Shared view of `T`'s field columns (empty table when `T` has no rows yet but was opted
@@ -549,7 +549,7 @@ impl World {
         &mut self,
     ) -> Result<Option<(SoaMut<'_, A>, SoaMut<'_, B>)>, WorldError> {
         if TypeId::of::<A>() == TypeId::of::<B>() {
-            return Err(WorldError::AliasedQuery { component: A::NAME }.into());
+            return Err(WorldError::AliasedQuery { component: A::NAME });
         }
         let (Some(ia), Some(ib)) = (self.soa_index::<A>()?, self.soa_index::<B>()?) else {
             return Ok(None);
