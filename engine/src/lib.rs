@@ -63,17 +63,18 @@ pub mod budget {
 pub mod telemetry {
     #[cfg(feature = "metrics-facade")]
     pub use lanegraph_telemetry::MetricsRecorder;
+    /// What `Engine::serve_puffin` refused (the engine runs the puffin server itself).
+    #[cfg(feature = "puffin")]
+    pub use lanegraph_telemetry::PuffinError;
     #[cfg(feature = "tracing-layer")]
     pub use lanegraph_telemetry::SpanLayer;
     pub use lanegraph_telemetry::{
-        global, memory_stats, register_memory_metrics, span, span_n, thread_memory_stats, Buckets,
-        Counter, EndpointError, Gauge, GpuFrame, GpuPass, Histogram, MemoryStats, MetricKind,
-        RegisterError, Registry, SpanGuard, TraceHistory, TrackingAllocator, Unit,
+        global, memory_stats, span, span_n, thread_memory_stats, Buckets, Counter, EndpointError,
+        Gauge, GpuFrame, GpuPass, Histogram, MemoryStats, MetricKind, RegisterError, Registry,
+        SpanGuard, TraceHistory, TrackingAllocator, Unit,
     };
     #[cfg(feature = "metrics-http")]
     pub use lanegraph_telemetry::{EndpointOptions, MetricsEndpoint};
-    #[cfg(feature = "puffin")]
-    pub use lanegraph_telemetry::{PuffinError, PuffinServer};
 
     /// OpenMetrics 1.0 text of a registry, for a scraper or a file.
     pub mod openmetrics {
