@@ -35,7 +35,7 @@ pub(crate) use def::Budget;
 pub use def::{
     every, when_changed, when_strategy, BudgetError, BudgetSpec, SystemContext, SystemDef, SystemId,
 };
-pub use order::{OrderError, Ordering};
+pub use order::OrderError;
 pub use registry::{InvalidSystemId, RegisterError};
 pub use stats::SystemTimingStats;
 

@@ -10,13 +10,13 @@
 /// One system's place constraints, as declared ([`super::SystemDef::before`],
 /// [`super::SystemDef::after`], [`super::SystemDef::in_set`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Ordering {
+pub(crate) struct Ordering {
     /// Names (systems or sets) this system runs before.
-    pub before: Vec<String>,
+    pub(crate) before: Vec<String>,
     /// Names (systems or sets) this system runs after.
-    pub after: Vec<String>,
+    pub(crate) after: Vec<String>,
     /// Sets this system belongs to.
-    pub sets: Vec<String>,
+    pub(crate) sets: Vec<String>,
 }
 
 /// Why an order could not be made.
