@@ -110,7 +110,8 @@ pub struct RenderPulse {
 pub(crate) struct Published {
     pub(crate) frame: u64,
     /// The engine frame that published it: the frame this draw renders (a cached view is
-    /// published again, by later frames).
+    /// published again, by later frames). Writer: `Engine::publish_view` (owner). Reader:
+    /// `draw` (render lane: `DrawOutput::frame`, the draw ring).
     pub(crate) for_frame: u64,
     pub(crate) view: Arc<dyn Any + Send + Sync>,
 }
