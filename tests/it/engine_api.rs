@@ -579,3 +579,15 @@ fn a_render_pass_that_panics_once_costs_one_draw_not_the_run() {
         stats.errors
     );
 }
+
+#[test]
+fn set_adaptation_switches_the_controller_between_adapting_and_manual() {
+    use lanegraph::budget::AdaptationMode;
+    let mut e = Engine::builder().lockstep(true).build().unwrap();
+    assert_eq!(e.controller().mode(), AdaptationMode::Adaptive);
+    e.set_adaptation(AdaptationMode::Manual);
+    e.frame().unwrap();
+    assert_eq!(e.controller().mode(), AdaptationMode::Manual);
+    e.set_adaptation(AdaptationMode::Adaptive);
+    assert_eq!(e.controller().mode(), AdaptationMode::Adaptive);
+}
