@@ -1,8 +1,10 @@
 //! The one named home for what the runtime's own tools, tests and benches call and a game does
 //! not: the standalone fixed-step loop (`GameLoop`, its clocks and accumulator), the World's
 //! scheduler plumbing and its older column and pair/triple queries ([`WorldHooks`]), the
-//! Engine's internal counters ([`EngineHooks`]), the budget controller's per-frame tick, replay
-//! and simulator ([`ControllerDriver`], [`budget`]), telemetry's span-store and exporter
+//! Engine's internal counters ([`EngineHooks`]), the run record's and summary's detail that the
+//! report and the app's CI gate read ([`RunRecorderHooks`], [`RunSummaryHooks`]), the budget
+//! controller's per-frame tick, replay, configuration, decision log and simulator
+//! ([`ControllerDriver`], [`CostLawHooks`], [`budget`]), telemetry's span-store and exporter
 //! plumbing ([`telemetry`] and its `*Hooks` traits), fault injection for the stress harness and
 //! the untimed scheduler baseline.
 //!

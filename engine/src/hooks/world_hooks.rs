@@ -1,8 +1,9 @@
 //! [`WorldHooks`]: the World's methods that only the runtime, its tools and its tests call,
-//! and the untimed scheduler baseline ([`run_systems_untimed`]).
+//! and the untimed scheduler baseline ([`run_systems_untimed`]); with them the two calls of the
+//! World's companions that only tests make ([`SystemIdHooks`], [`SnapshotHooks`]).
 //!
-//! Owns: the trait and its delegating impl. Must never: hold World logic (each method calls
-//! the World's own `pub(crate)` method of the same name).
+//! Owns: the traits and their delegating impls. Must never: hold World logic (each method
+//! calls the type's own `pub(crate)` method of the same name).
 
 use std::sync::Arc;
 
