@@ -27,8 +27,6 @@ struct FillPass {
     profiler: GpuProfiler,
     pass: PassId,
     target: GpuBuffer,
-    /// The last Vulkan frames and the engine frames they rendered (`DrawOutput::frame`).
-    drawn_for: [(u64, u64); 4],
 }
 
 impl FillPass {
@@ -45,7 +43,6 @@ impl FillPass {
             target: GpuBuffer::new(&gpu, "fill target", 4 << 20, usage, MemoryLocation::GpuOnly)?,
             profiler,
             gpu,
-            drawn_for: [(0, 0); 4],
         })
     }
 }
@@ -65,8 +62,9 @@ impl RenderPass<View> for FillPass {
             .collect(now, |s| ring.is_complete(s))
             .map_err(err)?;
         let rec = self.ring.begin().map_err(err)?;
-        self.drawn_for[(rec.frame() % 4) as usize] = (rec.frame(), out.frame);
         self.profiler.begin_frame(&rec);
+        // The timings read back frames later carry the engine frame this draw renders.
+        self.profiler.tag_frame(&rec, out.frame);
         let t = self.profiler.begin_pass(&rec, self.pass);
         let (cmd, buffer) = (rec.cmd(), self.target.raw());
         // SAFETY: the command buffer is recording (begun above, submitted below); the buffer
@@ -81,11 +79,9 @@ impl RenderPass<View> for FillPass {
         self.profiler.end_frame(&rec);
         self.ring.submit(rec).map_err(err)?;
         out.instances = 1;
-        // A reading is tagged with the engine frame whose draw it measured.
-        let tagged = |t: &&lanegraph::vk::FrameTimings| self.drawn_for[(t.frame % 4) as usize];
-        if let Some(t) = self.profiler.latest().filter(|t| tagged(t).0 == t.frame) {
+        if let Some(t) = self.profiler.latest() {
             let g = out.gpu.get_or_insert_with(GpuFrame::default);
-            g.frame = tagged(&t).1;
+            g.frame = t.tag;
             g.total_ms = t.total_ns / 1e6;
             for (i, p) in t.passes().iter().enumerate() {
                 // Where it ran on the CPU clock: the engine puts it on the trace's GPU track.

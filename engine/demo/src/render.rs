@@ -165,15 +165,7 @@ pub struct ParticleRenderer {
     draws: u64,
     /// The GPU was lost: the next draw withdraws its GPU figures (memory pressure, present).
     lost: bool,
-    /// The last draws' Vulkan frames and the engine frames they rendered (`DrawOutput::frame`):
-    /// the profiler reads a frame's timestamps draws later, by its Vulkan frame, and the
-    /// reading is tagged with the engine frame (`GpuFrame::frame`). Emptied when a resize
-    /// builds a new renderer (its Vulkan frames start again).
-    drawn_for: std::collections::VecDeque<(u64, u64)>,
 }
-
-/// Draws whose engine frames are kept: more than the renderer's frames in flight.
-const DRAWS_KEPT: usize = 8;
 
 /// Draws between two GPU memory readings (each is a driver query).
 pub const MEMORY_READ_EVERY: u64 = 30;
@@ -290,7 +282,6 @@ impl ParticleRenderer {
             memory: vk::GpuMemoryReport::default(),
             draws: 0,
             lost: false,
-            drawn_for: std::collections::VecDeque::with_capacity(DRAWS_KEPT),
         }
     }
 
@@ -320,7 +311,6 @@ impl ParticleRenderer {
         let r = gpu::Renderer::new(device, renderer_config(size))
             .map_err(|e| format!("resize: {e}"))?;
         *renderer = r;
-        self.drawn_for.clear();
         self.scale = scale;
         for img in &self.textures {
             renderer
@@ -392,18 +382,13 @@ impl RenderPass<ParticleFrame> for ParticleRenderer {
             }
             None => None,
         };
-        let recorded = match renderer.render_to(&pv, present) {
-            Ok(report) => report.frame,
-            Err(e) => {
-                let e = e.to_string();
-                self.lose_gpu(&e);
-                return Err(e);
-            }
-        };
-        if self.drawn_for.len() == DRAWS_KEPT {
-            self.drawn_for.pop_front();
+        // The profiler carries the engine frame back with the timings it reads frames later.
+        renderer.tag_frames(out.frame);
+        if let Err(e) = renderer.render_to(&pv, present) {
+            let e = e.to_string();
+            self.lose_gpu(&e);
+            return Err(e);
         }
-        self.drawn_for.push_back((recorded, out.frame));
         if self.draws % MEMORY_READ_EVERY == 0 {
             renderer.gpu().memory_report_into(&mut self.memory);
             fill_memory(
@@ -433,16 +418,11 @@ impl RenderPass<ParticleFrame> for ParticleRenderer {
             });
         }
         if let Some(p) = renderer.profiler() {
-            // The reading's engine frame: the draw that recorded Vulkan frame `t.frame` (one
-            // recorded before a resize rebuilt the renderer names no kept draw: dropped).
-            let reading = p.latest().and_then(|t| {
-                let (_, frame) = *self.drawn_for.iter().find(|(vk, _)| *vk == t.frame)?;
-                Some((t, frame))
-            });
-            if let Some((t, frame)) = reading {
+            if let Some(t) = p.latest() {
+                // Tagged with the engine frame whose draw it measured.
                 let g = out.gpu.get_or_insert_with(GpuFrame::default);
-                if g.frame != frame || g.passes.is_empty() {
-                    g.frame = frame;
+                if g.frame != t.tag || g.passes.is_empty() {
+                    g.frame = t.tag;
                     g.total_ms = t.total_ns / 1e6;
                     for (i, pt) in t.passes().iter().enumerate() {
                         g.set_pass(

@@ -369,7 +369,7 @@ impl RunSummary {
             dropped_steps: lt.dropped_steps,
             steps: lt.steps,
             decisions,
-            decisions_complete: c.log().total() == c.log().len() as u64,
+            decisions_complete: c.log().dropped() == 0,
             inputs: engine.input_log().to_vec(),
             inputs_complete: engine.input_log_dropped() == 0,
             strategies,

@@ -118,10 +118,10 @@ pub(crate) trait ViewSource: Send {
 
 impl<V: Default + Send + Sync + 'static> ViewSource for ViewCache<V> {
     fn publishable(&mut self, world: &World, frame: u64) -> Published {
-        let (frame, view) = self.get(world, frame);
+        let (derived, view) = self.get(world, frame);
         let view: Arc<dyn Any + Send + Sync> = view;
         Published {
-            frame,
+            frame: derived,
             view,
             for_frame: frame,
         }

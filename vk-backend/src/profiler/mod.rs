@@ -9,6 +9,8 @@
 //! # Read model (frame `n`, `F` frames in flight, `F >= 2`)
 //! 1. `begin_frame` (recording frame `n` into slot `s = n % F`): `vkCmdResetQueryPool` on the
 //!    slot's `2 + 2 * MAX_PASSES` queries, then a `TOP_OF_PIPE` timestamp (frame begin, query 0).
+//!    `tag_frame` may then give the frame the caller's own number (an engine's frame), which the
+//!    figures read at step 4 carry back (`FrameTimings::tag`).
 //! 2. `begin_pass` / `end_pass`: a `TOP_OF_PIPE` / `BOTTOM_OF_PIPE` timestamp pair per pass
 //!    (queries `2 + 2k`, `3 + 2k` for the `k`-th pass recorded this frame).
 //! 3. `end_frame`: a `BOTTOM_OF_PIPE` timestamp (frame end, query 1), then
@@ -109,6 +111,8 @@ pub struct ProfilerStats {
 #[derive(Debug, Clone, Copy)]
 struct SlotRecord {
     frame: Option<u64>,
+    /// The caller's number for the frame ([`GpuProfiler::tag_frame`]; 0 when untagged).
+    tag: u64,
     /// `end_frame` recorded the frame's closing commands. A frame begun but never ended (its
     /// recording abandoned on an error) has no results of its own in the slot: never read.
     closed: bool,
@@ -120,6 +124,7 @@ struct SlotRecord {
 
 const EMPTY_SLOT: SlotRecord = SlotRecord {
     frame: None,
+    tag: 0,
     closed: false,
     read: false,
     pass_count: 0,
@@ -230,6 +235,7 @@ impl GpuProfiler {
             open_slot: None,
             latest: FrameTimings {
                 frame: 0,
+                tag: 0,
                 total_ns: 0.0,
                 total_ema_ns: 0.0,
                 passes_sum_ns: 0.0,
@@ -323,6 +329,15 @@ impl GpuProfiler {
                 base,
             );
         }
+    }
+
+    /// Step 1b (optional): tags the frame being recorded with the caller's own number for it
+    /// (an engine's frame: `DrawOutput::frame` in `lanegraph`), which its [`FrameTimings::tag`]
+    /// carries back when it is read, frames later. Call after [`begin_frame`](Self::begin_frame);
+    /// a frame not tagged reads back 0.
+    pub fn tag_frame(&mut self, rec: &Recording, tag: u64) {
+        let slot = rec.slot() % self.frames_in_flight;
+        self.slots[slot as usize].tag = tag;
     }
 
     /// Step 2a: a pass begins (timestamp at `TOP_OF_PIPE`). Record outside or inside a render
@@ -539,6 +554,7 @@ impl GpuProfiler {
             return Ok(false);
         }
         self.latest.frame = frame;
+        self.latest.tag = r.tag;
         self.latest.total_ema_ns = self.total_ema.update(self.latest.total_ns);
         for p in self.latest.passes.iter_mut() {
             if let Some(e) = self.pass_ema.get_mut(p.pass.index()) {

@@ -28,6 +28,9 @@ pub struct PassTiming {
 pub struct FrameTimings {
     /// The frame they belong to (read two frames later).
     pub frame: u64,
+    /// The caller's tag for that frame ([`GpuProfiler::tag_frame`](super::GpuProfiler::tag_frame);
+    /// 0 when untagged).
+    pub tag: u64,
     /// Frame begin to frame end on the GPU, ns.
     pub total_ns: f64,
     /// EMA of `total_ns`.
@@ -118,6 +121,7 @@ mod tests {
     fn empty_timings() -> FrameTimings {
         FrameTimings {
             frame: 0,
+            tag: 0,
             total_ns: 0.0,
             total_ema_ns: 0.0,
             passes_sum_ns: 0.0,

@@ -61,6 +61,44 @@ fn a_frame_that_is_not_done_is_skipped_not_waited_for() {
     }
 }
 
+/// `tag_frame`'s number (an engine's frame) comes back with the figures of the frame it tagged,
+/// frames later; a frame left untagged reads back 0.
+#[test]
+fn a_frame_tag_comes_back_with_its_figures() {
+    use lanegraph_vk::{FrameRing, GpuProfiler};
+    let Some(gpu) = validated_gpu("a_frame_tag_comes_back_with_its_figures", true) else {
+        return;
+    };
+    {
+        let mut ring = FrameRing::new(&gpu, 2).expect("ring");
+        let mut prof = GpuProfiler::new(&gpu, 2).expect("profiler");
+        let pass = prof.register_pass("empty").expect("pass");
+        let mut read = Vec::new();
+        for n in 0..6u64 {
+            let rec = ring.begin().expect("begin");
+            let t = prof
+                .collect(rec.frame(), |s| ring.is_complete(s))
+                .expect("collect");
+            read.extend(t.map(|t| (t.frame, t.tag)));
+            prof.begin_frame(&rec);
+            if n != 3 {
+                prof.tag_frame(&rec, 1000 + rec.frame());
+            }
+            let t = prof.begin_pass(&rec, pass);
+            prof.end_pass(&rec, t);
+            prof.end_frame(&rec);
+            ring.submit(rec).expect("submit");
+            ring.finish().expect("finish");
+        }
+        assert!(!read.is_empty(), "no frame read");
+        for (frame, tag) in read {
+            let want = if frame == 3 { 0 } else { 1000 + frame };
+            assert_eq!(tag, want, "frame {frame}");
+        }
+        assert_no_messages(&gpu);
+    }
+}
+
 /// A submit that fails after resetting its fence (as an out-of-memory `vkQueueSubmit` does)
 /// must not leave a wait that never returns: the next `begin` on that slot, `finish` and the
 /// drop all return, and frames go on. The profiler never reads a frame that did not run: not

@@ -124,6 +124,8 @@ pub struct Renderer {
     identity: GpuBuffer,
     textures: TextureStore,
     cull_enabled: bool,
+    /// The profiler tag of the frames recorded next ([`Self::tag_frames`]; 0: untagged).
+    frame_tag: u64,
     particles: ParticlePass,
     cull: CullPass,
     layout: PassLayout,
@@ -200,6 +202,7 @@ impl Renderer {
             identity,
             textures: TextureStore::new(config.frames_in_flight as usize),
             cull_enabled: true,
+            frame_tag: 0,
             particles,
             cull,
             layout,
@@ -347,6 +350,12 @@ impl Renderer {
     /// agent uses it as a strategy.
     pub fn set_cull(&mut self, on: bool) {
         self.cull_enabled = on;
+    }
+
+    /// Tags the frames recorded from now on with `tag` in the profiler (the engine frame they
+    /// render): their timings come back with it (`FrameTimings::tag`), frames later.
+    pub fn tag_frames(&mut self, tag: u64) {
+        self.frame_tag = tag;
     }
 
     /// Whether the cull pass runs.
@@ -595,6 +604,7 @@ impl Renderer {
         let mut prof = self.profiler.as_mut();
         if let Some(p) = prof.as_deref_mut() {
             p.begin_frame(rec);
+            p.tag_frame(rec, self.frame_tag);
         }
         if self.cull_enabled {
             let t = begin(&mut prof, rec, cull_id);

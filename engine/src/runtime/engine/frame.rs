@@ -168,8 +168,7 @@ impl Engine {
     pub(super) fn publish_view(&mut self, frame: u64) {
         if let Some(source) = self.view.as_mut() {
             let _s = crate::span!("render_view.publish");
-            let mut v = source.publishable(self.game.world(), frame);
-            v.for_frame = frame;
+            let v = source.publishable(self.game.world(), frame);
             // Replaced in place: the old pointer is dropped, nothing allocates.
             self.last_view = Some(v.clone());
             self.render.publish(&self.lanes, v);
