@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use criterion::{criterion_group, criterion_main, Criterion};
 use lanegraph::hooks::telemetry::{self, spans, Buckets, Counter, Histogram, TrackingAllocator};
 use lanegraph::hooks::BucketsHooks;
-use lanegraph::hooks::{AllocatorHooks, CounterHooks, HistogramHooks};
+use lanegraph::hooks::{AllocatorHooks, HandleHooks, HistogramHooks};
 
 fn span(c: &mut Criterion) {
     let mut g = c.benchmark_group("span");

@@ -20,7 +20,7 @@ pub struct Counter {
 }
 
 impl Counter {
-    /// The body of [`CounterHooks::new_detached`](crate::hooks::CounterHooks::new_detached), which documents it.
+    /// The body of [`HandleHooks::new_detached`](crate::hooks::HandleHooks::new_detached), which documents it.
     pub(crate) fn new_detached() -> Self {
         Counter {
             cells: shard::new_cells().into(),
@@ -45,7 +45,7 @@ impl Counter {
         shard::sum(&self.cells)
     }
 
-    /// The body of [`CounterHooks::same_metric`](crate::hooks::CounterHooks::same_metric), which documents it.
+    /// The body of [`HandleHooks::same_metric`](crate::hooks::HandleHooks::same_metric), which documents it.
     pub(crate) fn same_metric(&self, other: &Counter) -> bool {
         Arc::ptr_eq(&self.cells, &other.cells)
     }
@@ -59,7 +59,7 @@ pub struct Gauge {
 }
 
 impl Gauge {
-    /// The body of [`GaugeHooks::new_detached`](crate::hooks::GaugeHooks::new_detached), which documents it.
+    /// The body of [`HandleHooks::new_detached`](crate::hooks::HandleHooks::new_detached), which documents it.
     pub(crate) fn new_detached() -> Self {
         Gauge {
             bits: Arc::new(PaddedCell(AtomicU64::new(0f64.to_bits()))),
@@ -90,7 +90,7 @@ impl Gauge {
         f64::from_bits(self.bits.0.load(Ordering::Relaxed))
     }
 
-    /// The body of [`GaugeHooks::same_metric`](crate::hooks::GaugeHooks::same_metric), which documents it.
+    /// The body of [`HandleHooks::same_metric`](crate::hooks::HandleHooks::same_metric), which documents it.
     pub(crate) fn same_metric(&self, other: &Gauge) -> bool {
         Arc::ptr_eq(&self.bits, &other.bits)
     }

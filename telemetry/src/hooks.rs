@@ -76,26 +76,36 @@ impl AllocatorHooks for TrackingAllocator {
     }
 }
 
-/// A counter's calls for tests and the runtime: a handle on no registry, and whether two handles
-/// are one metric.
-pub trait CounterHooks {
-    /// A counter not (yet) in any registry; [`super::Registry::register_counter`] is the usual
-    /// way to get one.
+/// A counter's or gauge's calls for tests and benches: a handle on no registry, and whether two
+/// handles are one metric.
+pub trait HandleHooks {
+    /// A handle not (yet) in any registry; [`super::Registry::register_counter`] (or
+    /// `register_gauge`) is the usual way to get one.
     fn new_detached() -> Self
     where
         Self: Sized;
 
     /// Whether two handles update the same metric.
-    fn same_metric(&self, other: &Counter) -> bool;
+    fn same_metric(&self, other: &Self) -> bool;
 }
 
-impl CounterHooks for Counter {
+impl HandleHooks for Counter {
     fn new_detached() -> Self {
         Counter::new_detached()
     }
 
     fn same_metric(&self, other: &Counter) -> bool {
         Counter::same_metric(self, other)
+    }
+}
+
+impl HandleHooks for Gauge {
+    fn new_detached() -> Self {
+        Gauge::new_detached()
+    }
+
+    fn same_metric(&self, other: &Gauge) -> bool {
+        Gauge::same_metric(self, other)
     }
 }
 
@@ -110,28 +120,6 @@ pub trait EndpointHooks {
 impl EndpointHooks for MetricsEndpoint {
     fn requests_served(&self) -> u64 {
         MetricsEndpoint::requests_served(self)
-    }
-}
-
-/// A gauge's calls for tests and the runtime: a handle on no registry, and whether two handles are
-/// one metric.
-pub trait GaugeHooks {
-    /// A gauge not (yet) in any registry.
-    fn new_detached() -> Self
-    where
-        Self: Sized;
-
-    /// Whether two handles update the same metric.
-    fn same_metric(&self, other: &Gauge) -> bool;
-}
-
-impl GaugeHooks for Gauge {
-    fn new_detached() -> Self {
-        Gauge::new_detached()
-    }
-
-    fn same_metric(&self, other: &Gauge) -> bool {
-        Gauge::same_metric(self, other)
     }
 }
 

@@ -30,8 +30,7 @@ pub use lanegraph_telemetry::hooks::MetricsRecorderHooks;
 pub use lanegraph_telemetry::hooks::PuffinHooks;
 /// The telemetry types' calls for the engine, the exporters and tests.
 pub use lanegraph_telemetry::hooks::{
-    AllocatorHooks, BucketsHooks, CounterHooks, GaugeHooks, HistogramHooks, RegistryHooks,
-    TraceHistoryHooks,
+    AllocatorHooks, BucketsHooks, HandleHooks, HistogramHooks, RegistryHooks, TraceHistoryHooks,
 };
 
 pub use crate::world::access::{ColumnAccess, ColumnLayout};

@@ -30,7 +30,7 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Barrier;
 
-use lanegraph::hooks::{AllocatorHooks, CounterHooks, HistogramHooks};
+use lanegraph::hooks::{AllocatorHooks, HandleHooks, HistogramHooks};
 use lanegraph_jobs::clock;
 
 use super::stats::median;
