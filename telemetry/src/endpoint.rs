@@ -364,7 +364,7 @@ mod tests {
 
     #[test]
     fn serves_metrics_and_refuses_the_rest() {
-        let r = Registry::new();
+        let r = Registry::default();
         r.register_counter("frame.completed", super::super::Unit::None, "")
             .unwrap()
             .add(9);
@@ -385,7 +385,7 @@ mod tests {
 
     #[test]
     fn a_panicking_computed_metric_gives_500_and_serving_goes_on() {
-        let r = Registry::new();
+        let r = Registry::default();
         r.register_gauge_fn("asset.pending", super::super::Unit::None, "", || {
             panic!("boom")
         })
@@ -406,14 +406,14 @@ mod tests {
     fn non_loopback_needs_consent_and_drop_frees_the_port() {
         let e = MetricsEndpoint::start(
             "0.0.0.0:0".parse().unwrap(),
-            Registry::new(),
+            Registry::default(),
             EndpointOptions::default(),
         )
         .unwrap_err();
         assert!(matches!(e, EndpointError::NotLoopback { .. }), "{e}");
         let ep = MetricsEndpoint::start(
             "127.0.0.1:0".parse().unwrap(),
-            Registry::new(),
+            Registry::default(),
             EndpointOptions::default(),
         )
         .unwrap();
@@ -444,7 +444,7 @@ mod tests {
     fn a_trickling_client_is_cut_off_at_the_deadline_and_others_are_served_meanwhile() {
         let ep = MetricsEndpoint::start(
             "127.0.0.1:0".parse().unwrap(),
-            Registry::new(),
+            Registry::default(),
             quick_deadline(),
         )
         .unwrap();
@@ -490,7 +490,7 @@ mod tests {
     fn two_hundred_idle_connections_do_not_keep_a_scraper_out() {
         let ep = MetricsEndpoint::start(
             "127.0.0.1:0".parse().unwrap(),
-            Registry::new(),
+            Registry::default(),
             EndpointOptions::default(),
         )
         .unwrap();
@@ -509,7 +509,7 @@ mod tests {
     fn dropping_the_endpoint_never_waits_for_a_client() {
         let ep = MetricsEndpoint::start(
             "127.0.0.1:0".parse().unwrap(),
-            Registry::new(),
+            Registry::default(),
             EndpointOptions {
                 request_deadline: Duration::from_secs(3600),
                 ..EndpointOptions::default()
@@ -548,7 +548,7 @@ mod tests {
     fn oversized_and_malformed_requests_get_their_status() {
         let ep = MetricsEndpoint::start(
             "127.0.0.1:0".parse().unwrap(),
-            Registry::new(),
+            Registry::default(),
             EndpointOptions::default(),
         )
         .unwrap();

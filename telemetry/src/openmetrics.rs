@@ -134,7 +134,7 @@ mod tests {
 
     #[test]
     fn renders_all_three_kinds() {
-        let r = Registry::new();
+        let r = Registry::default();
         r.register_counter("frame.completed", Unit::None, "Frames completed.")
             .unwrap()
             .add(3);
@@ -176,7 +176,7 @@ lanegraph_frame_time_milliseconds_sum 35.0
 
     #[test]
     fn label_sets_of_one_name_are_one_family() {
-        let r = Registry::new();
+        let r = Registry::default();
         r.register_gauge_with("lane.busy", &[("lane", "render")], Unit::Ratio, "Busy.")
             .unwrap()
             .set(0.5);
@@ -209,7 +209,7 @@ lanegraph_frame_time_milliseconds_sum 35.0
 
     #[test]
     fn negative_bounds_drop_sum_and_count() {
-        let r = Registry::new();
+        let r = Registry::default();
         let h = r
             .register_histogram(
                 "budget.error",

@@ -168,12 +168,6 @@ pub struct MetricSnapshot {
 }
 
 impl Registry {
-    /// An empty registry (most code uses [`global`] or the engine's; `Registry::default()`
-    /// outside the crate).
-    pub(crate) fn new() -> Self {
-        Self::default()
-    }
-
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         // A panic while holding the lock cannot leave the table half-updated: every mutation is
         // a push followed by two inserts of the pushed index, all infallible.
@@ -471,7 +465,7 @@ fn clash(name: &str, existing: MetricKind, requested: MetricKind, detail: &str) 
 /// The process-wide registry the engine registers its well-known metrics in.
 pub fn global() -> &'static Registry {
     static GLOBAL: OnceLock<Registry> = OnceLock::new();
-    GLOBAL.get_or_init(Registry::new)
+    GLOBAL.get_or_init(Registry::default)
 }
 
 #[cfg(test)]
@@ -480,7 +474,7 @@ mod tests {
 
     #[test]
     fn same_definition_returns_the_same_metric() {
-        let r = Registry::new();
+        let r = Registry::default();
         let a = r
             .register_counter("frame.completed", Unit::None, "frames")
             .unwrap();
@@ -495,7 +489,7 @@ mod tests {
 
     #[test]
     fn type_unit_and_bucket_clashes_are_errors() {
-        let r = Registry::new();
+        let r = Registry::default();
         r.register_counter("asset.loaded", Unit::None, "").unwrap();
         let e = r
             .register_gauge("asset.loaded", Unit::None, "")
@@ -526,7 +520,7 @@ mod tests {
 
     #[test]
     fn bad_names_and_export_collisions_are_errors() {
-        let r = Registry::new();
+        let r = Registry::default();
         assert!(matches!(
             r.register_counter("Bad Name", Unit::None, ""),
             Err(RegisterError::InvalidName { .. })
@@ -542,7 +536,7 @@ mod tests {
 
     #[test]
     fn computed_metrics_are_read_at_snapshot_and_registered_once() {
-        let r = Registry::new();
+        let r = Registry::default();
         r.register_gauge_fn("memory.current_bytes", Unit::Bytes, "", || 42.0)
             .unwrap();
         assert!(r
@@ -557,7 +551,7 @@ mod tests {
 
     #[test]
     fn concurrent_registration_yields_one_metric() {
-        let r = Registry::new();
+        let r = Registry::default();
         std::thread::scope(|s| {
             for _ in 0..4 {
                 let r = r.clone();

@@ -375,7 +375,7 @@ mod tests {
         ));
         record_span(t, "pass", a, b, Some(12)).unwrap();
         let batch = collect();
-        let r = super::super::Registry::new();
+        let r = super::super::Registry::default();
         register_metrics(&r).unwrap();
         assert_eq!(
             r.describe("telemetry.spans_dropped").unwrap().kind,
