@@ -43,7 +43,7 @@ use super::cost_model::Fit;
 use super::heuristics::{le_or_gt, median_in_place, Assessment, Finding, Heuristics, Signals};
 use super::log::{Decision, DecisionLog};
 use super::pid::Pid;
-use super::providers::{Providers, Readings};
+use super::providers::{Providers, Readings, ReadingsProvider};
 use super::record::{RecordedFrame, Recording};
 use super::slot::{Bar, Slot};
 
@@ -140,7 +140,8 @@ pub struct Controller {
     /// probes and bars. Writers: `register`, `pin`, `unpin`, `announce_workload`, `tick_with`
     /// (steps 2, 6), `arbitrate_pool` (step 9). Readers: those and the per-agent accessors.
     slots: Vec<Slot>,
-    /// The thermal, battery, memory and GPU memory providers. Writer: `set_providers`.
+    /// The device readings and the GPU memory signal. Writers: `set_providers`,
+    /// `set_gpu_memory_provider`.
     /// Reader: `tick`, which polls them once per tick (`tick_with` gets readings instead).
     providers: Providers,
     /// The heuristics giving the target, the cap and the death spiral. Writer: `tick_with` (step 4,
@@ -601,10 +602,13 @@ pub trait ControllerDriver {
     where
         Self: Sized;
 
-    /// Installs the thermal, battery, memory and GPU memory providers polled every tick. A
-    /// `providers` without a GPU memory provider keeps the one installed (an engine installs
-    /// its own, fed by its render pass).
-    fn set_providers(&mut self, providers: Providers);
+    /// Installs the device readings (thermal, battery, memory, and GPU memory where the
+    /// platform reports it) polled every tick, replacing the last ones installed.
+    fn set_providers(&mut self, provider: Box<dyn ReadingsProvider>);
+
+    /// Installs the GPU memory signal read when the device readings report none (an engine
+    /// installs its own at build, fed by its render pass); only its `gpu_memory` is read.
+    fn set_gpu_memory_provider(&mut self, provider: Box<dyn ReadingsProvider>);
 
     /// Registers an agent; it starts on its highest-quality strategy (ties: the first declared)
     /// and is told so. The next tick arbitrates.
@@ -722,11 +726,12 @@ impl ControllerDriver for Controller {
         })
     }
 
-    fn set_providers(&mut self, mut providers: Providers) {
-        if providers.gpu_memory.is_none() {
-            providers.gpu_memory = self.providers.gpu_memory.take();
-        }
-        self.providers = providers;
+    fn set_providers(&mut self, provider: Box<dyn ReadingsProvider>) {
+        self.providers.device = Some(provider);
+    }
+
+    fn set_gpu_memory_provider(&mut self, provider: Box<dyn ReadingsProvider>) {
+        self.providers.gpu_memory = Some(provider);
     }
 
     fn register(&mut self, agent: Box<dyn Agent>) -> Result<AgentId, RegisterError> {

@@ -13,7 +13,7 @@
 //! |------|------|
 //! | `agent` | the `Agent` trait, strategies, quotes, ids, registration checks |
 //! | `cost_model` | law fitting over `{1, n, n log n, n^2}`, level tracking, calibration |
-//! | [`providers`] | thermal, battery and memory provider traits |
+//! | [`providers`] | thermal, battery and memory readings and the trait that reports them |
 //! | `heuristics` | the heuristics and their collapse into one target and cap |
 //! | `pid` | the anti-windup PID driving the budget multiplier |
 //! | `arbitration` | the exact multiple-choice knapsack |
@@ -48,4 +48,4 @@ pub use controller::{AdaptationMode, Controller, PinError, TickReport, DEFAULT_F
 pub use cost_model::{CostLaw, CostModel, Fit, WINDOW as COST_MODEL_WINDOW};
 pub use log::{Decision, DecisionLog};
 pub use pid::PidConfig;
-pub use providers::{Providers, Readings, ThermalState};
+pub use providers::{Readings, ReadingsProvider, ThermalState};

@@ -1,6 +1,6 @@
-//! Provider traits: where thermal, battery and memory readings come from.
+//! Where thermal, battery and memory readings come from.
 //!
-//! Owns: the reading types and the three traits the platform layer implements (and tests
+//! Owns: the reading types and the one trait the platform layer implements (and tests
 //! simulate). Must never: block, allocate per poll, or hold platform code (that lives with the
 //! platform layer; the controller only polls these once per tick).
 
@@ -48,24 +48,6 @@ impl MemoryState {
     }
 }
 
-/// Reports the device's thermal state.
-pub trait ThermalProvider: Send {
-    /// The state now.
-    fn thermal(&mut self) -> ThermalState;
-}
-
-/// Reports the battery; `None` on machines without one.
-pub trait BatteryProvider: Send {
-    /// The battery now.
-    fn battery(&mut self) -> Option<BatteryState>;
-}
-
-/// Reports memory use against its budget.
-pub trait MemoryProvider: Send {
-    /// Memory now.
-    fn memory(&mut self) -> Option<MemoryState>;
-}
-
 /// One tick's provider readings (what the controller polled, and what a recording replays).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Readings {
@@ -80,25 +62,29 @@ pub struct Readings {
     pub gpu_memory: Option<MemoryState>,
 }
 
-/// The providers a controller polls. Each is optional: a missing one reads as "no concern".
+/// Where the controller's device readings come from: the platform layer implements it (and
+/// tests simulate it with [`FixedReadings`]). One trait for every signal: a platform reports
+/// what it can and leaves the rest at its default, which reads as "no concern".
+pub trait ReadingsProvider: Send {
+    /// The readings now. Polled once per controller tick; must not block.
+    fn read(&mut self) -> Readings;
+}
+
+/// The providers a controller polls: the game's device readings and the engine's GPU memory
+/// signal (fed by its render pass). Where both report GPU memory, the game's reading wins.
 #[derive(Default)]
-pub struct Providers {
-    /// Thermal source.
-    pub thermal: Option<Box<dyn ThermalProvider>>,
-    /// Battery source.
-    pub battery: Option<Box<dyn BatteryProvider>>,
-    /// Memory source.
-    pub memory: Option<Box<dyn MemoryProvider>>,
-    /// GPU memory source.
-    pub gpu_memory: Option<Box<dyn MemoryProvider>>,
+pub(crate) struct Providers {
+    /// The game's (or platform layer's) readings. Writer: `ControllerDriver::set_providers`.
+    pub(crate) device: Option<Box<dyn ReadingsProvider>>,
+    /// The engine's GPU memory signal; only its `gpu_memory` is read. Writer:
+    /// `ControllerDriver::set_gpu_memory_provider`.
+    pub(crate) gpu_memory: Option<Box<dyn ReadingsProvider>>,
 }
 
 impl std::fmt::Debug for Providers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Providers")
-            .field("thermal", &self.thermal.is_some())
-            .field("battery", &self.battery.is_some())
-            .field("memory", &self.memory.is_some())
+            .field("device", &self.device.is_some())
             .field("gpu_memory", &self.gpu_memory.is_some())
             .finish()
     }
@@ -107,20 +93,15 @@ impl std::fmt::Debug for Providers {
 impl Providers {
     /// Polls every provider once.
     pub(crate) fn poll(&mut self) -> Readings {
-        Readings {
-            thermal: self
-                .thermal
-                .as_mut()
-                .map(|p| p.thermal())
-                .unwrap_or_default(),
-            battery: self.battery.as_mut().and_then(|p| p.battery()),
-            memory: self.memory.as_mut().and_then(|p| p.memory()),
-            gpu_memory: self.gpu_memory.as_mut().and_then(|p| p.memory()),
+        let mut r = self.device.as_mut().map(|p| p.read()).unwrap_or_default();
+        if r.gpu_memory.is_none() {
+            r.gpu_memory = self.gpu_memory.as_mut().and_then(|p| p.read().gpu_memory);
         }
+        r
     }
 }
 
-/// A provider that replays a fixed value (tests and simulations change it through the handle).
+/// A provider that reports a fixed value (tests and simulations change it through the handle).
 #[derive(Debug, Clone, Default)]
 pub struct FixedReadings(pub std::sync::Arc<std::sync::Mutex<Readings>>);
 
@@ -135,20 +116,8 @@ impl FixedReadings {
     }
 }
 
-impl ThermalProvider for FixedReadings {
-    fn thermal(&mut self) -> ThermalState {
-        self.get().thermal
-    }
-}
-
-impl BatteryProvider for FixedReadings {
-    fn battery(&mut self) -> Option<BatteryState> {
-        self.get().battery
-    }
-}
-
-impl MemoryProvider for FixedReadings {
-    fn memory(&mut self) -> Option<MemoryState> {
-        self.get().memory
+impl ReadingsProvider for FixedReadings {
+    fn read(&mut self) -> Readings {
+        self.get()
     }
 }

@@ -108,7 +108,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // A fresh engine on another lane plan; live input is ignored while the log replays.
     let (mut replay, _) = build("physics=2,render=1,asset=1")?;
-    replay.replay_run(&log)?;
+    replay.replay(&log)?;
     for _ in 0..frames {
         replay.frame()?;
     }

@@ -48,8 +48,7 @@ pub use lanegraph_jobs as jobs;
 /// runtime's ([`hooks::budget`]).
 pub mod budget {
     pub use lanegraph_budget::providers::{
-        BatteryProvider, BatteryState, FixedReadings, MemoryProvider, MemoryState, Providers,
-        Readings, ThermalProvider, ThermalState,
+        BatteryState, FixedReadings, MemoryState, Readings, ReadingsProvider, ThermalState,
     };
     pub use lanegraph_budget::{
         AdaptationMode, Agent, AgentId, ConfigError, Controller, CostLaw, InputError, PinError,

@@ -333,7 +333,7 @@ fn pins_at_frame_zero_and_mid_run_replay_bit_for_bit_on_three_plans() {
             "default",
         ] {
             let (mut replay, _) = pinned_game(replay_plan);
-            replay.replay_run(&back).unwrap();
+            replay.replay(&back).unwrap();
             for _ in 1..=120 {
                 replay.frame().unwrap();
             }
@@ -386,7 +386,7 @@ fn replays_refuse_frames_already_run_the_same_way_for_decisions_and_inputs() {
         decisions: vec![DecisionEntry::new(3, "collide", "every_other")],
         inputs: Vec::new(),
     };
-    let err = engine.replay_run(&late).unwrap_err();
+    let err = engine.replay(&late).unwrap_err();
     assert!(
         matches!(
             err,
@@ -402,10 +402,16 @@ fn replays_refuse_frames_already_run_the_same_way_for_decisions_and_inputs() {
     assert!(err.to_string().contains("fresh engine"), "{err}");
     // A decision made at the end of the frame just run is still in time.
     engine
-        .replay(vec![DecisionEntry::new(5, "collide", "every_other")])
+        .replay(&RunLog {
+            decisions: vec![DecisionEntry::new(5, "collide", "every_other")],
+            ..RunLog::default()
+        })
         .unwrap();
     let err = engine
-        .replay(vec![DecisionEntry::new(6, "nobody", "x")])
+        .replay(&RunLog {
+            decisions: vec![DecisionEntry::new(6, "nobody", "x")],
+            ..RunLog::default()
+        })
         .unwrap_err();
     assert_eq!(err, ReplayError::UnknownAgent("nobody".into()));
 }

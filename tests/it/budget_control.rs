@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use lanegraph::hooks::budget::providers::{FixedReadings, Providers, Readings, ThermalState};
+use lanegraph::hooks::budget::providers::{FixedReadings, MemoryState, Readings, ThermalState};
 use lanegraph::hooks::budget::sim::{self, Driver};
 use lanegraph::hooks::budget::{
     AdaptationMode, Agent, AgentSample, Controller, ControllerConfig, FrameInput, InputError,
@@ -199,11 +199,16 @@ fn manual_mode_pins_strategies() {
     ));
 }
 
-/// A controller with one physics agent and `providers` installed, running at 8 ms a frame:
-/// within the 15 ms target at full quality. Then `pressured` reports 99 % memory use (a
-/// `FixedReadings` answers a memory provider's poll with its `memory` field): the critical cap
-/// halves the multiplier the same tick, and the downgrade's reason must start with `reason`.
-fn memory_pressure_downgrades(providers: Providers, pressured: &FixedReadings, reason: &str) {
+/// A controller with one physics agent and `install` applied to it, running at 8 ms a frame:
+/// within the 15 ms target at full quality. Then `pressured` reports 99 % use of the memory
+/// `field` picks (host or GPU): the critical cap halves the multiplier the same tick, and the
+/// downgrade's reason must start with `reason`.
+fn memory_pressure_downgrades(
+    install: impl FnOnce(&mut Controller),
+    pressured: &FixedReadings,
+    field: fn(&mut Readings) -> &mut Option<MemoryState>,
+    reason: &str,
+) {
     let mut c = Controller::new(ControllerConfig::default()).unwrap();
     let id = c
         .register(Box::new(Recorder {
@@ -211,16 +216,15 @@ fn memory_pressure_downgrades(providers: Providers, pressured: &FixedReadings, r
             told: Default::default(),
         }))
         .unwrap();
-    c.set_providers(providers);
+    install(&mut c);
     run_frames(&mut c, 1, 10, 8.0);
     assert_eq!(c.current(id), Some(StrategyIndex(0)));
-    pressured.set(Readings {
-        memory: Some(lanegraph::hooks::budget::providers::MemoryState {
-            used_bytes: 99,
-            budget_bytes: 100,
-        }),
-        ..Readings::default()
+    let mut r = Readings::default();
+    *field(&mut r) = Some(MemoryState {
+        used_bytes: 99,
+        budget_bytes: 100,
     });
+    pressured.set(r);
     run_frames(&mut c, 10, 11, 8.0);
     assert!(c.multiplier() <= 0.5);
     let d = c
@@ -234,34 +238,39 @@ fn memory_pressure_downgrades(providers: Providers, pressured: &FixedReadings, r
 #[test]
 fn providers_are_polled_each_tick() {
     let fixed = FixedReadings::default();
+    let installed = fixed.clone();
     memory_pressure_downgrades(
-        Providers {
-            thermal: Some(Box::new(fixed.clone())),
-            battery: None,
-            memory: Some(Box::new(fixed.clone())),
-            gpu_memory: None,
-        },
+        |c| c.set_providers(Box::new(installed)),
         &fixed,
+        |r| &mut r.memory,
         "memory: 99 % of budget",
     );
 }
 
 /// GPU memory is its own signal: near its budget it caps the multiplier like host memory, and
-/// the downgrade names GPU memory.
+/// the downgrade names GPU memory. It comes from the engine's GPU memory provider or from the
+/// game's readings alike.
 #[test]
 fn gpu_memory_pressure_downgrades_and_names_the_gpu() {
     let gpu = FixedReadings::default();
+    let installed = gpu.clone();
     memory_pressure_downgrades(
-        Providers {
-            gpu_memory: Some(Box::new(gpu.clone())),
-            ..Providers::default()
-        },
+        |c| c.set_gpu_memory_provider(Box::new(installed)),
         &gpu,
+        |r| &mut r.gpu_memory,
+        "GPU memory: 99 % of budget",
+    );
+    let device = FixedReadings::default();
+    let installed = device.clone();
+    memory_pressure_downgrades(
+        |c| c.set_providers(Box::new(installed)),
+        &device,
+        |r| &mut r.gpu_memory,
         "GPU memory: 99 % of budget",
     );
 }
 
-/// A game's `set_providers` without a GPU memory provider keeps the one installed (an engine
+/// A game's readings that report no GPU memory keep the engine's GPU memory signal (an engine
 /// installs its own at build).
 #[test]
 fn set_providers_keeps_the_installed_gpu_memory_provider() {
@@ -272,16 +281,10 @@ fn set_providers_keeps_the_installed_gpu_memory_provider() {
         told: Default::default(),
     }))
     .unwrap();
-    c.set_providers(Providers {
-        gpu_memory: Some(Box::new(gpu.clone())),
-        ..Providers::default()
-    });
-    c.set_providers(Providers {
-        thermal: Some(Box::new(FixedReadings::default())),
-        ..Providers::default()
-    });
+    c.set_gpu_memory_provider(Box::new(gpu.clone()));
+    c.set_providers(Box::new(FixedReadings::default()));
     gpu.set(Readings {
-        memory: Some(lanegraph::hooks::budget::providers::MemoryState {
+        gpu_memory: Some(MemoryState {
             used_bytes: 99,
             budget_bytes: 100,
         }),

@@ -136,7 +136,7 @@ fn replay_refuses_what_it_cannot_reproduce() {
         {"frame": 5, "event": {"kind": "close_requested"}}
     ]);
     let replay = demo::replay_of(&v.to_string()).expect("the input log parses");
-    let inputs = replay.options.replay_inputs.expect("inputs to replay");
+    let inputs = replay.options.replay.expect("a log to replay").inputs;
     assert_eq!(inputs.len(), 2);
     assert_eq!(inputs[1].frame, 5);
     v["inputs"] = serde_json::json!([{"frame": 2, "event": {"kind": "key", "key": "no key!"}}]);
@@ -152,7 +152,8 @@ fn replay_refuses_what_it_cannot_reproduce() {
 }
 
 /// The demo reads input like a game: a press of Space fires a burst. Input handed to a lockstep
-/// run (here through `replay_inputs`, as `lanegraph replay` does with a windowed run's log)
+/// run (here through a replayed log holding the still run's decisions and four presses, as
+/// `lanegraph replay` does with a windowed run's log)
 /// changes the world, lands in `summary.json` `inputs`, and replaying that summary gives the
 /// same hash again.
 #[test]
@@ -174,7 +175,10 @@ fn input_drives_the_demo_and_a_replay_of_its_summary_reproduces_the_hash() {
     ];
     let still = demo::run(&options(3, None)).expect("the demo runs");
     let played = demo::run(&DemoOptions {
-        replay_inputs: Some(presses.clone()),
+        replay: Some(lanegraph::runtime::RunLog {
+            decisions: still.summary.run.decisions.clone(),
+            inputs: presses.clone(),
+        }),
         ..options(3, None)
     })
     .expect("the demo runs with input");
@@ -189,7 +193,10 @@ fn input_drives_the_demo_and_a_replay_of_its_summary_reproduces_the_hash() {
 
     let json = serde_json::to_string(&played.summary).unwrap();
     let replay = demo::replay_of(&json).expect("the run replays");
-    assert_eq!(replay.options.replay_inputs.as_deref(), Some(&presses[..]));
+    assert_eq!(
+        replay.options.replay.as_ref().map(|log| &log.inputs[..]),
+        Some(&presses[..])
+    );
     let again = demo::run(&DemoOptions {
         out: None,
         progress: false,

@@ -4,7 +4,7 @@
 
 use lanegraph::hooks::EngineHooks;
 use lanegraph::input::{InputEvent, Key, KeyCode, MouseButton, RecordedInput};
-use lanegraph::runtime::ReplayError;
+use lanegraph::runtime::{ReplayError, RunLog};
 use lanegraph::systems::SystemDef;
 use lanegraph::world::{Resource, StateHash};
 use lanegraph::Engine;
@@ -120,7 +120,12 @@ fn systems_read_input_and_a_replay_of_the_log_ends_in_the_same_hash() {
     let back: Vec<RecordedInput> = serde_json::from_str(&json).unwrap();
 
     let mut replay = game();
-    replay.replay_inputs(back).unwrap();
+    replay
+        .replay(&RunLog {
+            inputs: back,
+            ..RunLog::default()
+        })
+        .unwrap();
     for _ in 0..40 {
         // Live input during a replay is ignored (and counted).
         replay.push_input(key("KeyD", true));
@@ -158,7 +163,12 @@ fn a_bad_input_log_is_refused_with_the_fix() {
             event: ev,
         },
     ];
-    let err = e.replay_inputs(out_of_order).unwrap_err();
+    let err = e
+        .replay(&RunLog {
+            inputs: out_of_order,
+            ..RunLog::default()
+        })
+        .unwrap_err();
     assert_eq!(
         err,
         ReplayError::OutOfOrder {
@@ -171,10 +181,13 @@ fn a_bad_input_log_is_refused_with_the_fix() {
     e.frame().unwrap();
     e.frame().unwrap();
     let err = e
-        .replay_inputs(vec![RecordedInput {
-            frame: 1,
-            event: ev,
-        }])
+        .replay(&RunLog {
+            inputs: vec![RecordedInput {
+                frame: 1,
+                event: ev,
+            }],
+            ..RunLog::default()
+        })
         .unwrap_err();
     assert!(matches!(
         err,
@@ -191,10 +204,13 @@ fn a_bad_input_log_is_refused_with_the_fix() {
         .build()
         .unwrap();
     let err = fresh
-        .replay_inputs(vec![RecordedInput {
-            frame: 0,
-            event: ev,
-        }])
+        .replay(&RunLog {
+            inputs: vec![RecordedInput {
+                frame: 0,
+                event: ev,
+            }],
+            ..RunLog::default()
+        })
         .unwrap_err();
     assert_eq!(err, ReplayError::FrameZeroInput);
 }

@@ -80,7 +80,7 @@ fn the_second_game_replays_from_its_own_summary_on_three_plans() {
     assert_eq!(whole.run_log(), log);
     for plan in PLANS {
         let mut replay = game::build(&opts(plan, 1000.0)).unwrap();
-        replay.engine.replay_run(&log).unwrap();
+        replay.engine.replay(&log).unwrap();
         replay.run(300).unwrap();
         assert_eq!(
             format!("{:#018x}", replay.engine.world().state_hash()),

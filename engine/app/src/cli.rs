@@ -231,7 +231,6 @@ fn run_demo(args: DemoArgs) -> ExitCode {
         metrics_remote: args.metrics_remote,
         puffin_addr: args.puffin_addr,
         replay: None,
-        replay_inputs: None,
         stop: None,
         window: args.window,
         present_mode: args.present_mode,
@@ -407,9 +406,10 @@ fn run_replay(
         Ok(run) => {
             let same = run.summary.run.world_hash == recorded.world_hash;
             say!(
-                "replay of {} frames with {} recorded decisions: world_hash {} ({} the recorded {})",
+                "replay of {} frames with {} recorded decisions and {} inputs: world_hash {} ({} the recorded {})",
                 run.summary.run.frames,
-                opts.replay.as_ref().map_or(0, Vec::len),
+                opts.replay.as_ref().map_or(0, |log| log.decisions.len()),
+                opts.replay.as_ref().map_or(0, |log| log.inputs.len()),
                 run.summary.run.world_hash,
                 if same { "equal to" } else { "DIFFERS from" },
                 recorded.world_hash

@@ -87,12 +87,9 @@ pub struct DemoOptions {
     /// Stream the profiler live over puffin's wire protocol on this loopback address
     /// (`--puffin-addr 127.0.0.1:8585`; `puffin_viewer --url 127.0.0.1:8585` connects).
     pub puffin_addr: Option<std::net::SocketAddr>,
-    /// Recorded decisions to apply instead of the live controller (a lockstep run's
-    /// `summary.json` `decisions`: see [`replay_of`]).
-    pub replay: Option<Vec<lanegraph::runtime::DecisionEntry>>,
-    /// Recorded input to hand to the world instead of live input (a lockstep run's
-    /// `summary.json` `inputs`: see [`replay_of`]).
-    pub replay_inputs: Option<Vec<lanegraph::input::RecordedInput>>,
+    /// A run log to replay instead of the live controller and live input (a lockstep run's
+    /// `summary.json` `decisions` and `inputs`: see [`replay_of`]).
+    pub replay: Option<lanegraph::runtime::RunLog>,
     /// Set (by a signal handler, or any thread) to stop the run at the next frame boundary; the
     /// outputs are then written for the frames run and [`DemoRun::interrupted`] is true.
     pub stop: Option<Arc<AtomicBool>>,
@@ -163,7 +160,6 @@ impl Default for DemoOptions {
             metrics_remote: false,
             puffin_addr: None,
             replay: None,
-            replay_inputs: None,
             stop: None,
             window: false,
             present_mode: None,
@@ -406,16 +402,11 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
         }
     }
     // Every agent adapts, physics included: a lockstep run's world hash is a function of the
-    // seed, the frames and the decision log (`summary.json`'s `decisions`), which `replay`
-    // feeds back instead of the live controller.
-    if let Some(decisions) = &opts.replay {
+    // seed, the frames, the decision log and the input log (`summary.json`'s `decisions` and
+    // `inputs`), which `replay` feeds back instead of the live controller and live input.
+    if let Some(log) = &opts.replay {
         engine
-            .replay(decisions.clone())
-            .map_err(|e| DemoError::Replay(e.to_string()))?;
-    }
-    if let Some(inputs) = &opts.replay_inputs {
-        engine
-            .replay_inputs(inputs.clone())
+            .replay(log)
             .map_err(|e| DemoError::Replay(e.to_string()))?;
     }
     // The run record: a bounded observer (the last minute of frames whole, whole-run
@@ -735,8 +726,7 @@ pub fn replay_of(summary_json: &str) -> Result<Recorded, DemoError> {
         entities: usize::try_from(num("entities_initial")?)
             .map_err(|_| bad("`entities_initial` is out of range".into()))?,
         config,
-        replay: Some(decisions),
-        replay_inputs: Some(inputs),
+        replay: Some(lanegraph::runtime::RunLog { decisions, inputs }),
         ..DemoOptions::default()
     };
     let world_hash = field("world_hash")?

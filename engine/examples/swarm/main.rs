@@ -1,6 +1,6 @@
 //! `cargo run --release -p lanegraph --features savegame --example swarm [BODIES] [FRAMES] [OUT_DIR]`:
 //! the second game (see `game.rs`), headless, printing its run summary's key figures; with
-//! `OUT_DIR`, it also writes its `summary.json` (what `Engine::replay_run` replays) and its
+//! `OUT_DIR`, it also writes its `summary.json` (what `Engine::replay` replays) and its
 //! `report.html` (`lanegraph-report`, as the demo's) there.
 
 mod game;

@@ -15,7 +15,7 @@
 //! 3. The frame's first fixed step's systems read them (`world.input()`); the step's end
 //!    clears them, so a frame that runs two steps does not see a key press twice, and a frame
 //!    that runs none keeps them for the next. Held keys, cursor and focus persist.
-//! 4. A replay ([`Engine::replay_inputs`](crate::Engine::replay_inputs)) hands the logged
+//! 4. A replay ([`Engine::replay`](crate::Engine::replay)) hands the logged
 //!    events over at the same frames instead, and ignores live input: a lockstep run with the
 //!    same seed, decisions and inputs ends in the same world hash.
 //!

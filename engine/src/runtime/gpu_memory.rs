@@ -4,7 +4,7 @@
 //! Owns: [`GpuMemoryFigures`] (the pass's reading, no Vulkan type in it), the monitor the render
 //! job updates after each draw that brought a new reading (per-heap gauges, the churn rate, the
 //! rate-limited churn warning naming the allocation that churned most), and the pressure cell
-//! the controller polls through a [`MemoryProvider`]. Must never: query the GPU (the pass does,
+//! the controller polls through a [`ReadingsProvider`]. Must never: query the GPU (the pass does,
 //! every few frames), allocate per draw (heap gauges are registered once per heap; the name
 //! table is reused), or block the owner (the pressure cell is two atomics).
 //!
@@ -23,7 +23,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use lanegraph_budget::providers::{MemoryProvider, MemoryState};
+use lanegraph_budget::providers::{MemoryState, Readings, ReadingsProvider};
 use lanegraph_jobs::clock::{self, Stamp};
 use lanegraph_telemetry::{Counter, Gauge, Registry, Unit};
 
@@ -108,13 +108,16 @@ impl PressureCell {
 /// The engine's GPU memory provider for the controller (installed at build).
 pub(crate) struct GpuMemoryProvider(pub(crate) Arc<PressureCell>);
 
-impl MemoryProvider for GpuMemoryProvider {
-    fn memory(&mut self) -> Option<MemoryState> {
+impl ReadingsProvider for GpuMemoryProvider {
+    fn read(&mut self) -> Readings {
         let bits = self.0.fraction_bits.load(Ordering::Relaxed);
-        (bits != NO_READING).then(|| MemoryState {
-            used_bytes: (f64::from_bits(bits) * PRESSURE_SCALE as f64).round() as u64,
-            budget_bytes: PRESSURE_SCALE,
-        })
+        Readings {
+            gpu_memory: (bits != NO_READING).then(|| MemoryState {
+                used_bytes: (f64::from_bits(bits) * PRESSURE_SCALE as f64).round() as u64,
+                budget_bytes: PRESSURE_SCALE,
+            }),
+            ..Readings::default()
+        }
     }
 }
 
@@ -350,15 +353,18 @@ mod tests {
         assert_eq!(m.figures.over_threshold, 2);
         // The controller's provider sees the pressure, until it is withdrawn.
         let mut p = GpuMemoryProvider(m.pressure.clone());
-        let m9 = p.memory().unwrap();
+        let m9 = p.read().gpu_memory.unwrap();
         assert_eq!(m9.used_bytes as f64 / m9.budget_bytes as f64, 0.9);
         m.pressure.clear();
-        assert_eq!(p.memory(), None);
+        assert_eq!(p.read().gpu_memory, None);
     }
 
     #[test]
     fn no_reading_no_pressure() {
         let m = GpuMemoryMonitor::new(Registry::default(), 100.0);
-        assert_eq!(GpuMemoryProvider(m.pressure.clone()).memory(), None);
+        assert_eq!(
+            GpuMemoryProvider(m.pressure.clone()).read().gpu_memory,
+            None
+        );
     }
 }

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::Engine;
 
 /// One strategy decision (the controller's, or a manual pin): the one row type a run log is
-/// written with and read back from ([`Engine::replay_run`]). Made at the end of frame
+/// written with and read back from ([`Engine::replay`]). Made at the end of frame
 /// `frame`, it takes effect from frame `frame + 1`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DecisionEntry {
@@ -44,7 +44,7 @@ impl DecisionEntry {
 
 /// What a replay needs of a run: its decisions and its inputs. Reads straight from a
 /// `summary.json` (other keys are ignored): `serde_json::from_str::<RunLog>(&text)`, then
-/// [`Engine::replay_run`].
+/// [`Engine::replay`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunLog {
     /// Every decision, in frame order.

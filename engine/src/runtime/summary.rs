@@ -267,7 +267,7 @@ pub struct RunDetail {
 }
 
 impl RunSummary {
-    /// The run log in this summary: what [`Engine::replay_run`] replays.
+    /// The run log in this summary: what [`Engine::replay`] replays.
     pub fn run_log(&self) -> RunLog {
         RunLog {
             decisions: self.decisions.clone(),

@@ -136,12 +136,9 @@ impl Engine {
             config.gpu_churn_alert_per_second,
         );
         // The render pass's GPU memory readings reach the controller as its GPU memory signal.
-        controller.set_providers(lanegraph_budget::Providers {
-            gpu_memory: Some(Box::new(crate::runtime::gpu_memory::GpuMemoryProvider(
-                render.gpu_memory_pressure(),
-            ))),
-            ..Default::default()
-        });
+        controller.set_gpu_memory_provider(Box::new(
+            crate::runtime::gpu_memory::GpuMemoryProvider(render.gpu_memory_pressure()),
+        ));
         let assets = AssetStream::new(
             &lanes,
             lanes.lane(lanegraph_jobs::plan::names::ASSET),

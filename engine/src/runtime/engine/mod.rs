@@ -304,7 +304,7 @@ pub struct Engine {
     /// (`check_decisions`, `check_inputs`), `frames`, `Debug`.
     frame: u64,
     /// Input pushed since the last frame began ([`Engine::push_input`]).
-    /// Writers: `push_input` (between frames), `replay_inputs` (clears it). Reader: `deliver_input`
+    /// Writers: `push_input` (between frames), `replay` (clears it). Reader: `deliver_input`
     /// (owner thread, step 0) drains it.
     pending_input: Vec<InputEvent>,
     /// Every event handed to the world, with its frame (at most 2^20 events).
@@ -314,7 +314,7 @@ pub struct Engine {
     /// Writer: `deliver_input` (owner thread, step 0). Reader: `Engine::input_log_dropped`.
     input_log_dropped: u64,
     /// Recorded input to hand over instead of live input, in frame order.
-    /// Writer: `replay_inputs` (between frames); `deliver_input` (step 0) pops the due events.
+    /// Writer: `replay` (between frames); `deliver_input` (step 0) pops the due events.
     /// Readers: `deliver_input`, `push_input` (while set, live input is ignored).
     input_replay: Option<std::collections::VecDeque<RecordedInput>>,
     /// Live events ignored because a replay was running.
@@ -460,10 +460,11 @@ impl Engine {
         &self.controller
     }
 
-    /// Installs the thermal, battery and memory readings the controller polls each tick (see
-    /// `docs/budgets.md`); the engine's own GPU memory provider stays unless `providers` has one.
-    pub fn set_providers(&mut self, providers: lanegraph_budget::Providers) {
-        self.controller.set_providers(providers);
+    /// Installs the device readings (thermal, battery, memory) the controller polls each tick
+    /// (see `docs/budgets.md`), replacing the last ones installed. GPU memory comes from the
+    /// engine's render pass unless `provider` reports it.
+    pub fn set_readings_provider(&mut self, provider: Box<dyn lanegraph_budget::ReadingsProvider>) {
+        self.controller.set_providers(provider);
     }
 
     /// Switches the controller between adapting and manual (every agent holds its strategy

@@ -1,15 +1,14 @@
 //! The run log's way back in: replaying recorded decisions and input, and logging the live
 //! input a frame hands to the world.
 //!
-//! Owns: [`ReplayError`], `Engine::replay_run`, `replay`, `replay_inputs`, `push_input` and
-//! the input log. Must never: apply part of a refused log.
+//! Owns: [`ReplayError`], `Engine::replay`, `push_input` and the input log. Must never: apply
+//! part of a refused log.
 
 use lanegraph_budget::hooks::ControllerDriver;
 
 use super::*;
 
-/// What a replay refused ([`Engine::replay_run`], [`Engine::replay`],
-/// [`Engine::replay_inputs`]): nothing of a refused log is applied.
+/// What a replay refused ([`Engine::replay`]): nothing of a refused log is applied.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ReplayError {
     /// An entry comes before the one listed ahead of it.
@@ -77,21 +76,19 @@ impl Engine {
     ///
     /// Errors: an agent or strategy this engine does not have, entries out of frame order, or
     /// an entry for a frame already run. Nothing is applied when refused.
-    pub fn replay_run(&mut self, log: &RunLog) -> Result<(), ReplayError> {
+    ///
+    /// The decisions replace the live budget controller: it stops choosing (manual mode), and
+    /// each decision takes effect at the frame boundary after the frame it was made in, exactly
+    /// as it did live. The inputs replace live input: each event is handed to the world at its
+    /// recorded frame, and [`Engine::push_input`] is ignored (and counted) while they run. A
+    /// log with no inputs therefore replays a run that had none.
+    pub fn replay(&mut self, log: &RunLog) -> Result<(), ReplayError> {
         self.check_decisions(&log.decisions)?;
         self.check_inputs(&log.inputs)?;
-        self.replay(log.decisions.clone())?;
-        self.replay_inputs(log.inputs.clone())
-    }
-
-    /// Replaces the live budget controller with recorded decisions (a run log's `decisions`):
-    /// the controller stops choosing (manual mode), and each decision takes effect at the
-    /// frame boundary after the frame it was made in, exactly as it did live. Errors as
-    /// [`Engine::replay_run`].
-    pub fn replay(&mut self, decisions: Vec<DecisionEntry>) -> Result<(), ReplayError> {
-        self.check_decisions(&decisions)?;
         self.controller.set_mode(AdaptationMode::Manual);
-        self.replay = Some(decisions.into());
+        self.replay = Some(log.decisions.iter().cloned().collect());
+        self.pending_input.clear();
+        self.input_replay = Some(log.inputs.iter().cloned().collect());
         Ok(())
     }
 
@@ -174,17 +171,6 @@ impl Engine {
     /// The body of [`EngineHooks::live_input_ignored`](crate::hooks::EngineHooks::live_input_ignored), which documents it.
     pub(crate) fn live_input_ignored(&self) -> u64 {
         self.live_input_ignored
-    }
-
-    /// Replays recorded input: from the next frame, each event is handed to the world at its
-    /// recorded frame, and live input ([`Engine::push_input`]) is ignored. With the same seed
-    /// and decisions ([`Engine::replay`]), a lockstep run ends in the recorded world hash.
-    /// Errors as [`Engine::replay_run`].
-    pub fn replay_inputs(&mut self, inputs: Vec<RecordedInput>) -> Result<(), ReplayError> {
-        self.check_inputs(&inputs)?;
-        self.pending_input.clear();
-        self.input_replay = Some(inputs.into());
-        Ok(())
     }
 
     pub(super) fn check_inputs(&self, inputs: &[RecordedInput]) -> Result<(), ReplayError> {
