@@ -296,7 +296,7 @@ impl Drop for AssetStream {
 fn fail_request(tx: &Sender<AssetCompletion>, path: PathBuf, why: String) {
     let _ = tx.send(AssetCompletion {
         path: path.clone(),
-        result: Err(AssetError::Unreadable { path, why }),
+        result: Err(AssetError::NoAssetLane { path, why }),
     });
 }
 
@@ -503,6 +503,13 @@ mod pipeline_tests {
         s.drain(4, &mut out);
         assert_eq!(out.len(), 1);
         let e = out[0].result.as_ref().unwrap_err().to_string();
-        assert!(e.contains("no `asset` lane"), "{e}");
+        assert!(
+            matches!(out[0].result, Err(AssetError::NoAssetLane { .. })),
+            "{e}"
+        );
+        assert!(
+            e.contains("no `asset` lane") && e.contains("fix: give the lane plan an `asset` lane"),
+            "{e}"
+        );
     }
 }

@@ -214,6 +214,15 @@ pub enum AssetError {
         /// The limit.
         limit: u64,
     },
+    /// The engine has nowhere to load it: the lane plan has no `asset` lane, or the load graph
+    /// did not build. The request was not lost: it fails here, visibly.
+    #[error("asset `{path}` was not loaded: {why}; fix: give the lane plan an `asset` lane (EngineBuilder::lanes_spec, e.g. `physics=1,asset=1`; `--lanes` in the demo)")]
+    NoAssetLane {
+        /// The path.
+        path: PathBuf,
+        /// Why the engine cannot load assets.
+        why: String,
+    },
     /// No loader is registered for the file's extension.
     #[error("asset `{path}`: no loader for extension `{extension}` (loaders: {known:?}); fix: register one with EngineBuilder::asset_loader, or convert the file")]
     NoLoader {
