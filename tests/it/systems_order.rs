@@ -5,7 +5,6 @@
 use std::sync::{Arc, Mutex};
 
 use lanegraph::hooks::WorldHooks;
-use lanegraph::systems::OrderError;
 use lanegraph::systems::{every, when_changed, RegisterError, SystemDef};
 use lanegraph::world::{Resource, StateHash, World};
 
@@ -53,10 +52,7 @@ fn a_cycle_is_refused_naming_the_systems_and_the_schedule_is_unchanged() {
         .register_system(log_system("c", &log).after("b").before("a"))
         .unwrap_err();
     match &err {
-        RegisterError::Order {
-            name,
-            source: OrderError::Cycle { cycle },
-        } => {
+        RegisterError::OrderCycle { name, cycle } => {
             assert_eq!(name, "c");
             assert!(cycle.contains(&"a".to_string()) && cycle.contains(&"c".to_string()));
         }
@@ -66,6 +62,29 @@ fn a_cycle_is_refused_naming_the_systems_and_the_schedule_is_unchanged() {
     assert_eq!(w.system_count(), 2);
     w.run_systems();
     assert_eq!(*log.lock().unwrap(), ["a", "b"]);
+}
+
+/// A constraint naming no system and no set is refused with both names and the fix.
+#[test]
+fn an_unknown_order_target_is_refused_naming_it() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let mut w = World::new();
+    w.register_system(log_system("a", &log)).unwrap();
+    let err = w
+        .register_system(log_system("b", &log).after("nobody"))
+        .unwrap_err();
+    assert_eq!(
+        err,
+        RegisterError::UnknownOrderTarget {
+            name: "b".into(),
+            target: "nobody".into()
+        }
+    );
+    assert!(
+        err.to_string().contains("fix: register `nobody` first"),
+        "{err}"
+    );
+    assert_eq!(w.system_count(), 1);
 }
 
 #[derive(Debug, Resource, StateHash)]

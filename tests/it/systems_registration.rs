@@ -6,7 +6,7 @@ use std::time::Duration;
 use lanegraph::hooks::SystemIdHooks;
 use lanegraph::hooks::{WorldHooks, MAX_SYSTEMS};
 use lanegraph::systems::{BudgetError, RegisterError, SystemDef, SystemId};
-use lanegraph::world::{Domain, World};
+use lanegraph::world::{Domain, World, WorldError};
 
 fn noop(name: &str, budget_ms: f64) -> SystemDef {
     SystemDef::new(name.to_string(), budget_ms, |_, _| {})
@@ -142,7 +142,12 @@ fn ids_from_elsewhere_are_rejected() {
     let mut a = World::new();
     let b = World::new();
     let id = a.register_system(noop("only", 1.0)).unwrap();
-    assert!(b.system_timing_stats(id).is_err());
+    let err = b.system_timing_stats(id).unwrap_err();
+    assert!(
+        matches!(err, WorldError::NoSuchSystem { count: 0, .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("fix:"), "{err}");
     assert!(a
         .system_timing_stats(SystemId::from_parts(a.id(), 1))
         .is_err());

@@ -265,13 +265,13 @@ pub trait WorldHooks {
     fn system_ids(&self) -> impl ExactSizeIterator<Item = SystemId> + '_;
 
     /// The registered name of `id`.
-    fn system_name(&self, id: SystemId) -> Result<&str, InvalidSystemId>;
+    fn system_name(&self, id: SystemId) -> Result<&str, WorldError>;
 
     /// The declared budget of `id`.
-    fn system_budget(&self, id: SystemId) -> Result<Budget, InvalidSystemId>;
+    fn system_budget(&self, id: SystemId) -> Result<Budget, WorldError>;
 
     /// The declared domain of `id`.
-    fn system_domain(&self, id: SystemId) -> Result<Option<Domain>, InvalidSystemId>;
+    fn system_domain(&self, id: SystemId) -> Result<Option<Domain>, WorldError>;
 
     /// Starts a frame: closes rate-limit windows that expired with suppressed events (emitting
     /// their summaries) and counts the frame. Does not touch the timing windows: they roll
@@ -284,7 +284,7 @@ pub trait WorldHooks {
     fn system_timing_window(
         &self,
         id: SystemId,
-    ) -> Result<&RollingWindow<SYSTEM_TIMING_WINDOW_SAMPLES>, InvalidSystemId>;
+    ) -> Result<&RollingWindow<SYSTEM_TIMING_WINDOW_SAMPLES>, WorldError>;
 
     /// How often `kind` was emitted, suppressed and summarised in this world.
     fn event_counts(&self, kind: EngineEvent) -> EventCounts;
@@ -432,15 +432,15 @@ impl WorldHooks for World {
         World::system_ids(self)
     }
 
-    fn system_name(&self, id: SystemId) -> Result<&str, InvalidSystemId> {
+    fn system_name(&self, id: SystemId) -> Result<&str, WorldError> {
         World::system_name(self, id)
     }
 
-    fn system_budget(&self, id: SystemId) -> Result<Budget, InvalidSystemId> {
+    fn system_budget(&self, id: SystemId) -> Result<Budget, WorldError> {
         World::system_budget(self, id)
     }
 
-    fn system_domain(&self, id: SystemId) -> Result<Option<Domain>, InvalidSystemId> {
+    fn system_domain(&self, id: SystemId) -> Result<Option<Domain>, WorldError> {
         World::system_domain(self, id)
     }
 
@@ -451,7 +451,7 @@ impl WorldHooks for World {
     fn system_timing_window(
         &self,
         id: SystemId,
-    ) -> Result<&RollingWindow<SYSTEM_TIMING_WINDOW_SAMPLES>, InvalidSystemId> {
+    ) -> Result<&RollingWindow<SYSTEM_TIMING_WINDOW_SAMPLES>, WorldError> {
         World::system_timing_window(self, id)
     }
 

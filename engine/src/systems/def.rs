@@ -248,7 +248,7 @@ impl SystemDef {
     }
 
     /// Runs before `name`: a system, or a set (every system in it, also those registered
-    /// later). The name must be registered when this system is (`OrderError::UnknownTarget`).
+    /// later). The name must be registered when this system is (`RegisterError::UnknownOrderTarget`).
     pub fn before(mut self, name: impl Into<String>) -> Self {
         self.order.before.push(name.into());
         self

@@ -35,8 +35,7 @@ pub(crate) use def::Budget;
 pub use def::{
     every, when_changed, when_strategy, BudgetError, BudgetSpec, SystemContext, SystemDef, SystemId,
 };
-pub use order::OrderError;
-pub use registry::{InvalidSystemId, RegisterError};
+pub use registry::RegisterError;
 pub use stats::SystemTimingStats;
 
 /// A run at this many times its budget or more is an error, not just a warning.

@@ -19,9 +19,9 @@ pub(crate) struct Ordering {
     pub(crate) sets: Vec<String>,
 }
 
-/// Why an order could not be made.
+/// Why an order could not be made (`register_system` turns it into its `RegisterError`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum OrderError {
+pub(crate) enum OrderError {
     /// A constraint names neither a registered system nor a set.
     #[error("system `{system}` is ordered relative to `{target}`, which is neither a registered system nor a set (fix: register `{target}` first, or put a system in that set with `in_set`)")]
     UnknownTarget {

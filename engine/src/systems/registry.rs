@@ -8,9 +8,10 @@
 use std::borrow::Cow;
 
 use super::def::{Budget, BudgetError, SystemDef, SystemFn, SystemId};
+use super::order::OrderError;
 use super::window::{RollingWindow, SYSTEM_TIMING_WINDOW_SAMPLES};
 use super::BUDGET_CRITICAL_MULTIPLIER;
-use crate::world::{Domain, World};
+use crate::world::{Domain, World, WorldError};
 
 /// The most systems one world runs. The table is allocated for this
 /// many at world construction, so registration never reallocates.
@@ -102,15 +103,23 @@ pub enum RegisterError {
         /// The maximum.
         max: usize,
     },
-    /// The system's before/after constraints name an unknown system or set, or close a cycle
-    /// (the system is not registered; the schedule is unchanged).
-    #[error("cannot register `{name}`: {source}")]
-    Order {
+    /// A before/after constraint names neither a registered system nor a set (the system is
+    /// not registered; the schedule is unchanged).
+    #[error("cannot register `{name}`: it is ordered relative to `{target}`, which is neither a registered system nor a set (fix: register `{target}` first, or put a system in that set with `in_set`)")]
+    UnknownOrderTarget {
         /// The system's name.
         name: String,
-        /// Why.
-        #[source]
-        source: super::order::OrderError,
+        /// The unknown name.
+        target: String,
+    },
+    /// The before/after constraints close a cycle (the system is not registered; the schedule
+    /// is unchanged).
+    #[error("cannot register `{name}`: system order has a cycle: {} (fix: drop one of these before/after constraints)", cycle.join(" -> "))]
+    OrderCycle {
+        /// The system's name.
+        name: String,
+        /// The systems on the cycle, each running before the next (the first repeated last).
+        cycle: Vec<String>,
     },
     /// Called from inside a running system.
     #[error("cannot register `{name}` while systems are running; fix: register systems before the loop starts or between frames")]
@@ -118,16 +127,6 @@ pub enum RegisterError {
         /// The system's name.
         name: String,
     },
-}
-
-/// An id that names no system of this world.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("system id {id} names no system of this world ({count} registered); fix: use the id `register_system` returned, on the world that returned it")]
-pub struct InvalidSystemId {
-    /// The id.
-    pub id: SystemId,
-    /// Systems registered in this world.
-    pub count: usize,
 }
 
 impl World {
@@ -140,7 +139,8 @@ impl World {
     /// unless its [`SystemDef::before`] / [`SystemDef::after`] constraints (or theirs) say
     /// otherwise: the schedule is the deterministic topological order of the constraints, ties
     /// in registration order (`systems::order`). Setup path: validates the definition and the
-    /// order (an unknown name or a cycle is [`RegisterError::Order`]); never grows the table
+    /// order (an unknown name is [`RegisterError::UnknownOrderTarget`], a cycle
+    /// [`RegisterError::OrderCycle`]); never grows the table
     /// (sized for [`MAX_SYSTEMS`] at construction).
     ///
     /// About 80 lines: each check (name, budget, order, capacity) returns its own typed error
@@ -195,10 +195,16 @@ impl World {
         };
         let schedule = match schedule {
             Ok(s) => s,
-            Err(source) => {
-                return Err(RegisterError::Order {
+            Err(OrderError::UnknownTarget { target, .. }) => {
+                return Err(RegisterError::UnknownOrderTarget {
                     name: name.into_owned(),
-                    source,
+                    target,
+                })
+            }
+            Err(OrderError::Cycle { cycle }) => {
+                return Err(RegisterError::OrderCycle {
+                    name: name.into_owned(),
+                    cycle,
                 })
             }
         };
@@ -248,29 +254,29 @@ impl World {
     }
 
     /// The record of `id`, or the typed error (pure: never logs).
-    pub(crate) fn system_record(&self, id: SystemId) -> Result<&SystemRecord, InvalidSystemId> {
+    pub(crate) fn system_record(&self, id: SystemId) -> Result<&SystemRecord, WorldError> {
         let count = self.systems.len();
         if id.world() != self.id() {
-            return Err(InvalidSystemId { id, count });
+            return Err(WorldError::NoSuchSystem { id, count });
         }
         self.systems
             .records
             .get(id.index() as usize)
-            .ok_or(InvalidSystemId { id, count })
+            .ok_or(WorldError::NoSuchSystem { id, count })
     }
 
     /// The body of [`WorldHooks::system_name`](crate::hooks::WorldHooks::system_name), which documents it.
-    pub(crate) fn system_name(&self, id: SystemId) -> Result<&str, InvalidSystemId> {
+    pub(crate) fn system_name(&self, id: SystemId) -> Result<&str, WorldError> {
         Ok(&self.system_record(id)?.name)
     }
 
     /// The body of [`WorldHooks::system_budget`](crate::hooks::WorldHooks::system_budget), which documents it.
-    pub(crate) fn system_budget(&self, id: SystemId) -> Result<Budget, InvalidSystemId> {
+    pub(crate) fn system_budget(&self, id: SystemId) -> Result<Budget, WorldError> {
         Ok(self.system_record(id)?.budget)
     }
 
     /// The body of [`WorldHooks::system_domain`](crate::hooks::WorldHooks::system_domain), which documents it.
-    pub(crate) fn system_domain(&self, id: SystemId) -> Result<Option<Domain>, InvalidSystemId> {
+    pub(crate) fn system_domain(&self, id: SystemId) -> Result<Option<Domain>, WorldError> {
         Ok(self.system_record(id)?.domain)
     }
 }

@@ -5,9 +5,9 @@
 
 use super::def::SystemId;
 use super::events::{EngineEvent, EventCounts};
-use super::registry::InvalidSystemId;
 use super::window::{ns_to_ms, RollingWindow, SYSTEM_TIMING_WINDOW_SAMPLES};
 use crate::world::World;
+use crate::world::WorldError;
 
 /// One system's timing counters since the world was made (a `Copy` snapshot).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -33,7 +33,7 @@ pub struct SystemTimingStats {
 impl World {
     /// The timing counters of `id`. O(1), no allocation, no side effects; an invalid id is an
     /// error and logs nothing.
-    pub fn system_timing_stats(&self, id: SystemId) -> Result<SystemTimingStats, InvalidSystemId> {
+    pub fn system_timing_stats(&self, id: SystemId) -> Result<SystemTimingStats, WorldError> {
         let r = self.system_record(id)?;
         Ok(SystemTimingStats {
             runs: r.runs,
@@ -50,7 +50,7 @@ impl World {
     pub(crate) fn system_timing_window(
         &self,
         id: SystemId,
-    ) -> Result<&RollingWindow<SYSTEM_TIMING_WINDOW_SAMPLES>, InvalidSystemId> {
+    ) -> Result<&RollingWindow<SYSTEM_TIMING_WINDOW_SAMPLES>, WorldError> {
         Ok(&self.system_record(id)?.window)
     }
 

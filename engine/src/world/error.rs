@@ -200,6 +200,14 @@ pub enum WorldError {
     /// The determinism check's re-simulation differed from the run.
     #[error(transparent)]
     Desync(Desync),
+    /// A system id that names no system of this world.
+    #[error("system id {id} names no system of this world ({count} registered); fix: use the id `register_system` returned, on the world that returned it")]
+    NoSuchSystem {
+        /// The id.
+        id: crate::systems::SystemId,
+        /// Systems registered in this world.
+        count: usize,
+    },
 }
 
 impl From<JobPanicked> for WorldError {
