@@ -213,7 +213,7 @@ pub trait Agent: Send {
 
     /// Switch to `strategy` (the controller's decision, or a manual pin). Called on the
     /// controller's thread, at most once per agent per tick. The default does nothing: an
-    /// agent whose owner reads the choice back (`Controller::current`, as the engine does for
+    /// agent whose owner reads the choice back (`Engine::strategy`; the engine does so for
     /// its built-in agents) needs no `apply`.
     fn apply(&mut self, index: StrategyIndex, strategy: &Strategy) {
         let _ = (index, strategy);

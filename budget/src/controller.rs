@@ -240,11 +240,6 @@ impl Controller {
             .map(|i| AgentId(i as u16))
     }
 
-    /// The agent's current strategy.
-    pub fn current(&self, id: AgentId) -> Option<StrategyIndex> {
-        self.slots.get(id.index()).map(|s| s.current)
-    }
-
     /// The agent's declared strategies.
     pub fn strategies(&self, id: AgentId) -> Option<&[Strategy]> {
         self.slots.get(id.index()).map(|s| s.strategies.as_slice())
@@ -253,15 +248,6 @@ impl Controller {
     /// Frames per second of the frame budget (bars and memory are kept in seconds).
     fn frames_per_second(&self) -> f64 {
         1000.0 / self.cfg.frame_budget_ms
-    }
-
-    /// Announces the workload an agent is about to run (e.g. a level streamed in 10,000
-    /// bodies): costs are extrapolated along the fitted law before the samples show it. Cleared
-    /// by passing `None`.
-    pub fn announce_workload(&mut self, id: AgentId, n: Option<u64>) {
-        if let Some(s) = self.slots.get_mut(id.index()) {
-            s.announced_n = n;
-        }
     }
 
     /// The adaptation mode.
@@ -597,6 +583,14 @@ pub trait ControllerDriver {
     /// The budget multiplier: the PID's output, which scales the frame target under pressure.
     fn multiplier(&self) -> f64;
 
+    /// The agent's current strategy (a game asks its engine: `Engine::strategy`).
+    fn current(&self, id: AgentId) -> Option<StrategyIndex>;
+
+    /// Announces the workload an agent is about to run (e.g. a level streamed in 10,000
+    /// bodies): costs are extrapolated along the fitted law before the samples show it. Cleared
+    /// by passing `None`.
+    fn announce_workload(&mut self, id: AgentId, n: Option<u64>);
+
     /// A controller with no agents and no providers.
     fn new(cfg: ControllerConfig) -> Result<Self, ConfigError>
     where
@@ -698,6 +692,16 @@ impl ControllerDriver for Controller {
 
     fn multiplier(&self) -> f64 {
         self.pid.output()
+    }
+
+    fn current(&self, id: AgentId) -> Option<StrategyIndex> {
+        self.slots.get(id.index()).map(|s| s.current)
+    }
+
+    fn announce_workload(&mut self, id: AgentId, n: Option<u64>) {
+        if let Some(s) = self.slots.get_mut(id.index()) {
+            s.announced_n = n;
+        }
     }
 
     fn new(cfg: ControllerConfig) -> Result<Self, ConfigError> {

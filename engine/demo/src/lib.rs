@@ -639,7 +639,7 @@ fn progress_message(engine: &Engine, record: ObserverId<RunRecorder>, frame_ms: 
         .builtin_agents()
         .iter()
         .filter_map(|&id| {
-            let cur = c.current(id)?;
+            let cur = engine.strategy(id)?;
             Some(format!(
                 "{}={}",
                 c.agent_name(id)?,

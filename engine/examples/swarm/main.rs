@@ -31,7 +31,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     println!("world hash {}", summary.world_hash);
     let c = swarm.engine.controller();
-    if let (Some(cur), Some(list)) = (c.current(swarm.collide), c.strategies(swarm.collide)) {
+    let now = swarm.engine.strategy(swarm.collide);
+    if let (Some(cur), Some(list)) = (now, c.strategies(swarm.collide)) {
         println!("collide runs `{}` at the end", list[cur.get()].name);
     }
     println!("{}", summary.target_verdict);
