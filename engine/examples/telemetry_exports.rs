@@ -36,9 +36,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     // The game's metrics live in the engine's registry: one export holds both.
     let reg = engine.metrics().clone();
-    let shots = reg.register_counter("game.shots_fired", Unit::None, "Shots the player fired.")?;
+    let shots = reg.register_counter(
+        "game.shots_fired",
+        &[],
+        Unit::None,
+        "Shots the player fired.",
+    )?;
     let aim = reg.register_histogram(
         "game.aim_time",
+        &[],
         Unit::Milliseconds,
         "Time the aiming system took.",
         Buckets::exponential(0.001, 2.0, 12)?,

@@ -365,7 +365,7 @@ mod tests {
     #[test]
     fn serves_metrics_and_refuses_the_rest() {
         let r = Registry::default();
-        r.register_counter("frame.completed", super::super::Unit::None, "")
+        r.register_counter("frame.completed", &[], super::super::Unit::None, "")
             .unwrap()
             .add(9);
         let ep = MetricsEndpoint::start(

@@ -156,7 +156,7 @@ impl Recorder for MetricsRecorder {
             key,
             |t| &mut t.counters,
             |r, name, labels, help| {
-                let c = r.register_counter_with(name, labels, super::Unit::None, help)?;
+                let c = r.register_counter(name, labels, super::Unit::None, help)?;
                 Ok(Counter::from_arc(Arc::new(CounterCell(c))))
             },
             Counter::noop,
@@ -168,7 +168,7 @@ impl Recorder for MetricsRecorder {
             key,
             |t| &mut t.gauges,
             |r, name, labels, help| {
-                let g = r.register_gauge_with(name, labels, super::Unit::None, help)?;
+                let g = r.register_gauge(name, labels, super::Unit::None, help)?;
                 Ok(Gauge::from_arc(Arc::new(GaugeCell(g))))
             },
             Gauge::noop,
@@ -180,13 +180,8 @@ impl Recorder for MetricsRecorder {
             key,
             |t| &mut t.histograms,
             |r, name, labels, help| {
-                let h = r.register_histogram_with(
-                    name,
-                    labels,
-                    super::Unit::None,
-                    help,
-                    facade_buckets(),
-                )?;
+                let h =
+                    r.register_histogram(name, labels, super::Unit::None, help, facade_buckets())?;
                 Ok(Histogram::from_arc(Arc::new(HistogramCell(h))))
             },
             Histogram::noop,

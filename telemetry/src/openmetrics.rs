@@ -135,15 +135,21 @@ mod tests {
     #[test]
     fn renders_all_three_kinds() {
         let r = Registry::default();
-        r.register_counter("frame.completed", Unit::None, "Frames completed.")
+        r.register_counter("frame.completed", &[], Unit::None, "Frames completed.")
             .unwrap()
             .add(3);
-        r.register_gauge("budget.multiplier", Unit::Ratio, "PID \"output\"\nline two")
-            .unwrap()
-            .set(0.75);
+        r.register_gauge(
+            "budget.multiplier",
+            &[],
+            Unit::Ratio,
+            "PID \"output\"\nline two",
+        )
+        .unwrap()
+        .set(0.75);
         let h = r
             .register_histogram(
                 "frame.time",
+                &[],
                 Unit::Milliseconds,
                 "Frame time.",
                 Buckets::new(vec![8.0, 16.0]).unwrap(),
@@ -177,10 +183,10 @@ lanegraph_frame_time_milliseconds_sum 35.0
     #[test]
     fn label_sets_of_one_name_are_one_family() {
         let r = Registry::default();
-        r.register_gauge_with("lane.busy", &[("lane", "render")], Unit::Ratio, "Busy.")
+        r.register_gauge("lane.busy", &[("lane", "render")], Unit::Ratio, "Busy.")
             .unwrap()
             .set(0.5);
-        r.register_gauge_with("lane.busy", &[("lane", "phys\"ics")], Unit::Ratio, "Busy.")
+        r.register_gauge("lane.busy", &[("lane", "phys\"ics")], Unit::Ratio, "Busy.")
             .unwrap()
             .set(0.25);
         let text = render(&r);
@@ -193,17 +199,17 @@ lanegraph_frame_time_milliseconds_sum 35.0
         );
         // A label set may not change the family's kind; bad label names are typed errors.
         assert!(r
-            .register_counter_with("lane.busy", &[("lane", "asset")], Unit::Ratio, "")
+            .register_counter("lane.busy", &[("lane", "asset")], Unit::Ratio, "")
             .is_err());
         for bad in ["le", "__x", "9a", "a-b", ""] {
             let e = r
-                .register_gauge_with("lane.other", &[(bad, "v")], Unit::None, "")
+                .register_gauge("lane.other", &[(bad, "v")], Unit::None, "")
                 .unwrap_err();
             assert!(e.to_string().contains("fix:"), "{e}");
         }
         let long = "x".repeat(300);
         assert!(r
-            .register_gauge_with("lane.other", &[("lane", &long)], Unit::None, "")
+            .register_gauge("lane.other", &[("lane", &long)], Unit::None, "")
             .is_err());
     }
 
@@ -213,6 +219,7 @@ lanegraph_frame_time_milliseconds_sum 35.0
         let h = r
             .register_histogram(
                 "budget.error",
+                &[],
                 Unit::Milliseconds,
                 "",
                 Buckets::new(vec![-1.0, 1.0]).unwrap(),

@@ -174,19 +174,9 @@ impl Registry {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Registers (or finds) a counter.
+    /// Registers (or finds) the series of counter `name` with these labels (`&[]` for none,
+    /// `&[("lane", "physics")]`): every label set of one name is one OpenMetrics family.
     pub fn register_counter(
-        &self,
-        name: &str,
-        unit: Unit,
-        help: &str,
-    ) -> Result<Counter, RegisterError> {
-        self.register_counter_with(name, &[], unit, help)
-    }
-
-    /// Registers (or finds) the series of counter `name` with these labels
-    /// (`&[("lane", "physics")]`): every label set of one name is one OpenMetrics family.
-    pub fn register_counter_with(
         &self,
         name: &str,
         labels: &[(&str, &str)],
@@ -206,18 +196,8 @@ impl Registry {
         }
     }
 
-    /// Registers (or finds) a gauge.
+    /// Registers (or finds) the series of gauge `name` with these labels (`&[]` for none).
     pub fn register_gauge(
-        &self,
-        name: &str,
-        unit: Unit,
-        help: &str,
-    ) -> Result<Gauge, RegisterError> {
-        self.register_gauge_with(name, &[], unit, help)
-    }
-
-    /// Registers (or finds) the series of gauge `name` with these labels.
-    pub fn register_gauge_with(
         &self,
         name: &str,
         labels: &[(&str, &str)],
@@ -237,19 +217,9 @@ impl Registry {
         }
     }
 
-    /// Registers (or finds) a histogram with these buckets.
+    /// Registers (or finds) the series of histogram `name` with these labels (`&[]` for none)
+    /// and buckets.
     pub fn register_histogram(
-        &self,
-        name: &str,
-        unit: Unit,
-        help: &str,
-        buckets: Buckets,
-    ) -> Result<Histogram, RegisterError> {
-        self.register_histogram_with(name, &[], unit, help, buckets)
-    }
-
-    /// Registers (or finds) the series of histogram `name` with these labels.
-    pub fn register_histogram_with(
         &self,
         name: &str,
         labels: &[(&str, &str)],
@@ -476,10 +446,10 @@ mod tests {
     fn same_definition_returns_the_same_metric() {
         let r = Registry::default();
         let a = r
-            .register_counter("frame.completed", Unit::None, "frames")
+            .register_counter("frame.completed", &[], Unit::None, "frames")
             .unwrap();
         let b = r
-            .register_counter("frame.completed", Unit::None, "frames")
+            .register_counter("frame.completed", &[], Unit::None, "frames")
             .unwrap();
         assert!(a.same_metric(&b));
         a.inc();
@@ -490,9 +460,10 @@ mod tests {
     #[test]
     fn type_unit_and_bucket_clashes_are_errors() {
         let r = Registry::default();
-        r.register_counter("asset.loaded", Unit::None, "").unwrap();
+        r.register_counter("asset.loaded", &[], Unit::None, "")
+            .unwrap();
         let e = r
-            .register_gauge("asset.loaded", Unit::None, "")
+            .register_gauge("asset.loaded", &[], Unit::None, "")
             .unwrap_err();
         assert!(matches!(
             e,
@@ -503,17 +474,17 @@ mod tests {
             }
         ));
         let e = r
-            .register_counter("asset.loaded", Unit::Bytes, "")
+            .register_counter("asset.loaded", &[], Unit::Bytes, "")
             .unwrap_err();
         assert!(e.to_string().contains("units differ"), "{e}");
         let b1 = Buckets::new(vec![1.0]).unwrap();
         let b2 = Buckets::new(vec![2.0]).unwrap();
-        r.register_histogram("frame.time", Unit::Milliseconds, "", b1.clone())
+        r.register_histogram("frame.time", &[], Unit::Milliseconds, "", b1.clone())
             .unwrap();
-        r.register_histogram("frame.time", Unit::Milliseconds, "", b1)
+        r.register_histogram("frame.time", &[], Unit::Milliseconds, "", b1)
             .unwrap();
         let e = r
-            .register_histogram("frame.time", Unit::Milliseconds, "", b2)
+            .register_histogram("frame.time", &[], Unit::Milliseconds, "", b2)
             .unwrap_err();
         assert!(e.to_string().contains("buckets differ"), "{e}");
     }
@@ -522,15 +493,15 @@ mod tests {
     fn bad_names_and_export_collisions_are_errors() {
         let r = Registry::default();
         assert!(matches!(
-            r.register_counter("Bad Name", Unit::None, ""),
+            r.register_counter("Bad Name", &[], Unit::None, ""),
             Err(RegisterError::InvalidName { .. })
         ));
         assert!(matches!(
-            r.register_counter("asset.load_count", Unit::None, ""),
+            r.register_counter("asset.load_count", &[], Unit::None, ""),
             Err(RegisterError::InvalidName { .. })
         ));
-        r.register_gauge("a.b_c", Unit::None, "").unwrap();
-        let e = r.register_gauge("a_b.c", Unit::None, "").unwrap_err();
+        r.register_gauge("a.b_c", &[], Unit::None, "").unwrap();
+        let e = r.register_gauge("a_b.c", &[], Unit::None, "").unwrap_err();
         assert!(e.to_string().contains("already exports"), "{e}");
     }
 
@@ -543,7 +514,7 @@ mod tests {
             .register_gauge_fn("memory.current_bytes", Unit::Bytes, "", || 1.0)
             .is_err());
         assert!(r
-            .register_gauge("memory.current_bytes", Unit::Bytes, "")
+            .register_gauge("memory.current_bytes", &[], Unit::Bytes, "")
             .is_err());
         let snap = r.snapshot();
         assert_eq!(snap[0].value, MetricValue::Gauge { value: 42.0 });
@@ -557,7 +528,7 @@ mod tests {
                 let r = r.clone();
                 s.spawn(move || {
                     let c = r
-                        .register_counter("lane.physics.jobs", Unit::None, "")
+                        .register_counter("lane.physics.jobs", &[], Unit::None, "")
                         .unwrap();
                     (0..1000).for_each(|_| c.inc());
                 });

@@ -127,6 +127,7 @@ fn hot_paths_allocate_nothing() {
     let c = r
         .register_counter(
             "frame.completed",
+            &[],
             lanegraph::hooks::telemetry::Unit::None,
             "",
         )
@@ -134,6 +135,7 @@ fn hot_paths_allocate_nothing() {
     let h = r
         .register_histogram(
             "frame.time",
+            &[],
             lanegraph::hooks::telemetry::Unit::Milliseconds,
             "",
             lanegraph::hooks::telemetry::Buckets::frame_time_ms(),

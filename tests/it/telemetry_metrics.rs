@@ -25,7 +25,7 @@ fn concurrent_counter_increments_sum_exactly() {
             s.spawn(move || {
                 // Each "lane" registers the same name and gets the same metric.
                 let c = r
-                    .register_counter("lane.physics.jobs", Unit::None, "Jobs run.")
+                    .register_counter("lane.physics.jobs", &[], Unit::None, "Jobs run.")
                     .unwrap();
                 for _ in 0..PER_THREAD {
                     c.inc();
@@ -46,6 +46,7 @@ fn concurrent_histogram_buckets_sum_and_count_are_exact() {
     let h = r
         .register_histogram(
             "system.move_ships.time",
+            &[],
             Unit::Milliseconds,
             "",
             Buckets::new(vec![1.0, 2.0, 4.0]).unwrap(),
@@ -77,12 +78,13 @@ fn concurrent_histogram_buckets_sum_and_count_are_exact() {
 fn bad_registrations_are_typed_errors() {
     let r = Registry::default();
     assert!(matches!(
-        r.register_counter("Frame Time", Unit::None, ""),
+        r.register_counter("Frame Time", &[], Unit::None, ""),
         Err(RegisterError::InvalidName { .. })
     ));
-    r.register_gauge("asset.pending", Unit::None, "").unwrap();
+    r.register_gauge("asset.pending", &[], Unit::None, "")
+        .unwrap();
     let e = r
-        .register_histogram("asset.pending", Unit::None, "", Buckets::job_time_us())
+        .register_histogram("asset.pending", &[], Unit::None, "", Buckets::job_time_us())
         .unwrap_err();
     match &e {
         RegisterError::Clash {

@@ -98,11 +98,12 @@ fn sample<'a>(fam: &'a Value, name: &str, le: Option<&str>) -> &'a Value {
 
 fn populated_registry() -> Registry {
     let r = Registry::default();
-    r.register_counter("frame.completed", Unit::None, "Frames completed.")
+    r.register_counter("frame.completed", &[], Unit::None, "Frames completed.")
         .unwrap()
         .add(120);
     r.register_counter(
         "memory.allocated_lifetime",
+        &[],
         Unit::Bytes,
         "Heap bytes ever allocated.",
     )
@@ -110,17 +111,19 @@ fn populated_registry() -> Registry {
     .add(4096);
     r.register_gauge(
         "budget.multiplier",
+        &[],
         Unit::Ratio,
         "The PID's \"global\" multiplier\\nsecond line",
     )
     .unwrap()
     .set(0.8125);
-    r.register_gauge("asset.pending", Unit::None, "")
+    r.register_gauge("asset.pending", &[], Unit::None, "")
         .unwrap()
         .set(-0.0);
     let h = r
         .register_histogram(
             "frame.time",
+            &[],
             Unit::Milliseconds,
             "Wall time of one frame.",
             Buckets::frame_time_ms(),
@@ -131,7 +134,7 @@ fn populated_registry() -> Registry {
     }
     // Labelled series, as the engine registers per lane (a histogram's `le` comes last).
     let us = r
-        .register_histogram_with(
+        .register_histogram(
             "lane.job_time",
             &[("lane", "physics")],
             Unit::Seconds,
@@ -141,7 +144,7 @@ fn populated_registry() -> Registry {
         .unwrap();
     us.observe(0.25e-6);
     for (lane, v) in [("physics", 0.5), ("ren\"der\\x\ny", 0.25)] {
-        r.register_gauge_with("lane.busy", &[("lane", lane)], Unit::Ratio, "Busy share.")
+        r.register_gauge("lane.busy", &[("lane", lane)], Unit::Ratio, "Busy share.")
             .unwrap()
             .set(v);
     }

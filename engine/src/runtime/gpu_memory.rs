@@ -181,7 +181,7 @@ impl GpuMemoryMonitor {
             let i = self.heaps.len().to_string();
             self.heaps.push(HeapSeries {
                 usage: r
-                    .register_gauge_with(
+                    .register_gauge(
                         "gpu.memory.usage",
                         &[("heap", &i)],
                         Unit::Bytes,
@@ -189,7 +189,7 @@ impl GpuMemoryMonitor {
                     )
                     .ok(),
                 budget: r
-                    .register_gauge_with(
+                    .register_gauge(
                         "gpu.memory.budget",
                         &[("heap", &i)],
                         Unit::Bytes,
@@ -219,6 +219,7 @@ impl GpuMemoryMonitor {
                     registry
                         .register_gauge(
                             "gpu.memory.churn",
+                            &[],
                             Unit::None,
                             "GPU allocations plus frees per second, between the last two readings.",
                         )
@@ -252,6 +253,7 @@ impl GpuMemoryMonitor {
             registry
                 .register_counter(
                     "gpu.memory.churn_alerts",
+                    &[],
                     Unit::None,
                     "GPU allocation churn warnings logged (at most one per 10 s).",
                 )

@@ -240,6 +240,7 @@ impl PresentMetrics {
             frames: r
                 .register_counter(
                     "present.frames",
+                    &[],
                     Unit::None,
                     "Images presented to the window.",
                 )
@@ -247,6 +248,7 @@ impl PresentMetrics {
             acquire_wait: r
                 .register_gauge(
                     "present.acquire_wait",
+                    &[],
                     Unit::Seconds,
                     "How long the last swapchain acquire blocked (FIFO paces here).",
                 )
@@ -254,6 +256,7 @@ impl PresentMetrics {
             interval: r
                 .register_histogram(
                     "present.interval",
+                    &[],
                     Unit::Seconds,
                     "Time between consecutive presents.",
                     lanegraph_telemetry::Buckets::frame_time_seconds(),
@@ -262,6 +265,7 @@ impl PresentMetrics {
             in_flight: r
                 .register_gauge(
                     "present.frames_in_flight",
+                    &[],
                     Unit::None,
                     "GPU frames submitted and not finished, after the last submit.",
                 )
@@ -633,7 +637,7 @@ fn draw(shared: &Shared, view: &Published) {
                 Some(i) => i,
                 None => {
                     let g = registry
-                        .register_gauge_with(
+                        .register_gauge(
                             "gpu.pass.time",
                             &[("pass", &p.name)],
                             Unit::Seconds,

@@ -77,25 +77,25 @@ impl Metrics {
         for l in lanes.plan().lanes() {
             // One family per quantity, the lane a label (OpenMetrics: `..{lane="physics"}`).
             let lane: &[(&str, &str)] = &[("lane", &l.name)];
-            lane_busy.push(r.register_gauge_with(
+            lane_busy.push(r.register_gauge(
                 "lane.busy",
                 lane,
                 Unit::Ratio,
                 "Share of the last frame the lane's workers were busy.",
             )?);
-            lane_jobs.push(r.register_counter_with(
+            lane_jobs.push(r.register_counter(
                 "lane.jobs",
                 lane,
                 Unit::None,
                 "Jobs the lane's workers popped.",
             )?);
-            lane_queued.push(r.register_gauge_with(
+            lane_queued.push(r.register_gauge(
                 "lane.queue_depth",
                 lane,
                 Unit::None,
                 "Jobs waiting on the lane at the frame's end.",
             )?);
-            lane_panics.push(r.register_counter_with(
+            lane_panics.push(r.register_counter(
                 "lane.panics",
                 lane,
                 Unit::None,
@@ -105,63 +105,80 @@ impl Metrics {
         Ok(Metrics {
             frame_time: r.register_histogram(
                 "frame.time",
+                &[],
                 Unit::Seconds,
                 "Wall time of one frame on the owner thread.",
                 Buckets::frame_time_seconds(),
             )?,
-            completed: r.register_counter("frame.completed", Unit::None, "Frames completed.")?,
+            completed: r.register_counter(
+                "frame.completed",
+                &[],
+                Unit::None,
+                "Frames completed.",
+            )?,
             steps: r.register_counter(
                 "frame.sim_steps",
+                &[],
                 Unit::None,
                 "Fixed simulation steps taken.",
             )?,
             dropped: r.register_counter(
                 "frame.steps_dropped",
+                &[],
                 Unit::None,
                 "Fixed steps dropped by the 5-step cap (slow motion).",
             )?,
             target: r.register_gauge(
                 "frame.target",
+                &[],
                 Unit::Seconds,
                 "The budget controller's current frame-time target.",
             )?,
             over_target: r.register_counter(
                 "frame.over_target",
+                &[],
                 Unit::None,
                 "Frames whose wall time exceeded the target.",
             )?,
             multiplier: r.register_gauge(
                 "budget.multiplier",
+                &[],
                 Unit::Ratio,
                 "The PID's global budget multiplier.",
             )?,
             switches: r.register_counter(
                 "budget.switches",
+                &[],
                 Unit::None,
                 "Strategy switches, each logged with its reason.",
             )?,
             asset_loaded: r.register_counter(
                 "asset.loaded",
+                &[],
                 Unit::None,
                 "Assets loaded and applied.",
             )?,
             asset_failed: r.register_counter(
                 "asset.failed",
+                &[],
                 Unit::None,
                 "Asset requests that ended in an error.",
             )?,
             asset_pending: r.register_gauge(
                 "asset.pending",
+                &[],
                 Unit::None,
                 "Asset requests in flight.",
             )?,
             gpu_frame: r.register_gauge(
                 "gpu.frame.time",
+                &[],
                 Unit::Seconds,
                 "GPU time of the whole frame (EMA-smoothed).",
             )?,
             alpha: r.register_gauge(
                 "frame.interpolation_alpha",
+                &[],
                 Unit::Ratio,
                 "Leftover of the fixed-step accumulator, 0..1.",
             )?,
@@ -205,19 +222,14 @@ impl SystemSeries {
     ) -> Result<SystemSeries, telemetry::RegisterError> {
         let label: &[(&str, &str)] = &[("system", name)];
         Ok(SystemSeries {
-            runs: r.register_counter_with(
-                "system.runs",
-                label,
-                Unit::None,
-                "Runs of the system.",
-            )?,
-            over: r.register_counter_with(
+            runs: r.register_counter("system.runs", label, Unit::None, "Runs of the system.")?,
+            over: r.register_counter(
                 "system.over_budget",
                 label,
                 Unit::None,
                 "Runs strictly above the system's budget.",
             )?,
-            last: r.register_gauge_with(
+            last: r.register_gauge(
                 "system.last_time",
                 label,
                 Unit::Seconds,
@@ -264,7 +276,7 @@ impl Engine {
                 let name = self.controller.agent_name(id).unwrap_or("unknown");
                 self.agent_series.push(
                     self.registry
-                        .register_gauge_with(
+                        .register_gauge(
                             "budget.strategy",
                             &[("agent", name)],
                             Unit::None,
