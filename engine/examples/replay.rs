@@ -72,7 +72,7 @@ fn build(lanes: &str) -> Result<(Engine, AgentId), Box<dyn std::error::Error>> {
 
 fn key(code: KeyCode, pressed: bool) -> InputEvent {
     InputEvent::Key {
-        key: code.key(),
+        key: code.into(),
         pressed,
         repeat: false,
     }

@@ -162,7 +162,7 @@ fn input_drives_the_demo_and_a_replay_of_its_summary_reproduces_the_hash() {
     let space = |frame, pressed| RecordedInput {
         frame,
         event: InputEvent::Key {
-            key: demo::world::BURST_KEY.key(),
+            key: demo::world::BURST_KEY.into(),
             pressed,
             repeat: false,
         },

@@ -6,7 +6,7 @@
 
 use lanegraph::simd::SoaComponent;
 
-use lanegraph::input::InputEvent;
+use lanegraph::input::{InputEvent, Key};
 use lanegraph::systems::{RegisterError as RegisterSystemError, SystemDef};
 use lanegraph::world::{Component, Domain, Entity, Resource, StateHash, World};
 
@@ -189,7 +189,7 @@ pub fn setup(world: &mut World, entities: usize, seed: u64) -> Result<(), Regist
                 .iter()
                 .filter(|e| {
                     matches!(e, InputEvent::Key { key, pressed: true, repeat: false }
-                        if *key == BURST_KEY.key())
+                        if *key == Key::from(BURST_KEY))
                 })
                 .count();
             if presses == 0 || w.len() >= cap {

@@ -337,7 +337,7 @@ pub fn build(opts: &SwarmOptions) -> Result<Swarm, Box<dyn std::error::Error>> {
 /// The scripted player: wind left for frames 30-59, right for 90-149.
 pub fn input_for(frame: u64) -> Vec<InputEvent> {
     let key = |code: KeyCode, pressed: bool| InputEvent::Key {
-        key: code.key(),
+        key: code.into(),
         pressed,
         repeat: false,
     };

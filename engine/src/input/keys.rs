@@ -506,8 +506,8 @@ impl KeyCode {
         }
     }
 
-    /// The key as the window reports it.
-    pub fn key(self) -> Key {
+    /// The key as the window reports it (a game writes `Key::from(code)`).
+    pub(crate) fn key(self) -> Key {
         // Every name above is 1 to 14 ASCII letters and digits: always a valid `Key`.
         Key::named(self.name()).unwrap_or(Key::UNIDENTIFIED)
     }
