@@ -36,6 +36,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
 use lanegraph_jobs::{clock, LaneId, Lanes, RepeatableJob};
+use lanegraph_telemetry::hooks::BucketsHooks;
 use lanegraph_telemetry::{Gauge, GpuFrame, Registry, Unit};
 
 use super::agents::RenderSettings;
@@ -43,7 +44,6 @@ use super::loaders::DecodedImage;
 use super::render_trace::{trace_gpu_pass, trace_present};
 
 pub use super::render_pass::{DrawOutput, PresentFigures, RenderDevice, RenderPass};
-use lanegraph_telemetry::hooks::BucketsHooks;
 
 /// What the render lane has done so far (a snapshot).
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -176,7 +176,7 @@ pub enum WorldError {
     /// A parallel query's closure panicked on a chunk: the chunks already claimed finished,
     /// later ones were not started.
     #[error(transparent)]
-    Panicked(JobPanicked),
+    Panicked(#[from] JobPanicked),
     /// A queued command failed when it was applied.
     #[error(
         "command `{command}`: {source} (fix: check the entity is still alive when the command \
@@ -199,7 +199,7 @@ pub enum WorldError {
     },
     /// The determinism check's re-simulation differed from the run.
     #[error(transparent)]
-    Desync(Desync),
+    Desync(#[from] Desync),
     /// A system id that names no system of this world.
     #[error("system id {id} names no system of this world ({count} registered); fix: use the id `register_system` returned, on the world that returned it")]
     NoSuchSystem {
@@ -210,21 +210,11 @@ pub enum WorldError {
     },
 }
 
-impl From<JobPanicked> for WorldError {
-    fn from(p: JobPanicked) -> Self {
-        WorldError::Panicked(p)
-    }
-}
-
+// Written out, not `#[from]`: that would also make the field list the error's `source`, and a
+// reporter walking the chain would print it twice (the message already holds it).
 impl From<InvalidFields> for WorldError {
     fn from(f: InvalidFields) -> Self {
         WorldError::InvalidFields(f)
-    }
-}
-
-impl From<Desync> for WorldError {
-    fn from(d: Desync) -> Self {
-        WorldError::Desync(d)
     }
 }
 

@@ -307,7 +307,7 @@ pub struct Engine {
     /// Writers: `push_input` (between frames), `replay` (clears it). Reader: `deliver_input`
     /// (owner thread, step 0) drains it.
     pending_input: Vec<InputEvent>,
-    /// Every event handed to the world, with its frame (at most 2^20 events).
+    /// Every event handed to the world, with its frame (at most `MAX_LOGGED_INPUTS`).
     /// Writer: `deliver_input` (owner thread, step 0). Reader: `Engine::input_log`.
     input_log: Vec<RecordedInput>,
     /// Events not logged because the log was full.

@@ -69,19 +69,17 @@ fn in_frame_order(
 }
 
 impl Engine {
-    /// Replays a run from its log (`summary.json` read back as a [`RunLog`] or a
-    /// [`crate::runtime::RunSummary`]): its decisions (controller decisions and pins alike) replace the
-    /// live controller, and its inputs replace live input, both from the next frame. With the
-    /// same seed and frames, a lockstep run reproduces the recorded world hash on any lane plan.
+    /// Replays a run from its log (`summary.json` read back as a [`RunLog`], or
+    /// [`crate::runtime::RunSummary::run_log`]), from the next frame. Its decisions (controller
+    /// decisions and pins alike) replace the live controller, which stops choosing (manual
+    /// mode); each takes effect at the frame boundary after the frame it was made in, as it did
+    /// live. Its inputs replace live input: each event reaches the world at its recorded frame,
+    /// and [`Engine::push_input`] is ignored (and counted), so a log with no inputs replays a
+    /// run that had none. With the same seed and frames, a lockstep run reproduces the recorded
+    /// world hash on any lane plan.
     ///
     /// Errors: an agent or strategy this engine does not have, entries out of frame order, or
     /// an entry for a frame already run. Nothing is applied when refused.
-    ///
-    /// The decisions replace the live budget controller: it stops choosing (manual mode), and
-    /// each decision takes effect at the frame boundary after the frame it was made in, exactly
-    /// as it did live. The inputs replace live input: each event is handed to the world at its
-    /// recorded frame, and [`Engine::push_input`] is ignored (and counted) while they run. A
-    /// log with no inputs therefore replays a run that had none.
     pub fn replay(&mut self, log: &RunLog) -> Result<(), ReplayError> {
         self.check_decisions(&log.decisions)?;
         self.check_inputs(&log.inputs)?;
