@@ -41,7 +41,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .transpose()?
         .unwrap_or(120);
     let mut engine = Engine::builder().lockstep(true).target_fps(60.0).build()?;
-    let record = engine.observe(RunRecorder::default());
 
     // The agent's id exists once it is added, after the system it is costed by.
     let agent: Arc<OnceLock<AgentId>> = Arc::default();
@@ -65,7 +64,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for _ in 0..frames {
         engine.frame()?;
     }
-    let summary = RunSummary::from_engine(&engine, engine.observer(record));
+    let summary = RunSummary::from_engine(&engine);
     for d in &summary.decisions {
         println!(
             "frame {:4}: {} {} -> {} ({})",

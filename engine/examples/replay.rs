@@ -85,7 +85,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .transpose()?
         .unwrap_or(240);
     let (mut live, gait) = build("physics=1,render=1,asset=1")?;
-    let record = live.observe(RunRecorder::default());
     for f in 1..=frames {
         match f {
             20 => live.push_input(key(KeyCode::ArrowRight, true)),
@@ -95,7 +94,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         live.frame()?;
     }
-    let summary = RunSummary::from_engine(&live, live.observer(record));
+    let summary = RunSummary::from_engine(&live);
     // What a game writes at the end of a run and reads back to replay it.
     let json = serde_json::to_string(&summary)?;
     let log: RunLog = serde_json::from_str(&json)?;

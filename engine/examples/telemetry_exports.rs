@@ -60,7 +60,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             aim.observe(t.elapsed().as_secs_f64() * 1e3);
         }))?;
-    let record = engine.observe(RunRecorder::default());
 
     // The live view: GET /metrics on a loopback port while the game runs.
     let endpoint = MetricsEndpoint::start(
@@ -87,7 +86,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The exports: Perfetto / chrome://tracing, Prometheus tooling, jq.
     let trace = engine.trace().to_chrome_trace();
     let metrics = openmetrics::render(&reg);
-    let summary = RunSummary::from_engine(&engine, engine.observer(record));
+    let summary = RunSummary::from_engine(&engine);
     std::fs::write(out.join("trace.json"), &trace)?;
     std::fs::write(out.join("metrics.prom"), &metrics)?;
     std::fs::write(

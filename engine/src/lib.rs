@@ -119,9 +119,7 @@ pub use runtime::{Engine, EngineBuilder, EngineConfig, FrameError, FrameOutcome}
 /// ```
 pub mod prelude {
     pub use crate::input::{InputEvent, KeyCode, MouseButton};
-    pub use crate::runtime::{
-        AgentCost, BuiltinAgents, DecisionEntry, Engine, RunLog, RunRecorder, RunSummary,
-    };
+    pub use crate::runtime::{AgentCost, BuiltinAgents, DecisionEntry, Engine, RunLog, RunSummary};
     pub use crate::systems::{every, when_changed, when_strategy, SystemContext, SystemDef};
     pub use crate::world::{
         Bundle, Changed, Commands, Component, Components, Domain, Entity, Event, EventCursor,

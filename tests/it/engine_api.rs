@@ -109,7 +109,6 @@ fn a_small_game_with_a_custom_agent_and_lane() {
             })
             .unwrap();
     });
-    let record = engine.observe(lanegraph::runtime::RunRecorder::default());
     for _ in 0..5 {
         engine.report_cost(reported, 10, 0.05);
         let out = engine.frame().unwrap();
@@ -123,11 +122,43 @@ fn a_small_game_with_a_custom_agent_and_lane() {
     );
     assert_eq!(engine.strategy(by_system), Some(StrategyIndex(0)));
     assert!(engine.strategy(reported).is_some());
-    let rec = engine.observer(record);
+    let rec = engine.run_record();
     assert_eq!(rec.recent().len(), 5);
     assert_eq!(rec.frames(), 5);
     let think = rec.systems().iter().find(|s| s.name == "think").unwrap();
     assert_eq!((think.runs, think.time_ns.count()), (5, 5));
+}
+
+/// Every engine keeps the run record by default; `record_frames = 0` turns it off, and the
+/// summary then says 0 for what only the record measures (frames still counted by the engine).
+#[test]
+fn the_run_record_is_on_by_default_and_off_at_zero_frames() {
+    let run = |record_frames: usize| {
+        let mut engine = Engine::builder()
+            .config(EngineConfig {
+                record_frames,
+                ..Default::default()
+            })
+            .lanes_spec("physics=1,render=1,asset=1")
+            .lockstep(true)
+            .build()
+            .unwrap();
+        engine
+            .world_mut()
+            .register_system(SystemDef::new("tick", 1.0, |_, _| {}))
+            .unwrap();
+        for _ in 0..4 {
+            engine.frame().unwrap();
+        }
+        let summary = lanegraph::runtime::RunSummary::from_engine(&engine);
+        (engine.run_record().frames(), summary)
+    };
+    let (on, summary) = run(2);
+    assert_eq!(on, 4, "the default engine records every frame");
+    assert!(summary.frame_ms.p50 > 0.0, "{:?}", summary.frame_ms);
+    let (off, summary) = run(0);
+    assert_eq!((off, summary.frames), (0, 4));
+    assert_eq!(summary.frame_ms.p50, 0.0);
 }
 
 #[test]
@@ -450,11 +481,10 @@ fn the_budget_gate_names_a_system_four_times_over_its_budget() {
         .world_mut()
         .register_system(SystemDef::new("quick", 100.0, |_, _| {}))
         .unwrap();
-    let rec = engine.observe(lanegraph::runtime::RunRecorder::default());
     for _ in 0..10 {
         engine.frame().unwrap();
     }
-    let summary = RunSummary::from_engine(&engine, engine.observer(rec));
+    let summary = RunSummary::from_engine(&engine);
     let slow = summary
         .detail()
         .systems
@@ -481,7 +511,7 @@ fn the_budget_gate_names_a_system_four_times_over_its_budget() {
 /// whether cheaper strategies were left or every built-in agent already ran its cheapest.
 #[test]
 fn the_target_verdict_tells_held_from_missed_from_nothing_left() {
-    use lanegraph::runtime::{RunRecorder, RunSummary};
+    use lanegraph::runtime::RunSummary;
     fn run(fps: f64, spin_ms: u64, cheapest: bool) -> String {
         let mut engine = Engine::builder()
             .lanes_spec("physics=1,render=1,asset=1")
@@ -507,11 +537,10 @@ fn the_target_verdict_tells_held_from_missed_from_nothing_left() {
                 engine.pin(id, &last).unwrap();
             }
         }
-        let rec = engine.observe(RunRecorder::default());
         for _ in 0..5 {
             engine.frame().unwrap();
         }
-        RunSummary::from_engine(&engine, engine.observer(rec)).target_verdict
+        RunSummary::from_engine(&engine).target_verdict
     }
     // 4 fps: a 250 ms budget, a frame of about nothing.
     let held = run(4.0, 0, false);

@@ -1,12 +1,12 @@
 //! The frame path in steady state: `Engine::frame` allocates nothing after warm-up, and the
-//! heap stays flat over a long run, with the provided run record installed as an observer and a
+//! heap stays flat over a long run, with the run record on (a ring of 64 frames) and a
 //! view published to a render pass every frame.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use lanegraph::hooks::{EngineHooks, RunRecorderHooks};
-use lanegraph::runtime::{DrawOutput, Engine, RenderPass, RenderSettings, RunRecorder};
+use lanegraph::runtime::{DrawOutput, Engine, EngineConfig, RenderPass, RenderSettings};
 use lanegraph::systems::SystemDef;
 use lanegraph::world::{Domain, DomainSet};
 
@@ -30,13 +30,13 @@ impl RenderPass<Vec<f32>> for Counting {
 /// view's domain moves and a new view is derived and published every frame), lockstep, every
 /// lane, no GPU, spans on (a short trace history), adaptive, a bounded run record of 64
 /// frames.
-fn small_game() -> (
-    Engine,
-    lanegraph::runtime::ObserverId<RunRecorder>,
-    Arc<AtomicU64>,
-) {
+fn small_game() -> (Engine, Arc<AtomicU64>) {
     let draws = Arc::new(AtomicU64::new(0));
     let mut engine = Engine::builder()
+        .config(EngineConfig {
+            record_frames: 64,
+            ..EngineConfig::default()
+        })
         .lanes_spec("physics=1,render=1,asset=1")
         .lockstep(true)
         .telemetry(true, 16)
@@ -73,8 +73,7 @@ fn small_game() -> (
             ))
             .expect("the system registers");
     }
-    let record = engine.observe(RunRecorder::new(64));
-    (engine, record, draws)
+    (engine, draws)
 }
 
 /// Alone in its own process: span collection is process-wide, so another test's spans would
@@ -89,7 +88,7 @@ fn ten_thousand_frames_allocate_nothing_after_warm_up() {
 
 fn steady_frames_allocate_nothing() {
     lanegraph::jobs::clock::init();
-    let (mut engine, record, draws) = small_game();
+    let (mut engine, draws) = small_game();
     // The counter is live: a real allocation is seen (so the 0 below means something).
     let ((), control) = lanegraph_tests::count_allocs(|| drop(std::hint::black_box(vec![0u8; 16])));
     assert!(control >= 1, "the tracking allocator saw no allocation");
@@ -122,7 +121,7 @@ fn steady_frames_allocate_nothing() {
         engine.view_cache_stats()
     );
     // The record saw every frame, kept only its ring, and every system.
-    let rec = engine.observer(record);
+    let rec = engine.run_record();
     assert_eq!(rec.frames(), 11_000);
     assert_eq!(rec.recent().len(), 64);
     assert_eq!(rec.recent().last().unwrap().frame, 11_000);
@@ -141,7 +140,7 @@ fn the_heap_stays_flat_over_a_hundred_thousand_frames() {
         "engine_steady::the_heap_stays_flat_over_a_hundred_thousand_frames",
         || {
             lanegraph::jobs::clock::init();
-            let (mut engine, record, _) = small_game();
+            let (mut engine, _) = small_game();
             for _ in 0..1_000 {
                 engine.frame().expect("a warm-up frame");
             }
@@ -155,7 +154,7 @@ fn the_heap_stays_flat_over_a_hundred_thousand_frames() {
                 growth < 1 << 20,
                 "the live heap grew by {growth} bytes over 100,000 frames"
             );
-            assert_eq!(engine.observer(record).frames(), 101_000);
+            assert_eq!(engine.run_record().frames(), 101_000);
         },
     );
 }

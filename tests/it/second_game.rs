@@ -11,7 +11,7 @@ mod game;
 
 use lanegraph::hooks::ControllerDriver;
 use lanegraph::hooks::EngineHooks;
-use lanegraph::runtime::{RunLog, RunRecorder, RunSummary};
+use lanegraph::runtime::{RunLog, RunSummary};
 
 const PLANS: [Option<&str>; 3] = [
     None,
@@ -33,7 +33,6 @@ fn opts(lanes: Option<&str>, target_fps: f64) -> game::SwarmOptions {
 fn the_second_game_replays_from_its_own_summary_on_three_plans() {
     // A 1 ms budget (1000 fps) makes the controller act on the game's own agent.
     let mut live = game::build(&opts(None, 1000.0)).unwrap();
-    let rec = live.engine.observe(RunRecorder::default());
     // A pin mid-run too (decisions of every source replay through one path).
     live.run(100).unwrap();
     // Pinned to the strategy not in force, so the pin is a real switch.
@@ -45,7 +44,7 @@ fn the_second_game_replays_from_its_own_summary_on_three_plans() {
     live.run(50).unwrap();
     live.engine.unpin(live.collide);
     live.run(150).unwrap();
-    let summary = RunSummary::from_engine(&live.engine, live.engine.observer(rec));
+    let summary = RunSummary::from_engine(&live.engine);
     // The game's events and commands did their work (crowds read, sparks spawned and faded).
     let score = live.engine.world().resource::<game::Score>().unwrap();
     assert!(score.crowds > 0, "no crowd event was read");
@@ -199,14 +198,8 @@ fn the_second_game_saves_and_loads_mid_run() {
 #[test]
 fn the_second_game_writes_its_own_report() {
     let mut swarm = game::build(&opts(None, 1000.0)).unwrap();
-    let rec = swarm.engine.observe(RunRecorder::default());
     swarm.run(120).unwrap();
-    let data = lanegraph_report::ReportData::from_engine(
-        &swarm.engine,
-        swarm.engine.observer(rec),
-        "swarm",
-        "the second game",
-    );
+    let data = lanegraph_report::ReportData::from_engine(&swarm.engine, "swarm", "the second game");
     assert!(!data.timeline.is_empty(), "the trace held frames");
     let html = lanegraph_report::render_html(&data);
     assert!(html.starts_with("<!DOCTYPE html>"), "{}", &html[..80]);

@@ -44,7 +44,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use lanegraph::runtime::{BuildError, Engine, EngineConfig, FrameError, ObserverId, RunRecorder};
+use lanegraph::runtime::{BuildError, Engine, EngineConfig, FrameError};
 pub use summary::DemoSummary;
 
 /// Default particle count.
@@ -409,8 +409,6 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
             .replay(log)
             .map_err(|e| DemoError::Replay(e.to_string()))?;
     }
-    // The run record: a bounded observer (the last minute of frames whole, whole-run
-    // percentiles), read back for the summary and the report.
     // Pins name agents and strategies this engine has (checked before anything runs).
     for p in &opts.pins {
         let known = engine
@@ -437,7 +435,6 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
             });
         }
     }
-    let record = engine.observe(RunRecorder::default());
     world::setup(engine.world_mut(), opts.entities, opts.seed)?;
     let mut phys = physics::DemoPhysics::default();
     let neighbours = Arc::new(AtomicU64::new(0));
@@ -518,7 +515,7 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
                 } else {
                     n
                 });
-                b.set_message(progress_message(&engine, record, out.frame_ms));
+                b.set_message(progress_message(&engine, out.frame_ms, out.target_ms));
             }
         }
         if opts.pace {
@@ -549,19 +546,11 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
         .resource::<world::Score>()
         .copied()
         .unwrap_or_default();
-    let rec = engine.observer(record);
-    let mut summary = DemoSummary::from_engine(
-        &engine,
-        rec,
-        opts.seed,
-        opts.entities,
-        lockstep,
-        score,
-        wall_s,
-    );
+    let mut summary =
+        DemoSummary::from_engine(&engine, opts.seed, opts.entities, lockstep, score, wall_s);
     summary.mean_neighbours = f64::from_bits(neighbours.load(Ordering::Relaxed));
     let files = match &opts.out {
-        Some(dir) => write_outputs(&engine, rec, &summary, dir)?,
+        Some(dir) => write_outputs(&engine, &summary, dir)?,
         None => Vec::new(),
     };
     drop(textures);
@@ -575,7 +564,6 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
 
 fn write_outputs(
     engine: &Engine,
-    rec: &RunRecorder,
     summary: &DemoSummary,
     dir: &std::path::Path,
 ) -> Result<Vec<PathBuf>, DemoError> {
@@ -593,8 +581,7 @@ fn write_outputs(
         "metrics",
         lanegraph::telemetry::openmetrics::render(engine.metrics()).as_bytes(),
     )?;
-    let data =
-        crate::report::ReportData::from_engine(engine, rec, "lanegraph demo", &summary.table());
+    let data = crate::report::ReportData::from_engine(engine, "lanegraph demo", &summary.table());
     set.put(
         "report.html",
         "report",
@@ -623,8 +610,7 @@ fn progress_bar(opts: &DemoOptions, frames: u64) -> Option<indicatif::ProgressBa
     Some(bar)
 }
 
-fn progress_message(engine: &Engine, record: ObserverId<RunRecorder>, frame_ms: f64) -> String {
-    let target = engine.observer(record).last_target_ms();
+fn progress_message(engine: &Engine, frame_ms: f64, target: f64) -> String {
     let busy = engine
         .lanes()
         .plan()

@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 use super::world::Score;
-use lanegraph::runtime::{Engine, RunRecorder, RunSummary};
+use lanegraph::runtime::{Engine, RunSummary};
 
 /// Everything `summary.json` holds: the runtime's run summary and the demo's own figures.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -37,7 +37,6 @@ impl DemoSummary {
     /// Builds the summary of a finished run.
     pub fn from_engine(
         engine: &Engine,
-        rec: &RunRecorder,
         seed: u64,
         entities_initial: usize,
         deterministic: bool,
@@ -45,7 +44,7 @@ impl DemoSummary {
         wall_s: f64,
     ) -> DemoSummary {
         DemoSummary {
-            run: RunSummary::from_engine(engine, rec),
+            run: RunSummary::from_engine(engine),
             entities_initial,
             seed,
             deterministic,

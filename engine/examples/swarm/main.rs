@@ -17,12 +17,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         bodies,
         ..Default::default()
     })?;
-    let rec = swarm
-        .engine
-        .observe(lanegraph::runtime::RunRecorder::default());
     swarm.run(frames)?;
-    let summary =
-        lanegraph::runtime::RunSummary::from_engine(&swarm.engine, swarm.engine.observer(rec));
+    let summary = lanegraph::runtime::RunSummary::from_engine(&swarm.engine);
     let step = swarm.engine.fixed_step().as_secs_f64();
     let score = swarm.engine.world().resource::<game::Score>()?;
     println!(
@@ -45,7 +41,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         )?;
         let data = lanegraph_report::ReportData::from_engine(
             &swarm.engine,
-            swarm.engine.observer(rec),
             "swarm",
             &format!(
                 "{} bodies, {} frames\n{}",

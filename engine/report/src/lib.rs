@@ -1,6 +1,6 @@
 //! The HTML report: one self-contained page (inline SVG and CSS, no script, no network) that
 //! shows where a run's time went, for any game's finished run: build [`ReportData`] from the
-//! engine and the [`RunRecorder`] it fed (`ReportData::from_engine`), then write
+//! engine and the run record it keeps (`ReportData::from_engine`), then write
 //! [`render_html`]'s page. The demo's `report.html` and the swarm example's are made this way.
 //!
 //! Owns: [`ReportData`] (what the page shows, gathered from a finished engine) and
@@ -21,7 +21,7 @@ use lanegraph::hooks::ControllerDriver;
 use lanegraph::hooks::{
     layout_rows, EngineHooks, FrameRow, LayoutRow, RunRecorderHooks, TraceHistoryHooks,
 };
-use lanegraph::runtime::{DecisionEntry, Engine, GpuPass, RunRecorder};
+use lanegraph::runtime::{DecisionEntry, Engine, GpuPass};
 use svg::{esc, Bar, Series};
 
 /// Frames of spans the timeline shows: the slowest of those the trace history holds.
@@ -122,12 +122,8 @@ impl Default for ReportData {
 
 impl ReportData {
     /// Gathers the page's data from a finished run.
-    pub fn from_engine(
-        engine: &Engine,
-        rec: &RunRecorder,
-        title: &str,
-        overview: &str,
-    ) -> ReportData {
+    pub fn from_engine(engine: &Engine, title: &str, overview: &str) -> ReportData {
+        let rec = engine.run_record();
         let mut systems: Vec<SystemRow> = rec
             .systems()
             .iter()
@@ -605,11 +601,10 @@ mod tests {
                 std::thread::sleep(std::time::Duration::from_millis(ms));
             }))
             .unwrap();
-        let rec = engine.observe(RunRecorder::new(64));
         for _ in 0..20 {
             engine.frame().unwrap();
         }
-        let d = ReportData::from_engine(&engine, engine.observer(rec), "t", "o");
+        let d = ReportData::from_engine(&engine, "t", "o");
         let frames: Vec<u64> = d.timeline.iter().map(|f| f.frame).collect();
         assert_eq!(&frames[..2], &[7, 12], "{frames:?}");
         assert!(d.timeline[0].ms >= 200.0);

@@ -7,15 +7,17 @@
 use lanegraph_budget::AgentId;
 
 use crate::hooks::ViewCacheStats;
+use crate::runtime::record::RunRecorder;
 use crate::runtime::*;
 
 /// The Engine's calls for the runtime's app, tools and tests, which a game does not make: the
-/// built-in agents' ids, present intervals, the view cache, the loop's totals and the input
+/// run record, the built-in agents' ids, present intervals, the view cache, the loop's totals and the input
 /// log's overflow counters. Each method is the Engine's own (`pub(crate)`
 /// there); this trait only names it for code outside the crate.
 pub trait EngineHooks {
-    /// An installed observer, mutably (e.g. to reset it between levels).
-    fn observer_mut<O: FrameObserver>(&mut self, id: ObserverId<O>) -> &mut O;
+    /// The run record the engine keeps (empty when `record_frames` is 0): the report's frame
+    /// rows and percentiles.
+    fn run_record(&self) -> &RunRecorder;
 
     /// The built-in physics agent's id, when installed.
     fn physics_agent(&self) -> Option<AgentId>;
@@ -46,8 +48,8 @@ pub trait EngineHooks {
 }
 
 impl EngineHooks for Engine {
-    fn observer_mut<O: FrameObserver>(&mut self, id: ObserverId<O>) -> &mut O {
-        Engine::observer_mut::<O>(self, id)
+    fn run_record(&self) -> &RunRecorder {
+        Engine::run_record(self)
     }
 
     fn physics_agent(&self) -> Option<AgentId> {

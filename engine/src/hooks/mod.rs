@@ -51,7 +51,7 @@ pub use crate::systems::window::{RollingWindow, WindowStats, SYSTEM_TIMING_WINDO
 
 pub use crate::runtime::engine::PhysicsFn;
 pub use crate::runtime::gpu_memory::{CHURN_ALERT_EVERY, DEFAULT_CHURN_ALERT_PER_SECOND};
-pub use crate::runtime::record::{FrameRow, RunRecorderHooks, SystemRecord};
+pub use crate::runtime::record::{FrameRow, RunRecorder, RunRecorderHooks, SystemRecord};
 pub use crate::runtime::render::{RenderPulse, MAX_RENDER_ERRORS};
 pub use crate::runtime::summary::{
     gpu_memory_of, layout_rows, AssetEntry, BudgetBreach, GpuEntry, GpuHeapEntry, GpuMemoryEntry,

@@ -9,6 +9,8 @@ use std::path::PathBuf;
 
 /// Most frames of spans kept (each frame of the demo is a few hundred spans).
 pub(crate) const MAX_TRACE_FRAMES: usize = 10_000;
+/// Most frames the run record keeps whole (about 100 bytes each, plus 8 per lane).
+pub(crate) const MAX_RECORD_FRAMES: usize = 1_000_000;
 
 /// Everything an [`Engine`](super::Engine) is built from.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,6 +34,10 @@ pub struct EngineConfig {
     pub system_spans: bool,
     /// Frames of spans kept for export.
     pub trace_frames: usize,
+    /// Frames the run record keeps whole (the report's frame chart; whole-run percentiles and
+    /// lane means cover every frame whatever this is). 0 turns the record off: the summary's
+    /// frame-time percentiles, lane means and per-system percentiles are then 0.
+    pub record_frames: usize,
     /// Let the budget controller adapt (false: every agent stays on its first strategy).
     pub adaptive: bool,
     /// The limits every asset load is held to.
@@ -63,6 +69,7 @@ impl Default for EngineConfig {
             spans: true,
             system_spans: true,
             trace_frames: 120,
+            record_frames: 3600,
             adaptive: true,
             asset_limits: super::loaders::AssetLimits::default(),
             present_mode: "fifo".into(),
@@ -160,6 +167,13 @@ impl EngineConfig {
                 "telemetry.trace_frames",
                 format!("{} is outside 1..={MAX_TRACE_FRAMES}", self.trace_frames),
                 "keep a few hundred frames (each is a few hundred spans)",
+            ));
+        }
+        if self.record_frames > MAX_RECORD_FRAMES {
+            return Err(bad(
+                "telemetry.record_frames",
+                format!("{} is over {MAX_RECORD_FRAMES}", self.record_frames),
+                "keep the last minutes whole (3600 is one minute at 60 fps; 0 turns the record off)",
             ));
         }
         Ok(())

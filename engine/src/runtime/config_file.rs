@@ -17,6 +17,7 @@
 //! spans = true               # record trace spans
 //! system_spans = true        # and every system run as a span (about 7 ns each)
 //! trace_frames = 120         # frames of spans kept for trace.json and the report
+//! record_frames = 3600       # frames the run record keeps whole (0: no record)
 //!
 //! [budget]
 //! adaptive = true            # false pins every agent to its first strategy
@@ -84,6 +85,7 @@ struct FileTelemetry {
     spans: Option<bool>,
     system_spans: Option<bool>,
     trace_frames: Option<usize>,
+    record_frames: Option<usize>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -128,6 +130,7 @@ impl EngineConfig {
         c.spans = doc.telemetry.spans.unwrap_or(c.spans);
         c.system_spans = doc.telemetry.system_spans.unwrap_or(c.system_spans);
         c.trace_frames = doc.telemetry.trace_frames.unwrap_or(c.trace_frames);
+        c.record_frames = doc.telemetry.record_frames.unwrap_or(c.record_frames);
         c.adaptive = doc.budget.adaptive.unwrap_or(c.adaptive);
         c.present_mode = doc.window.present_mode.unwrap_or(c.present_mode);
         c.gpu_churn_alert_per_second = doc
@@ -229,7 +232,7 @@ mod tests {
     #[test]
     fn reads_every_key_over_the_defaults() {
         let c = EngineConfig::from_toml(
-            "[engine]\ntarget_fps = 30.0\nfixed_step_hz = 120\nvulkan = false\nlanes = \"physics=2\"\n\n[telemetry]\ntrace_frames = 10\nsystem_spans = false\n\n[budget]\nadaptive = false\n",
+            "[engine]\ntarget_fps = 30.0\nfixed_step_hz = 120\nvulkan = false\nlanes = \"physics=2\"\n\n[telemetry]\ntrace_frames = 10\nrecord_frames = 64\nsystem_spans = false\n\n[budget]\nadaptive = false\n",
         )
         .unwrap();
         assert_eq!(c.target_fps, 30.0);
@@ -238,6 +241,7 @@ mod tests {
         assert!(EngineConfig::default().system_spans);
         assert_eq!(c.lanes.as_deref(), Some("physics=2"));
         assert_eq!(c.trace_frames, 10);
+        assert_eq!(c.record_frames, 64);
     }
 
     #[test]
@@ -303,5 +307,11 @@ mod tests {
         assert_eq!(e.line, Some(3));
         let e = EngineConfig::from_toml("[engine]\nlanes = \"physics=0\"\n").unwrap_err();
         assert_eq!((e.key.as_str(), e.line), ("engine.lanes", Some(2)));
+        let e = EngineConfig::from_toml("[telemetry]\nrecord_frames = 2000000\n").unwrap_err();
+        assert_eq!(
+            (e.key.as_str(), e.line),
+            ("telemetry.record_frames", Some(2))
+        );
+        assert!(e.fix.contains("0 turns the record off"), "{e}");
     }
 }

@@ -3,10 +3,9 @@
 //! Owns: [`Engine`] and its builder, the configuration (also from TOML), the built-in agents'
 //! building blocks (fixed-step physics, render scale, asset throughput, each on a ladder the
 //! game installs), the run log and its replay, the RenderView and its epoch cache, the render lane's mailbox, the
-//! asset stream, frame observers and the provided bounded run record. Must never: hold game
+//! asset stream and the bounded run record every engine keeps. Must never: hold game
 //! logic (the demo, in its own crate `lanegraph-demo`, is a game like any other), keep
-//! per-frame figures itself (observers do, in bounded memory), or let timing enter world
-//! state.
+//! per-frame figures beyond the run record's bounded ring, or let timing enter world state.
 //!
 //! | file | idea |
 //! |------|------|
@@ -22,8 +21,7 @@
 //! | `loaders` | asset loaders per file extension, the limits |
 //! | `png_loader` | the provided PNG loader and encoder (feature `png`) |
 //! | `agents` | the built-in agents' building blocks: settings, rungs, ladder-driven agents |
-//! | `observer` | frame observers: each frame's figures, lent by reference |
-//! | `record` | the provided bounded run record (an observer) |
+//! | `record` | the bounded run record: each frame's figures, lent to it by reference |
 //! | `summary` | the run summary built from the engine and its run record |
 //! | `verdict` | the one-sentence verdict on the frame target |
 //! | `run_log` | the run log: decisions and inputs, what a replay reads |
@@ -96,7 +94,6 @@ mod config_file;
 pub(crate) mod engine;
 pub(crate) mod gpu_memory;
 pub(crate) mod loaders;
-pub(crate) mod observer;
 #[cfg(feature = "png")]
 mod png_loader;
 pub(crate) mod record;
@@ -118,9 +115,7 @@ pub use engine::{AgentCost, Engine, FrameError, FrameOutcome, PhysicsStep, Repla
 pub use gpu_memory::{ChurnFigures, GpuHeap, GpuMemoryFigures};
 pub use lanegraph_telemetry::{GpuFrame, GpuPass};
 pub use loaders::{Asset, AssetLimits, AssetLoader, DecodedImage};
-pub use observer::{FrameFigures, FrameObserver, ObserverId};
 #[cfg(feature = "png")]
 pub use png_loader::{decode_png, encode_png, PngLoader};
-pub use record::RunRecorder;
 pub use render::{DrawOutput, PresentFigures, RenderDevice, RenderPass, RenderStats};
 pub use summary::{DecisionEntry, FrameMs, RunLog, RunSummary};

@@ -1,14 +1,40 @@
-//! The run record: a provided [`FrameObserver`] that keeps what a summary or a report needs,
-//! in bounded memory, however long the run.
+//! The run record every engine keeps: what a summary or a report needs, in bounded memory,
+//! however long the run.
 //!
 //! Owns: [`RunRecorder`] (a ring of the last frames plus whole-run aggregates: frame-time and
-//! per-system percentiles, lane busy means), and the exported [`FrameRow`]. Must never: grow
-//! with the number of frames, or allocate in steady state (a new system allocates its entry
-//! once; after the ring is full, nothing allocates).
+//! per-system percentiles, lane busy means), the frame's figures it is fed ([`FrameFigures`],
+//! lent by the engine at the end of each frame) and the exported [`FrameRow`]. Must never: grow
+//! with the number of frames, allocate in steady state (a new system allocates its entry once;
+//! after the ring is full, nothing allocates), or reach the engine (it sees the figures and the
+//! world, read-only).
 
 use lanegraph_telemetry::quantiles::LogHistogram;
 
-use super::observer::{FrameFigures, FrameObserver};
+use crate::world::World;
+
+/// What one frame measured (the fields the record keeps), lent to the run record at the end of [`crate::Engine::frame`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FrameFigures<'a> {
+    /// Frame number (1-based).
+    pub(crate) frame: u64,
+    /// Owner-thread wall time of the frame, ms.
+    pub(crate) frame_ms: f64,
+    /// The controller's frame-time target after this frame, ms.
+    pub(crate) target_ms: f64,
+    /// Fixed steps run.
+    pub(crate) steps: u32,
+    /// Time in the physics hook, ms.
+    pub(crate) physics_ms: f64,
+    /// Live heap bytes after the frame (0 without the tracking allocator).
+    pub(crate) memory_bytes: i64,
+    /// The budget controller's multiplier.
+    pub(crate) multiplier: f64,
+    /// Busy share of each lane over the frame, 0..1, in lane-plan order.
+    pub(crate) lane_busy: &'a [f64],
+    /// The world after the frame: system timings (`system_ids`, `system_timing_stats`), entity
+    /// counts, the state hash.
+    pub(crate) world: &'a World,
+}
 
 /// One frame's figures, as the recorder exports them.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -62,10 +88,11 @@ pub struct SystemRecord {
 /// Frame times are resolved to 0.1 µs (see [`LogHistogram`]).
 const FRAME_MS_UNIT: f64 = 1e-4;
 
-/// A bounded run record: install it with [`crate::Engine::observe`], read it back with
-/// [`crate::Engine::observer`].
+/// The bounded run record an engine keeps (`EngineConfig::record_frames` frames whole; read by
+/// [`RunSummary::from_engine`](super::RunSummary::from_engine), the report, and through
+/// [`EngineHooks::run_record`](crate::hooks::EngineHooks::run_record)).
 ///
-/// Keeps the last `capacity` frames whole ([`RunRecorder::recent`]) and, over every frame of
+/// Keeps the last `capacity` frames whole ([`RunRecorderHooks::recent`]) and, over every frame of
 /// the run, frame-time percentiles, mean lane busy and per-system timing percentiles (within
 /// [`LogHistogram::RELATIVE_ERROR`] of exact).
 #[derive(Debug, Clone)]
@@ -79,6 +106,7 @@ pub struct RunRecorder {
     len: usize,
     frames: u64,
     frame_ms: LogHistogram,
+    /// The controller's target after the last frame, ms (0 before the first).
     last_target_ms: f64,
     /// Frames whose time was over the controller's target in force for them.
     over_target: u64,
@@ -89,11 +117,8 @@ pub struct RunRecorder {
 }
 
 impl RunRecorder {
-    /// The default ring: one minute at 60 fps.
-    pub(crate) const DEFAULT_CAPACITY: usize = 3600;
-
     /// A recorder keeping the last `capacity` frames (at least one) whole.
-    pub fn new(capacity: usize) -> RunRecorder {
+    pub(crate) fn new(capacity: usize) -> RunRecorder {
         let capacity = capacity.max(1);
         RunRecorder {
             capacity,
@@ -112,13 +137,8 @@ impl RunRecorder {
         }
     }
 
-    /// Frames recorded over the whole run.
-    pub fn frames(&self) -> u64 {
-        self.frames
-    }
-
     /// The controller's target after the last frame, ms (0 before the first).
-    pub fn last_target_ms(&self) -> f64 {
+    pub(crate) fn last_target_ms(&self) -> f64 {
         self.last_target_ms
     }
 
@@ -157,6 +177,8 @@ impl RunRecorder {
 /// The run record's figures for the runtime's summary, report and tests (a game reads
 /// [`RunSummary`](super::RunSummary), built from them).
 pub trait RunRecorderHooks {
+    /// Frames recorded over the whole run.
+    fn frames(&self) -> u64;
     /// Frame times (ms) over the whole run.
     fn frame_ms(&self) -> &LogHistogram;
     /// Frames over the controller's target (each against the target of its own tick).
@@ -170,6 +192,10 @@ pub trait RunRecorderHooks {
 }
 
 impl RunRecorderHooks for RunRecorder {
+    fn frames(&self) -> u64 {
+        self.frames
+    }
+
     fn frame_ms(&self) -> &LogHistogram {
         &self.frame_ms
     }
@@ -207,14 +233,9 @@ impl RunRecorderHooks for RunRecorder {
     }
 }
 
-impl Default for RunRecorder {
-    fn default() -> Self {
-        RunRecorder::new(RunRecorder::DEFAULT_CAPACITY)
-    }
-}
-
-impl FrameObserver for RunRecorder {
-    fn on_frame(&mut self, f: &FrameFigures<'_>) {
+impl RunRecorder {
+    /// Records one frame (the engine calls it at the end of `frame`, owner thread).
+    pub(crate) fn record(&mut self, f: &FrameFigures<'_>) {
         if self.frames == 0 || self.lanes != f.lane_busy.len() {
             // First frame (or a new plan): size the flat arrays once.
             self.lanes = f.lane_busy.len();

@@ -3,7 +3,7 @@
 //!
 //! Owns: [`RunSummary`] (what any game's run has: frames, the world hash, frame-time
 //! percentiles, lanes, the GPU, decisions, strategies, assets, the view cache, layout advice)
-//! and building it from an engine and its [`RunRecorder`]. Must never: report a figure that
+//! and building it from an engine and the run record it keeps. Must never: report a figure that
 //! was not measured as if it were (absent is `null`, not zero), or hold a game's own figures
 //! (a game extends it: the demo's summary flattens it and adds its score).
 
@@ -275,12 +275,14 @@ impl RunSummary {
         }
     }
 
-    /// Builds the summary of a finished run from the engine and the run record it fed. Waits
-    /// for the render lane (end of a run).
+    /// Builds the summary of a finished run from the engine and the run record it keeps
+    /// (`EngineConfig::record_frames`; with the record off, the frame-time percentiles, lane
+    /// means and per-system percentiles are 0). Waits for the render lane (end of a run).
     ///
     /// One function on purpose (about 120 lines): every key is filled in one struct literal
-    /// (the compiler checks none is left out) from the engine and the record it fed.
-    pub fn from_engine(engine: &Engine, rec: &RunRecorder) -> RunSummary {
+    /// (the compiler checks none is left out) from the engine and its record.
+    pub fn from_engine(engine: &Engine) -> RunSummary {
+        let rec = engine.run_record();
         let times = rec.frame_ms();
         let lanes = engine
             .lanes()

@@ -169,6 +169,7 @@ impl Engine {
             .map(|l| l.worker_cores.len().max(1) as f64)
             .collect();
         let physics_lane = lanes.lane(lanegraph_jobs::plan::names::PHYSICS);
+        let record = RunRecorder::new(config.record_frames);
         let mut engine = Engine {
             history: TraceHistory::new(config.trace_frames),
             #[cfg(feature = "puffin")]
@@ -197,7 +198,7 @@ impl Engine {
             asset_failures: Vec::new(),
             registry,
             metrics,
-            observers: Vec::new(),
+            record,
             lane_ids,
             lane_workers,
             lane_busy_now: vec![0.0; n],

@@ -79,6 +79,7 @@ impl Engine {
             steps: report.steps,
             dropped_steps: report.dropped_steps,
             decisions: tick.decisions,
+            target_ms: tick.target_ms,
         })
     }
 
@@ -289,23 +290,19 @@ impl Engine {
         self.metrics.multiplier.set(tick.multiplier);
         self.metrics.switches.add(tick.decisions as u64);
         self.metrics.asset_pending.set(self.assets.pending() as f64);
-        if !self.observers.is_empty() {
+        if self.config.record_frames > 0 {
             let figures = FrameFigures {
                 frame,
                 frame_ms,
                 target_ms: tick.target_ms,
                 steps: report.steps,
-                dropped_steps: report.dropped_steps,
                 physics_ms: physics_ns as f64 / 1e6,
                 memory_bytes: telemetry::memory_stats().current_bytes,
                 multiplier: tick.multiplier,
-                decisions: tick.decisions,
                 lane_busy: &self.lane_busy_now,
                 world: self.game.world(),
             };
-            for o in &mut self.observers {
-                o.on_frame(&figures);
-            }
+            self.record.record(&figures);
         }
     }
 

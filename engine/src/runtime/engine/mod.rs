@@ -15,7 +15,8 @@
 //!    of the domains it reads moved (cache hits counted); the lane draws it while the owner
 //!    simulates the next frame.
 //! 4. Telemetry: spans collected into the trace history, metrics updated, and the frame's
-//!    figures lent to every installed [`FrameObserver`] (the app's run record is one).
+//!    figures lent to the run record (`EngineConfig::record_frames`; what
+//!    [`RunSummary::from_engine`](super::RunSummary::from_engine) and the report read).
 //! 5. The budget controller ticks on the frame's measurements. Its decisions, a manual pin
 //!    made between frames, and replayed decisions all take effect at the next frame's start,
 //!    through one path (`apply_strategies`): the installed built-in agents' settings (physics:
@@ -49,7 +50,7 @@ use super::agents::{
 use super::assets::{AssetCompletion, AssetStream};
 use super::config::EngineConfig;
 use super::loaders::Asset;
-use super::observer::{FrameFigures, FrameObserver, HeldObserver, ObserverId};
+use super::record::{FrameFigures, RunRecorder};
 use super::render::{Published, RenderDevice, RenderLane};
 use super::run_log::{DecisionEntry, RunLog};
 use super::view::RenderSetup;
@@ -110,6 +111,8 @@ pub struct FrameOutcome {
     pub dropped_steps: u64,
     /// Strategy switches the controller made this frame.
     pub decisions: usize,
+    /// The controller's frame-time target after this frame, ms.
+    pub target_ms: f64,
 }
 
 /// A frame failed.
@@ -270,16 +273,17 @@ pub struct Engine {
     /// Writer: `serve_puffin` (between frames). Reader: `frame` (step 4: publishes the spans).
     #[cfg(feature = "puffin")]
     puffin: Option<telemetry::PuffinServer>,
-    /// The installed frame observers, in install order. Writer: `observe` (between frames).
-    /// Readers: `record_frame` (owner thread: the frame's figures), `observer`, `observer_mut`.
-    observers: Vec<Box<dyn HeldObserver>>,
+    /// The run record (left empty when `config.record_frames` is 0). Writer: `record_frame`
+    /// (owner thread, step 4: the frame's figures). Readers: `RunSummary::from_engine`, the
+    /// report (`EngineHooks::run_record`).
+    record: RunRecorder,
     /// Each plan lane's id, in plan order (looked up once, not per frame).
     /// Writer: `assemble`. Reader: `update_lane_busy` (owner thread, step 4).
     lane_ids: Vec<Option<LaneId>>,
     /// Each plan lane's worker count.
     /// Writer: `assemble` (at least 1). Reader: `update_lane_busy` (step 4: the share's divisor).
     lane_workers: Vec<f64>,
-    /// The last frame's busy share per lane (lent to observers).
+    /// The last frame's busy share per lane (lent to the run record).
     /// Writer: `update_lane_busy` (owner thread, step 4). Readers: `record_frame`,
     /// `Engine::lane_busy`.
     lane_busy_now: Vec<f64>,
@@ -403,30 +407,9 @@ impl Engine {
         self.physics = Some(Box::new(f));
     }
 
-    /// Installs a frame observer: from the next frame on, it sees every frame's figures (see
-    /// [`FrameObserver`]). Read it back with [`Engine::observer`].
-    pub fn observe<O: FrameObserver>(&mut self, observer: O) -> ObserverId<O> {
-        self.observers.push(Box::new(observer));
-        ObserverId {
-            index: self.observers.len() - 1,
-            _type: std::marker::PhantomData,
-        }
-    }
-
-    /// An installed observer, as its own type.
-    pub fn observer<O: FrameObserver>(&self, id: ObserverId<O>) -> &O {
-        self.observers[id.index]
-            .as_any()
-            .downcast_ref()
-            .expect("an ObserverId names the observer it was made for")
-    }
-
-    /// The body of [`EngineHooks::observer_mut`](crate::hooks::EngineHooks::observer_mut), which documents it.
-    pub(crate) fn observer_mut<O: FrameObserver>(&mut self, id: ObserverId<O>) -> &mut O {
-        self.observers[id.index]
-            .as_any_mut()
-            .downcast_mut()
-            .expect("an ObserverId names the observer it was made for")
+    /// The body of [`EngineHooks::run_record`](crate::hooks::EngineHooks::run_record), which documents it.
+    pub(crate) fn run_record(&self) -> &RunRecorder {
+        &self.record
     }
 
     /// Registers a game's own agent; `cost` says where its measured cost comes from.
@@ -578,7 +561,7 @@ impl Engine {
     }
 
     /// The render lane's statistics. Waits for a draw in progress: for the end of a run (each
-    /// frame's figures reach observers and the controller without waiting).
+    /// frame's figures reach the run record and the controller without waiting).
     pub fn render_stats(&self) -> super::render::RenderStats {
         self.render.stats()
     }

@@ -16,15 +16,16 @@
 //!   tick (the bounded cold path: counters, the limiter, no event formatting while suppressed),
 //!   baseline the all-in-budget tick.
 //! - `engine_frame`: the same 256 systems run through `Engine::frame` (lockstep, one step a
-//!   frame, no GPU, no observer, no span per system run: the runtime's own cost), per system,
+//!   frame, no GPU, the run record off (`record_frames = 0`), no span per system run: the
+//!   runtime's own cost), per system,
 //!   against `World::run_systems` alone, interleaved round by round. Goal: at most 1.2x.
 //! - `engine_frame_system_spans`: the same with every system run recorded as a trace span (the
 //!   engine's default): what the per-system trace costs on top, ring write, per-frame drain and
 //!   trace history included.
-//! - `engine_frame_recorded`: the same with the provided `RunRecorder` installed (as the demo
-//!   runs), against the same baseline.
+//! - `engine_frame_recorded`: the same with the run record on (the engine's default, as the
+//!   demo and every game run), against the same baseline.
 //! - `engine_frame_memory`: live-heap growth (bytes) and allocations per `Engine::frame` over
-//!   10,000 frames after warm-up, with the run record installed (reported only with the
+//!   10,000 frames after warm-up, with the run record on (reported only with the
 //!   tracking allocator installed).
 //! - `tick_allocs`: allocations per tick of 256 systems, read from the tracking allocator the
 //!   `lanegraph` binary installs (reported only when it is installed).
@@ -37,7 +38,7 @@ use lanegraph_jobs::clock;
 
 use super::stats::median;
 use super::{BenchError, BenchOptions, Figure};
-use lanegraph::runtime::{Engine, RunRecorder};
+use lanegraph::runtime::{Engine, EngineConfig};
 use lanegraph::systems::SystemDef;
 use lanegraph::world::World;
 
@@ -70,10 +71,20 @@ fn trivial_world(breaching: bool) -> Result<World, BenchError> {
 }
 
 /// A lockstep engine (one fixed step a frame, no GPU) whose world holds the trivial systems;
-/// `recorded`: with the provided run record installed, as the demo installs it.
+/// `recorded`: with the run record on (the default), as a game runs; off, the runtime's own
+/// cost.
 fn trivial_engine(recorded: bool, system_spans: bool) -> Result<Engine, BenchError> {
     let failed = |why: String| BenchError::Failed { suite: SUITE, why };
+    let config = EngineConfig {
+        record_frames: if recorded {
+            EngineConfig::default().record_frames
+        } else {
+            0
+        },
+        ..EngineConfig::default()
+    };
     let mut engine = Engine::builder()
+        .config(config)
         .world(trivial_world(false)?)
         .lanes_spec("physics=1,render=1,asset=1")
         .lockstep(true)
@@ -82,9 +93,6 @@ fn trivial_engine(recorded: bool, system_spans: bool) -> Result<Engine, BenchErr
     // The runtime's own cost is measured without a span per system run (a game's choice,
     // measured on its own by `engine_frame_system_spans`).
     engine.world_mut().set_system_spans(system_spans);
-    if recorded {
-        engine.observe(RunRecorder::default());
-    }
     Ok(engine)
 }
 
@@ -218,7 +226,7 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     );
 
     // engine_frame: the same 256 systems through `Engine::frame` (lockstep: one step a frame,
-    // no GPU), without observers and with the run record installed, each against
+    // no GPU), with the run record off and on, each against
     // `World::run_systems` on its own, interleaved round by round.
     let frame = |e: &mut Engine| -> Result<(), BenchError> {
         e.frame().map(drop).map_err(|err| BenchError::Failed {
