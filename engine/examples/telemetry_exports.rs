@@ -11,7 +11,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 
 use lanegraph::prelude::*;
-use lanegraph::telemetry::{openmetrics, span_n, Buckets, EndpointOptions, MetricsEndpoint, Unit};
+use lanegraph::telemetry::{Buckets, EndpointOptions, MetricsEndpoint, Unit};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -53,7 +53,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .world_mut()
         .register_system(SystemDef::new("aim", 0.5, move |_, ctx| {
             // A span of the game's own, with its workload, nested in the engine's system span.
-            let _s = span_n("game.aim", 8);
+            let _s = lanegraph::span!("game.aim", 8);
             let t = std::time::Instant::now();
             if ctx.tick() % 10 == 0 {
                 shots.inc();
@@ -85,7 +85,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // The exports: Perfetto / chrome://tracing, Prometheus tooling, jq.
     let trace = engine.trace().to_chrome_trace();
-    let metrics = openmetrics::render(&reg);
+    let metrics = reg.to_openmetrics();
     let summary = RunSummary::from_engine(&engine);
     std::fs::write(out.join("trace.json"), &trace)?;
     std::fs::write(out.join("metrics.prom"), &metrics)?;

@@ -48,11 +48,11 @@ pub use lanegraph_jobs as jobs;
 /// runtime's ([`hooks::budget`]).
 pub mod budget {
     pub use lanegraph_budget::providers::{
-        BatteryState, FixedReadings, MemoryState, Readings, ReadingsProvider, ThermalState,
+        BatteryState, MemoryState, Readings, ReadingsProvider, ThermalState,
     };
     pub use lanegraph_budget::{
-        AdaptationMode, Agent, AgentId, ConfigError, Controller, CostLaw, InputError, PinError,
-        Pool, Quote, RegisterError, Strategy, StrategyIndex, GPU_READ_LAG_FRAMES,
+        AdaptationMode, Agent, AgentId, Controller, CostLaw, InputError, PinError, Pool, Quote,
+        RegisterError, Strategy, StrategyIndex, GPU_READ_LAG_FRAMES,
     };
 }
 
@@ -68,17 +68,12 @@ pub mod telemetry {
     #[cfg(feature = "tracing-layer")]
     pub use lanegraph_telemetry::SpanLayer;
     pub use lanegraph_telemetry::{
-        global, memory_stats, span, span_n, thread_memory_stats, Buckets, Counter, EndpointError,
-        Gauge, GpuFrame, GpuPass, Histogram, MemoryStats, MetricKind, RegisterError, Registry,
-        SpanGuard, TraceHistory, TrackingAllocator, Unit,
+        global, memory_stats, span, Buckets, Counter, EndpointError, Gauge, GpuFrame, GpuPass,
+        Histogram, MemoryStats, MetricKind, RegisterError, Registry, SpanGuard, TraceHistory,
+        TrackingAllocator, Unit,
     };
     #[cfg(feature = "metrics-http")]
     pub use lanegraph_telemetry::{EndpointOptions, MetricsEndpoint};
-
-    /// OpenMetrics 1.0 text of a registry, for a scraper or a file.
-    pub mod openmetrics {
-        pub use lanegraph_telemetry::openmetrics::{render, CONTENT_TYPE};
-    }
 }
 /// `span!("name")` / `span!("name", n)`: a trace span named by a literal (see [`telemetry::span()`]).
 pub use lanegraph_telemetry::span;

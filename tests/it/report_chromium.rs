@@ -139,7 +139,7 @@ fn the_report_loads_clean_and_shows_its_charts() {
     let shot = dir.join("report.png");
     let (_, err) = run_chromium(&bin, &page, &[format!("--screenshot={}", shot.display())]);
     let bytes = std::fs::read(&shot).unwrap_or_else(|e| panic!("no screenshot ({e}):\n{err}"));
-    let img = lanegraph::runtime::decode_png(&shot, &bytes, &Default::default())
+    let img = lanegraph::hooks::decode_png(&shot, &bytes, &Default::default())
         .expect("the screenshot decodes");
     let count = |rgb: [u8; 3]| {
         img.rgba

@@ -579,7 +579,7 @@ fn write_outputs(
     set.put(
         "metrics.prom",
         "metrics",
-        lanegraph::telemetry::openmetrics::render(engine.metrics()).as_bytes(),
+        engine.metrics().to_openmetrics().as_bytes(),
     )?;
     let data = crate::report::ReportData::from_engine(engine, "lanegraph demo", &summary.table());
     set.put(

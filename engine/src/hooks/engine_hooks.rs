@@ -4,15 +4,17 @@
 //! Owns: the trait and its delegating impl. Must never: hold Engine logic (each method calls
 //! the Engine's own `pub(crate)` method of the same name).
 
-use lanegraph_budget::AgentId;
+use lanegraph_budget::{AdaptationMode, AgentId};
+
+use crate::input::RecordedInput;
 
 use crate::hooks::ViewCacheStats;
 use crate::runtime::record::RunRecorder;
 use crate::runtime::*;
 
 /// The Engine's calls for the runtime's app, tools and tests, which a game does not make: the
-/// run record, the built-in agents' ids, present intervals, the view cache, the loop's totals and the input
-/// log's overflow counters. Each method is the Engine's own (`pub(crate)`
+/// run record, the built-in agents' ids, present intervals, the view cache, the loop's totals,
+/// the input log and its overflow counters, and switching adaptation mid-run. Each method is the Engine's own (`pub(crate)`
 /// there); this trait only names it for code outside the crate.
 pub trait EngineHooks {
     /// The run record the engine keeps (empty when `record_frames` is 0): the report's frame
@@ -38,6 +40,14 @@ pub trait EngineHooks {
 
     /// Loop totals (steps, dropped steps).
     fn loop_totals(&self) -> crate::game_loop::LoopTotals;
+
+    /// Every event handed to the world so far, with its frame: a lockstep run's deterministic
+    /// inputs beside its decisions (a game reads them as the run summary's `inputs`).
+    fn input_log(&self) -> &[RecordedInput];
+
+    /// Switches the controller between adapting and manual (every agent holds its strategy
+    /// unless pinned) mid-run; a game chooses once, with `EngineBuilder::adaptive`.
+    fn set_adaptation(&mut self, mode: AdaptationMode);
 
     /// Events handed over but not logged (the log holds 2^20 events at most): non-zero means
     /// the log cannot replay the run.
@@ -82,6 +92,14 @@ impl EngineHooks for Engine {
 
     fn live_input_ignored(&self) -> u64 {
         Engine::live_input_ignored(self)
+    }
+
+    fn input_log(&self) -> &[RecordedInput] {
+        Engine::input_log(self)
+    }
+
+    fn set_adaptation(&mut self, mode: AdaptationMode) {
+        Engine::set_adaptation(self, mode)
     }
 }
 

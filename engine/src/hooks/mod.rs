@@ -51,6 +51,9 @@ pub use crate::systems::window::{RollingWindow, WindowStats, SYSTEM_TIMING_WINDO
 
 pub use crate::runtime::engine::PhysicsFn;
 pub use crate::runtime::gpu_memory::{CHURN_ALERT_EVERY, DEFAULT_CHURN_ALERT_PER_SECOND};
+/// Decodes a PNG outside the asset lane (the provided `PngLoader` calls it there).
+#[cfg(feature = "png")]
+pub use crate::runtime::png_loader::decode_png;
 pub use crate::runtime::record::{FrameRow, RunRecorder, RunRecorderHooks, SystemRecord};
 pub use crate::runtime::render::{RenderPulse, MAX_RENDER_ERRORS};
 pub use crate::runtime::summary::{

@@ -95,7 +95,7 @@ pub(crate) mod engine;
 pub(crate) mod gpu_memory;
 pub(crate) mod loaders;
 #[cfg(feature = "png")]
-mod png_loader;
+pub(crate) mod png_loader;
 pub(crate) mod record;
 pub(crate) mod render;
 pub(crate) mod render_pass;
@@ -116,6 +116,6 @@ pub use gpu_memory::{ChurnFigures, GpuHeap, GpuMemoryFigures};
 pub use lanegraph_telemetry::{GpuFrame, GpuPass};
 pub use loaders::{Asset, AssetLimits, AssetLoader, DecodedImage};
 #[cfg(feature = "png")]
-pub use png_loader::{decode_png, encode_png, PngLoader};
+pub use png_loader::{encode_png, PngLoader};
 pub use render::{DrawOutput, PresentFigures, RenderDevice, RenderPass, RenderStats};
 pub use summary::{DecisionEntry, FrameMs, RunLog, RunSummary};

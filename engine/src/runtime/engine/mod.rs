@@ -312,7 +312,7 @@ pub struct Engine {
     /// (owner thread, step 0) drains it.
     pending_input: Vec<InputEvent>,
     /// Every event handed to the world, with its frame (at most `MAX_LOGGED_INPUTS`).
-    /// Writer: `deliver_input` (owner thread, step 0). Reader: `Engine::input_log`.
+    /// Writer: `deliver_input` (owner thread, step 0). Reader: `Engine::input_log` (the summary's `inputs`).
     input_log: Vec<RecordedInput>,
     /// Events not logged because the log was full.
     /// Writer: `deliver_input` (owner thread, step 0). Reader: `Engine::input_log_dropped`.
@@ -450,9 +450,8 @@ impl Engine {
         self.controller.set_providers(provider);
     }
 
-    /// Switches the controller between adapting and manual (every agent holds its strategy
-    /// unless pinned).
-    pub fn set_adaptation(&mut self, mode: lanegraph_budget::AdaptationMode) {
+    /// The body of [`EngineHooks::set_adaptation`](crate::hooks::EngineHooks::set_adaptation), which documents it.
+    pub(crate) fn set_adaptation(&mut self, mode: lanegraph_budget::AdaptationMode) {
         self.controller.set_mode(mode);
     }
 
@@ -555,7 +554,7 @@ impl Engine {
         Ok(())
     }
 
-    /// The metrics registry (OpenMetrics: `telemetry::openmetrics::render(engine.metrics())`).
+    /// The metrics registry (OpenMetrics text: `engine.metrics().to_openmetrics()`).
     pub fn metrics(&self) -> &Registry {
         &self.registry
     }

@@ -145,7 +145,7 @@ impl Engine {
     // ---- input ------------------------------------------------------------------------------
 
     /// Queues `event` for the world: the next frame hands it to its first fixed step's systems
-    /// (`world.input()`, see [`crate::input`]) and logs it ([`Engine::input_log`]). Ignored
+    /// (`world.input()`, see [`crate::input`]) and logs it (the run summary's `inputs`). Ignored
     /// (and counted) while a replay of recorded input runs.
     pub fn push_input(&mut self, event: InputEvent) {
         if self.input_replay.is_some() {
@@ -155,9 +155,8 @@ impl Engine {
         }
     }
 
-    /// Every event handed to the world so far, with its frame: a lockstep run's deterministic
-    /// inputs beside its decisions (a demo run's `summary.json` `inputs`).
-    pub fn input_log(&self) -> &[RecordedInput] {
+    /// The body of [`EngineHooks::input_log`](crate::hooks::EngineHooks::input_log), which documents it.
+    pub(crate) fn input_log(&self) -> &[RecordedInput] {
         &self.input_log
     }
 
