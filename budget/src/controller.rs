@@ -48,7 +48,7 @@ use super::record::{RecordedFrame, Recording};
 use super::slot::{Bar, Slot};
 
 /// The default fixed step when no agent declares one, seconds: the game loop's
-/// the game loop's `FixedStep::DEFAULT` (60 Hz; `lanegraph` asserts at compile time that the two
+/// the game loop's default `FixedStep` (60 Hz; `lanegraph` asserts at compile time that the two
 /// agree).
 pub const DEFAULT_FIXED_STEP_S: f64 = 1.0 / 60.0;
 

@@ -270,7 +270,7 @@ fn pinned_game(plan: &str) -> (Engine, lanegraph::hooks::budget::AgentId) {
     let sys = engine
         .world_mut()
         .register_system(SystemDef::new("advance", 1.0, move |w: &mut World, ctx| {
-            let dt = ctx.dt_seconds();
+            let dt = ctx.step().as_secs_f64();
             let tick = ctx.tick();
             let every = match mine.get().and_then(|&id| w.agent_strategy(id)) {
                 Some(StrategyIndex(1)) => 2,

@@ -364,12 +364,15 @@ fn a_game_registers_its_own_loader_and_takes_what_it_loaded() {
     std::fs::write(dir.join("one.level"), "#..#\n#..#\n####").unwrap();
     std::fs::write(dir.join("huge.level"), vec![b'#'; 4096]).unwrap();
     let mut engine = Engine::builder()
+        .config(EngineConfig {
+            asset_limits: AssetLimits {
+                max_file_bytes: 1024,
+                ..AssetLimits::default()
+            },
+            ..EngineConfig::default()
+        })
         .lockstep(true)
         .asset_loader("level", LevelLoader)
-        .asset_limits(AssetLimits {
-            max_file_bytes: 1024,
-            ..AssetLimits::default()
-        })
         .build()
         .unwrap();
     engine.request_asset(dir.join("one.level"));

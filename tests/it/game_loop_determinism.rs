@@ -44,7 +44,7 @@ fn sim_world(soa: bool) -> World {
     }))
     .unwrap();
     w.register_system(SystemDef::new("integrate", 1.0, |world, ctx| {
-        let dt = ctx.dt_seconds() as f32;
+        let dt = ctx.dt();
         let moves: Vec<_> = world
             .column::<Vel>()
             .unwrap()

@@ -57,7 +57,7 @@ fn game() -> Engine {
 
 fn key(name: &str, pressed: bool) -> InputEvent {
     InputEvent::Key {
-        key: Key::named(name).unwrap(),
+        key: Key::from(name.parse::<KeyCode>().unwrap()),
         pressed,
         repeat: false,
     }

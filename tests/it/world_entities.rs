@@ -121,7 +121,7 @@ fn every_kind_of_mutation_bumps_exactly_its_domains() {
     let e1 = w.epochs();
     w.insert(e, Position([0.0; 3])).unwrap();
     assert!(e1.changed_in(&w.epochs(), transform) && e1.changed_in(&w.epochs(), render));
-    assert!(!e1.changed_in(&w.epochs(), gameplay.union(physics).union(structure)));
+    assert!(!e1.changed_in(&w.epochs(), gameplay | physics | structure));
 
     let e2 = w.epochs();
     w.insert(e, Health(1)).unwrap();
@@ -154,7 +154,7 @@ fn every_kind_of_mutation_bumps_exactly_its_domains() {
     assert!(e6.changed_in(&w.epochs(), gameplay));
     let e7 = w.epochs();
     w.despawn(e).unwrap();
-    assert!(e7.changed_in(&w.epochs(), structure.union(transform).union(render)));
+    assert!(e7.changed_in(&w.epochs(), structure | transform | render));
     assert!(!e7.changed_in(&w.epochs(), gameplay)); // it no longer had Health
 
     // Compaction and explicit loads.

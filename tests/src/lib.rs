@@ -92,7 +92,7 @@ pub fn engine_with_pass(
         // A game that draws opts into the render agent (resolution and instance cap).
         .builtin_agents(lanegraph::runtime::BuiltinAgents {
             render: Some(lanegraph_demo::agents::RENDER_LADDER.to_vec()),
-            ..lanegraph::runtime::BuiltinAgents::NONE
+            ..Default::default()
         })
         .lockstep(true)
         .telemetry(true, trace_frames)

@@ -34,7 +34,7 @@ impl FixedStep {
 
     /// The default step when no agent declares one: `1 / DEFAULT_HZ` s, exactly (a test checks
     /// it equals `from_hz(DEFAULT_HZ)`).
-    pub const DEFAULT: FixedStep = FixedStep {
+    pub(crate) const DEFAULT: FixedStep = FixedStep {
         num: 50_000_000,
         den: 3,
     };
@@ -48,7 +48,7 @@ impl FixedStep {
     }
 
     /// A step of exactly `d` (1 us to 10 s).
-    pub fn from_duration(d: Duration) -> Result<FixedStep, InvalidStep> {
+    pub(crate) fn from_duration(d: Duration) -> Result<FixedStep, InvalidStep> {
         let ns = d.as_nanos();
         if ns < u128::from(MIN_STEP_NS) || ns > u128::from(MAX_STEP_NS) {
             return Err(InvalidStep::Length { ns });
@@ -92,6 +92,15 @@ impl FixedStep {
     /// The step in milliseconds (rounded to `f64`).
     pub(crate) fn as_ms_f64(self) -> f64 {
         self.num as f64 / self.den as f64 / 1e6
+    }
+}
+
+/// `FixedStep::try_from(duration)`: a step of exactly `d` (within the same bounds as
+/// [`FixedStep::from_hz`]).
+impl TryFrom<Duration> for FixedStep {
+    type Error = InvalidStep;
+    fn try_from(d: Duration) -> Result<FixedStep, InvalidStep> {
+        FixedStep::from_duration(d)
     }
 }
 

@@ -36,7 +36,7 @@ impl Key {
 
     /// The key named `name`; `None` when the name is empty, longer than 23 bytes,
     /// or not plain ASCII letters and digits.
-    pub fn named(name: &str) -> Option<Key> {
+    pub(crate) fn named(name: &str) -> Option<Key> {
         if name.is_empty()
             || name.len() > Key::MAX_LEN
             || !name.bytes().all(|b| b.is_ascii_alphanumeric())

@@ -70,7 +70,14 @@ pub struct AssetSettings {
 
 impl AssetSettings {
     /// Four asset jobs a frame: what the asset stream admits when no asset agent is installed.
-    pub const DEFAULT: AssetSettings = AssetSettings { jobs_per_frame: 4 };
+    pub(crate) const DEFAULT: AssetSettings = AssetSettings { jobs_per_frame: 4 };
+}
+
+/// Four asset jobs a frame (what the stream admits without an asset agent).
+impl Default for AssetSettings {
+    fn default() -> Self {
+        AssetSettings::DEFAULT
+    }
 }
 
 /// One row of a built-in agent's ladder: a strategy, declared once.
@@ -114,13 +121,6 @@ pub struct BuiltinAgents {
 }
 
 impl BuiltinAgents {
-    /// No built-in agent (the default).
-    pub const NONE: BuiltinAgents = BuiltinAgents {
-        physics: None,
-        render: None,
-        asset: None,
-    };
-
     /// Checks every installed ladder: non-empty, each rung's settings in range (the agents'
     /// names and quotes are checked again at registration).
     pub fn validate(&self) -> Result<(), BuildError> {
@@ -376,10 +376,10 @@ mod tests {
 
     #[test]
     fn a_bad_ladder_is_refused_with_the_rung_named() {
-        assert!(BuiltinAgents::NONE.validate().is_ok());
+        assert!(BuiltinAgents::default().validate().is_ok());
         let empty = BuiltinAgents {
             physics: Some(Vec::new()),
-            ..BuiltinAgents::NONE
+            ..BuiltinAgents::default()
         };
         assert!(empty
             .validate()
@@ -388,7 +388,7 @@ mod tests {
             .contains("no rung"));
         let zero_hz = BuiltinAgents {
             physics: Some(vec![physics_rung("x", 1, 1.0, 0)]),
-            ..BuiltinAgents::NONE
+            ..BuiltinAgents::default()
         };
         let e = zero_hz.validate().unwrap_err();
         assert!(
@@ -397,7 +397,7 @@ mod tests {
         );
         let bad_share = BuiltinAgents {
             physics: Some(vec![physics_rung("y", 1, 1.5, 1)]),
-            ..BuiltinAgents::NONE
+            ..BuiltinAgents::default()
         };
         assert!(bad_share
             .validate()

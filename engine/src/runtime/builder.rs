@@ -9,7 +9,7 @@ use lanegraph_jobs::{LaneOptions, LanePlan, Lanes};
 
 use super::config::EngineConfig;
 use super::engine::Engine;
-use super::loaders::{AssetLimits, AssetLoader, Loaders};
+use super::loaders::{AssetLoader, Loaders};
 use super::render::{RenderPass, TypedPass};
 use super::view::ViewCache;
 use crate::world::{DomainSet, World};
@@ -132,13 +132,6 @@ impl EngineBuilder {
     /// registered for `png`).
     pub fn asset_loader(mut self, extension: &str, loader: impl AssetLoader) -> Self {
         self.loaders.register(extension, loader);
-        self
-    }
-
-    /// The limits every asset load is held to (default [`AssetLimits::default`]; the config
-    /// file's `[assets]` section sets the same).
-    pub fn asset_limits(mut self, limits: AssetLimits) -> Self {
-        self.config.asset_limits = limits;
         self
     }
 

@@ -314,13 +314,9 @@ impl SystemContext {
         self.step
     }
 
-    /// The fixed step in seconds, for integrating (`pos += vel * dt`).
-    pub fn dt_seconds(&self) -> f64 {
-        self.step.as_secs_f64()
-    }
-
     /// The fixed step in seconds as an `f32`, the type components and the `f32x8` kernels
-    /// integrate with: `dt_seconds()` rounded once, so it is the same value every step.
+    /// integrate with: `step().as_secs_f64()` rounded once, so it is the same value every
+    /// step.
     pub fn dt(&self) -> f32 {
         self.step.as_secs_f64() as f32
     }
@@ -353,7 +349,7 @@ mod tests {
             commands: Default::default(),
         };
         assert_eq!(ctx.dt(), (1.0f64 / 60.0) as f32);
-        assert_eq!(ctx.dt(), ctx.dt_seconds() as f32);
+        assert_eq!(ctx.dt(), ctx.step().as_secs_f64() as f32);
     }
 
     #[test]

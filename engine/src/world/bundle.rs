@@ -182,10 +182,4 @@ impl World {
             .filter(|&&e| self.despawn(e).is_ok())
             .count()
     }
-
-    /// Room for `additional` more entities in the entity table (columns grow as components are
-    /// inserted; [`World::spawn_batch`] reserves them).
-    pub fn reserve(&mut self, additional: usize) {
-        self.entities.reserve(additional);
-    }
 }

@@ -65,7 +65,7 @@ impl Domain {
 pub struct DomainSet(u16);
 
 impl DomainSet {
-    /// No domain.
+    /// No domain (also `DomainSet::default()`).
     pub const EMPTY: DomainSet = DomainSet(0);
     /// Every domain.
     pub const ALL: DomainSet = DomainSet(u16::MAX);
@@ -80,8 +80,8 @@ impl DomainSet {
         DomainSet(self.0 | (1 << d.0))
     }
 
-    /// The union of two sets.
-    pub const fn union(self, other: DomainSet) -> DomainSet {
+    /// The union of two sets (`a | b` outside the crate).
+    pub(crate) const fn union(self, other: DomainSet) -> DomainSet {
         DomainSet(self.0 | other.0)
     }
 
@@ -93,6 +93,14 @@ impl DomainSet {
     /// The raw mask (bit `i` = domain `i`).
     pub(crate) const fn bits(self) -> u16 {
         self.0
+    }
+}
+
+/// `a | b`: the union of two sets.
+impl std::ops::BitOr for DomainSet {
+    type Output = DomainSet;
+    fn bitor(self, other: DomainSet) -> DomainSet {
+        self.union(other)
     }
 }
 
