@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lanegraph::game_loop::FixedStep;
-use lanegraph::game_loop::LoopOptionsError;
+use lanegraph::hooks::LoopOptionsError;
 use lanegraph::hooks::{
     EngineEvent, GameLoop, LoopOptions, ManualClock, WorldHooks, MAX_STEPS_PER_FRAME,
 };

@@ -16,6 +16,5 @@ pub(crate) mod step;
 
 pub(crate) use clock::{FrameClock, ManualClock, MonotonicClock};
 pub(crate) use runner::FrameReport;
-pub use runner::LoopOptionsError;
 pub(crate) use runner::{GameLoop, LoopOptions, LoopTotals};
 pub use step::{FixedStep, InvalidStep};

@@ -66,7 +66,9 @@ pub use crate::game_loop::accumulator::{
     Accumulator, StepPlan, MAX_FRAME_DELTA, MAX_STEPS_PER_FRAME,
 };
 pub use crate::game_loop::clock::{FrameClock, ManualClock, MonotonicClock};
-pub use crate::game_loop::runner::{FrameReport, GameLoop, LoopOptions, LoopTotals, StepInfo};
+pub use crate::game_loop::runner::{
+    FrameReport, GameLoop, LoopOptions, LoopOptionsError, LoopTotals, StepInfo,
+};
 
 pub(crate) mod engine_hooks;
 pub(crate) mod world_hooks;

@@ -6,10 +6,9 @@
 
 use super::*;
 
-use crate::game_loop::{InvalidStep, LoopOptionsError};
+use crate::game_loop::InvalidStep;
 use crate::runtime::config::ConfigError;
 use lanegraph_budget::hooks::ControllerDriver;
-use lanegraph_budget::ConfigError as BudgetConfigError;
 use lanegraph_budget::RegisterError as AgentRegisterError;
 use lanegraph_jobs::{PlanError, StartError};
 use lanegraph_telemetry::hooks::TraceHistoryHooks;
@@ -17,7 +16,8 @@ use lanegraph_telemetry::hooks::TraceHistoryHooks;
 /// Why an engine could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
-    /// The configuration is invalid.
+    /// The configuration is invalid (also what the game loop or the budget controller refused
+    /// of what the engine derived from it, named by the key it came from).
     #[error(transparent)]
     Config(#[from] ConfigError),
     /// The lane plan is invalid.
@@ -29,12 +29,6 @@ pub enum BuildError {
     /// The fixed step is invalid.
     #[error(transparent)]
     Step(#[from] InvalidStep),
-    /// The loop options are invalid.
-    #[error(transparent)]
-    Loop(#[from] LoopOptionsError),
-    /// The budget controller refused its configuration.
-    #[error(transparent)]
-    Budget(#[from] BudgetConfigError),
     /// A built-in agent's ladder is not one the engine can run.
     #[error(
         "{agent} agent: rung `{rung}`: {why} (fix: give every rung settings in range, best rung \
@@ -83,6 +77,16 @@ impl Engine {
         };
         let mut world = world;
         world.set_system_spans(config.system_spans);
+        // The loop's and the controller's own checks, named by the config key each value came
+        // from (a validated config passes both; they hold the line for a caller that built
+        // the config by hand).
+        let refused = |key: &str, e: &dyn std::fmt::Display, fix: &str| ConfigError {
+            file: None,
+            key: key.into(),
+            line: None,
+            message: e.to_string(),
+            fix: fix.into(),
+        };
         let game = GameLoop::with_clock(
             world,
             clk,
@@ -90,11 +94,13 @@ impl Engine {
                 default_step: step,
                 ..LoopOptions::default()
             },
-        )?;
+        )
+        .map_err(|e| refused("engine.fixed_step_hz", &e, "a step rate of 1 to 1000 Hz"))?;
         let mut controller = Controller::new(ControllerConfig {
             frame_budget_ms: 1000.0 / config.target_fps,
             ..ControllerConfig::default()
-        })?;
+        })
+        .map_err(|e| refused("engine.target_fps", &e, "a target of 4 to 1000 fps"))?;
         let (view, pass) = match render {
             Some(r) => (Some(r.source), Some(r.pass)),
             None => (None, None),
