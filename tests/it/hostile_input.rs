@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use lanegraph::hooks::telemetry::{EndpointOptions, MetricsEndpoint, Registry};
+use lanegraph::hooks::PngLoader;
 use lanegraph::jobs::{max_workers_per_lane, LanePlan, MAX_LANE_NAME};
-use lanegraph::runtime::{AssetLimits, AssetLoader, EngineConfig, PngLoader};
+use lanegraph::runtime::{AssetLimits, AssetLoader, EngineConfig};
 use proptest::prelude::*;
 
 fn corpus(dir: &str) -> Vec<PathBuf> {

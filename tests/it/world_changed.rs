@@ -178,7 +178,7 @@ fn a_restored_world_reports_the_same_changes_as_the_original_step() {
         // again after the restore (its "previous run" rewinds with the world).
         let still = w.entities()[1];
         w.insert(still, Pos { x: 50.0, y: 0.0 }).unwrap();
-        let mut snap = Snapshot::new();
+        let mut snap = Snapshot::default();
         w.snapshot_into(&mut snap).unwrap();
         w.run_systems(); // step 2: the watcher queues a spawn
         w.run_systems(); // step 3: it sees that row too

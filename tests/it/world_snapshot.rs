@@ -89,7 +89,7 @@ fn fingerprint(w: &mut World) -> (u64, Vec<Entity>, Vec<(Entity, i32)>, usize) {
 fn a_restored_world_is_the_captured_one_in_either_layout() {
     for soa in [false, true] {
         let mut w = world(soa);
-        let mut snap = Snapshot::new();
+        let mut snap = Snapshot::default();
         w.snapshot_into(&mut snap).unwrap();
         assert_eq!(snap.tick(), Some(1));
         let before = fingerprint(&mut w);
@@ -118,7 +118,7 @@ fn a_restored_world_is_the_captured_one_in_either_layout() {
 #[test]
 fn a_warm_capture_and_restore_allocate_nothing() {
     let mut w = world(true);
-    let mut snap = Snapshot::new();
+    let mut snap = Snapshot::default();
     w.snapshot_into(&mut snap).unwrap();
     w.restore(&snap).unwrap();
     let (_, allocs) = lanegraph_tests::count_allocs(|| {
@@ -141,7 +141,7 @@ fn what_cannot_be_copied_is_named_and_misuse_is_typed() {
     let mut w = world(false);
     let e = w.spawn();
     w.insert(e, Opaque(1)).unwrap();
-    let mut snap = Snapshot::new();
+    let mut snap = Snapshot::default();
     let err = w.snapshot_into(&mut snap).unwrap_err();
     assert_eq!(
         err,
@@ -153,7 +153,7 @@ fn what_cannot_be_copied_is_named_and_misuse_is_typed() {
     assert!(err.to_string().contains("fix:"), "{err}");
     assert_eq!(w.restore(&snap), Err(WorldError::SnapshotEmpty));
     let mut other = World::new();
-    let mut theirs = Snapshot::new();
+    let mut theirs = Snapshot::default();
     other.snapshot_into(&mut theirs).unwrap();
     assert_eq!(w.restore(&theirs), Err(WorldError::SnapshotOfOtherWorld));
     #[derive(Resource, StateHash)]
@@ -216,7 +216,7 @@ fn a_capture_skips_columns_unchanged_since_the_slots_last_capture_and_restores_t
         .spawn_batch((0..100).map(|i| (Moving(i as f32), Terrain(i), Mass(1.0))))
         .unwrap()
         .to_vec();
-    let mut snap = Snapshot::new();
+    let mut snap = Snapshot::default();
     w.snapshot_into(&mut snap).unwrap();
     assert_eq!(
         snap.columns_copied(),
@@ -274,7 +274,7 @@ fn a_game_loop_snapshot_puts_back_the_time_owed_to_the_next_step() {
     // 60 Hz: 25 ms is one and a half steps: one runs, half a step is owed.
     clock.advance_ns(25_000_000);
     assert_eq!(lp.frame().steps, 1);
-    let mut snap = Snapshot::new();
+    let mut snap = Snapshot::default();
     lp.snapshot_into(&mut snap).unwrap();
     let owed = lp.leftover_units();
     let at_capture = lp.world().state_hash();
@@ -292,7 +292,7 @@ fn a_game_loop_snapshot_puts_back_the_time_owed_to_the_next_step() {
     assert_eq!(lp.frame().steps, 1);
 
     // A World-only snapshot leaves the accumulator as it is.
-    let mut world_only = Snapshot::new();
+    let mut world_only = Snapshot::default();
     lp.world().snapshot_into(&mut world_only).unwrap();
     let left = lp.leftover_units();
     clock.advance_ns(5_000_000);

@@ -34,7 +34,7 @@ pub use lanegraph_telemetry::hooks::{
 };
 
 pub use crate::world::access::{ColumnAccess, ColumnLayout};
-pub use crate::world::epoch::MAX_DOMAINS;
+pub use crate::world::epoch::{WorldId, MAX_DOMAINS};
 pub use crate::world::par_query::{MAX_CHUNKS, MIN_CHUNK_ROWS};
 pub use crate::world::query::{ColumnMut, ColumnRef, Filter};
 pub use crate::world::query_data::MAX_QUERY_COMPONENTS;
@@ -51,9 +51,10 @@ pub use crate::systems::window::{RollingWindow, WindowStats, SYSTEM_TIMING_WINDO
 
 pub use crate::runtime::engine::PhysicsFn;
 pub use crate::runtime::gpu_memory::{CHURN_ALERT_EVERY, DEFAULT_CHURN_ALERT_PER_SECOND};
-/// Decodes a PNG outside the asset lane (the provided `PngLoader` calls it there).
+/// The provided PNG loader (registered for `.png` by every engine with feature `png`) and its
+/// decoder, for decoding outside the asset lane.
 #[cfg(feature = "png")]
-pub use crate::runtime::png_loader::decode_png;
+pub use crate::runtime::png_loader::{decode_png, PngLoader};
 pub use crate::runtime::record::{FrameRow, RunRecorder, RunRecorderHooks, SystemRecord};
 pub use crate::runtime::render::{RenderPulse, MAX_RENDER_ERRORS};
 pub use crate::runtime::summary::{

@@ -22,6 +22,10 @@ use crate::world::*;
 /// and the raw field-SoA lending the kernels' chunked queries are built on. Each method is the
 /// World's own (`pub(crate)` there); this trait only names it for code outside the crate.
 pub trait WorldHooks {
+    /// This world's process-unique id (what a [`SystemId`] belongs to, and part of a cache key
+    /// kept across worlds, beside `epochs()`).
+    fn id(&self) -> WorldId;
+
     /// Frames begun so far (each `begin_frame` call is one).
     fn frame_index(&self) -> u64;
 
@@ -301,6 +305,10 @@ pub trait WorldHooks {
 }
 
 impl WorldHooks for World {
+    fn id(&self) -> WorldId {
+        World::id(self)
+    }
+
     fn frame_index(&self) -> u64 {
         World::frame_index(self)
     }
@@ -482,11 +490,25 @@ pub trait SystemIdHooks {
     fn from_parts(world: WorldId, index: u32) -> Self
     where
         Self: Sized;
+
+    /// The 0-based schedule position (the run record's and the summary's system order).
+    fn index(self) -> u32;
+
+    /// The world the id belongs to.
+    fn world(self) -> WorldId;
 }
 
 impl SystemIdHooks for SystemId {
     fn from_parts(world: WorldId, index: u32) -> Self {
         SystemId::from_parts(world, index)
+    }
+
+    fn index(self) -> u32 {
+        SystemId::index(self)
+    }
+
+    fn world(self) -> WorldId {
+        SystemId::world(self)
     }
 }
 
@@ -497,10 +519,17 @@ pub trait SnapshotHooks {
     /// (every write, insert, removal, despawn and restore moves them), so a static column costs
     /// nothing after its first capture.
     fn columns_copied(&self) -> usize;
+
+    /// Live entities captured.
+    fn entities(&self) -> usize;
 }
 
 impl SnapshotHooks for Snapshot {
     fn columns_copied(&self) -> usize {
         Snapshot::columns_copied(self)
+    }
+
+    fn entities(&self) -> usize {
+        Snapshot::entities(self)
     }
 }

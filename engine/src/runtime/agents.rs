@@ -122,8 +122,8 @@ pub struct BuiltinAgents {
 
 impl BuiltinAgents {
     /// Checks every installed ladder: non-empty, each rung's settings in range (the agents'
-    /// names and quotes are checked again at registration).
-    pub fn validate(&self) -> Result<(), BuildError> {
+    /// names and quotes are checked again at registration). `EngineBuilder::build` calls it.
+    pub(crate) fn validate(&self) -> Result<(), BuildError> {
         fn check<S>(
             agent: &'static str,
             ladder: &Option<Vec<Rung<S>>>,

@@ -116,6 +116,6 @@ pub use gpu_memory::{ChurnFigures, GpuHeap, GpuMemoryFigures};
 pub use lanegraph_telemetry::{GpuFrame, GpuPass};
 pub use loaders::{Asset, AssetLimits, AssetLoader, DecodedImage};
 #[cfg(feature = "png")]
-pub use png_loader::{encode_png, PngLoader};
+pub use png_loader::encode_png;
 pub use render::{DrawOutput, PresentFigures, RenderDevice, RenderPass, RenderStats};
 pub use summary::{DecisionEntry, FrameMs, RunLog, RunSummary};

@@ -157,13 +157,13 @@ impl SystemId {
         SystemId { world, index }
     }
 
-    /// The 0-based schedule position.
-    pub fn index(self) -> u32 {
+    /// The body of [`SystemIdHooks::index`](crate::hooks::SystemIdHooks::index), which documents it.
+    pub(crate) fn index(self) -> u32 {
         self.index
     }
 
-    /// The world the id belongs to.
-    pub fn world(self) -> WorldId {
+    /// The body of [`SystemIdHooks::world`](crate::hooks::SystemIdHooks::world), which documents it.
+    pub(crate) fn world(self) -> WorldId {
         self.world
     }
 }

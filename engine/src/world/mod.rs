@@ -112,7 +112,8 @@ pub use component::CopyRows;
 #[doc(hidden)]
 pub use component_ids::DenseKey as __DenseKey;
 pub use entity::Entity;
-pub use epoch::{Domain, DomainSet, Epochs, WorldId};
+pub(crate) use epoch::WorldId;
+pub use epoch::{Domain, DomainSet, Epochs};
 pub use error::{Desync, WorldError};
 pub use events::{Event, EventCursor, Events};
 pub use hash::{StateHash, StateHasher};
@@ -276,8 +277,8 @@ impl World {
         }
     }
 
-    /// This world's process-unique id (part of any cache key with [`epochs`](Self::epochs)).
-    pub fn id(&self) -> WorldId {
+    /// The body of [`WorldHooks::id`](crate::hooks::WorldHooks::id), which documents it.
+    pub(crate) fn id(&self) -> WorldId {
         self.id
     }
 

@@ -69,18 +69,13 @@ impl std::fmt::Debug for Snapshot {
 }
 
 impl Snapshot {
-    /// An empty snapshot (fill it with [`World::snapshot_into`]).
-    pub fn new() -> Self {
-        Snapshot::default()
-    }
-
     /// The fixed step the world had run when captured (`World::tick`); `None` when empty.
     pub fn tick(&self) -> Option<u64> {
         self.world.map(|_| self.tick)
     }
 
-    /// Live entities captured.
-    pub fn entities(&self) -> usize {
+    /// The body of [`SnapshotHooks::entities`](crate::hooks::SnapshotHooks::entities), which documents it.
+    pub(crate) fn entities(&self) -> usize {
         self.entities.live().len()
     }
 
@@ -105,7 +100,7 @@ impl SnapshotRing {
     /// A ring of `n` snapshots (at least one). Each slot allocates on its first capture only.
     pub fn new(n: usize) -> Self {
         SnapshotRing {
-            slots: (0..n.max(1)).map(|_| Snapshot::new()).collect(),
+            slots: (0..n.max(1)).map(|_| Snapshot::default()).collect(),
             next: 0,
         }
     }
@@ -127,11 +122,6 @@ impl SnapshotRing {
             .map(|back| &self.slots[(self.next + n - back) % n])
             .find(|s| s.tick() == Some(tick))
     }
-
-    /// How many snapshots the ring holds.
-    pub fn capacity(&self) -> usize {
-        self.slots.len()
-    }
 }
 
 impl World {
@@ -147,7 +137,7 @@ impl World {
     ///
     /// let mut world = World::new();
     /// world.spawn_batch((0..100).map(|i| (Pos(i as f32),))).unwrap();
-    /// let mut snap = Snapshot::new();
+    /// let mut snap = Snapshot::default();
     /// world.snapshot_into(&mut snap).unwrap();
     /// let before = world.state_hash();
     ///

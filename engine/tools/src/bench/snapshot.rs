@@ -67,7 +67,7 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     let source = vec![7u8; bytes];
     let mut copy = vec![0u8; bytes];
     let mut back = vec![0u8; bytes];
-    let mut snap = Snapshot::new();
+    let mut snap = Snapshot::default();
     w.snapshot_into(&mut snap).map_err(fail)?;
     let hash = w.state_hash();
     let (mut ours, mut floor, mut peer) = (Vec::new(), Vec::new(), Vec::new());
