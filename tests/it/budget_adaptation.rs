@@ -181,11 +181,11 @@ fn a_game_gets_no_built_in_agent_it_did_not_ask_for() {
         .world_mut()
         .register_system(SystemDef::new("heavy", 30.0, busy(20.0)))
         .unwrap();
-    let step = engine.fixed_step();
+    let step = engine.world().fixed_step();
     for _ in 0..40 {
         engine.frame().unwrap();
     }
-    assert_eq!(engine.fixed_step(), step);
+    assert_eq!(engine.world().fixed_step(), step);
     assert_eq!(engine.controller().log().total(), 0);
     let totals = engine.loop_totals();
     // Sim time is steps x the configured step.
@@ -206,7 +206,7 @@ fn built_in_agents_with_no_work_take_no_decisions() {
         .world_mut()
         .register_system(SystemDef::new("heavy", 30.0, busy(20.0)))
         .unwrap();
-    let step = engine.fixed_step();
+    let step = engine.world().fixed_step();
     for _ in 0..150 {
         engine.frame().unwrap();
     }
@@ -217,7 +217,7 @@ fn built_in_agents_with_no_work_take_no_decisions() {
         .map(|d| d.to_string())
         .collect();
     assert!(log.is_empty(), "idle agents decided: {log:?}");
-    assert_eq!(engine.fixed_step(), step);
+    assert_eq!(engine.world().fixed_step(), step);
     assert_eq!(
         engine.world().tick(),
         150,
@@ -364,7 +364,7 @@ fn a_pin_takes_effect_at_the_next_frame_and_systems_see_it() {
     engine.frame().unwrap();
     assert_eq!(seen.load(Ordering::Relaxed), 0);
     let physics = engine.physics_agent().unwrap();
-    let step = engine.fixed_step();
+    let step = engine.world().fixed_step();
     engine.pin(collide, "every_other").unwrap();
     engine.pin(physics, "no_detail_half_rate").unwrap();
     engine.frame().unwrap();
@@ -373,7 +373,10 @@ fn a_pin_takes_effect_at_the_next_frame_and_systems_see_it() {
         1,
         "the very next frame sees the pin"
     );
-    assert_eq!(engine.fixed_step().as_secs_f64(), 2.0 * step.as_secs_f64());
+    assert_eq!(
+        engine.world().fixed_step().as_secs_f64(),
+        2.0 * step.as_secs_f64()
+    );
 }
 
 #[test]

@@ -96,9 +96,13 @@ fn the_second_game_keeps_its_step_and_its_agent_settles() {
     o.lockstep = false;
     o.bodies = 20_000;
     let mut swarm = game::build(&o).unwrap();
-    let step = swarm.engine.fixed_step();
+    let step = swarm.engine.world().fixed_step();
     swarm.run(600).unwrap();
-    assert_eq!(swarm.engine.fixed_step(), step, "no agent changed the step");
+    assert_eq!(
+        swarm.engine.world().fixed_step(),
+        step,
+        "no agent changed the step"
+    );
     assert!(swarm.engine.builtin_agents().is_empty());
     let steps = swarm.engine.loop_totals().steps;
     let score = swarm.engine.world().resource::<game::Score>().unwrap();

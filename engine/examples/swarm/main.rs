@@ -19,7 +19,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     })?;
     swarm.run(frames)?;
     let summary = lanegraph::runtime::RunSummary::from_engine(&swarm.engine);
-    let step = swarm.engine.fixed_step().as_secs_f64();
+    let step = swarm.engine.world().fixed_step().as_secs_f64();
     let score = swarm.engine.world().resource::<game::Score>()?;
     println!(
         "swarm: {} bodies, {} frames, {} steps of {:.4} s ({:.2} s simulated), {} collision passes, {} bumps, {} crowds",

@@ -590,9 +590,4 @@ impl Engine {
     pub(crate) fn loop_totals(&self) -> crate::game_loop::LoopTotals {
         self.game.totals()
     }
-
-    /// The step in force.
-    pub fn fixed_step(&self) -> FixedStep {
-        self.game.fixed_step()
-    }
 }
