@@ -28,6 +28,15 @@ pub fn render(registry: &Registry) -> String {
     render_snapshot(&registry.snapshot())
 }
 
+impl Registry {
+    /// Every metric as OpenMetrics 1.0 text, for a scraper or a file (`metrics.prom`): what
+    /// [`render`] writes and the HTTP endpoint serves. (Declared here, beside the format, so
+    /// the registry does not import its exporter.)
+    pub fn to_openmetrics(&self) -> String {
+        render(self)
+    }
+}
+
 /// Renders a snapshot (already sorted by name, then labels, by [`RegistryHooks::snapshot`](crate::hooks::RegistryHooks::snapshot)): one
 /// `TYPE`/`UNIT`/`HELP` header per family, then every label set's samples.
 pub fn render_snapshot(metrics: &[MetricSnapshot]) -> String {

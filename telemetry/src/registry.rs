@@ -174,12 +174,6 @@ impl Registry {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Every metric as OpenMetrics 1.0 text, for a scraper or a file (`metrics.prom`): what
-    /// [`crate::openmetrics::render`] writes and the HTTP endpoint serves.
-    pub fn to_openmetrics(&self) -> String {
-        crate::openmetrics::render(self)
-    }
-
     /// Registers (or finds) the series of counter `name` with these labels (`&[]` for none,
     /// `&[("lane", "physics")]`): every label set of one name is one OpenMetrics family.
     pub fn register_counter(

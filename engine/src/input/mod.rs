@@ -11,15 +11,13 @@
 //! 1. The window (or a test, a network layer, a bot) calls
 //!    [`Engine::push_input`](crate::Engine::push_input) on the owner thread.
 //! 2. At the start of the next frame the engine hands every pending event to the world
-//!    ([`Input::events`]) and logs it with the frame's number ([`Engine::input_log`]).
+//!    ([`Input::events`]) and logs it with the frame's number (the run summary's `inputs`).
 //! 3. The frame's first fixed step's systems read them (`world.input()`); the step's end
 //!    clears them, so a frame that runs two steps does not see a key press twice, and a frame
 //!    that runs none keeps them for the next. Held keys, cursor and focus persist.
 //! 4. A replay ([`Engine::replay`](crate::Engine::replay)) hands the logged
 //!    events over at the same frames instead, and ignores live input: a lockstep run with the
 //!    same seed, decisions and inputs ends in the same world hash.
-//!
-//! [`Engine::input_log`]: crate::Engine::input_log
 
 use serde::{Deserialize, Serialize};
 
