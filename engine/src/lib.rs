@@ -68,8 +68,8 @@ pub mod telemetry {
     #[cfg(feature = "tracing-layer")]
     pub use lanegraph_telemetry::SpanLayer;
     pub use lanegraph_telemetry::{
-        global, memory_stats, span, Buckets, Counter, EndpointError, Gauge, GpuFrame, GpuPass,
-        Histogram, MemoryStats, MetricKind, RegisterError, Registry, SpanGuard, TraceHistory,
+        memory_stats, span, Buckets, Counter, EndpointError, Gauge, GpuFrame, GpuPass, Histogram,
+        MemoryStats, MetricKind, RegisterError, Registry, SpanGuard, TraceHistory,
         TrackingAllocator, Unit,
     };
     #[cfg(feature = "metrics-http")]
