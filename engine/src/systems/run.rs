@@ -95,6 +95,17 @@ impl World {
         } else {
             None
         };
+        // One context for the whole pass: each system gets it with its own id and no workload,
+        // and the world's command queue lent once (not moved in and out, and an emptied queue
+        // dropped, per system). A panicking system unwinds through it as before: its queued
+        // commands are dropped unapplied.
+        let mut ctx = SystemContext {
+            id: SystemId::new(world_id, 0),
+            tick,
+            step,
+            workload: None,
+            commands: std::mem::take(&mut self.command_buf),
+        };
         for &i in order {
             let i = i as usize;
             if let Some(cond) = conditions[i].as_mut() {
@@ -105,14 +116,8 @@ impl World {
             let run = &mut runs[i];
             // What this system's `Changed<T>` queries compare against: its previous run's end.
             self.change.last_seen = self.change.system_seen[i];
-            let mut ctx = SystemContext {
-                id: SystemId::new(world_id, i as u32),
-                tick,
-                step,
-                workload: None,
-                // The world's queue, lent for this run (a move of three words, no allocation).
-                commands: std::mem::take(&mut self.command_buf),
-            };
+            ctx.id = SystemId::new(world_id, i as u32);
+            ctx.workload = None;
             if TIMED {
                 let t0 = clock::now();
                 run(self, &mut ctx);
@@ -135,11 +140,10 @@ impl World {
             self.change.system_seen[i] = self.change.now;
             self.advance_change_tick();
             // The system's commands apply now, before the next system (module docs of
-            // `crate::world::commands`); the emptied queue goes back for the next run.
+            // `crate::world::commands`); the emptied queue serves the next run.
             if !ctx.commands.is_empty() {
                 ctx.commands.apply_to(self);
             }
-            self.command_buf = std::mem::take(&mut ctx.commands);
             // A sync test records the world's checksums after every system (one branch when
             // none runs).
             if self.sync_probe.is_some() {
@@ -149,6 +153,8 @@ impl World {
                 }
             }
         }
+        // The emptied queue goes back to the world for the next pass.
+        self.command_buf = std::mem::take(&mut ctx.commands);
     }
 }
 
