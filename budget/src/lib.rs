@@ -38,6 +38,7 @@ pub mod providers;
 pub(crate) mod record;
 pub mod sim;
 pub(crate) mod slot;
+pub(crate) mod sorted_window;
 
 pub use agent::{Agent, AgentId, Pool, Quote, RegisterError, Strategy, StrategyIndex};
 pub use config::{
