@@ -338,6 +338,9 @@ pub(crate) struct Heuristics {
     /// Built when the window first fills (`stutter_ready`).
     stutter_changes: [SortedWindow<{ STUTTER_WINDOW - 1 }>; STUTTER_MAX_PERIOD],
     stutter_ready: bool,
+    /// Lags whose sorted window was built anew: one each when the window first fills; any
+    /// more means a leaving change was not found (tests assert it stays at one per lag).
+    stutter_rebuilds: u64,
     clamped_run: u32,
     unclamped_run: u32,
     in_spiral: bool,
@@ -357,6 +360,7 @@ impl Heuristics {
             head: 0,
             stutter_changes: [const { SortedWindow::new() }; STUTTER_MAX_PERIOD],
             stutter_ready: false,
+            stutter_rebuilds: 0,
             clamped_run: 0,
             unclamped_run: 0,
             in_spiral: false,
@@ -459,8 +463,10 @@ impl Heuristics {
                 let w = &mut self.stutter_changes[lag - 1];
                 let slid = sliding && w.remove(leaving[lag - 1]) && w.insert(entering);
                 if !slid {
-                    // First full window (or a window that lost track, which a test would
-                    // catch): every change at this lag, anew.
+                    // First full window (or a leaving change not found, which
+                    // `stutter_rebuilds` counts and a test asserts never happens): every
+                    // change at this lag, anew.
+                    self.stutter_rebuilds += 1;
                     w.clear();
                     for age in 0..STUTTER_WINDOW - lag {
                         w.insert((recent(age) - recent(age + lag)).abs());
@@ -642,6 +648,11 @@ mod tests {
                 let got = h.stutter_changes[lag - 1].median();
                 assert_eq!(got.to_bits(), want.to_bits(), "frame {frame}, lag {lag}");
             }
+            // Each lag was built once, when the window filled, and slid ever since.
+            assert_eq!(
+                h.stutter_rebuilds, STUTTER_MAX_PERIOD as u64,
+                "frame {frame}"
+            );
         }
     }
 

@@ -11,7 +11,7 @@
 //!
 //! | module | what it owns |
 //! |---|---|
-//! | [`runtime`] | [`Engine`]: one frame end to end, its builder and config, the render and asset lanes' plumbing, frame observers |
+//! | [`runtime`] | [`Engine`]: one frame end to end, its builder and config, the render and asset lanes' plumbing, the run record and summary |
 //! | [`world`] | entities, components (AoS or field-SoA), domains and epochs, the state hash |
 //! | [`systems`] | system definitions, the schedule, per-system budgets and timing |
 //! | [`game_loop`] | the fixed step, the accumulator, clocks |

@@ -17,9 +17,13 @@ use crate::runtime::*;
 /// the input log and its overflow counters, and switching adaptation mid-run. Each method is the Engine's own (`pub(crate)`
 /// there); this trait only names it for code outside the crate.
 pub trait EngineHooks {
-    /// The run record the engine keeps (empty when `record_frames` is 0): the report's frame
-    /// rows and percentiles.
+    /// The run record the engine keeps: the report's frame rows and percentiles.
     fn run_record(&self) -> &RunRecorder;
+
+    /// Stops (or resumes) feeding the run record, so a bench can time the frame without it.
+    /// Frames run while it is off are missing from the record and from the summary's
+    /// whole-run figures: a game never turns it off.
+    fn set_recording(&mut self, on: bool);
 
     /// The built-in physics agent's id, when installed.
     fn physics_agent(&self) -> Option<AgentId>;
@@ -60,6 +64,10 @@ pub trait EngineHooks {
 impl EngineHooks for Engine {
     fn run_record(&self) -> &RunRecorder {
         Engine::run_record(self)
+    }
+
+    fn set_recording(&mut self, on: bool) {
+        Engine::set_recording(self, on)
     }
 
     fn physics_agent(&self) -> Option<AgentId> {

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 /// Most frames of spans kept (each frame of the demo is a few hundred spans).
 pub(crate) const MAX_TRACE_FRAMES: usize = 10_000;
-/// Most frames the run record keeps whole (about 100 bytes each, plus 8 per lane).
+/// Most frames the run record keeps whole (about 60 bytes each, plus 8 per lane).
 pub(crate) const MAX_RECORD_FRAMES: usize = 1_000_000;
 
 /// Everything an [`Engine`](super::Engine) is built from.
@@ -34,9 +34,9 @@ pub struct EngineConfig {
     pub system_spans: bool,
     /// Frames of spans kept for export.
     pub trace_frames: usize,
-    /// Frames the run record keeps whole (the report's frame chart; whole-run percentiles and
-    /// lane means cover every frame whatever this is). 0 turns the record off: the summary's
-    /// frame-time percentiles, lane means and per-system percentiles are then 0.
+    /// Frames the run record keeps whole, 1 to 1,000,000: the report's frame chart. The
+    /// summary's whole-run figures (frame-time and per-system percentiles, lane means, frames
+    /// over the target) cover every frame whatever this is.
     pub record_frames: usize,
     /// Let the budget controller adapt (false: every agent stays on its first strategy).
     pub adaptive: bool,
@@ -169,11 +169,11 @@ impl EngineConfig {
                 "keep a few hundred frames (each is a few hundred spans)",
             ));
         }
-        if self.record_frames > MAX_RECORD_FRAMES {
+        if self.record_frames == 0 || self.record_frames > MAX_RECORD_FRAMES {
             return Err(bad(
                 "telemetry.record_frames",
-                format!("{} is over {MAX_RECORD_FRAMES}", self.record_frames),
-                "keep the last minutes whole (3600 is one minute at 60 fps; 0 turns the record off)",
+                format!("{} is outside 1..={MAX_RECORD_FRAMES}", self.record_frames),
+                "keep the last minutes whole (3600 is one minute at 60 fps)",
             ));
         }
         Ok(())

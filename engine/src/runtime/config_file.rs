@@ -17,7 +17,7 @@
 //! spans = true               # record trace spans
 //! system_spans = true        # and every system run as a span (about 7 ns each)
 //! trace_frames = 120         # frames of spans kept for trace.json and the report
-//! record_frames = 3600       # frames the run record keeps whole (0: no record)
+//! record_frames = 3600       # frames the run record keeps whole for the report
 //!
 //! [budget]
 //! adaptive = true            # false pins every agent to its first strategy
@@ -312,6 +312,8 @@ mod tests {
             (e.key.as_str(), e.line),
             ("telemetry.record_frames", Some(2))
         );
-        assert!(e.fix.contains("0 turns the record off"), "{e}");
+        assert!(e.fix.contains("3600 is one minute"), "{e}");
+        let e = EngineConfig::from_toml("[telemetry]\nrecord_frames = 0\n").unwrap_err();
+        assert_eq!(e.key, "telemetry.record_frames");
     }
 }

@@ -276,8 +276,7 @@ impl RunSummary {
     }
 
     /// Builds the summary of a finished run from the engine and the run record it keeps
-    /// (`EngineConfig::record_frames`; with the record off, the frame-time percentiles, lane
-    /// means and per-system percentiles are 0). Waits for the render lane (end of a run).
+    /// (`EngineConfig::record_frames`). Waits for the render lane (end of a run).
     ///
     /// One function on purpose (about 120 lines): every key is filled in one struct literal
     /// (the compiler checks none is left out) from the engine and its record.

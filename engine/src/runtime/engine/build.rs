@@ -205,6 +205,7 @@ impl Engine {
             registry,
             metrics,
             record,
+            recording: true,
             lane_ids,
             lane_workers,
             lane_busy_now: vec![0.0; n],

@@ -268,7 +268,7 @@ impl Engine {
     }
 
     /// Step 4's figures once the controller has ticked: the engine's frame metrics, and the
-    /// frame's figures lent to every observer.
+    /// frame's figures lent to the run record.
     pub(super) fn record_frame(
         &mut self,
         frame: u64,
@@ -290,7 +290,7 @@ impl Engine {
         self.metrics.multiplier.set(tick.multiplier);
         self.metrics.switches.add(tick.decisions as u64);
         self.metrics.asset_pending.set(self.assets.pending() as f64);
-        if self.config.record_frames > 0 {
+        if self.recording {
             let figures = FrameFigures {
                 frame,
                 frame_ms,

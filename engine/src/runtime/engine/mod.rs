@@ -273,10 +273,13 @@ pub struct Engine {
     /// Writer: `serve_puffin` (between frames). Reader: `frame` (step 4: publishes the spans).
     #[cfg(feature = "puffin")]
     puffin: Option<telemetry::PuffinServer>,
-    /// The run record (left empty when `config.record_frames` is 0). Writer: `record_frame`
-    /// (owner thread, step 4: the frame's figures). Readers: `RunSummary::from_engine`, the
-    /// report (`EngineHooks::run_record`).
+    /// The run record. Writer: `record_frame` (owner thread, step 4: the frame's figures, while
+    /// `recording`). Readers: `RunSummary::from_engine`, the report (`EngineHooks::run_record`).
     record: RunRecorder,
+    /// Whether frames are recorded (true; `EngineHooks::set_recording` lets the timing bench
+    /// measure the frame without the record). Writer: `set_recording` (between frames).
+    /// Reader: `record_frame`.
+    recording: bool,
     /// Each plan lane's id, in plan order (looked up once, not per frame).
     /// Writer: `assemble`. Reader: `update_lane_busy` (owner thread, step 4).
     lane_ids: Vec<Option<LaneId>>,
@@ -410,6 +413,11 @@ impl Engine {
     /// The body of [`EngineHooks::run_record`](crate::hooks::EngineHooks::run_record), which documents it.
     pub(crate) fn run_record(&self) -> &RunRecorder {
         &self.record
+    }
+
+    /// The body of [`EngineHooks::set_recording`](crate::hooks::EngineHooks::set_recording), which documents it.
+    pub(crate) fn set_recording(&mut self, on: bool) {
+        self.recording = on;
     }
 
     /// Registers a game's own agent; `cost` says where its measured cost comes from.

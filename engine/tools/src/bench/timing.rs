@@ -16,7 +16,7 @@
 //!   tick (the bounded cold path: counters, the limiter, no event formatting while suppressed),
 //!   baseline the all-in-budget tick.
 //! - `engine_frame`: the same 256 systems run through `Engine::frame` (lockstep, one step a
-//!   frame, no GPU, the run record off (`record_frames = 0`), no span per system run: the
+//!   frame, no GPU, the run record off (`EngineHooks::set_recording(false)`), no span per system run: the
 //!   runtime's own cost), per system,
 //!   against `World::run_systems` alone, interleaved round by round. Goal: at most 1.2x.
 //! - `engine_frame_system_spans`: the same with every system run recorded as a trace span (the
@@ -33,12 +33,12 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use lanegraph::hooks::{WorldHooks, MAX_SYSTEMS};
+use lanegraph::hooks::{EngineHooks, WorldHooks, MAX_SYSTEMS};
 use lanegraph_jobs::clock;
 
 use super::stats::median;
 use super::{BenchError, BenchOptions, Figure};
-use lanegraph::runtime::{Engine, EngineConfig};
+use lanegraph::runtime::Engine;
 use lanegraph::systems::SystemDef;
 use lanegraph::world::World;
 
@@ -75,16 +75,7 @@ fn trivial_world(breaching: bool) -> Result<World, BenchError> {
 /// cost.
 fn trivial_engine(recorded: bool, system_spans: bool) -> Result<Engine, BenchError> {
     let failed = |why: String| BenchError::Failed { suite: SUITE, why };
-    let config = EngineConfig {
-        record_frames: if recorded {
-            EngineConfig::default().record_frames
-        } else {
-            0
-        },
-        ..EngineConfig::default()
-    };
     let mut engine = Engine::builder()
-        .config(config)
         .world(trivial_world(false)?)
         .lanes_spec("physics=1,render=1,asset=1")
         .lockstep(true)
@@ -93,6 +84,7 @@ fn trivial_engine(recorded: bool, system_spans: bool) -> Result<Engine, BenchErr
     // The runtime's own cost is measured without a span per system run (a game's choice,
     // measured on its own by `engine_frame_system_spans`).
     engine.world_mut().set_system_spans(system_spans);
+    engine.set_recording(recorded);
     Ok(engine)
 }
 
