@@ -142,31 +142,27 @@ impl RunRecorder {
         self.last_target_ms
     }
 
+    /// Reads the world's system table directly (index = system id; no id checks or stats
+    /// struct per system: this runs every frame for every system).
     fn record_systems(&mut self, f: &FrameFigures<'_>) {
-        let world = f.world;
-        for id in world.system_ids() {
-            let Ok(stats) = world.system_timing_stats(id) else {
-                continue;
-            };
-            let i = id.index() as usize;
+        for (i, rec) in f.world.systems.records.iter().enumerate() {
             if i >= self.systems.len() {
                 // A new system: its entry is made once (the only allocation after warm-up).
-                let name = world.system_name(id).unwrap_or("?").to_string();
                 self.systems.push(SystemRecord {
-                    name,
-                    budget_ms: stats.budget_ns as f64 / 1e6,
+                    name: rec.name.to_string(),
+                    budget_ms: rec.budget.as_nanos() as f64 / 1e6,
                     runs: 0,
                     time_ns: LogHistogram::new(1.0),
                     over_budget: 0,
                 });
                 self.seen_runs.push(0);
             }
-            if stats.runs > self.seen_runs[i] {
-                self.seen_runs[i] = stats.runs;
+            if rec.runs > self.seen_runs[i] {
+                self.seen_runs[i] = rec.runs;
                 let s = &mut self.systems[i];
-                s.runs = stats.runs;
-                s.time_ns.record(stats.last_ns as f64);
-                if stats.last_ns as f64 / 1e6 > s.budget_ms {
+                s.runs = rec.runs;
+                s.time_ns.record(rec.last_ns as f64);
+                if rec.last_ns as f64 / 1e6 > s.budget_ms {
                     s.over_budget += 1;
                 }
             }
