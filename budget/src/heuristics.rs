@@ -384,16 +384,9 @@ impl Heuristics {
     /// proposed it; the collapse into one target and cap needs all of them in one place.
     pub(crate) fn assess(&mut self, s: &Signals) -> Assessment {
         let measured = s.gpu_ms.map_or(s.cpu_ms, |g| g.max(s.cpu_ms));
-        // The changes that leave with the oldest frame, computed exactly as they entered
-        // (newer minus older at the same ages), so the sorted windows find them bit for bit.
-        let mut leaving = [0.0f64; STUTTER_MAX_PERIOD];
-        let sliding = self.stutter_ready && self.len == STUTTER_WINDOW;
-        if sliding {
-            for lag in 1..=STUTTER_MAX_PERIOD {
-                let age = STUTTER_WINDOW - 1 - lag;
-                leaving[lag - 1] = (self.recent(age) - self.recent(age + lag)).abs();
-            }
-        }
+        // The oldest frame, about to be overwritten: the changes that leave with it are
+        // recomputed from it in the stutter block below.
+        let evicted = self.history[self.head];
         self.history[self.head] = measured;
         self.head = (self.head + 1) % STUTTER_WINDOW;
         self.len = (self.len + 1).min(STUTTER_WINDOW);
@@ -461,7 +454,12 @@ impl Heuristics {
             for lag in 1..=STUTTER_MAX_PERIOD {
                 let entering = (recent(0) - recent(lag)).abs();
                 let w = &mut self.stutter_changes[lag - 1];
-                let slid = sliding && w.remove(leaving[lag - 1]) && w.insert(entering);
+                // The change that leaves pairs the evicted frame with the one `lag` newer, now
+                // at age `STUTTER_WINDOW - lag`: newer minus older, exactly as it entered, so
+                // the window finds it bit for bit. `stutter_ready` means the window was full
+                // before this frame (it never shrinks), so `evicted` was in it.
+                let leaving = (recent(STUTTER_WINDOW - lag) - evicted).abs();
+                let slid = self.stutter_ready && w.remove(leaving) && w.insert(entering);
                 if !slid {
                     // First full window (or a leaving change not found, which
                     // `stutter_rebuilds` counts and a test asserts never happens): every

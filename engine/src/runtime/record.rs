@@ -31,8 +31,7 @@ pub(crate) struct FrameFigures<'a> {
     pub(crate) multiplier: f64,
     /// Busy share of each lane over the frame, 0..1, in lane-plan order.
     pub(crate) lane_busy: &'a [f64],
-    /// The world after the frame: system timings (`system_ids`, `system_timing_stats`), entity
-    /// counts, the state hash.
+    /// The world after the frame: its system table (each system's runs and last time).
     pub(crate) world: &'a World,
 }
 

@@ -613,11 +613,8 @@ fn systems_of(world: &World, rec: &RunRecorder) -> Vec<SystemEntry> {
         .filter_map(|id| {
             let stats = world.system_timing_stats(id).ok()?;
             let name = world.system_name(id).ok()?.to_string();
-            let hist = rec
-                .systems()
-                .iter()
-                .find(|r| r.name == name)
-                .map(|r| &r.time_ns);
+            // The record keeps systems in id order (it walks the world's table).
+            let hist = rec.systems().get(id.index() as usize).map(|r| &r.time_ns);
             let ms = |p: f64| hist.and_then(|h| h.percentile(p)).unwrap_or(0.0) / 1e6;
             Some(SystemEntry {
                 budget_ms: stats.budget_ns as f64 / 1e6,
