@@ -13,12 +13,12 @@ use crate::endpoint::MetricsEndpoint;
 use crate::puffin_live::PuffinServer;
 #[cfg(feature = "puffin")]
 use crate::spans::TrackInfo;
+#[cfg(feature = "metrics-facade")]
+use crate::MetricsRecorder;
 use crate::{
     Buckets, Counter, FrameSpans, Gauge, Histogram, HistogramSnapshot, MetricDesc, MetricSnapshot,
-    Registry, SpanRecord, TraceHistory, TrackingAllocator,
+    RegisterError, Registry, SpanRecord, TraceHistory, TrackingAllocator, Unit,
 };
-#[cfg(feature = "metrics-facade")]
-use crate::{MetricsRecorder, RegisterError};
 
 use crate::spans::ring::Ring;
 use crate::spans::{is_enabled, store, TrackId, NO_WORKLOAD};
@@ -196,6 +196,27 @@ pub trait RegistryHooks {
 
     /// Every metric and its value, sorted by name. Computed metrics are read outside the lock.
     fn snapshot(&self) -> Vec<MetricSnapshot>;
+
+    /// Registers a counter whose value `read` computes at snapshot time (it must be monotonic):
+    /// the runtime's own computed metrics (allocator totals, dropped spans, pending assets).
+    /// A name can hold one computed metric: registering it again is a clash.
+    fn register_counter_fn(
+        &self,
+        name: &str,
+        unit: Unit,
+        help: &str,
+        read: impl Fn() -> u64 + Send + Sync + 'static,
+    ) -> Result<(), RegisterError>;
+
+    /// Registers a gauge whose value `read` computes at snapshot time (as
+    /// [`register_counter_fn`](Self::register_counter_fn)).
+    fn register_gauge_fn(
+        &self,
+        name: &str,
+        unit: Unit,
+        help: &str,
+        read: impl Fn() -> f64 + Send + Sync + 'static,
+    ) -> Result<(), RegisterError>;
 }
 
 impl RegistryHooks for Registry {
@@ -213,6 +234,26 @@ impl RegistryHooks for Registry {
 
     fn snapshot(&self) -> Vec<MetricSnapshot> {
         Registry::snapshot(self)
+    }
+
+    fn register_counter_fn(
+        &self,
+        name: &str,
+        unit: Unit,
+        help: &str,
+        read: impl Fn() -> u64 + Send + Sync + 'static,
+    ) -> Result<(), RegisterError> {
+        Registry::register_counter_fn(self, name, unit, help, read)
+    }
+
+    fn register_gauge_fn(
+        &self,
+        name: &str,
+        unit: Unit,
+        help: &str,
+        read: impl Fn() -> f64 + Send + Sync + 'static,
+    ) -> Result<(), RegisterError> {
+        Registry::register_gauge_fn(self, name, unit, help, read)
     }
 }
 

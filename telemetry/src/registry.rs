@@ -247,9 +247,8 @@ impl Registry {
         }
     }
 
-    /// Registers a counter whose value `read` computes at snapshot time (it must be monotonic).
-    /// A name can hold one computed metric: registering it again is a clash.
-    pub fn register_counter_fn(
+    /// The body of [`RegistryHooks::register_counter_fn`](crate::hooks::RegistryHooks::register_counter_fn), which documents it.
+    pub(crate) fn register_counter_fn(
         &self,
         name: &str,
         unit: Unit,
@@ -266,8 +265,8 @@ impl Registry {
         )
     }
 
-    /// Registers a gauge whose value `read` computes at snapshot time.
-    pub fn register_gauge_fn(
+    /// The body of [`RegistryHooks::register_gauge_fn`](crate::hooks::RegistryHooks::register_gauge_fn), which documents it.
+    pub(crate) fn register_gauge_fn(
         &self,
         name: &str,
         unit: Unit,

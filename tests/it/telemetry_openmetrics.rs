@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use lanegraph::hooks::telemetry::{
     openmetrics, Buckets, EndpointOptions, MetricsEndpoint, Registry, Unit,
 };
-use lanegraph::hooks::BucketsHooks;
+use lanegraph::hooks::{BucketsHooks, RegistryHooks};
 use serde_json::Value;
 
 const PARSER: &str = r#"

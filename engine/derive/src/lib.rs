@@ -19,7 +19,8 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{parse_macro_input, Data, DeriveInput, Fields, LitStr};
 
-/// `#[derive(Component)]`: implements `lanegraph::world::Component`.
+/// `#[derive(Component)]`: implements `lanegraph::world::Component` and the metadata the runtime
+/// reads through `lanegraph::hooks::ComponentMeta`.
 ///
 /// Options, all optional, in `#[component(...)]`:
 /// - `name = "Position"`: the stable name (default: the type's name).
@@ -37,13 +38,15 @@ pub fn derive_component(input: TokenStream) -> TokenStream {
         &input,
         "component",
         quote!(::lanegraph::world::Component),
+        quote!(::lanegraph::hooks::ComponentMeta),
         true,
     )
     .unwrap_or_else(syn::Error::into_compile_error)
     .into()
 }
 
-/// `#[derive(Resource)]`: implements `lanegraph::world::Resource`.
+/// `#[derive(Resource)]`: implements `lanegraph::world::Resource` and
+/// `lanegraph::hooks::ResourceMeta`.
 ///
 /// Options in `#[resource(...)]`, as for `Component`: `name = "..."` and `domains(...)`.
 #[proc_macro_derive(Resource, attributes(resource))]
@@ -53,6 +56,7 @@ pub fn derive_resource(input: TokenStream) -> TokenStream {
         &input,
         "resource",
         quote!(::lanegraph::world::Resource),
+        quote!(::lanegraph::hooks::ResourceMeta),
         false,
     )
     .unwrap_or_else(syn::Error::into_compile_error)
@@ -149,6 +153,7 @@ fn expand_named_trait(
     input: &DeriveInput,
     attr: &str,
     trait_path: TokenStream2,
+    meta_path: TokenStream2,
     with_all_f32: bool,
 ) -> syn::Result<TokenStream2> {
     let opts = parse_name_and_domains(input, attr)?;
@@ -214,7 +219,8 @@ fn expand_named_trait(
     };
     let schema = LitStr::new(&schema_of(input), ident.span());
     Ok(quote! {
-        impl #impl_g #trait_path for #ident #ty_g #where_c {
+        impl #impl_g #trait_path for #ident #ty_g #where_c {}
+        impl #impl_g #meta_path for #ident #ty_g #where_c {
             const NAME: &'static str = #name;
             const DOMAINS: ::lanegraph::world::DomainSet = #domains;
             #all_f32

@@ -33,6 +33,11 @@ pub use lanegraph_telemetry::hooks::{
     AllocatorHooks, BucketsHooks, HandleHooks, HistogramHooks, RegistryHooks, TraceHistoryHooks,
 };
 
+/// What `#[derive(Component)]` and `#[derive(Resource)]` write and the runtime reads (name,
+/// domains, snapshot and savegame hooks): a hand-written component or resource implements it.
+pub use crate::world::component::ComponentMeta;
+pub use crate::world::resource::ResourceMeta;
+
 pub use crate::world::access::{ColumnAccess, ColumnLayout};
 pub use crate::world::epoch::{WorldId, MAX_DOMAINS};
 pub use crate::world::par_query::{MAX_CHUNKS, MIN_CHUNK_ROWS};

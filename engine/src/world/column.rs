@@ -34,7 +34,7 @@ pub(crate) trait ErasedColumn: Send + Sync + 'static {
     fn layout(&self) -> ColumnLayout;
     /// Size of one value in bytes.
     fn size_bytes(&self) -> usize;
-    /// Whether every field of the component is an `f32` (see [`super::Component::ALL_F32`]).
+    /// Whether every field of the component is an `f32` (see [`super::component::ComponentMeta::ALL_F32`]).
     fn all_f32(&self) -> bool;
     /// Rows stored.
     fn len(&self) -> usize;

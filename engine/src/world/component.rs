@@ -9,14 +9,14 @@ use super::hash::StateHash;
 
 /// A piece of data attached to an entity, stored in a column of its own.
 ///
-/// `NAME` is the component's stable identity: it orders the state hash and names the component
-/// in telemetry, so it must be unique within a world and stable across builds (a replay made by
-/// one build is checked by another). `DOMAINS` says which change epochs a mutation of this
-/// component bumps (see [`Domain`](super::Domain)).
-///
-/// Derive it (the derive has the trait's name and lives beside it):
+/// Derive it (the derive has the trait's name and lives beside it). The options name the
+/// component (stable and unique within a world: it orders the state hash, names the component
+/// in telemetry and savegames) and say which change domains a mutation bumps (see
+/// [`Domain`](super::Domain)); the runtime reads them through
+/// [`ComponentMeta`](crate::hooks::ComponentMeta), which the derive writes:
 ///
 /// ```
+/// use lanegraph::hooks::ComponentMeta;
 /// use lanegraph::simd::SoaComponent;
 /// use lanegraph::world::{Component, Domain, DomainSet, StateHash};
 ///
@@ -46,7 +46,18 @@ use super::hash::StateHash;
 /// #[component(nmae = "Typo")]
 /// struct Typo(u32);
 /// ```
-pub trait Component: StateHash + Send + Sync + 'static {
+pub trait Component: ComponentMeta + StateHash + Send + Sync + 'static {}
+
+/// What `#[derive(Component)]` writes and the runtime reads: a component's stable name, its
+/// change domains and how snapshots and savegames copy and describe it. A game sets these
+/// through the derive's options (`#[component(name = "...", domains(...), all_f32)]`) and does
+/// not call them; a hand-written component implements this and then [`Component`] (empty).
+///
+/// `NAME` is the component's stable identity: it orders the state hash and names the component
+/// in telemetry, so it must be unique within a world and stable across builds (a replay made by
+/// one build is checked by another). `DOMAINS` says which change epochs a mutation of this
+/// component bumps (see [`Domain`](super::Domain)).
+pub trait ComponentMeta {
     /// Stable, unique name (e.g. `"Position"`).
     const NAME: &'static str;
     /// The domains whose epochs move when this component changes.

@@ -15,7 +15,7 @@
 
 use super::epoch::{Domain, DomainSet};
 use super::hash::{StateHash, StateHasher};
-use super::resource::Resource;
+use super::resource::{Resource, ResourceMeta};
 use super::World;
 use crate::world::error::WorldError;
 
@@ -59,7 +59,9 @@ impl<E: Event> StateHash for Events<E> {
     }
 }
 
-impl<E: Event> Resource for Events<E> {
+impl<E: Event> Resource for Events<E> {}
+
+impl<E: Event> ResourceMeta for Events<E> {
     const NAME: &'static str = E::NAME;
     const DOMAINS: DomainSet = DomainSet::of(Domain::GAMEPLAY);
     fn snapshot_clone() -> Option<fn(&Self) -> Self> {

@@ -16,18 +16,26 @@ use super::hash::{StateHash, StateHasher};
 use super::World;
 use crate::world::error::WorldError;
 
-/// A typed singleton of simulation state.
+/// A typed singleton of simulation state. Derive it (`#[derive(Resource, StateHash)]`, options
+/// `#[resource(name = "...", domains(...))]` as for [`Component`](super::Component)); the
+/// runtime reads the name and domains through [`ResourceMeta`](crate::hooks::ResourceMeta).
+pub trait Resource: ResourceMeta + StateHash + Send + Sync + 'static {}
+
+/// What `#[derive(Resource)]` writes and the runtime reads: the resource's stable name, its
+/// change domains and how snapshots and savegames copy and describe it. A game sets these
+/// through the derive's options (`#[resource(name = "...", domains(...))]`) and does not call
+/// them; a hand-written resource implements this and then [`Resource`] (empty).
 ///
 /// `NAME` orders resources in the state hash and must be unique among a world's resources;
 /// `DOMAINS` are the change epochs a write bumps.
-pub trait Resource: StateHash + Send + Sync + 'static {
+pub trait ResourceMeta {
     /// Stable, unique name (e.g. `"Score"`).
     const NAME: &'static str;
     /// The domains whose epochs move when this resource changes.
     const DOMAINS: DomainSet;
 
     /// How a snapshot copies the value: as for
-    /// [`Component::snapshot_clone`](super::Component::snapshot_clone) (the derive fills it in
+    /// [`ComponentMeta::snapshot_clone`](super::component::ComponentMeta::snapshot_clone) (the derive fills it in
     /// for `Clone` types).
     fn snapshot_clone() -> Option<fn(&Self) -> Self> {
         None

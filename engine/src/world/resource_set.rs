@@ -76,17 +76,17 @@ macro_rules! resource_tuple {
                 resources: &'a mut Resources,
                 epochs: &mut Epochs,
             ) -> Result<Self::Item<'a>, WorldError> {
-                let names = [$(<$p::R as Resource>::NAME),+];
+                let names = [$(<$p::R as crate::world::resource::ResourceMeta>::NAME),+];
                 let at = [$(resources
                     .index_of::<$p::R>()
-                    .ok_or(WorldError::MissingResource { resource: <$p::R as Resource>::NAME })?),+];
+                    .ok_or(WorldError::MissingResource { resource: <$p::R as crate::world::resource::ResourceMeta>::NAME })?),+];
                 for (i, a) in at.iter().enumerate() {
                     if at[..i].contains(a) {
                         return Err(WorldError::AliasedResource { resource: names[i] });
                     }
                 }
                 $(if $p::MUTABLE {
-                    epochs.bump(<$p::R as Resource>::DOMAINS);
+                    epochs.bump(<$p::R as crate::world::resource::ResourceMeta>::DOMAINS);
                 })+
                 // Each value goes to the member that named its index (distinct, checked above).
                 let mut slots = at.map(|_| None);

@@ -111,6 +111,7 @@ fn world_and_lent_chunks_can_move_to_other_threads() {
 
 mod derives {
     use super::*;
+    use crate::hooks::ComponentMeta;
 
     #[derive(Component, StateHash)]
     struct Defaulted {
@@ -136,6 +137,11 @@ mod derives {
     #[component(name = "Custom", domains(PHYSICS, crate::world::Domain::RENDER))]
     struct Named(u32);
 
+    /// A vector of `f32`s the derive cannot see through: `all_f32` says so.
+    #[derive(Component, StateHash)]
+    #[component(all_f32)]
+    struct Wide([f32; 3]);
+
     fn hash_of(x: &impl StateHash) -> u64 {
         let mut h = StateHasher::new();
         x.hash_state(&mut h);
@@ -152,8 +158,8 @@ mod derives {
     fn component_defaults_are_the_type_name_every_domain_and_the_field_types() {
         assert_eq!(Defaulted::NAME, "Defaulted");
         assert_eq!(Defaulted::DOMAINS, DomainSet::ALL);
-        let all_f32 = [Defaulted::ALL_F32, Name::ALL_F32];
-        assert_eq!(all_f32, [true, false]);
+        let all_f32 = [Defaulted::ALL_F32, Name::ALL_F32, Wide::ALL_F32, Named::ALL_F32];
+        assert_eq!(all_f32, [true, false, true, false]);
         assert_eq!(Named::NAME, "Custom");
         assert_eq!(
             Named::DOMAINS,
