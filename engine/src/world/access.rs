@@ -84,9 +84,9 @@ pub struct ColumnAccess {
     pub rows_scanned: u64,
     /// `rows_scanned * size_bytes`: the bytes those scans touched.
     pub bytes_scanned: u64,
-    /// Whether every field is an `f32` ([`Component::ALL_F32`], or stored field-SoA).
+    /// Whether every field is an `f32` ([`ComponentMeta::ALL_F32`], or stored field-SoA).
     ///
-    /// [`Component::ALL_F32`]: super::Component::ALL_F32
+    /// [`ComponentMeta::ALL_F32`]: super::component::ComponentMeta::ALL_F32
     pub all_f32: bool,
 }
 

@@ -111,7 +111,7 @@ fn world_and_lent_chunks_can_move_to_other_threads() {
 
 mod derives {
     use super::*;
-    use crate::hooks::ComponentMeta;
+    use crate::world::component::ComponentMeta;
 
     #[derive(Component, StateHash)]
     struct Defaulted {
