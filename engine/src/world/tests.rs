@@ -158,7 +158,12 @@ mod derives {
     fn component_defaults_are_the_type_name_every_domain_and_the_field_types() {
         assert_eq!(Defaulted::NAME, "Defaulted");
         assert_eq!(Defaulted::DOMAINS, DomainSet::ALL);
-        let all_f32 = [Defaulted::ALL_F32, Name::ALL_F32, Wide::ALL_F32, Named::ALL_F32];
+        let all_f32 = [
+            Defaulted::ALL_F32,
+            Name::ALL_F32,
+            Wide::ALL_F32,
+            Named::ALL_F32,
+        ];
         assert_eq!(all_f32, [true, false, true, false]);
         assert_eq!(Named::NAME, "Custom");
         assert_eq!(
