@@ -386,7 +386,12 @@ fn replays_refuse_frames_already_run_the_same_way_for_decisions_and_inputs() {
         engine.frame().unwrap();
     }
     let late = RunLog {
-        decisions: vec![DecisionEntry::new(3, "collide", "every_other")],
+        decisions: vec![DecisionEntry {
+            frame: 3,
+            agent: "collide".into(),
+            to: "every_other".into(),
+            ..Default::default()
+        }],
         inputs: Vec::new(),
     };
     let err = engine.replay(&late).unwrap_err();
@@ -406,13 +411,23 @@ fn replays_refuse_frames_already_run_the_same_way_for_decisions_and_inputs() {
     // A decision made at the end of the frame just run is still in time.
     engine
         .replay(&RunLog {
-            decisions: vec![DecisionEntry::new(5, "collide", "every_other")],
+            decisions: vec![DecisionEntry {
+                frame: 5,
+                agent: "collide".into(),
+                to: "every_other".into(),
+                ..Default::default()
+            }],
             ..RunLog::default()
         })
         .unwrap();
     let err = engine
         .replay(&RunLog {
-            decisions: vec![DecisionEntry::new(6, "nobody", "x")],
+            decisions: vec![DecisionEntry {
+                frame: 6,
+                agent: "nobody".into(),
+                to: "x".into(),
+                ..Default::default()
+            }],
             ..RunLog::default()
         })
         .unwrap_err();

@@ -39,7 +39,7 @@ pub use crate::world::component::ComponentMeta;
 pub use crate::world::resource::ResourceMeta;
 
 pub use crate::world::access::{ColumnAccess, ColumnLayout};
-pub use crate::world::epoch::{WorldId, MAX_DOMAINS};
+pub use crate::world::epoch::{Epochs, WorldId, MAX_DOMAINS};
 pub use crate::world::par_query::{MAX_CHUNKS, MIN_CHUNK_ROWS};
 pub use crate::world::query::{ColumnMut, ColumnRef, Filter};
 pub use crate::world::query_data::MAX_QUERY_COMPONENTS;

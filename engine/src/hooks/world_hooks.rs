@@ -26,6 +26,11 @@ pub trait WorldHooks {
     /// kept across worlds, beside `epochs()`).
     fn id(&self) -> WorldId;
 
+    /// The change epoch of every domain now: a view derived from domains `D` stays valid while
+    /// `(id(), epochs restricted to D)` is unchanged (`old.changed_in(&new, D)`). The engine's
+    /// render view cache keys on it; a game's systems use [`when_changed`] instead.
+    fn epochs(&self) -> Epochs;
+
     /// Frames begun so far (each `begin_frame` call is one).
     fn frame_index(&self) -> u64;
 
@@ -307,6 +312,10 @@ pub trait WorldHooks {
 impl WorldHooks for World {
     fn id(&self) -> WorldId {
         World::id(self)
+    }
+
+    fn epochs(&self) -> Epochs {
+        World::epochs(self)
     }
 
     fn frame_index(&self) -> u64 {

@@ -12,8 +12,10 @@ use crate::Engine;
 
 /// One strategy decision (the controller's, or a manual pin): the one row type a run log is
 /// written with and read back from ([`Engine::replay`]). Made at the end of frame
-/// `frame`, it takes effect from frame `frame + 1`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// `frame`, it takes effect from frame `frame + 1`. A decision to replay needs `frame`,
+/// `agent` and `to`: `DecisionEntry { frame: 3, agent: "physics".into(), to: "half".into(),
+/// ..Default::default() }`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DecisionEntry {
     /// Frame decided in (0: before the first frame).
     pub frame: u64,
@@ -27,19 +29,6 @@ pub struct DecisionEntry {
     /// Why (informative).
     #[serde(default)]
     pub reason: String,
-}
-
-impl DecisionEntry {
-    /// A decision to replay: `agent` switches to `to` at the end of frame `frame`.
-    pub fn new(frame: u64, agent: impl Into<String>, to: impl Into<String>) -> Self {
-        DecisionEntry {
-            frame,
-            agent: agent.into(),
-            from: String::new(),
-            to: to.into(),
-            reason: String::new(),
-        }
-    }
 }
 
 /// What a replay needs of a run: its decisions and its inputs. Reads straight from a

@@ -96,13 +96,8 @@ unsafe fn drop_payload<T>(ptr: *const MaybeUninit<u8>) {
 }
 
 impl Commands {
-    /// Commands queued and not yet applied.
-    pub fn len(&self) -> usize {
-        self.metas.len()
-    }
-
     /// True when nothing is queued.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.metas.is_empty()
     }
 

@@ -112,8 +112,9 @@ pub use component::CopyRows;
 #[doc(hidden)]
 pub use component_ids::DenseKey as __DenseKey;
 pub use entity::Entity;
+pub(crate) use epoch::Epochs;
 pub(crate) use epoch::WorldId;
-pub use epoch::{Domain, DomainSet, Epochs};
+pub use epoch::{Domain, DomainSet};
 pub use error::{Desync, WorldError};
 pub use events::{Event, EventCursor, Events};
 pub use hash::{StateHash, StateHasher};
@@ -527,9 +528,8 @@ impl World {
 
     // ---- epochs, hash, telemetry, compaction ----------------------------------------------
 
-    /// The change epoch of every domain now. A view derived from domains `D` stays valid while
-    /// `(id(), epochs restricted to D)` is unchanged.
-    pub fn epochs(&self) -> Epochs {
+    /// The body of [`WorldHooks::epochs`](crate::hooks::WorldHooks::epochs), which documents it.
+    pub(crate) fn epochs(&self) -> Epochs {
         self.epochs
     }
 
