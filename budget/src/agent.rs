@@ -24,7 +24,7 @@ impl Pool {
     pub(crate) const ALL: [Pool; 2] = [Pool::Cpu, Pool::Gpu];
 
     /// Index into per-pool arrays.
-    pub fn index(self) -> usize {
+    pub(crate) fn index(self) -> usize {
         match self {
             Pool::Cpu => 0,
             Pool::Gpu => 1,
@@ -46,8 +46,8 @@ impl Pool {
 pub struct AgentId(pub(crate) u16);
 
 impl AgentId {
-    /// The registration index (0 for the first agent registered).
-    pub fn index(self) -> usize {
+    /// The body of [`AgentIdHooks::index`](crate::hooks::AgentIdHooks::index), which documents it.
+    pub(crate) fn index(self) -> usize {
         self.0 as usize
     }
 }

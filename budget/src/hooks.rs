@@ -9,3 +9,16 @@
 pub use crate::controller::ControllerDriver;
 pub use crate::cost_model::{CostLawHooks, CostModel, WINDOW as COST_MODEL_WINDOW};
 pub use crate::record::Recording;
+
+/// An agent id's registration index, for the runtime's per-agent tables (a game keys its own
+/// tables on the `AgentId` itself: it is `Ord` and `Hash`).
+pub trait AgentIdHooks {
+    /// The registration index (0 for the first agent registered).
+    fn index(self) -> usize;
+}
+
+impl AgentIdHooks for crate::AgentId {
+    fn index(self) -> usize {
+        crate::AgentId::index(self)
+    }
+}

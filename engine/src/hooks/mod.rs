@@ -19,7 +19,7 @@
 /// `StepReport`, `sim`, the cost model.
 pub use lanegraph_budget as budget;
 /// The controller's calls for an engine, a replay tool or a test.
-pub use lanegraph_budget::hooks::{ControllerDriver, CostLawHooks};
+pub use lanegraph_budget::hooks::{AgentIdHooks, ControllerDriver, CostLawHooks};
 /// The telemetry crate whole (`lanegraph-telemetry`), span-store plumbing included.
 pub use lanegraph_telemetry as telemetry;
 #[cfg(feature = "metrics-http")]
