@@ -62,9 +62,6 @@ pub mod budget {
 pub mod telemetry {
     #[cfg(feature = "metrics-facade")]
     pub use lanegraph_telemetry::MetricsRecorder;
-    /// What `Engine::serve_puffin` refused (the engine runs the puffin server itself).
-    #[cfg(feature = "puffin")]
-    pub use lanegraph_telemetry::PuffinError;
     #[cfg(feature = "tracing-layer")]
     pub use lanegraph_telemetry::SpanLayer;
     pub use lanegraph_telemetry::{

@@ -102,7 +102,8 @@ pub enum RecordSpanError {
     },
 }
 
-/// The scrape endpoint could not start.
+/// A telemetry server could not start: the metrics scrape endpoint
+/// (`MetricsEndpoint::start`) or the puffin live view (`Engine::serve_puffin`).
 #[derive(Debug, thiserror::Error)]
 pub enum EndpointError {
     /// The address is not loopback and exposure beyond this machine was not asked for.
@@ -128,4 +129,15 @@ pub enum EndpointError {
     /// The background thread could not be started.
     #[error("cannot start the metrics endpoint thread: {0} (fix: check thread limits)")]
     Spawn(#[source] std::io::Error),
+    /// The puffin live view could not listen.
+    #[error(
+        "the puffin live view cannot listen on {addr}: {why} (fix: pick a free port, e.g. \
+         127.0.0.1:8585, or stop the other program listening there)"
+    )]
+    Puffin {
+        /// The address asked for.
+        addr: String,
+        /// Why it failed.
+        why: String,
+    },
 }

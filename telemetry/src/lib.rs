@@ -61,7 +61,7 @@ pub use metrics_facade::MetricsRecorder;
 pub use monotonic::{monotonic_ns, stamp_of_monotonic_ns};
 pub use names::{MetricKind, Unit, WELL_KNOWN_METRICS};
 #[cfg(feature = "puffin")]
-pub use puffin_live::{PuffinError, PuffinServer};
+pub use puffin_live::PuffinServer;
 pub use registry::{global, MetricDesc, MetricSnapshot, MetricValue, Registry};
 pub use spans::{
     is_enabled as spans_enabled, record_span, span, span_n, SpanGuard, SpanRecord, TrackId,

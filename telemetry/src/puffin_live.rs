@@ -19,19 +19,6 @@ use puffin::{GlobalProfiler, ScopeDetails, ScopeId, Stream, StreamInfo, ThreadIn
 use super::spans::{self, SpanRecord, TrackInfo};
 use super::FrameSpans;
 
-/// The live view could not start.
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "the puffin live view cannot listen on {addr}: {why} (fix: pick a free port, e.g. \
-     127.0.0.1:8585, or stop the other program listening there)"
-)]
-pub struct PuffinError {
-    /// The address asked for.
-    pub addr: String,
-    /// Why it failed.
-    pub why: String,
-}
-
 /// A `puffin_http` server fed with the engine's spans, one puffin frame per engine frame.
 pub struct PuffinServer {
     server: puffin_http::Server,
@@ -57,8 +44,8 @@ impl std::fmt::Debug for PuffinServer {
 
 impl PuffinServer {
     /// Listens on `addr` (`"127.0.0.1:8585"`, puffin's usual port).
-    pub fn start(addr: &str) -> Result<PuffinServer, PuffinError> {
-        let server = puffin_http::Server::new(addr).map_err(|e| PuffinError {
+    pub fn start(addr: &str) -> Result<PuffinServer, crate::EndpointError> {
+        let server = puffin_http::Server::new(addr).map_err(|e| crate::EndpointError::Puffin {
             addr: addr.to_string(),
             why: e.to_string(),
         })?;

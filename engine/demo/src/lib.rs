@@ -262,12 +262,9 @@ pub enum DemoError {
     /// A system could not be registered.
     #[error(transparent)]
     Register(#[from] lanegraph::systems::RegisterError),
-    /// The metrics scrape endpoint could not start.
+    /// The metrics scrape endpoint or the puffin live view could not start.
     #[error(transparent)]
     Endpoint(#[from] lanegraph::telemetry::EndpointError),
-    /// The live view could not start.
-    #[error(transparent)]
-    Puffin(#[from] lanegraph::telemetry::PuffinError),
     /// An option is out of its range (the CLI's flags and the config file's keys).
     #[error("{flag} {value}: {why}; fix: {fix}")]
     BadOption {

@@ -244,7 +244,9 @@ impl World {
         &self,
         agent: lanegraph_budget::AgentId,
     ) -> Option<lanegraph_budget::StrategyIndex> {
-        self.agent_strategies.get(lanegraph_budget::hooks::AgentIdHooks::index(agent)).copied()
+        self.agent_strategies
+            .get(lanegraph_budget::hooks::AgentIdHooks::index(agent))
+            .copied()
     }
 
     /// An empty world. Pays the one-time setup cost of the system table (room for the maximum

@@ -557,7 +557,7 @@ impl Engine {
     /// worker as threads while the game runs. Needs trace spans on (the default). Calling it
     /// again replaces the server.
     #[cfg(feature = "puffin")]
-    pub fn serve_puffin(&mut self, addr: &str) -> Result<(), telemetry::PuffinError> {
+    pub fn serve_puffin(&mut self, addr: &str) -> Result<(), telemetry::EndpointError> {
         self.puffin = Some(telemetry::PuffinServer::start(addr)?);
         Ok(())
     }
