@@ -83,3 +83,19 @@ fn decodes() {
         assert!(names.contains(n), "no `{n}` scope in {names:?}");
     }
 }
+
+/// A live view asked for on a port another program holds is the servers' one typed error,
+/// naming the address and the fix; the engine runs on without it.
+#[test]
+fn a_taken_port_is_a_typed_endpoint_error_naming_the_address() {
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = held.local_addr().unwrap().to_string();
+    let mut engine = lanegraph::Engine::builder().build().unwrap();
+    let err = engine.serve_puffin(&addr).unwrap_err();
+    assert!(
+        matches!(&err, lanegraph::telemetry::EndpointError::Puffin { addr: a, .. } if *a == addr),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("fix: pick a free port"), "{err}");
+    engine.frame().unwrap();
+}
