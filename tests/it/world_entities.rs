@@ -1,6 +1,6 @@
 //! The World through its public API: handles, components, queries, epochs, hash, telemetry.
 
-use lanegraph::hooks::{ColumnLayout, WorldHooks};
+use lanegraph::hooks::{ColumnLayout, EntityHooks, WorldHooks};
 use lanegraph::systems::SystemDef;
 use lanegraph::world::WorldError;
 use lanegraph::world::{Component, Domain, DomainSet, StateHash, World};

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 
-use lanegraph::hooks::{Filter, WorldHooks};
+use lanegraph::hooks::{EntityHooks, Filter, WorldHooks};
 use lanegraph::jobs::plan::{machine_cores, LaneKind};
 use lanegraph::jobs::{LanePlan, Lanes};
 use lanegraph::world::WorldError;

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use lanegraph::hooks::WorldHooks;
+use lanegraph::hooks::{EntityHooks, QueryHooks, WorldHooks};
 use lanegraph::jobs::plan::{machine_cores, LaneKind};
 use lanegraph::jobs::{LanePlan, Lanes};
 use lanegraph::prelude::*;

@@ -3,7 +3,7 @@
 //! event queues; a capture into a warm snapshot and its restore allocate nothing; a component
 //! or resource that cannot be copied is a typed error naming it.
 
-use lanegraph::hooks::SnapshotHooks;
+use lanegraph::hooks::{EntityHooks, SnapshotHooks};
 use lanegraph::prelude::*;
 use lanegraph::simd::SoaComponent;
 use lanegraph::world::WorldError;

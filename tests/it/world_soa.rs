@@ -1,7 +1,7 @@
 //! Field-SoA components in the World: opt-in, resident columns, and the one-step loan of
 //! disjoint `Send` chunks to other threads (the physics lane's pattern).
 
-use lanegraph::hooks::{ColumnLayout, WorldHooks};
+use lanegraph::hooks::{ColumnLayout, EntityHooks, WorldHooks};
 use lanegraph::simd::{SoaComponent, SoaTable};
 use lanegraph::world::WorldError;
 use lanegraph::world::{Component, Domain, DomainSet, StateHash, World};

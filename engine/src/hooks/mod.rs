@@ -80,4 +80,6 @@ pub(crate) mod engine_hooks;
 pub(crate) mod world_hooks;
 
 pub use engine_hooks::{inject_asset_panics, EngineHooks};
-pub use world_hooks::{run_systems_untimed, SnapshotHooks, SystemIdHooks, WorldHooks};
+pub use world_hooks::{
+    run_systems_untimed, EntityHooks, QueryHooks, SnapshotHooks, SystemIdHooks, WorldHooks,
+};

@@ -492,6 +492,40 @@ pub fn run_systems_untimed(world: &mut World) {
     world.run_systems_untimed();
 }
 
+/// An entity handle's parts, for the runtime's tables and tests of slot reuse. A game treats an
+/// [`Entity`] as opaque: it compares, orders and hashes it, prints it (`12v3`: slot 12, third
+/// use) and sends it as [`Entity::to_bits`].
+pub trait EntityHooks {
+    /// The slot index (reused after despawn, under a new generation).
+    fn index(self) -> u32;
+
+    /// How many times the slot had been reused when this handle was made (starts at 1).
+    fn generation(self) -> u32;
+}
+
+impl EntityHooks for Entity {
+    fn index(self) -> u32 {
+        Entity::index(self)
+    }
+
+    fn generation(self) -> u32 {
+        Entity::generation(self)
+    }
+}
+
+/// A query's tuning knob for tests and benches: the parallel split forced to a chunk size.
+pub trait QueryHooks: Sized {
+    /// Parallel runs split into chunks of `rows` rows (at least 1) whenever the world has a
+    /// lane, whatever the cost model predicts: for a caller who knows its rows' cost.
+    fn chunk_rows(self, rows: usize) -> Self;
+}
+
+impl<Q: QueryData, F: QueryFilter> QueryHooks for Query<'_, Q, F> {
+    fn chunk_rows(self, rows: usize) -> Self {
+        Query::chunk_rows(self, rows)
+    }
+}
+
 /// A system id built from its parts, for tests of the registry's checks (a game gets ids from `register_system`).
 pub trait SystemIdHooks {
     /// Rebuilds an id from its parts (e.g. read back from a profiler capture). It is validated

@@ -30,15 +30,15 @@ pub struct Entity {
 }
 
 impl Entity {
-    /// The slot index (reused after despawn, under a new generation).
+    /// The body of [`EntityHooks::index`](crate::hooks::EntityHooks::index), which documents it.
     #[inline]
-    pub fn index(self) -> u32 {
+    pub(crate) fn index(self) -> u32 {
         self.index
     }
 
-    /// How many times the slot had been reused when this handle was made (starts at 1).
+    /// The body of [`EntityHooks::generation`](crate::hooks::EntityHooks::generation), which documents it.
     #[inline]
-    pub fn generation(self) -> u32 {
+    pub(crate) fn generation(self) -> u32 {
         self.generation.get()
     }
 

@@ -74,15 +74,8 @@ struct Shared<T>(T);
 unsafe impl<T> Sync for Shared<T> {}
 
 impl<'q, Q: QueryData, F: QueryFilter> Query<'q, Q, F> {
-    /// Rows the query walks (an upper bound on the entities it visits: the smallest column it
-    /// requires).
-    pub fn rows(&self) -> usize {
-        self.state.as_ref().map_or(0, |s| s.2.rows)
-    }
-
-    /// Parallel runs split into chunks of `rows` rows (at least 1) whenever the world has a
-    /// lane, whatever the cost model predicts: for a caller who knows its rows' cost.
-    pub fn chunk_rows(mut self, rows: usize) -> Self {
+    /// The body of [`QueryHooks::chunk_rows`](crate::hooks::QueryHooks::chunk_rows), which documents it.
+    pub(crate) fn chunk_rows(mut self, rows: usize) -> Self {
         self.chunk_rows = Some(rows.max(1));
         self
     }
