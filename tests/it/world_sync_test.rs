@@ -248,7 +248,7 @@ mod engine_mode {
 
     use lanegraph::jobs::LanePlan;
     use lanegraph::runtime::Engine;
-    use lanegraph::world::{WorldError, AFTER_SYSTEMS};
+    use lanegraph::world::WorldError;
     use lanegraph_demo::physics::DemoPhysics;
     use lanegraph_demo::world::Position;
 
@@ -300,7 +300,11 @@ mod engine_mode {
             panic!("no desync: {:?}", engine.sync_test_desync());
         };
         // The hook saw tick 10 after the systems of the step that began at tick 9.
-        assert_eq!((d.tick, d.system.as_str()), (9, AFTER_SYSTEMS), "{d}");
+        assert_eq!(
+            (d.tick, d.system.as_str()),
+            (9, "after the systems (the physics hook)"),
+            "{d}"
+        );
         assert_eq!(d.differ, vec!["Position".to_string()], "{d}");
     }
 }

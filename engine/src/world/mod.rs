@@ -129,7 +129,7 @@ pub use savegame::{LoadError, LoadReport, SaveError, SaveSchema};
 pub use snapshot::probe as __snapshot_probe;
 pub use snapshot::{Snapshot, SnapshotRing};
 pub use soa::SoaRef;
-pub use sync_test::{SyncTest, AFTER_SYSTEMS};
+pub use sync_test::SyncTest;
 pub use typed_query::{Components, ParRun, Query, SerialReason};
 
 use crate::game_loop::FixedStep;

@@ -160,7 +160,8 @@ impl SyncTest {
     /// [`step`](Self::step) for a game whose step is its systems and then `after` (a physics
     /// hook, as the engine runs one): `after` runs after the systems of the step and of every
     /// re-simulated step, and its result is checked as a stage of its own, named
-    /// [`AFTER_SYSTEMS`] in a [`Desync`]. `after` must compute from the World alone.
+    /// `after the systems (the physics hook)` in a [`Desync`]. `after` must compute from the
+    /// World alone.
     pub fn step_with(
         &mut self,
         world: &mut World,
@@ -200,7 +201,7 @@ impl SyncTest {
 }
 
 /// The name a [`Desync`] gives the stage after the systems ([`SyncTest::step_with`]'s hook).
-pub const AFTER_SYSTEMS: &str = "after the systems (the physics hook)";
+pub(crate) const AFTER_SYSTEMS: &str = "after the systems (the physics hook)";
 
 /// The stage index [`SyncProbe::record`] is given for the hook after the systems.
 const AFTER_SYSTEMS_STAGE: usize = usize::MAX;

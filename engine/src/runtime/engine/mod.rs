@@ -370,7 +370,7 @@ impl Engine {
     }
 
     /// The first desync the SyncTest mode found, naming the step, the system (or the physics
-    /// hook: [`AFTER_SYSTEMS`](crate::world::AFTER_SYSTEMS)) and the components.
+    /// hook, named `after the systems (the physics hook)`) and the components.
     pub fn sync_test_desync(&self) -> Option<&crate::world::WorldError> {
         self.sync_test
             .as_ref()
