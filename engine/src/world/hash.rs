@@ -192,6 +192,71 @@ impl<T: StateHash> StateHash for Option<T> {
     }
 }
 
+impl<T: StateHash> StateHash for [T] {
+    fn hash_state(&self, h: &mut StateHasher) {
+        h.write_u64(self.len() as u64);
+        for v in self {
+            v.hash_state(h);
+        }
+    }
+}
+
+impl<T: StateHash + ?Sized> StateHash for Box<T> {
+    fn hash_state(&self, h: &mut StateHasher) {
+        (**self).hash_state(h)
+    }
+}
+
+impl<T: StateHash> StateHash for std::collections::VecDeque<T> {
+    fn hash_state(&self, h: &mut StateHasher) {
+        h.write_u64(self.len() as u64);
+        for v in self {
+            v.hash_state(h);
+        }
+    }
+}
+
+/// In key order (a `BTreeMap`'s iteration order is its keys' order, the same on every machine;
+/// a `HashMap`'s is not, so it has no impl: keep simulation maps in a `BTreeMap`).
+impl<K: StateHash, V: StateHash> StateHash for std::collections::BTreeMap<K, V> {
+    fn hash_state(&self, h: &mut StateHasher) {
+        h.write_u64(self.len() as u64);
+        for (k, v) in self {
+            k.hash_state(h);
+            v.hash_state(h);
+        }
+    }
+}
+
+/// In order, as for a `BTreeMap`'s keys.
+impl<T: StateHash> StateHash for std::collections::BTreeSet<T> {
+    fn hash_state(&self, h: &mut StateHasher) {
+        h.write_u64(self.len() as u64);
+        for v in self {
+            v.hash_state(h);
+        }
+    }
+}
+
+impl StateHash for char {
+    fn hash_state(&self, h: &mut StateHasher) {
+        h.write_u32(u32::from(*self));
+    }
+}
+
+impl StateHash for () {
+    fn hash_state(&self, _: &mut StateHasher) {}
+}
+
+/// A reference to another entity (a target, a parent) is state: its slot and generation, as
+/// [`Entity::to_bits`](super::Entity::to_bits). Two runs that spawn in the same order hand out
+/// the same handles, so the hash stays the same across machines.
+impl StateHash for super::Entity {
+    fn hash_state(&self, h: &mut StateHasher) {
+        h.write_u64(self.to_bits());
+    }
+}
+
 macro_rules! tuple_state_hash {
     ($($n:tt $t:ident),*) => {
         impl<$($t: StateHash),*> StateHash for ($($t,)*) {
@@ -266,6 +331,53 @@ mod tests {
         let mut h = StateHasher::new();
         h.write_bytes(b"foobar");
         assert_eq!(h.finish(), 0x8594_4171_f739_67e8);
+    }
+
+    fn hash_of(v: &(impl StateHash + ?Sized)) -> u64 {
+        let mut h = StateHasher::new();
+        v.hash_state(&mut h);
+        h.finish()
+    }
+
+    #[test]
+    fn containers_hash_their_length_then_their_items_in_order() {
+        use std::collections::{BTreeMap, BTreeSet, VecDeque};
+        let v = vec![1u32, 2, 3];
+        // A slice, a deque and a vector of the same items hash alike: length, then items.
+        assert_eq!(hash_of(&v[..]), hash_of(&v));
+        assert_eq!(hash_of(&VecDeque::from(v.clone())), hash_of(&v));
+        assert_eq!(hash_of(&Box::new(7u8)), hash_of(&7u8));
+        // Maps and sets hash in key order whatever the insertion order.
+        let a: BTreeMap<u32, bool> = [(2, true), (1, false)].into_iter().collect();
+        let b: BTreeMap<u32, bool> = [(1, false), (2, true)].into_iter().collect();
+        assert_eq!(hash_of(&a), hash_of(&b));
+        assert_ne!(
+            hash_of(&a),
+            hash_of(&BTreeMap::from([(1u32, true), (2u32, true)]))
+        );
+        assert_eq!(
+            hash_of(&BTreeSet::from([3u8, 1])),
+            hash_of(&BTreeSet::from([1u8, 3]))
+        );
+        // Lengths are fed: [1], [] differs from [], [1].
+        assert_ne!(
+            hash_of(&(vec![1u8], Vec::<u8>::new())),
+            hash_of(&(Vec::<u8>::new(), vec![1u8]))
+        );
+        assert_ne!(hash_of(&'a'), hash_of(&'b'));
+        assert_eq!(hash_of(&()), StateHasher::new().finish());
+    }
+
+    #[test]
+    fn an_entity_reference_hashes_as_its_handle() {
+        let mut w = crate::world::World::new();
+        let (a, b) = (w.spawn(), w.spawn());
+        assert_eq!(hash_of(&a), hash_of(&a.to_bits()));
+        assert_ne!(hash_of(&a), hash_of(&b));
+        // The same slot reused is another handle: its generation differs.
+        w.despawn(a).unwrap();
+        let again = w.spawn();
+        assert_ne!(hash_of(&again), hash_of(&a));
     }
 
     #[test]
