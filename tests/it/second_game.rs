@@ -76,7 +76,7 @@ fn the_second_game_replays_from_its_own_summary_on_three_plans() {
     let json = serde_json::to_string_pretty(&summary).unwrap();
     let log: RunLog = serde_json::from_str(&json).unwrap();
     let whole: RunSummary = serde_json::from_str(&json).unwrap();
-    assert_eq!(whole.run_log(), log);
+    assert_eq!(lanegraph::runtime::RunLog::from(&whole), log);
     for plan in PLANS {
         let mut replay = game::build(&opts(plan, 1000.0)).unwrap();
         replay.engine.replay(&log).unwrap();

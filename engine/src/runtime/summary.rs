@@ -266,15 +266,17 @@ pub struct RunDetail {
     pub systems: Vec<SystemEntry>,
 }
 
-impl RunSummary {
-    /// The run log in this summary: what [`Engine::replay`] replays.
-    pub fn run_log(&self) -> RunLog {
+/// The run log in a summary (`RunLog::from(&summary)`): what [`Engine::replay`] replays.
+impl From<&RunSummary> for RunLog {
+    fn from(s: &RunSummary) -> RunLog {
         RunLog {
-            decisions: self.decisions.clone(),
-            inputs: self.inputs.clone(),
+            decisions: s.decisions.clone(),
+            inputs: s.inputs.clone(),
         }
     }
+}
 
+impl RunSummary {
     /// Builds the summary of a finished run from the engine and the run record it keeps
     /// (`EngineConfig::record_frames`). Waits for the render lane (end of a run).
     ///

@@ -70,7 +70,7 @@ fn in_frame_order(
 
 impl Engine {
     /// Replays a run from its log (`summary.json` read back as a [`RunLog`], or
-    /// [`crate::runtime::RunSummary::run_log`]), from the next frame. Its decisions (controller
+    /// `RunLog::from(&summary)`), from the next frame. Its decisions (controller
     /// decisions and pins alike) replace the live controller, which stops choosing (manual
     /// mode); each takes effect at the frame boundary after the frame it was made in, as it did
     /// live. Its inputs replace live input: each event reaches the world at its recorded frame,
