@@ -61,18 +61,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }))?;
 
     let pace = std::time::Duration::from_secs_f64(1.0 / 60.0);
-    loop {
+    let status = loop {
         let started = std::time::Instant::now();
         // Handles the queued events without waiting and pushes them as input for this frame.
         let status = window.pump(&mut engine);
         if status.close_requested || frames.is_some_and(|n| engine.frames() >= n) {
-            break;
+            break status;
         }
         engine.frame()?;
         std::thread::sleep(pace.saturating_sub(started.elapsed()));
-    }
+    };
     let p = engine.world().resource::<Player>()?;
-    let status = window.status();
     println!(
         "{} frames in a {}x{} window: player at x = {}, {} jumps, {} clicks, {} window events",
         engine.frames(),

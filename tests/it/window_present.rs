@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use lanegraph::hooks::EngineHooks;
 use lanegraph::input::InputEvent;
 use lanegraph::window::winit::dpi::PhysicalSize;
-use lanegraph::window::{GameWindow, WindowConfig};
+use lanegraph::window::{GameWindow, WindowConfig, WindowStatus};
 use lanegraph::Engine;
 use lanegraph_demo::{physics, render, world};
 use lanegraph_tests::display::VirtualDisplay;
@@ -75,14 +75,14 @@ fn frames_until(
     win: &mut GameWindow,
     engine: &mut Engine,
     max: u32,
-    mut until: impl FnMut(&GameWindow, &Engine) -> bool,
+    mut until: impl FnMut(&WindowStatus, &Engine) -> bool,
 ) -> bool {
     for _ in 0..max {
-        win.pump(engine);
+        let status = win.pump(engine);
         engine.frame().expect("a frame");
         // Paced like a game at about 60 fps, so FIFO presents have a display to follow.
         std::thread::sleep(Duration::from_millis(12));
-        if until(win, engine) {
+        if until(&status, engine) {
             return true;
         }
     }
@@ -150,7 +150,7 @@ fn window_run() {
     // Minimise: the window manager iconifies it; nothing is presented until it is restored.
     win.window().set_minimized(true);
     assert!(
-        frames_until(&mut win, &mut engine, 300, |w, _| w.status().minimised),
+        frames_until(&mut win, &mut engine, 300, |s, _| s.minimised),
         "the window manager did not minimise the window"
     );
     // A view published before the minimise may still be drawing: let it land.
@@ -171,7 +171,7 @@ fn window_run() {
     win.window().set_minimized(false);
     win.window().focus_window();
     assert!(
-        frames_until(&mut win, &mut engine, 300, |w, _| !w.status().minimised),
+        frames_until(&mut win, &mut engine, 300, |s, _| !s.minimised),
         "the window was not restored"
     );
 
@@ -264,9 +264,9 @@ fn a_window_presents_300_frames_through_resizes_and_a_minimise_validation_clean(
 }
 
 /// The event-loop form: winit drives, the closure runs one frame per call at most at the
-/// target rate (the loop sleeps between), input reaches the engine, `Flow::Exit` leaves.
+/// target rate (the loop sleeps between), input reaches the engine, `ControlFlow::Break` leaves.
 fn event_loop_run() {
-    use lanegraph::window::Flow;
+    use std::ops::ControlFlow;
     let mut win = GameWindow::open(&WindowConfig::default()).expect("the window opens");
     let mut engine = lanegraph_tests::engine_with_pass(lanegraph_tests::NullPass, 8);
     let _ = win
@@ -278,9 +278,9 @@ fn event_loop_run() {
         calls += 1;
         engine.frame().expect("a frame");
         if calls == 30 {
-            Flow::Exit
+            ControlFlow::Break(())
         } else {
-            Flow::Continue
+            ControlFlow::Continue(())
         }
     })
     .expect("the event loop runs");

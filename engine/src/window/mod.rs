@@ -16,7 +16,8 @@
 //! - **The event loop runs the frames** ([`GameWindow::run`]): winit calls back in
 //!   `about_to_wait`; each call runs your closure (which calls `Engine::frame`), then the loop
 //!   sleeps until the next frame is due at the engine's target rate (`ControlFlow::WaitUntil`,
-//!   no spinning, also while minimised). Return [`Flow::Exit`] or close the window to stop.
+//!   no spinning, also while minimised). Return `std::ops::ControlFlow::Break(())` or close
+//!   the window to stop.
 //!
 //! Either way input reaches systems as [`crate::input`] describes, and closing the window is a
 //! [`WindowStatus::close_requested`] (and an [`InputEvent::CloseRequested`]) the game answers by
@@ -140,15 +141,6 @@ pub struct WindowStatus {
     pub close_requested: bool,
     /// Events handled so far.
     pub events: u64,
-}
-
-/// What [`GameWindow::run`]'s closure wants next.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flow {
-    /// Run another frame when it is due.
-    Continue,
-    /// Leave the event loop.
-    Exit,
 }
 
 /// The window's side of winit's callbacks: creates the window, translates events.
@@ -397,11 +389,6 @@ impl GameWindow {
         self.host.surface.clone()
     }
 
-    /// The window as the last pump left it.
-    pub fn status(&self) -> WindowStatus {
-        self.host.status
-    }
-
     /// The pumped form (module docs): handles queued events without waiting, pushes them to
     /// `engine` as input, and returns the window's status. Call once per frame, before
     /// [`Engine::frame`], on the thread that opened the window.
@@ -417,7 +404,8 @@ impl GameWindow {
     }
 
     /// The event-loop form (module docs): winit drives; `frame` runs once per frame, at most
-    /// at the engine's target rate, until it returns [`Flow::Exit`] or the window is closed
+    /// at the engine's target rate, until it returns `ControlFlow::Break(())` (`std::ops`;
+    /// `Continue(())` runs another frame when it is due) or the window is closed
     /// (`frame` still runs once after the close, with `close_requested` set, to finish).
     ///
     /// Terminal: once it returns the game is over for this window. winit keeps the loop's
@@ -428,7 +416,7 @@ impl GameWindow {
     pub fn run(
         &mut self,
         engine: &mut Engine,
-        mut frame: impl FnMut(&mut Engine, &WindowStatus) -> Flow,
+        mut frame: impl FnMut(&mut Engine, &WindowStatus) -> std::ops::ControlFlow<()>,
     ) -> Result<(), WindowError> {
         let period = Duration::from_secs_f64(1.0 / engine.config().target_fps.max(1.0));
         let mut driven = Driven {
@@ -453,7 +441,9 @@ struct Driven<'a, F> {
     next: Instant,
 }
 
-impl<F: FnMut(&mut Engine, &WindowStatus) -> Flow> ApplicationHandler for Driven<'_, F> {
+impl<F: FnMut(&mut Engine, &WindowStatus) -> std::ops::ControlFlow<()>> ApplicationHandler
+    for Driven<'_, F>
+{
     fn resumed(&mut self, el: &ActiveEventLoop) {
         self.host.resumed(el);
     }
@@ -471,7 +461,7 @@ impl<F: FnMut(&mut Engine, &WindowStatus) -> Flow> ApplicationHandler for Driven
         self.host.hand_over(self.engine);
         let status = self.host.status;
         let flow = (self.frame)(self.engine, &status);
-        if flow == Flow::Exit || status.close_requested {
+        if flow.is_break() || status.close_requested {
             el.exit();
             return;
         }
