@@ -25,7 +25,7 @@ fn span(c: &mut Criterion) {
     spans::set_enabled(true);
     g.bench_function("lanegraph", |b| {
         b.iter(|| {
-            let _s = telemetry::span("bench.span");
+            let _s = telemetry::spans::span("bench.span");
             black_box(1u64)
         })
     });
@@ -42,7 +42,7 @@ fn span(c: &mut Criterion) {
     spans::set_enabled(false);
     g.bench_function("lanegraph_disabled", |b| {
         b.iter(|| {
-            let _s = telemetry::span("bench.span");
+            let _s = telemetry::spans::span("bench.span");
             black_box(1u64)
         })
     });

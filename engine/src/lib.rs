@@ -65,14 +65,15 @@ pub mod telemetry {
     #[cfg(feature = "tracing-layer")]
     pub use lanegraph_telemetry::SpanLayer;
     pub use lanegraph_telemetry::{
-        memory_stats, span, Buckets, Counter, EndpointError, Gauge, GpuFrame, GpuPass, Histogram,
+        memory_stats, Buckets, Counter, EndpointError, Gauge, GpuFrame, GpuPass, Histogram,
         MemoryStats, MetricKind, RegisterError, Registry, SpanGuard, TraceHistory,
         TrackingAllocator, Unit,
     };
     #[cfg(feature = "metrics-http")]
     pub use lanegraph_telemetry::{EndpointOptions, MetricsEndpoint};
 }
-/// `span!("name")` / `span!("name", n)`: a trace span named by a literal (see [`telemetry::span()`]).
+/// `span!("name")` / `span!("name", n)`: a trace span named by a literal, checked at compile time,
+/// recorded on the calling thread's track until the returned guard drops (`docs/telemetry.md`).
 pub use lanegraph_telemetry::span;
 
 /// Aligned field-SoA columns and `f32x8` kernels (`lanegraph-simd`), plus

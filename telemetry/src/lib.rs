@@ -64,8 +64,7 @@ pub use names::{MetricKind, Unit, WELL_KNOWN_METRICS};
 pub use puffin_live::PuffinServer;
 pub use registry::{global, MetricDesc, MetricSnapshot, MetricValue, Registry};
 pub use spans::{
-    is_enabled as spans_enabled, record_span, span, span_n, SpanGuard, SpanRecord, TrackId,
-    TrackKind,
+    is_enabled as spans_enabled, record_span, span_n, SpanGuard, SpanRecord, TrackId, TrackKind,
 };
 pub use trace_history::{FrameSpans, TraceHistory};
 #[cfg(feature = "tracing-layer")]

@@ -144,7 +144,7 @@ fn hot_paths_allocate_nothing() {
     let track = telemetry::spans::register_track("gpu", telemetry::TrackKind::Thread);
     let (before, after) = std::thread::spawn(move || {
         // First use on this thread binds its span ring and metric slot (allowed to allocate).
-        drop(telemetry::span("warm"));
+        drop(telemetry::spans::span("warm"));
         c.inc();
         h.observe(1.0);
         let before = thread_memory_stats().unwrap();

@@ -5,10 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use lanegraph::hooks::telemetry::spans;
-use lanegraph::hooks::telemetry::{
-    record_span, span, span_n, RecordSpanError, TraceHistory, TrackKind,
-};
+use lanegraph::hooks::telemetry::spans::{self, span};
+use lanegraph::hooks::telemetry::{record_span, span_n, RecordSpanError, TraceHistory, TrackKind};
 use lanegraph::hooks::TraceHistoryHooks;
 use lanegraph::jobs::clock;
 use serde_json::Value;

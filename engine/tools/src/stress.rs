@@ -466,7 +466,7 @@ fn run_engine(opts: &StressOptions) -> Result<StressReport, StressError> {
                 let spawned = engine
                     .lanes()
                     .spawn_detached(lane, move || {
-                        let _s = lanegraph::hooks::telemetry::span("stress.flood");
+                        let _s = lanegraph::hooks::telemetry::spans::span("stress.flood");
                         if boom {
                             panic!("stress: injected detached panic");
                         }

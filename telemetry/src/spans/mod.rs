@@ -187,7 +187,7 @@ fn span_with_n(name: &'static str, n: u64) -> SpanGuard {
 /// opened it, so it cannot end on another thread:
 ///
 /// ```compile_fail
-/// let guard = lanegraph_telemetry::span("moved");
+/// let guard = lanegraph_telemetry::spans::span("moved");
 /// std::thread::spawn(move || drop(guard)); // error: `*const ()` cannot be sent between threads
 /// ```
 #[derive(Debug)]

@@ -160,7 +160,7 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
         &plan,
         |n| {
             for i in 0..n {
-                let _s = telemetry::span("bench.span");
+                let _s = telemetry::spans::span("bench.span");
                 black_box(i);
             }
         },
@@ -221,7 +221,7 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
         &plan,
         |n| {
             for i in 0..n {
-                let _s = telemetry::span("bench.span");
+                let _s = telemetry::spans::span("bench.span");
                 black_box(i);
             }
         },
