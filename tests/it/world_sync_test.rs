@@ -242,12 +242,13 @@ mod demo_world {
 }
 
 mod engine_mode {
-    //! `Engine::set_sync_test`: every fixed step of a running engine re-simulated with its
+    //! `EngineConfig::sync_test`: every fixed step of a running engine re-simulated with its
     //! physics hook; a deterministic game finds nothing, a hook that reads the wall clock is
-    //! named (as the stage after the systems) at its first step.
+    //! named (as the stage after the systems) at its first step, in the summary too.
 
+    use lanegraph::hooks::EngineHooks;
     use lanegraph::jobs::LanePlan;
-    use lanegraph::runtime::Engine;
+    use lanegraph::runtime::{Engine, EngineConfig, RunSummary};
     use lanegraph::world::WorldError;
     use lanegraph_demo::physics::DemoPhysics;
     use lanegraph_demo::world::Position;
@@ -255,13 +256,16 @@ mod engine_mode {
     fn engine() -> Engine {
         let plan = LanePlan::from_spec("physics=2,render=1,asset=1", &[0]).unwrap();
         let mut engine = Engine::builder()
+            .config(EngineConfig {
+                sync_test: Some(8),
+                ..EngineConfig::default()
+            })
             .lane_plan(plan)
             .lockstep(true)
             .adaptive(false)
             .build()
             .unwrap();
         lanegraph_demo::world::setup(engine.world_mut(), 1_000, 3).unwrap();
-        engine.set_sync_test(Some(8));
         engine
     }
 
@@ -279,6 +283,7 @@ mod engine_mode {
             "{:?}",
             engine.sync_test_desync()
         );
+        assert_eq!(RunSummary::from_engine(&engine).sync_test, None);
     }
 
     #[test]
@@ -306,5 +311,27 @@ mod engine_mode {
             "{d}"
         );
         assert_eq!(d.differ, vec!["Position".to_string()], "{d}");
+        // The summary a game writes says the same, in words.
+        let said = RunSummary::from_engine(&engine).sync_test.unwrap();
+        assert!(said.contains("desync at step 9"), "{said}");
+        assert!(said.contains("Position"), "{said}");
+    }
+
+    #[test]
+    fn an_out_of_range_distance_is_refused_with_the_key() {
+        for n in [0, 65] {
+            let e = Engine::builder()
+                .config(EngineConfig {
+                    sync_test: Some(n),
+                    ..EngineConfig::default()
+                })
+                .build()
+                .unwrap_err();
+            assert!(e.to_string().contains("engine.sync_test"), "{e}");
+        }
+        let e = EngineConfig::from_toml("[engine]\nsync_test = 0\n").unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("engine.sync_test", Some(2)));
+        let c = EngineConfig::from_toml("[engine]\nsync_test = 8\n").unwrap();
+        assert_eq!(c.sync_test, Some(8));
     }
 }

@@ -34,6 +34,12 @@ pub trait EngineHooks {
     /// The built-in asset agent's id, when installed.
     fn asset_agent(&self) -> Option<AgentId>;
 
+    /// The first failure of the SyncTest mode ([`EngineConfig::sync_test`](crate::EngineConfig::sync_test)),
+    /// typed: a [`WorldError::Desync`](crate::world::WorldError::Desync) naming the step, the
+    /// system (or `after the systems (the physics hook)`) and what differs. The run summary's
+    /// `sync_test` holds its text.
+    fn sync_test_desync(&self) -> Option<&crate::world::WorldError>;
+
     /// Every present-to-present interval of the run, ms, when the render pass presents to a
     /// window (empty otherwise; the first 65,536). Waits for a draw in progress: for the end
     /// of a run (the report's present histogram).
@@ -80,6 +86,10 @@ impl EngineHooks for Engine {
 
     fn asset_agent(&self) -> Option<AgentId> {
         Engine::asset_agent(self)
+    }
+
+    fn sync_test_desync(&self) -> Option<&crate::world::WorldError> {
+        Engine::sync_test_desync(self)
     }
 
     fn present_intervals_ms(&self) -> Vec<f64> {

@@ -11,6 +11,8 @@ use std::path::PathBuf;
 pub(crate) const MAX_TRACE_FRAMES: usize = 10_000;
 /// Most frames the run record keeps whole (about 60 bytes each, plus 8 per lane).
 pub(crate) const MAX_RECORD_FRAMES: usize = 1_000_000;
+/// The most steps the SyncTest mode re-simulates each step (each costs a whole step).
+pub(crate) const MAX_SYNC_TEST_DISTANCE: usize = 64;
 
 /// Everything an [`Engine`](super::Engine) is built from.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,6 +50,12 @@ pub struct EngineConfig {
     /// GPU allocations plus frees per second above which the render lane logs a (rate-limited)
     /// churn warning naming the allocation that churned most.
     pub gpu_churn_alert_per_second: f64,
+    /// Runs every fixed step under a SyncTest that re-simulates the last `n` steps (1 to 64)
+    /// from snapshots, systems and physics hook, comparing checksums after every system and
+    /// after the hook; `None` (the default) turns it off. A debugging mode: each step then
+    /// costs `n + 1` steps. The first desync is logged once (`LG-SYNC-DESYNC`) and reported in
+    /// the run summary's `sync_test`; the world goes on from its re-simulated state.
+    pub sync_test: Option<usize>,
 }
 
 /// The present modes `window.present_mode` accepts.
@@ -74,6 +82,7 @@ impl Default for EngineConfig {
             asset_limits: super::loaders::AssetLimits::default(),
             present_mode: "fifo".into(),
             gpu_churn_alert_per_second: super::gpu_memory::DEFAULT_CHURN_ALERT_PER_SECOND,
+            sync_test: None,
         }
     }
 }
@@ -175,6 +184,15 @@ impl EngineConfig {
                 format!("{} is outside 1..={MAX_RECORD_FRAMES}", self.record_frames),
                 "keep the last minutes whole (3600 is one minute at 60 fps)",
             ));
+        }
+        if let Some(n) = self.sync_test {
+            if n == 0 || n > MAX_SYNC_TEST_DISTANCE {
+                return Err(bad(
+                    "engine.sync_test",
+                    format!("{n} is outside 1..={MAX_SYNC_TEST_DISTANCE}"),
+                    "re-simulate a few steps (8 catches most desyncs), or leave the key out",
+                ));
+            }
         }
         Ok(())
     }

@@ -12,6 +12,7 @@
 //! vulkan = true              # for the game's renderer (the demo's draws through Vulkan when true)
 //! lanes = "physics=2,render=1,asset=1"   # optional: overrides the automatic plan
 //! pin = true                 # pin lane workers to their cores
+//! sync_test = 8              # optional, a debugging mode: re-simulate the last 8 steps each step
 //!
 //! [telemetry]
 //! spans = true               # record trace spans
@@ -77,6 +78,7 @@ struct FileEngine {
     vulkan: Option<bool>,
     lanes: Option<String>,
     pin: Option<bool>,
+    sync_test: Option<usize>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -127,6 +129,7 @@ impl EngineConfig {
         c.vulkan = e.vulkan.unwrap_or(c.vulkan);
         c.lanes = e.lanes.or(c.lanes);
         c.pin = e.pin.unwrap_or(c.pin);
+        c.sync_test = e.sync_test.or(c.sync_test);
         c.spans = doc.telemetry.spans.unwrap_or(c.spans);
         c.system_spans = doc.telemetry.system_spans.unwrap_or(c.system_spans);
         c.trace_frames = doc.telemetry.trace_frames.unwrap_or(c.trace_frames);

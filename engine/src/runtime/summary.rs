@@ -234,6 +234,10 @@ pub struct RunSummary {
     /// left, or missed with every built-in agent already at its cheapest (no strategy can hold
     /// the target on this machine).
     pub target_verdict: String,
+    /// The SyncTest mode's first failure (`EngineConfig::sync_test`), as text: a desync names
+    /// the step, the system and what differs. `null` when the mode is off or found nothing.
+    #[serde(default)]
+    pub sync_test: Option<String>,
     /// The run's detail sections, in the same JSON object: what a report or CI tool reads
     /// (through [`RunSummaryHooks::detail`]).
     #[serde(flatten)]
@@ -409,6 +413,7 @@ impl RunSummary {
                 systems: systems_of(engine.world(), rec),
             },
             target_verdict,
+            sync_test: engine.sync_test_desync().map(|e| e.to_string()),
         }
     }
 

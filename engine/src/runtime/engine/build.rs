@@ -176,6 +176,9 @@ impl Engine {
             .collect();
         let physics_lane = lanes.lane(lanegraph_jobs::plan::names::PHYSICS);
         let record = RunRecorder::new(config.record_frames);
+        let sync_test = config
+            .sync_test
+            .map(|n| (crate::world::SyncTest::new(n), None));
         let mut engine = Engine {
             history: TraceHistory::new(config.trace_frames),
             #[cfg(feature = "puffin")]
@@ -191,7 +194,7 @@ impl Engine {
             reported: Vec::new(),
             samples: Vec::new(),
             physics: None,
-            sync_test: None,
+            sync_test,
             view,
             last_view: None,
             render,

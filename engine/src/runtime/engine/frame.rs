@@ -150,7 +150,7 @@ impl Engine {
                     let dt = info.step.as_secs_f64() as f32;
                     if let Err(e) = sync.step_with(world, &mut |w| physics_hook(w, dt)) {
                         if found.is_none() {
-                            tracing::warn!(target: "lanegraph", code = "LG-SYNC-DESYNC", error = %e, "the SyncTest found a desync (Engine::sync_test_desync); the world goes on from its re-simulated state");
+                            tracing::warn!(target: "lanegraph", code = "LG-SYNC-DESYNC", error = %e, "the SyncTest found a desync (the run summary's sync_test); the world goes on from its re-simulated state");
                             *found = Some(e);
                         }
                     }

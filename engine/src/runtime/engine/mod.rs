@@ -221,7 +221,7 @@ pub struct Engine {
     /// The physics hook (`None`: not set). Writer: `set_physics` (the game, between frames).
     /// Readers: `run_steps` (step 2, runs it), `gather_samples` (no hook: no physics work).
     physics: Option<PhysicsFn>,
-    /// The SyncTest mode ([`Engine::set_sync_test`]): written by the game between frames, run
+    /// The SyncTest mode ([`EngineConfig::sync_test`]): made by the builder, run
     /// by `frame` around each fixed step; the first desync it found.
     /// Desync writer: `run_steps` (step 2, owner thread). Reader: `sync_test_desync`.
     sync_test: Option<(crate::world::SyncTest, Option<crate::world::WorldError>)>,
@@ -360,18 +360,8 @@ impl Engine {
         self.game.world_mut()
     }
 
-    /// Runs every fixed step under a SyncTest re-simulating the last `check_distance` steps
-    /// (systems and the physics hook) from snapshots and comparing checksums after every
-    /// system and after the hook; `None` turns it off. A debugging mode: each step then costs
-    /// `check_distance + 1` steps and the checksums. The first desync is kept
-    /// ([`sync_test_desync`](Self::sync_test_desync)) and logged once (`LG-SYNC-DESYNC`).
-    pub fn set_sync_test(&mut self, check_distance: Option<usize>) {
-        self.sync_test = check_distance.map(|n| (crate::world::SyncTest::new(n), None));
-    }
-
-    /// The first desync the SyncTest mode found, naming the step, the system (or the physics
-    /// hook, named `after the systems (the physics hook)`) and the components.
-    pub fn sync_test_desync(&self) -> Option<&crate::world::WorldError> {
+    /// The body of [`EngineHooks::sync_test_desync`](crate::hooks::EngineHooks::sync_test_desync), which documents it.
+    pub(crate) fn sync_test_desync(&self) -> Option<&crate::world::WorldError> {
         self.sync_test
             .as_ref()
             .and_then(|(_, found)| found.as_ref())
