@@ -143,7 +143,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let passes = stats.gpu.map(|g| g.passes).unwrap_or_default();
     let fill = passes.iter().find(|p| p.name == "fill");
     // The engine put the pass on the trace's GPU track itself, from the profiler's clock.
-    let traced = engine.trace().to_chrome_trace().contains("gpu graphics");
+    let traced = engine.chrome_trace().contains("gpu graphics");
     let clean = device.validation_messages == Some(0) && stats.errors.is_empty();
     println!(
         "device {:?}: {} views drawn, clean: {clean}",

@@ -84,7 +84,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     // The exports: Perfetto / chrome://tracing, Prometheus tooling, jq.
-    let trace = engine.trace().to_chrome_trace();
+    let trace = engine.chrome_trace();
     let metrics = reg.to_openmetrics();
     let summary = RunSummary::from_engine(&engine);
     std::fs::write(out.join("trace.json"), &trace)?;

@@ -66,8 +66,7 @@ pub mod telemetry {
     pub use lanegraph_telemetry::SpanLayer;
     pub use lanegraph_telemetry::{
         memory_stats, Buckets, Counter, EndpointError, Gauge, GpuFrame, GpuPass, Histogram,
-        MemoryStats, MetricKind, RegisterError, Registry, SpanGuard, TraceHistory,
-        TrackingAllocator, Unit,
+        MemoryStats, MetricKind, RegisterError, Registry, SpanGuard, TrackingAllocator, Unit,
     };
     #[cfg(feature = "metrics-http")]
     pub use lanegraph_telemetry::{EndpointOptions, MetricsEndpoint};

@@ -354,7 +354,7 @@ fn an_engines_trace_reads_right() {
     for _ in 0..3 {
         engine.frame().unwrap();
     }
-    let doc: Value = serde_json::from_str(&engine.trace().to_chrome_trace()).unwrap();
+    let doc: Value = serde_json::from_str(&engine.chrome_trace()).unwrap();
     let events = doc["traceEvents"].as_array().unwrap();
     let meta = |name: &str| -> BTreeMap<u64, Value> {
         events

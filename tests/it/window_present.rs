@@ -228,7 +228,7 @@ fn window_run() {
         assert!(prom.contains(family), "{family} missing from:\n{prom}");
     }
     let trace: serde_json::Value =
-        serde_json::from_str(&engine.trace().to_chrome_trace()).expect("the trace is JSON");
+        serde_json::from_str(&engine.chrome_trace()).expect("the trace is JSON");
     let events = trace["traceEvents"].as_array().expect("trace events");
     let present_spans = |name: &str| {
         events

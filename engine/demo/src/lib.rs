@@ -568,11 +568,7 @@ fn write_outputs(
     let mut set = outputs::OutputSet::begin(dir, "lanegraph demo")?;
     let json = serde_json::to_string_pretty(summary).expect("the summary serialises");
     set.put("summary.json", "summary", json.as_bytes())?;
-    set.put(
-        "trace.json",
-        "trace",
-        engine.trace().to_chrome_trace().as_bytes(),
-    )?;
+    set.put("trace.json", "trace", engine.chrome_trace().as_bytes())?;
     set.put(
         "metrics.prom",
         "metrics",

@@ -20,6 +20,10 @@ pub trait EngineHooks {
     /// The run record the engine keeps: the report's frame rows and percentiles.
     fn run_record(&self) -> &RunRecorder;
 
+    /// The trace history itself (the last `trace_frames` frames of spans), for the report's
+    /// slowest frames and tests that read spans; a game writes it with `Engine::chrome_trace`.
+    fn trace(&self) -> &lanegraph_telemetry::TraceHistory;
+
     /// Stops (or resumes) feeding the run record, so a bench can time the frame without it.
     /// Frames run while it is off are missing from the record and from the summary's
     /// whole-run figures: a game never turns it off.
@@ -68,6 +72,10 @@ pub trait EngineHooks {
 }
 
 impl EngineHooks for Engine {
+    fn trace(&self) -> &lanegraph_telemetry::TraceHistory {
+        Engine::trace(self)
+    }
+
     fn run_record(&self) -> &RunRecorder {
         Engine::run_record(self)
     }

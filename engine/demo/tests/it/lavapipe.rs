@@ -5,7 +5,7 @@
 use crate::common;
 
 use common::{assert_no_messages, is_bad_input, validated_gpu};
-use lanegraph::hooks::TraceHistoryHooks;
+use lanegraph::hooks::{EngineHooks, TraceHistoryHooks};
 use lanegraph::vk;
 use lanegraph::vk::profiler::timeline::{monotonic_ns, CalibrationMethod};
 use lanegraph_demo::gpu::{ParticleView, Renderer, RendererConfig};

@@ -267,7 +267,7 @@ pub struct Engine {
     /// exporters (`Engine::metrics`).
     metrics: Metrics,
     /// The last `trace_frames` frames of spans. Writer: `frame` (owner thread, step 4:
-    /// `collect_frame`). Reader: `Engine::trace`.
+    /// `collect_frame`). Readers: `Engine::chrome_trace`, `EngineHooks::trace`.
     history: TraceHistory,
     /// The live view, when started ([`Engine::serve_puffin`]).
     /// Writer: `serve_puffin` (between frames). Reader: `frame` (step 4: publishes the spans).
@@ -537,8 +537,14 @@ impl Engine {
         &self.lane_busy_now
     }
 
-    /// The trace history (the last `trace_frames` frames of spans).
-    pub fn trace(&self) -> &TraceHistory {
+    /// The last `trace_frames` frames of spans as Chrome Trace Event JSON (`trace.json`: open
+    /// it in Perfetto or `chrome://tracing`; `docs/telemetry.md` reads it in a viewer's terms).
+    pub fn chrome_trace(&self) -> String {
+        self.history.to_chrome_trace()
+    }
+
+    /// The body of [`EngineHooks::trace`](crate::hooks::EngineHooks::trace), which documents it.
+    pub(crate) fn trace(&self) -> &TraceHistory {
         &self.history
     }
 
