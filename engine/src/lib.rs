@@ -47,9 +47,7 @@ pub use lanegraph_jobs as jobs;
 /// frame, with its decision log. The per-frame tick, replay and the simulator are the
 /// runtime's ([`hooks::budget`]).
 pub mod budget {
-    pub use lanegraph_budget::providers::{
-        BatteryState, MemoryState, Readings, ReadingsProvider, ThermalState,
-    };
+    pub use lanegraph_budget::providers::{BatteryState, MemoryState, Readings, ThermalState};
     pub use lanegraph_budget::{
         AdaptationMode, Agent, AgentId, Controller, CostLaw, InputError, PinError, Pool, Quote,
         RegisterError, Strategy, StrategyIndex, GPU_READ_LAG_FRAMES,

@@ -454,3 +454,64 @@ fn the_costly_agent_moves_first_and_near_zero_agents_are_left_alone() {
         .count();
     assert_eq!(degraded_others, 0, "{:?}", t.decisions);
 }
+
+/// A game's platform layer tells the engine the device is hot (`Engine::set_readings`, what it
+/// calls on the OS's thermal notification): the next tick caps the controller and the
+/// downgrade names the signal; a nominal reading lifts the cap.
+#[test]
+fn readings_a_game_pushes_through_the_engine_reach_its_controller() {
+    use lanegraph::budget::{Agent, CostLaw, Quote, Strategy};
+    use lanegraph::runtime::{AgentCost, Engine, RunSummary};
+
+    struct Think;
+    impl Agent for Think {
+        fn name(&self) -> &str {
+            "think"
+        }
+        fn strategies(&self) -> Vec<Strategy> {
+            vec![
+                Strategy::new("all", 3, Quote::new(CostLaw::Constant, 10.0)),
+                Strategy::new("half", 2, Quote::new(CostLaw::Constant, 5.0)),
+                Strategy::new("few", 1, Quote::new(CostLaw::Constant, 1.0)),
+            ]
+        }
+    }
+    let mut engine = Engine::builder().lockstep(true).build().unwrap();
+    let id = engine
+        .add_agent(Box::new(Think), AgentCost::Reported)
+        .unwrap();
+    let run = |engine: &mut Engine, frames: u32| {
+        for _ in 0..frames {
+            let s = engine.strategy(id).map_or(0, |s| s.get());
+            engine.report_cost(id, 1, [10.0, 5.0, 1.0][s]);
+            engine.frame().unwrap();
+        }
+    };
+    run(&mut engine, 60);
+    assert_eq!(
+        engine.strategy(id).map(|s| s.get()),
+        Some(0),
+        "no reason to step down yet"
+    );
+    engine.set_readings(Readings {
+        thermal: ThermalState::Critical,
+        ..Readings::default()
+    });
+    run(&mut engine, 5);
+    let summary = RunSummary::from_engine(&engine);
+    let hot = summary
+        .decisions
+        .iter()
+        .find(|d| d.reason.starts_with("thermal: Critical"))
+        .unwrap_or_else(|| panic!("no thermal downgrade: {:#?}", summary.decisions));
+    assert!(hot.frame > 60, "{hot:?}");
+    assert!(engine.strategy(id).map_or(0, |s| s.get()) > 0);
+    engine.set_readings(Readings::default());
+    run(&mut engine, 600);
+    assert_eq!(
+        engine.strategy(id).map(|s| s.get()),
+        Some(0),
+        "back to the best strategy once the device cooled: {:#?}",
+        RunSummary::from_engine(&engine).decisions
+    );
+}

@@ -191,6 +191,7 @@ impl Engine {
             controller,
             builtins,
             custom: Vec::new(),
+            readings: None,
             reported: Vec::new(),
             samples: Vec::new(),
             physics: None,

@@ -35,6 +35,7 @@
 use std::sync::Arc;
 
 use lanegraph_budget::hooks::ControllerDriver;
+use lanegraph_budget::providers::FixedReadings;
 use lanegraph_budget::{
     AdaptationMode, Agent, AgentId, AgentSample, Controller, ControllerConfig, FrameInput,
     GpuTiming, InputError, PinError, RegisterError, StepReport, StrategyIndex,
@@ -212,6 +213,10 @@ pub struct Engine {
     /// The game's own agents, each with where its cost comes from. Writer: `add_agent` (between
     /// frames). Reader: `collect_custom_samples` (owner thread, step 5).
     custom: Vec<(AgentId, AgentCost)>,
+    /// The device readings the controller polls each tick, installed as its provider on the
+    /// first `set_readings`. Writer: `set_readings` (between frames). Reader: the controller's
+    /// tick (owner thread, step 6), through the provider it shares.
+    readings: Option<FixedReadings>,
     /// Costs the game reported for the frame to come (`AgentCost::Reported` agents). Writer:
     /// `report_cost`. Reader: `collect_custom_samples` (step 5), which drains them into `samples`.
     reported: Vec<AgentSample>,
@@ -441,11 +446,18 @@ impl Engine {
         &self.controller
     }
 
-    /// Installs the device readings (thermal, battery, memory) the controller polls each tick
-    /// (see `docs/budgets.md`), replacing the last ones installed. GPU memory comes from the
-    /// engine's render pass unless `provider` reports it.
-    pub fn set_readings_provider(&mut self, provider: Box<dyn lanegraph_budget::ReadingsProvider>) {
-        self.controller.set_providers(provider);
+    /// Tells the budget controller the device's state (thermal, battery, memory): from the
+    /// next frame on, every tick reads `readings` until the next call. A platform layer calls
+    /// it when the OS reports a change (thermal and battery notifications); what it cannot
+    /// report stays at its default, which reads as "no concern" (see `docs/budgets.md`). GPU
+    /// memory comes from the engine's render pass unless `readings.gpu_memory` is set.
+    pub fn set_readings(&mut self, readings: lanegraph_budget::Readings) {
+        let cell = self.readings.get_or_insert_with(|| {
+            let cell = FixedReadings::default();
+            self.controller.set_providers(Box::new(cell.clone()));
+            cell
+        });
+        cell.set(readings);
     }
 
     /// The body of [`EngineHooks::set_adaptation`](crate::hooks::EngineHooks::set_adaptation), which documents it.
