@@ -7,7 +7,7 @@
 //! view whose inputs changed.
 //!
 //! # Protocol (owner thread, once per frame)
-//! 1. Read `(world.id(), world.epochs())` (the id from `WorldHooks`).
+//! 1. Read `(world.id(), world.epochs())` (both from `WorldHooks`).
 //! 2. If the world and the epochs of the view's domains equal the cached key, the cached view
 //!    is published again (a hit).
 //! 3. Otherwise the view is derived again (a miss) into a buffer nobody else holds: of the

@@ -1,7 +1,7 @@
 //! Several components spawned together ([`Bundle`]: tuples of 1-8 components), and spawning
 //! many at once straight into their columns ([`World::spawn_batch`]).
 //!
-//! Owns: the `Bundle` trait, its per-column sinks, `spawn_batch`, `despawn_batch` and
+//! Owns: the `Bundle` trait, its per-column sinks, `spawn_batch` and
 //! `reserve`. Must never: spawn part of a batch (every column is resolved, and every name clash
 //! reported, before the first entity exists), hold a sink across a change to the column list,
 //! or give two sinks one column (a bundle naming a type twice takes the one-insert-at-a-time
@@ -172,14 +172,5 @@ impl World {
             }
         }
         Ok(&self.entities.live()[first..])
-    }
-
-    /// Despawns every live entity of `entities` (stale ones are skipped); returns how many were
-    /// despawned.
-    pub fn despawn_batch(&mut self, entities: &[Entity]) -> usize {
-        entities
-            .iter()
-            .filter(|&&e| self.despawn(e).is_ok())
-            .count()
     }
 }

@@ -91,8 +91,8 @@ impl<E> Events<E> {
         self.first_seq + (self.last.len() + self.this.len()) as u64
     }
 
-    /// Appends an event to this step's buffer.
-    pub fn send(&mut self, event: E) {
+    /// Appends an event to this step's buffer (`World::send_event`, `Commands::send`).
+    pub(crate) fn send(&mut self, event: E) {
         self.this.push(event);
     }
 
