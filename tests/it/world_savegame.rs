@@ -45,7 +45,7 @@ struct Settings(u32);
 fn schema() -> SaveSchema {
     SaveSchema::new()
         .component::<Pos>()
-        .field_soa_component::<Vel>()
+        .component::<Vel>()
         .component::<Name>()
         .resource::<Score>()
 }
@@ -114,7 +114,8 @@ fn check_same(original: &mut World, loaded: &mut World) {
     assert_eq!(loaded.tick(), original.tick());
     assert_eq!(loaded.fixed_step(), original.fixed_step());
     assert_eq!(loaded.resource::<Score>().unwrap(), &Score(4_242));
-    // Vel was stored field-SoA and comes back field-SoA.
+    // Vel was stored field-SoA and comes back field-SoA: it derives SoaComponent, so the
+    // schema's plain `component::<Vel>()` knows how.
     let some = pos_order(original)[0].0;
     assert_eq!(
         loaded.get_fields::<Vel>(some).unwrap(),

@@ -192,6 +192,19 @@ fn expand_named_trait(
     } else {
         quote!()
     };
+    let use_soa = if with_all_f32 {
+        // Components only: a savegame reloads a field-SoA column field-SoA when the type can be.
+        quote! {
+            fn use_field_soa_fn(
+            ) -> ::core::option::Option<::lanegraph::world::__UseFieldSoa> {
+                #[allow(unused_imports)]
+                use ::lanegraph::world::__snapshot_probe::{ViaRows as _, ViaSoa as _};
+                (&&::lanegraph::world::__snapshot_probe::Probe::<Self>::new()).use_field_soa_fn()
+            }
+        }
+    } else {
+        quote!()
+    };
     // A `static` in a generic impl would be shared by every instantiation: only concrete types
     // get a dense id.
     let dense_key = if with_all_f32 {
@@ -213,6 +226,7 @@ fn expand_named_trait(
                 (&&::lanegraph::world::__snapshot_probe::Probe::<Self>::new()).clone_fn()
             }
             #copy_rows
+            #use_soa
         }
     } else {
         quote!()

@@ -95,6 +95,16 @@ pub trait ComponentMeta {
         None
     }
 
+    /// Opts the type into field-SoA storage in `world` (what [`World::use_field_soa`] does):
+    /// the derive fills it in for every type that also derives `SoaComponent`, so a savegame
+    /// that stored the component field-SoA loads it field-SoA again. `None` otherwise.
+    ///
+    /// [`World::use_field_soa`]: super::World::use_field_soa
+    #[doc(hidden)]
+    fn use_field_soa_fn() -> Option<UseFieldSoa> {
+        None
+    }
+
     /// How a snapshot copies a whole column of values into a buffer it reuses: the derive
     /// fills it in with `Vec::extend_from_slice` for `Clone` types (one `memcpy` for `Copy`
     /// ones); `None` falls back to [`snapshot_clone`](Self::snapshot_clone) per value.
@@ -107,7 +117,12 @@ pub trait ComponentMeta {
     }
 }
 
+/// Opts a component type into field-SoA storage in a world (see
+/// [`ComponentMeta::use_field_soa_fn`]).
+#[doc(hidden)]
+pub type UseFieldSoa = fn(&mut super::World) -> Result<(), super::WorldError>;
+
 /// Copies a whole column of values into a buffer it reuses (see
-/// [`Component::snapshot_copy_rows`]).
+/// [`ComponentMeta::snapshot_copy_rows`]).
 #[doc(hidden)]
 pub type CopyRows<T> = fn(&[T], &mut Vec<T>);

@@ -110,6 +110,8 @@ pub use component::Component;
 #[doc(hidden)]
 pub use component::CopyRows;
 #[doc(hidden)]
+pub use component::UseFieldSoa as __UseFieldSoa;
+#[doc(hidden)]
 pub use component_ids::DenseKey as __DenseKey;
 pub use entity::Entity;
 pub(crate) use epoch::Epochs;

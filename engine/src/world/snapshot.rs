@@ -322,6 +322,30 @@ pub mod probe {
         fn copy_rows_fn(&self) -> Option<crate::world::component::CopyRows<T>>;
     }
 
+    /// Chosen when `T: SoaComponent` (and a component).
+    pub trait ViaSoa<T> {
+        /// `Some(World::use_field_soa::<T>)`.
+        fn use_field_soa_fn(&self) -> Option<crate::world::component::UseFieldSoa>;
+    }
+
+    impl<T: crate::world::Component + lanegraph_simd::SoaComponent> ViaSoa<T> for &Probe<T> {
+        fn use_field_soa_fn(&self) -> Option<crate::world::component::UseFieldSoa> {
+            Some(|w| w.use_field_soa::<T>())
+        }
+    }
+
+    /// Chosen when `T` is not field-SoA capable.
+    pub trait ViaRows<T> {
+        /// `None`.
+        fn use_field_soa_fn(&self) -> Option<crate::world::component::UseFieldSoa>;
+    }
+
+    impl<T> ViaRows<T> for Probe<T> {
+        fn use_field_soa_fn(&self) -> Option<crate::world::component::UseFieldSoa> {
+            None
+        }
+    }
+
     impl<T> ViaNothing<T> for Probe<T> {
         fn clone_fn(&self) -> Option<fn(&T) -> T> {
             None

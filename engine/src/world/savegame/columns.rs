@@ -225,15 +225,19 @@ pub(super) fn load_column<T: Component + DeserializeOwned>(
     }))
 }
 
-pub(super) fn load_soa_column<T: Component + SoaComponent + DeserializeOwned>(
+/// [`load_column`], and the column back in field-SoA storage when the save stored it so and the
+/// type can be (it derives `SoaComponent`: [`ComponentMeta::use_field_soa_fn`]).
+///
+/// [`ComponentMeta::use_field_soa_fn`]: crate::world::component::ComponentMeta::use_field_soa_fn
+pub(super) fn load_column_in_its_layout<T: Component + DeserializeOwned>(
     world: &mut World,
     saved: SavedColumn,
     table: &EntityTable,
 ) -> Result<Apply, LoadError> {
     let soa = saved.layout == ColumnLayout::FieldSoa.name();
     let apply = load_column::<T>(world, saved, table)?;
-    if soa {
-        world.use_field_soa::<T>().map_err(|e| LoadError::World {
+    if let (true, Some(use_field_soa)) = (soa, T::use_field_soa_fn()) {
+        use_field_soa(world).map_err(|e| LoadError::World {
             name: T::NAME,
             reason: e.to_string(),
         })?;

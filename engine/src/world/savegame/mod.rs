@@ -48,7 +48,6 @@ use super::entity::{Entity, EntityTable};
 use super::epoch::DomainSet;
 use super::{Component, Resource, World};
 use crate::game_loop::FixedStep;
-use lanegraph_simd::SoaComponent;
 
 mod columns;
 use columns::*;
@@ -296,27 +295,15 @@ impl SaveSchema {
         SaveSchema::default()
     }
 
-    /// Saves component `T` (either layout; loads it AoS unless the loading world already
-    /// stores it field-SoA: see [`field_soa_component`](Self::field_soa_component)).
+    /// Saves component `T` in either layout; a load stores it as the save did (field-SoA when it
+    /// was and `T` derives `SoaComponent`, else AoS unless the loading world already stores it
+    /// field-SoA).
     pub fn component<T: Component + Serialize + DeserializeOwned>(mut self) -> Self {
         self.push_component(ComponentEntry {
             name: T::NAME,
             schema: T::schema(),
             save: save_column::<T>,
-            load: load_column::<T>,
-        });
-        self
-    }
-
-    /// Saves component `T` and, when it was stored field-SoA, loads it field-SoA too.
-    pub fn field_soa_component<T: Component + SoaComponent + Serialize + DeserializeOwned>(
-        mut self,
-    ) -> Self {
-        self.push_component(ComponentEntry {
-            name: T::NAME,
-            schema: T::schema(),
-            save: save_column::<T>,
-            load: load_soa_column::<T>,
+            load: load_column_in_its_layout::<T>,
         });
         self
     }
