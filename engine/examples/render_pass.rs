@@ -138,7 +138,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         engine.frame()?;
         std::thread::sleep(period.saturating_sub(started.elapsed()));
     }
-    engine.finish_render();
     let (stats, device) = (engine.render_stats(), engine.render_device());
     let passes = stats.gpu.map(|g| g.passes).unwrap_or_default();
     let fill = passes.iter().find(|p| p.name == "fill");

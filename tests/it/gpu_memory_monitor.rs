@@ -3,7 +3,7 @@
 //! its multiplier (`budget_control::gpu_memory_pressure_downgrades_and_names_the_gpu` shows the
 //! downgrade's reason at the controller).
 
-use lanegraph::hooks::ControllerDriver;
+use lanegraph::hooks::{ControllerDriver, EngineHooks};
 use lanegraph::runtime::{DrawOutput, GpuHeap, GpuMemoryFigures, RenderPass, RenderSettings};
 
 /// A pass whose GPU memory readings say `used` of `budget` bytes, churning `per_draw` events

@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 
-use lanegraph::hooks::ControllerDriver;
+use lanegraph::hooks::{ControllerDriver, EngineHooks};
 use lanegraph::runtime::{DrawOutput, GpuFrame, RenderDevice, RenderPass, RenderSettings};
 
 /// A pass "on a GPU" whose timings come back `lag` draws after the draw that recorded them,

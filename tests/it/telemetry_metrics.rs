@@ -8,7 +8,7 @@ use lanegraph::hooks::telemetry::{
 };
 use lanegraph::hooks::BucketsHooks;
 use lanegraph::hooks::MetricsRecorderHooks;
-use lanegraph::hooks::{HistogramHooks, RegistryHooks};
+use lanegraph::hooks::{EngineHooks, HistogramHooks, RegistryHooks};
 
 fn threads() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get()) * 2 + 1

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use lanegraph::hooks::telemetry::spans::{self, span};
 use lanegraph::hooks::telemetry::{record_span, span_n, RecordSpanError, TraceHistory, TrackKind};
-use lanegraph::hooks::TraceHistoryHooks;
+use lanegraph::hooks::{EngineHooks, TraceHistoryHooks};
 use lanegraph::jobs::clock;
 use serde_json::Value;
 

@@ -536,7 +536,6 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
         engine.pump_assets();
         std::thread::sleep(Duration::from_millis(1));
     }
-    engine.finish_render();
     let wall_s = started.elapsed().as_secs_f64();
     let score = engine
         .world()

@@ -20,6 +20,11 @@ pub trait EngineHooks {
     /// The run record the engine keeps: the report's frame rows and percentiles.
     fn run_record(&self) -> &RunRecorder;
 
+    /// Waits until the render lane has drawn every published view, for a test or tool that
+    /// reads what drawing left (presents, GPU spans, metrics) mid-run. A game's end-of-run
+    /// readers (`render_stats`, `capture_png`, `RunSummary::from_engine`) wait themselves.
+    fn finish_render(&self);
+
     /// The trace history itself (the last `trace_frames` frames of spans), for the report's
     /// slowest frames and tests that read spans; a game writes it with `Engine::chrome_trace`.
     fn trace(&self) -> &lanegraph_telemetry::TraceHistory;
@@ -72,6 +77,10 @@ pub trait EngineHooks {
 }
 
 impl EngineHooks for Engine {
+    fn finish_render(&self) {
+        Engine::finish_render(self)
+    }
+
     fn trace(&self) -> &lanegraph_telemetry::TraceHistory {
         Engine::trace(self)
     }

@@ -33,6 +33,7 @@
 use std::fmt;
 
 use lanegraph::hooks::telemetry::quantiles;
+use lanegraph::hooks::EngineHooks;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -527,8 +527,8 @@ impl Engine {
 
     // ---- end of run -----------------------------------------------------------------------
 
-    /// Waits until the render lane has drawn every published view (end of run).
-    pub fn finish_render(&self) {
+    /// The body of [`EngineHooks::finish_render`](crate::hooks::EngineHooks::finish_render), which documents it.
+    pub(crate) fn finish_render(&self) {
         self.render.finish();
     }
 
@@ -575,9 +575,11 @@ impl Engine {
         &self.registry
     }
 
-    /// The render lane's statistics. Waits for a draw in progress: for the end of a run (each
-    /// frame's figures reach the run record and the controller without waiting).
+    /// The render lane's statistics once it has drawn every view published so far (it waits:
+    /// for the end of a run; each frame's figures reach the run record and the controller
+    /// without waiting).
     pub fn render_stats(&self) -> super::render::RenderStats {
+        self.render.finish();
         self.render.stats()
     }
 
