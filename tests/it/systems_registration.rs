@@ -88,7 +88,7 @@ fn systems_run_in_schedule_order_with_their_metadata() {
     for name in ["input", "ai", "physics", "animation"] {
         let l = log.clone();
         let def = SystemDef::new(name, 0.25, move |_, ctx| {
-            l.lock().unwrap().push((ctx.id().index(), ctx.tick()));
+            l.lock().unwrap().push((name, ctx.tick()));
         })
         .domain(Domain::GAMEPLAY)
         .workload(10);
@@ -99,14 +99,14 @@ fn systems_run_in_schedule_order_with_their_metadata() {
     assert_eq!(
         *log.lock().unwrap(),
         vec![
-            (0, 0),
-            (1, 0),
-            (2, 0),
-            (3, 0),
-            (0, 1),
-            (1, 1),
-            (2, 1),
-            (3, 1)
+            ("input", 0),
+            ("ai", 0),
+            ("physics", 0),
+            ("animation", 0),
+            ("input", 1),
+            ("ai", 1),
+            ("physics", 1),
+            ("animation", 1)
         ]
     );
     assert_eq!(w.system_name(ids[2]).unwrap(), "physics");

@@ -299,11 +299,6 @@ pub struct SystemContext {
 }
 
 impl SystemContext {
-    /// The running system's id.
-    pub fn id(&self) -> SystemId {
-        self.id
-    }
-
     /// The fixed step being run (0-based, counts every `run_systems` call).
     pub fn tick(&self) -> u64 {
         self.tick
