@@ -51,8 +51,8 @@ impl Key {
         })
     }
 
-    /// The key's name.
-    pub fn as_str(&self) -> &str {
+    /// The key's name (also its `Display`).
+    pub(crate) fn as_str(&self) -> &str {
         // Only `named` builds a Key, from ASCII alphanumerics: always valid UTF-8.
         std::str::from_utf8(&self.bytes[..self.len as usize]).unwrap_or("")
     }
