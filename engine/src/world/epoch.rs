@@ -46,16 +46,19 @@ impl Domain {
     pub(crate) const fn index(self) -> usize {
         self.0 as usize
     }
+}
 
-    /// A short name for logs (`custom` for game-defined domains).
-    pub const fn name(self) -> &'static str {
+/// A short name for logs: `structure`, `transform`, `physics`, `render`, `gameplay`, or
+/// `custom N` for a game-defined domain.
+impl std::fmt::Display for Domain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.0 {
-            0 => "structure",
-            1 => "transform",
-            2 => "physics",
-            3 => "render",
-            4 => "gameplay",
-            _ => "custom",
+            0 => f.write_str("structure"),
+            1 => f.write_str("transform"),
+            2 => f.write_str("physics"),
+            3 => f.write_str("render"),
+            4 => f.write_str("gameplay"),
+            n => write!(f, "custom {n}"),
         }
     }
 }
@@ -83,11 +86,6 @@ impl DomainSet {
     /// The union of two sets (`a | b` outside the crate).
     pub(crate) const fn union(self, other: DomainSet) -> DomainSet {
         DomainSet(self.0 | other.0)
-    }
-
-    /// Whether `d` is in the set.
-    pub const fn contains(self, d: Domain) -> bool {
-        self.0 & (1 << d.0) != 0
     }
 
     /// The raw mask (bit `i` = domain `i`).
@@ -173,5 +171,8 @@ mod tests {
         assert!(Domain::custom(4).is_none());
         assert_eq!(Domain::custom(5).map(Domain::index), Some(5));
         assert!(Domain::custom(16).is_none());
+        // Logs and reports name domains by their Display.
+        assert_eq!(Domain::PHYSICS.to_string(), "physics");
+        assert_eq!(Domain::custom(7).unwrap().to_string(), "custom 7");
     }
 }
