@@ -555,7 +555,7 @@ impl SystemIdHooks for SystemId {
     }
 }
 
-/// A snapshot's copy-on-change figure, for tests of the snapshot's cost (a game reads none of it).
+/// A snapshot's copy-on-change figures and the tick it holds, for tests (a game reads none of it).
 pub trait SnapshotHooks {
     /// Columns the latest [`World::snapshot_into`] copied. A capture into a snapshot that last
     /// held the same world skips every column whose domains' change epochs have not moved since
@@ -565,6 +565,10 @@ pub trait SnapshotHooks {
 
     /// Live entities captured.
     fn entities(&self) -> usize;
+
+    /// The fixed step the world had run when captured (`World::tick`); `None` when empty. A
+    /// game finds a snapshot by its tick through `SnapshotRing::at_tick`.
+    fn tick(&self) -> Option<u64>;
 }
 
 impl SnapshotHooks for Snapshot {
@@ -574,5 +578,9 @@ impl SnapshotHooks for Snapshot {
 
     fn entities(&self) -> usize {
         Snapshot::entities(self)
+    }
+
+    fn tick(&self) -> Option<u64> {
+        Snapshot::tick(self)
     }
 }

@@ -69,8 +69,8 @@ impl std::fmt::Debug for Snapshot {
 }
 
 impl Snapshot {
-    /// The fixed step the world had run when captured (`World::tick`); `None` when empty.
-    pub fn tick(&self) -> Option<u64> {
+    /// The body of [`SnapshotHooks::tick`](crate::hooks::SnapshotHooks::tick), which documents it.
+    pub(crate) fn tick(&self) -> Option<u64> {
         self.world.map(|_| self.tick)
     }
 
