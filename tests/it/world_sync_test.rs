@@ -317,6 +317,42 @@ mod engine_mode {
         assert!(said.contains("Position"), "{said}");
     }
 
+    /// A strategy switch at a frame boundary changes the physics settings and what systems
+    /// read of the controller: inputs the snapshots do not hold. The mode starts a new window
+    /// there instead of re-simulating the steps before the switch under the new strategy (it
+    /// reported a desync at the first switch before).
+    #[test]
+    fn a_strategy_switch_is_not_a_desync() {
+        let plan = LanePlan::from_spec("physics=2,render=1,asset=1", &[0]).unwrap();
+        let mut engine = Engine::builder()
+            .config(EngineConfig {
+                sync_test: Some(4),
+                ..EngineConfig::default()
+            })
+            .builtin_agents(lanegraph_demo::agents::all())
+            .lane_plan(plan)
+            .lockstep(true)
+            .adaptive(false)
+            .build()
+            .unwrap();
+        lanegraph_demo::world::setup(engine.world_mut(), 1_000, 3).unwrap();
+        let mut phys = DemoPhysics::default();
+        engine.set_physics(move |w, s| phys.step(w, s));
+        let physics = engine.builtin_agents()[0];
+        for (frame, strategy) in [(6, "no_detail"), (14, "full")] {
+            while engine.frames() < frame {
+                engine.frame().unwrap();
+            }
+            engine.pin(physics, strategy).unwrap();
+        }
+        for _ in 0..10 {
+            engine.frame().unwrap();
+        }
+        let summary = RunSummary::from_engine(&engine);
+        assert_eq!(summary.decisions.len(), 2, "{:#?}", summary.decisions);
+        assert_eq!(summary.sync_test, None);
+    }
+
     #[test]
     fn an_out_of_range_distance_is_refused_with_the_key() {
         for n in [0, 65] {

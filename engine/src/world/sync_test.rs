@@ -150,6 +150,16 @@ impl SyncTest {
         }
     }
 
+    /// Forgets the held steps: the next step starts a new window. An engine calls it when an
+    /// input the snapshots do not hold changes at a frame boundary (a strategy switch: the
+    /// physics settings and what `World::agent_strategy` answers), so no step run under one
+    /// strategy is re-simulated under another and reported as a desync it is not.
+    pub(crate) fn restart(&mut self) {
+        while let Some(r) = self.window.pop_front() {
+            self.spare.push(r.before);
+        }
+    }
+
     /// Runs one step of `world`, then re-simulates the window and compares. On a desync the
     /// world is left in its re-simulated state and the window is cleared (the next step starts
     /// a new one).
