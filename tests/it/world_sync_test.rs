@@ -248,18 +248,24 @@ mod engine_mode {
 
     use lanegraph::hooks::EngineHooks;
     use lanegraph::jobs::LanePlan;
-    use lanegraph::runtime::{Engine, EngineConfig, RunSummary};
+    use lanegraph::runtime::{BuiltinAgents, Engine, EngineConfig, RunSummary};
     use lanegraph::world::WorldError;
     use lanegraph_demo::physics::DemoPhysics;
     use lanegraph_demo::world::Position;
 
     fn engine() -> Engine {
+        engine_with(BuiltinAgents::default())
+    }
+
+    /// The demo's world on a lockstep engine in the SyncTest mode (8 steps), with `agents`.
+    fn engine_with(agents: BuiltinAgents) -> Engine {
         let plan = LanePlan::from_spec("physics=2,render=1,asset=1", &[0]).unwrap();
         let mut engine = Engine::builder()
             .config(EngineConfig {
                 sync_test: Some(8),
                 ..EngineConfig::default()
             })
+            .builtin_agents(agents)
             .lane_plan(plan)
             .lockstep(true)
             .adaptive(false)
@@ -323,19 +329,7 @@ mod engine_mode {
     /// reported a desync at the first switch before).
     #[test]
     fn a_strategy_switch_is_not_a_desync() {
-        let plan = LanePlan::from_spec("physics=2,render=1,asset=1", &[0]).unwrap();
-        let mut engine = Engine::builder()
-            .config(EngineConfig {
-                sync_test: Some(4),
-                ..EngineConfig::default()
-            })
-            .builtin_agents(lanegraph_demo::agents::all())
-            .lane_plan(plan)
-            .lockstep(true)
-            .adaptive(false)
-            .build()
-            .unwrap();
-        lanegraph_demo::world::setup(engine.world_mut(), 1_000, 3).unwrap();
+        let mut engine = engine_with(lanegraph_demo::agents::all());
         let mut phys = DemoPhysics::default();
         engine.set_physics(move |w, s| phys.step(w, s));
         let physics = engine.builtin_agents()[0];
