@@ -486,3 +486,61 @@ fn ten_thousand_damaged_saves_are_typed_errors_never_panics() {
         "most damage is caught: {errors} errors, {loaded} loads"
     );
 }
+
+/// A component that references another entity (a target) saves and loads it as the same
+/// handle: a save keeps every slot and generation, so the reference still resolves, and a
+/// reference that was stale stays stale. Bits that are no handle are a typed load error.
+#[test]
+fn an_entity_reference_survives_a_save_and_a_load() {
+    #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash, Serialize, Deserialize)]
+    struct Target(Entity);
+
+    let schema = SaveSchema::new().component::<Pos>().component::<Target>();
+    let mut w = World::new();
+    let prey = w.spawn();
+    w.insert(prey, Pos { x: 3.0, y: 4.0 }).unwrap();
+    let gone = w.spawn();
+    w.despawn(gone).unwrap();
+    let hunter = w.spawn(); // reuses `gone`'s slot under a new generation
+    w.insert(hunter, Target(prey)).unwrap();
+    let ghost = w.spawn();
+    w.insert(ghost, Target(gone)).unwrap();
+
+    for text in [false, true] {
+        let mut bytes = Vec::new();
+        if text {
+            schema.save_text(&mut w, &mut bytes).unwrap();
+        } else {
+            schema.save(&mut w, &mut bytes).unwrap();
+        }
+        let mut loaded = World::new();
+        schema.load_into(&mut loaded, &bytes[..]).unwrap();
+        assert_eq!(loaded.state_hash(), w.state_hash());
+        let target = loaded.get::<Target>(hunter).unwrap().0;
+        assert_eq!(target, prey);
+        assert_eq!(loaded.get::<Pos>(target).unwrap(), &Pos { x: 3.0, y: 4.0 });
+        let stale = loaded.get::<Target>(ghost).unwrap().0;
+        assert!(matches!(
+            loaded.get::<Pos>(stale),
+            Err(WorldError::StaleEntity { .. })
+        ));
+    }
+
+    // A generation of 0 is no handle: the load names it and leaves the world as it was.
+    let mut bytes = Vec::new();
+    schema.save_text(&mut w, &mut bytes).unwrap();
+    let text = String::from_utf8(bytes).unwrap();
+    let prey_bits = prey.to_bits().to_string();
+    assert!(text.contains(&prey_bits), "{text}");
+    // The reference in Target's values (the first prey bits after its name; before it they
+    // are the entity table's and Pos's rows).
+    let at = text.find("\"Target\"").unwrap();
+    let (head, tail) = text.split_at(at);
+    assert!(tail.contains(&prey_bits), "{tail}");
+    let no_generation = u64::from(prey.to_bits() as u32).to_string();
+    let bad = format!("{head}{}", tail.replacen(&prey_bits, &no_generation, 1));
+    let mut loaded = World::new();
+    let e = schema.load_into(&mut loaded, bad.as_bytes()).unwrap_err();
+    assert!(e.to_string().contains("is no entity handle"), "{e}");
+    assert!(loaded.is_empty());
+}

@@ -49,6 +49,32 @@ impl Entity {
     }
 }
 
+/// As [`Entity::to_bits`]: a component or resource that references an entity saves it as that
+/// `u64`, and a savegame, which keeps every entity's slot and generation, loads it back as the
+/// same handle.
+impl serde::Serialize for Entity {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(self.to_bits())
+    }
+}
+
+/// The inverse of the `Serialize` impl. Bits with a zero generation (no handle has one) are a
+/// typed error; a handle read back may be stale in the world it meets, like any other.
+impl<'de> serde::Deserialize<'de> for Entity {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let bits = u64::deserialize(d)?;
+        let generation = NonZeroU32::new((bits >> 32) as u32).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "{bits:#x} is no entity handle (its generation, the high 32 bits, is 0)"
+            ))
+        })?;
+        Ok(Entity {
+            index: bits as u32,
+            generation,
+        })
+    }
+}
+
 impl fmt::Debug for Entity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}v{}", self.index, self.generation)
