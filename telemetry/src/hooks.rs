@@ -3,7 +3,8 @@
 //! [`intern_name`].
 //!
 //! Owns: nothing of its own (thin handles on the span store). Must never: be needed by a game
-//! (`span`, `span_n`, `span!` and `record_span` are the game's way to record spans).
+//! (`span!` is a game's way to record spans; `spans::span`, `span_n` and `record_span` serve
+//! the runtime's tools, which name spans at run time or time them elsewhere).
 
 use lanegraph_jobs::clock::Stamp;
 

@@ -544,3 +544,29 @@ fn an_entity_reference_survives_a_save_and_a_load() {
     assert!(e.to_string().contains("is no entity handle"), "{e}");
     assert!(loaded.is_empty());
 }
+
+/// A load refused after a field-SoA column decoded (a resource further on is unreadable)
+/// leaves the world's columns in their layouts: the switch to field-SoA waits for the apply
+/// phase, as every other write does.
+#[test]
+fn a_refused_load_leaves_every_column_in_its_layout() {
+    let mut saved = populated(); // Vel stored field-SoA
+    let mut file = Vec::new();
+    schema().save_text(&mut saved, &mut file).unwrap();
+    let text = String::from_utf8(file).unwrap();
+    assert_eq!(text.matches("4242").count(), 1, "{text:.400}");
+    let bad = text.replace("4242", "\"not a score\"");
+
+    let mut w = World::new();
+    let e = w.spawn();
+    w.insert(e, Vel { x: 1.0, y: 2.0 }).unwrap(); // AoS here
+    let before = w.state_hash();
+    let err = schema().load_into(&mut w, bad.as_bytes()).unwrap_err();
+    assert!(err.to_string().contains("Score"), "{err}");
+    assert_eq!(w.state_hash(), before, "nothing written");
+    assert_eq!(
+        w.get::<Vel>(e).unwrap(),
+        &Vel { x: 1.0, y: 2.0 },
+        "still AoS"
+    );
+}

@@ -128,6 +128,10 @@ pub struct SyncTest {
     spare: Vec<Snapshot>,
     /// The probe, kept between steps for its checksum cache.
     probe: Option<Box<SyncProbe>>,
+    /// The world's change epochs and system count when the last step ended: a world changed
+    /// between steps (a game's edit, a new system) starts a new window, since the
+    /// held steps never saw the change.
+    after_last: Option<(super::Epochs, usize)>,
 }
 
 impl std::fmt::Debug for SyncTest {
@@ -147,13 +151,15 @@ impl SyncTest {
             window: VecDeque::new(),
             spare: Vec::new(),
             probe: None,
+            after_last: None,
         }
     }
 
     /// Forgets the held steps: the next step starts a new window. An engine calls it when an
     /// input the snapshots do not hold changes at a frame boundary (a strategy switch: the
-    /// physics settings and what `World::agent_strategy` answers), so no step run under one
-    /// strategy is re-simulated under another and reported as a desync it is not.
+    /// physics settings and what `World::agent_strategy` answers; a new physics hook), so no
+    /// step run under one is re-simulated under another and reported as a desync it is not.
+    /// (A world changed between steps restarts the window by itself: `step_with`.)
     pub(crate) fn restart(&mut self) {
         while let Some(r) = self.window.pop_front() {
             self.spare.push(r.before);
@@ -162,7 +168,10 @@ impl SyncTest {
 
     /// Runs one step of `world`, then re-simulates the window and compares. On a desync the
     /// world is left in its re-simulated state and the window is cleared (the next step starts
-    /// a new one).
+    /// a new one). A world changed since the last step (entities, components or resources
+    /// written outside a step, a system registered) starts a new window as well: the
+    /// held steps never saw the change, so re-simulating them would report a desync that is
+    /// not.
     pub fn step(&mut self, world: &mut World) -> Result<(), WorldError> {
         self.step_with(world, &mut |_| {})
     }
@@ -173,6 +182,26 @@ impl SyncTest {
     /// `after the systems (the physics hook)` in a [`Desync`]. `after` must compute from the
     /// World alone.
     pub fn step_with(
+        &mut self,
+        world: &mut World,
+        after: &mut dyn FnMut(&mut World),
+    ) -> Result<(), WorldError> {
+        let now = (world.epochs(), world.system_count());
+        if self.after_last.is_some_and(|last| last != now) {
+            self.restart();
+        }
+        let result = self.step_held(world, after);
+        self.after_last = Some((world.epochs(), world.system_count()));
+        if result.is_err() {
+            // A desync, or a snapshot that cannot be taken or put back: the next step starts
+            // a new window either way.
+            self.restart();
+        }
+        result
+    }
+
+    /// One step, then the window re-simulated and compared (the body of `step_with`).
+    fn step_held(
         &mut self,
         world: &mut World,
         after: &mut dyn FnMut(&mut World),
@@ -200,9 +229,6 @@ impl SyncTest {
             world.input = self.window[i].input.clone();
             let again = run_probed(world, &mut self.probe, after);
             if let Some(d) = compare(world, &self.window[i], &again) {
-                while let Some(r) = self.window.pop_front() {
-                    self.spare.push(r.before);
-                }
                 return Err(d.into());
             }
         }

@@ -150,7 +150,7 @@ impl Engine {
                     let dt = info.step.as_secs_f64() as f32;
                     if let Err(e) = sync.step_with(world, &mut |w| physics_hook(w, dt)) {
                         if found.is_none() {
-                            tracing::warn!(target: "lanegraph", code = "LG-SYNC-DESYNC", error = %e, "the SyncTest found a desync (the run summary's sync_test); the world goes on from its re-simulated state");
+                            tracing::warn!(target: "lanegraph", code = "LG-SYNC-DESYNC", error = %e, "the SyncTest mode stopped at its first failure, a desync or a snapshot it could not take or put back (the run summary's sync_test); the world goes on from where the check left it");
                             *found = Some(e);
                         }
                     }

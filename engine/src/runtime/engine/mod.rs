@@ -403,6 +403,10 @@ impl Engine {
     /// Sets the physics hook (step 2 of a frame).
     pub fn set_physics(&mut self, f: impl FnMut(&mut World, &PhysicsStep<'_>) + Send + 'static) {
         self.physics = Some(Box::new(f));
+        // The SyncTest mode's held steps ran another hook: they are not re-simulated with this one.
+        if let Some((sync, _)) = self.sync_test.as_mut() {
+            sync.restart();
+        }
     }
 
     /// The body of [`EngineHooks::run_record`](crate::hooks::EngineHooks::run_record), which documents it.

@@ -234,15 +234,31 @@ pub(super) fn load_column_in_its_layout<T: Component + DeserializeOwned>(
     saved: SavedColumn,
     table: &EntityTable,
 ) -> Result<Apply, LoadError> {
-    let soa = saved.layout == ColumnLayout::FieldSoa.name();
+    let switch = match T::use_field_soa_fn() {
+        Some(use_field_soa) if saved.layout == ColumnLayout::FieldSoa.name() => {
+            // Tried on a scratch world now, so a load that cannot switch fails here, before
+            // anything is written; the switch itself waits for the apply phase (a load refused
+            // later must leave the world as it was).
+            use_field_soa(&mut World::new()).map_err(|e| LoadError::World {
+                name: T::NAME,
+                reason: e.to_string(),
+            })?;
+            Some(use_field_soa)
+        }
+        _ => None,
+    };
     let apply = load_column::<T>(world, saved, table)?;
-    if let (true, Some(use_field_soa)) = (soa, T::use_field_soa_fn()) {
-        use_field_soa(world).map_err(|e| LoadError::World {
-            name: T::NAME,
-            reason: e.to_string(),
-        })?;
-    }
-    Ok(apply)
+    Ok(match switch {
+        None => apply,
+        Some(use_field_soa) => Box::new(move |w: &mut World| {
+            apply(w);
+            let switched = use_field_soa(w);
+            debug_assert!(
+                switched.is_ok(),
+                "tried on a scratch world before the first write"
+            );
+        }),
+    })
 }
 
 pub(super) fn save_resource<R: Resource + Serialize>(
