@@ -26,6 +26,7 @@ fn opts(lanes: Option<&str>, target_fps: f64) -> game::SwarmOptions {
         lanes: lanes.map(str::to_string),
         target_fps,
         lockstep: true,
+        sync_test: None,
     }
 }
 
@@ -225,4 +226,24 @@ fn the_second_game_writes_its_own_report() {
             .all(|d| d.agent == "collide" && html.contains(&d.to)),
         "every decision on the page: {decisions:?}"
     );
+}
+
+/// The second game under the SyncTest mode, turned on as a newcomer would (its options set
+/// `EngineConfig::sync_test`): its systems, events, scripted input and its own agent's
+/// switches (pinned here) re-simulate without a desync.
+#[test]
+fn the_second_game_runs_clean_under_the_sync_test_mode() {
+    let mut o = opts(None, 60.0);
+    o.bodies = 600;
+    o.sync_test = Some(4);
+    let mut swarm = game::build(&o).unwrap();
+    swarm.run(30).unwrap();
+    swarm.engine.pin(swarm.collide, "every_other").unwrap();
+    swarm.run(30).unwrap();
+    swarm.engine.pin(swarm.collide, "every_step").unwrap();
+    swarm.run(30).unwrap();
+    let summary = RunSummary::from_engine(&swarm.engine);
+    assert!(!summary.inputs.is_empty(), "the scripted input ran");
+    assert!(summary.decisions.len() >= 2, "{:?}", summary.decisions);
+    assert_eq!(summary.sync_test, None);
 }

@@ -13,7 +13,7 @@
 use lanegraph::budget::{Agent, AgentId, CostLaw, Quote, Strategy, StrategyIndex};
 use lanegraph::input::{InputEvent, KeyCode};
 use lanegraph::jobs::LanePlan;
-use lanegraph::runtime::{AgentCost, Engine};
+use lanegraph::runtime::{AgentCost, Engine, EngineConfig};
 use lanegraph::systems::SystemDef;
 use lanegraph::world::{Component, Entity, Event, EventCursor, Resource, StateHash, World};
 // Savegames: the game's state types derive serde (`SaveSchema` in `tests/it/second_game.rs`).
@@ -61,12 +61,12 @@ pub struct Drag(pub f32);
 pub struct Bounces(pub u32);
 
 /// The wind the player steers with the arrow keys.
-#[derive(Debug, Resource, StateHash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Resource, StateHash, Serialize, Deserialize)]
 #[resource(domains(PHYSICS))]
 pub struct Wind(pub f32);
 
 /// What happened so far.
-#[derive(Debug, Default, Resource, StateHash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Resource, StateHash, Serialize, Deserialize)]
 #[resource(domains(GAMEPLAY))]
 pub struct Score {
     /// Pairs of bodies found sharing a cell, summed over the collision passes.
@@ -138,6 +138,9 @@ pub struct SwarmOptions {
     pub target_fps: f64,
     /// One step per frame, whatever the clock (replayable).
     pub lockstep: bool,
+    /// Re-simulate the last N steps every step and compare (`EngineConfig::sync_test`, a
+    /// debugging mode); `None`: off.
+    pub sync_test: Option<usize>,
 }
 
 impl Default for SwarmOptions {
@@ -148,6 +151,7 @@ impl Default for SwarmOptions {
             lanes: None,
             target_fps: 60.0,
             lockstep: true,
+            sync_test: None,
         }
     }
 }
@@ -163,6 +167,10 @@ pub struct Swarm {
 /// Builds the game.
 pub fn build(opts: &SwarmOptions) -> Result<Swarm, Box<dyn std::error::Error>> {
     let mut builder = Engine::builder()
+        .config(EngineConfig {
+            sync_test: opts.sync_test,
+            ..EngineConfig::default()
+        })
         .lockstep(opts.lockstep)
         .target_fps(opts.target_fps);
     if let Some(spec) = &opts.lanes {

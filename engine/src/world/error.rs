@@ -128,7 +128,7 @@ pub enum WorldError {
     #[error(
         "{kind} `{name}` cannot be snapshotted: it is not `Clone`; fix: derive `Clone` for it \
          (the `Component`/`Resource` derive then copies it), or return `Some(Self::clone)` from \
-         `snapshot_clone` in a hand-written impl"
+         `snapshot_clone` in a hand-written `ComponentMeta`/`ResourceMeta` impl"
     )]
     NotCloneable {
         /// `"component"` or `"resource"`.
