@@ -401,6 +401,25 @@ mod engine_mode {
         );
     }
 
+    /// A resource that is not `Clone` cannot be snapshotted: the summary says which and how
+    /// to fix it, and the game runs on.
+    #[test]
+    fn a_type_that_cannot_be_snapshotted_is_named_in_the_summary() {
+        #[derive(lanegraph::world::Resource, lanegraph::world::StateHash)]
+        struct Opaque(u32);
+        let mut engine = engine();
+        engine.world_mut().insert_resource(Opaque(1)).unwrap();
+        for _ in 0..3 {
+            engine.frame().unwrap();
+        }
+        let said = RunSummary::from_engine(&engine).sync_test.unwrap();
+        assert!(
+            said.contains("resource `Opaque` cannot be snapshotted"),
+            "{said}"
+        );
+        assert!(said.contains("fix: derive `Clone`"), "{said}");
+    }
+
     #[test]
     fn an_out_of_range_distance_is_refused_with_the_key() {
         for n in [0, 65] {
