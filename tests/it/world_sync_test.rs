@@ -418,6 +418,7 @@ mod engine_mode {
             "{said}"
         );
         assert!(said.contains("fix: derive `Clone`"), "{said}");
+        assert_eq!(engine.world().tick(), 3, "every step ran");
     }
 
     #[test]
