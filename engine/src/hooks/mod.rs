@@ -6,14 +6,18 @@
 //! controller's per-frame tick, replay, configuration, decision log and simulator
 //! ([`ControllerDriver`], [`CostLawHooks`], [`budget`]), telemetry's span-store and exporter
 //! plumbing ([`telemetry`] and its `*Hooks` traits), fault injection for the stress harness and
-//! the untimed scheduler baseline.
+//! the untimed scheduler baseline; the metadata `#[derive(Component)]` and `#[derive(Resource)]`
+//! write for the runtime ([`ComponentMeta`], [`ResourceMeta`]) and the parts of handles a game
+//! treats as opaque ([`EntityHooks`], [`AgentIdHooks`], [`SnapshotHooks`]).
 //!
 //! A method here is still its type's own (`pub(crate)` there); the trait only names it outside
 //! the crate, so a caller adds one `use` (`use lanegraph::hooks::WorldHooks;`).
 //!
 //! Owns: nothing of its own (each item is defined where it works and only gathered here).
-//! Must never: be needed for a game to run, appear in the prelude, or be named by the docs a
-//! game reads except to say what lives here. Nothing here carries a stability promise.
+//! Must never: be needed for a game to run (the one exception: a component or resource written
+//! by hand instead of derived implements `ComponentMeta`/`ResourceMeta`), appear in the
+//! prelude, or be named by the docs a game reads except to say what lives here. Nothing here
+//! carries a stability promise.
 
 /// The budget crate whole (`lanegraph-budget`), internals included: `FrameInput`,
 /// `StepReport`, `sim`, the cost model.
