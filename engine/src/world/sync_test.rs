@@ -128,10 +128,35 @@ pub struct SyncTest {
     spare: Vec<Snapshot>,
     /// The probe, kept between steps for its checksum cache.
     probe: Option<Box<SyncProbe>>,
-    /// The world's change epochs and system count when the last step ended: a world changed
-    /// between steps (a game's edit, a new system) starts a new window, since the
-    /// held steps never saw the change.
-    after_last: Option<(super::Epochs, usize)>,
+    /// The world as the last step left it: a world changed between steps starts a new
+    /// window, since the held steps never saw the change.
+    after_last: WorldMark,
+}
+
+/// What the held steps assume unchanged between steps, beside the snapshots: the world's change
+/// epochs (any write outside a step), its system count (a system registered) and the budget
+/// agents' strategies (a switch at a frame boundary: what `World::agent_strategy` answers and
+/// the engine's physics settings, inputs the snapshots do not hold).
+#[derive(Default)]
+struct WorldMark {
+    epochs: Option<super::Epochs>,
+    systems: usize,
+    strategies: Vec<lanegraph_budget::StrategyIndex>,
+}
+
+impl WorldMark {
+    fn matches(&self, world: &World) -> bool {
+        self.epochs == Some(world.epochs())
+            && self.systems == world.system_count()
+            && self.strategies == world.agent_strategies
+    }
+
+    /// Marks `world` as it is now (no allocation once the strategies fit).
+    fn take(&mut self, world: &World) {
+        self.epochs = Some(world.epochs());
+        self.systems = world.system_count();
+        self.strategies.clone_from(&world.agent_strategies);
+    }
 }
 
 impl std::fmt::Debug for SyncTest {
@@ -151,15 +176,14 @@ impl SyncTest {
             window: VecDeque::new(),
             spare: Vec::new(),
             probe: None,
-            after_last: None,
+            after_last: WorldMark::default(),
         }
     }
 
-    /// Forgets the held steps: the next step starts a new window. An engine calls it when an
-    /// input the snapshots do not hold changes at a frame boundary (a strategy switch: the
-    /// physics settings and what `World::agent_strategy` answers; a new physics hook), so no
-    /// step run under one is re-simulated under another and reported as a desync it is not.
-    /// (A world changed between steps restarts the window by itself: `step_with`.)
+    /// Forgets the held steps: the next step starts a new window. An engine calls it when its
+    /// physics hook is replaced, so no step run under one hook is re-simulated under another
+    /// and reported as a desync it is not. (A world changed between steps, a strategy switch
+    /// included, restarts the window by itself: `step_with`.)
     pub(crate) fn restart(&mut self) {
         while let Some(r) = self.window.pop_front() {
             self.spare.push(r.before);
@@ -169,7 +193,8 @@ impl SyncTest {
     /// Runs one step of `world`, then re-simulates the window and compares. On a desync the
     /// world is left in its re-simulated state and the window is cleared (the next step starts
     /// a new one). A world changed since the last step (entities, components or resources
-    /// written outside a step, a system registered) starts a new window as well: the
+    /// written outside a step, a system registered, a budget agent's strategy switched)
+    /// starts a new window as well: the
     /// held steps never saw the change, so re-simulating them would report a desync that is
     /// not. A world that cannot be snapshotted (a component or resource that is not `Clone`)
     /// still runs the step, and the error says which type.
@@ -187,12 +212,11 @@ impl SyncTest {
         world: &mut World,
         after: &mut dyn FnMut(&mut World),
     ) -> Result<(), WorldError> {
-        let now = (world.epochs(), world.system_count());
-        if self.after_last.is_some_and(|last| last != now) {
+        if !self.after_last.matches(world) {
             self.restart();
         }
         let result = self.step_held(world, after);
-        self.after_last = Some((world.epochs(), world.system_count()));
+        self.after_last.take(world);
         if result.is_err() {
             // A desync, or a snapshot that cannot be taken or put back: the next step starts
             // a new window either way.

@@ -362,25 +362,12 @@ impl Engine {
         }
         let controller = &self.controller;
         let world = self.game.world_mut();
-        let before = world.agent_strategies.len();
-        let mut changed = false;
-        for (i, id) in controller.agent_ids().enumerate() {
-            let now = controller.current(id).unwrap_or_default();
-            match world.agent_strategies.get_mut(i) {
-                Some(s) => {
-                    changed |= *s != now;
-                    *s = now;
-                }
-                None => world.agent_strategies.push(now),
-            }
-        }
-        // A switch (or a new agent) is an input the snapshots do not hold: the SyncTest mode
-        // starts a new window rather than re-simulate old steps under the new strategies.
-        if changed || world.agent_strategies.len() != before {
-            if let Some((sync, _)) = self.sync_test.as_mut() {
-                sync.restart();
-            }
-        }
+        world.agent_strategies.clear();
+        world.agent_strategies.extend(
+            controller
+                .agent_ids()
+                .map(|id| controller.current(id).unwrap_or_default()),
+        );
     }
 
     pub(super) fn collect_custom_samples(&mut self, frame: u64, steps: u32) {
