@@ -171,12 +171,22 @@ impl<T: StateHash, const N: usize> StateHash for [T; N] {
     }
 }
 
+/// A sequence of variable length: its length, then its items in order (so `[1], []` and
+/// `[], [1]` differ). Vectors, slices, deques and ordered sets hash alike through it.
+fn hash_sequence<'a, T: StateHash + 'a>(
+    h: &mut StateHasher,
+    len: usize,
+    items: impl IntoIterator<Item = &'a T>,
+) {
+    h.write_u64(len as u64);
+    for v in items {
+        v.hash_state(h);
+    }
+}
+
 impl<T: StateHash> StateHash for Vec<T> {
     fn hash_state(&self, h: &mut StateHasher) {
-        h.write_u64(self.len() as u64);
-        for v in self {
-            v.hash_state(h);
-        }
+        hash_sequence(h, self.len(), self);
     }
 }
 
@@ -194,10 +204,7 @@ impl<T: StateHash> StateHash for Option<T> {
 
 impl<T: StateHash> StateHash for [T] {
     fn hash_state(&self, h: &mut StateHasher) {
-        h.write_u64(self.len() as u64);
-        for v in self {
-            v.hash_state(h);
-        }
+        hash_sequence(h, self.len(), self);
     }
 }
 
@@ -209,10 +216,7 @@ impl<T: StateHash + ?Sized> StateHash for Box<T> {
 
 impl<T: StateHash> StateHash for std::collections::VecDeque<T> {
     fn hash_state(&self, h: &mut StateHasher) {
-        h.write_u64(self.len() as u64);
-        for v in self {
-            v.hash_state(h);
-        }
+        hash_sequence(h, self.len(), self);
     }
 }
 
@@ -231,10 +235,7 @@ impl<K: StateHash, V: StateHash> StateHash for std::collections::BTreeMap<K, V> 
 /// In order, as for a `BTreeMap`'s keys.
 impl<T: StateHash> StateHash for std::collections::BTreeSet<T> {
     fn hash_state(&self, h: &mut StateHasher) {
-        h.write_u64(self.len() as u64);
-        for v in self {
-            v.hash_state(h);
-        }
+        hash_sequence(h, self.len(), self);
     }
 }
 

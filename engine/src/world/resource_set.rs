@@ -7,7 +7,7 @@
 //! out mutably without bumping its domains.
 
 use super::epoch::Epochs;
-use super::resource::{ErasedResource, Resource, Resources};
+use super::resource::{ErasedResource, Resource, ResourceMeta, Resources};
 use super::typed_query::Components;
 use super::World;
 use crate::world::error::WorldError;
@@ -76,17 +76,17 @@ macro_rules! resource_tuple {
                 resources: &'a mut Resources,
                 epochs: &mut Epochs,
             ) -> Result<Self::Item<'a>, WorldError> {
-                let names = [$(<$p::R as crate::world::resource::ResourceMeta>::NAME),+];
+                let names = [$(<$p::R as ResourceMeta>::NAME),+];
                 let at = [$(resources
                     .index_of::<$p::R>()
-                    .ok_or(WorldError::MissingResource { resource: <$p::R as crate::world::resource::ResourceMeta>::NAME })?),+];
+                    .ok_or(WorldError::MissingResource { resource: <$p::R as ResourceMeta>::NAME })?),+];
                 for (i, a) in at.iter().enumerate() {
                     if at[..i].contains(a) {
                         return Err(WorldError::AliasedResource { resource: names[i] });
                     }
                 }
                 $(if $p::MUTABLE {
-                    epochs.bump(<$p::R as crate::world::resource::ResourceMeta>::DOMAINS);
+                    epochs.bump(<$p::R as ResourceMeta>::DOMAINS);
                 })+
                 // Each value goes to the member that named its index (distinct, checked above).
                 let mut slots = at.map(|_| None);
