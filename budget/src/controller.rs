@@ -318,10 +318,27 @@ impl Controller {
                 if j != cur && slot.barred(j, frame, self.overhead[p]) {
                     continue;
                 }
+                // An upgrade onto a rung no measurement has priced moves one rung: a wrong
+                // quote then costs one rung's overrun at most, and the rung it measures
+                // prices the rest of the ladder (`Slot::price_ladder`).
+                if upgrade
+                    && !slot.measured(j)
+                    && slot
+                        .strategies
+                        .iter()
+                        .any(|t| t.quality > cur_q && t.quality < s.quality)
+                {
+                    continue;
+                }
                 let counted = if j == cur {
                     c * (1.0 - cfg.keep_tolerance)
                 } else if upgrade {
+                    // The margin, plus a dead band: room for one more rung's cost, up to
+                    // `UPGRADE_DEAD_BAND` of the target, so on a fine ladder (a continuous
+                    // strategy) a fit that moves by less than that moves nothing.
                     c * (1.0 + up)
+                        + rung_step(&slot.strategies, &self.costs[i], j)
+                            .min(UPGRADE_DEAD_BAND * a.target_ms)
                 } else {
                     c
                 };
@@ -340,11 +357,16 @@ impl Controller {
         if !feasible {
             // Nothing fits: every agent of the pool to its cheapest strategy (ties: first).
             self.chosen.clear();
+            // Never a richer rung than the one in force: a price that says a richer rung is
+            // cheaper is a quote not yet measured, and nothing fitting is no time to try it.
             for &i in &self.members {
                 let costs = &self.costs[i];
-                let mut best = 0;
-                for j in 1..costs.len() {
-                    if costs[j] < costs[best] {
+                let slot = &self.slots[i];
+                let cur = slot.current.get();
+                let cur_q = slot.strategies[cur].quality;
+                let mut best = cur;
+                for j in 0..costs.len() {
+                    if slot.strategies[j].quality <= cur_q && costs[j] < costs[best] {
                         best = j;
                     }
                 }
@@ -356,12 +378,27 @@ impl Controller {
             .iter()
             .map(|&i| self.costs[i][self.slots[i].current.get()])
             .sum();
-        let new_cost: f64 = self
-            .members
-            .iter()
-            .zip(&self.chosen)
-            .map(|(&i, &j)| self.costs[i][j as usize])
-            .sum();
+        let priced = |chosen: &[u8]| -> f64 {
+            self.members
+                .iter()
+                .zip(chosen)
+                .map(|(&i, &j)| self.costs[i][j as usize])
+                .sum()
+        };
+        let mut new_cost = priced(&self.chosen);
+        if new_cost > capacity {
+            // The tolerances let the solver keep a current choice slightly over its share;
+            // an upgrade must not ride on that: every upgrade of this pool waits.
+            for (k, &i) in self.members.iter().enumerate() {
+                let slot = &self.slots[i];
+                if slot.strategies[self.chosen[k] as usize].quality
+                    > slot.strategies[slot.current.get()].quality
+                {
+                    self.chosen[k] = slot.current.get() as u8;
+                }
+            }
+            new_cost = priced(&self.chosen);
+        }
         let pool_measured = match pool {
             Pool::Cpu => Some(cpu_ms),
             Pool::Gpu => gpu_ms,
@@ -396,6 +433,8 @@ impl Controller {
             let to_cost = self.costs[i][to.get()];
             let (how, unmeasured) = if slot.measured(to.get()) {
                 ("measured", "")
+            } else if (0..slot.strategies.len()).any(|k| slot.measured(k)) {
+                ("estimated", " from the measured rungs (not yet measured)")
             } else {
                 ("quoted", " (not yet measured)")
             };
@@ -482,6 +521,35 @@ impl Controller {
     }
 }
 
+/// The upgrade dead band, as a share of the target: an upgrade needs this much room (or one
+/// rung's cost, when smaller) beyond its margin, as Unreal's dynamic resolution ignores changes
+/// below a threshold.
+const UPGRADE_DEAD_BAND: f64 = 0.02;
+
+/// One rung's cost at strategy `j`: its price less that of the rung just below it in quality
+/// (0 for the lowest rung). The upgrade hysteresis is one such step.
+fn rung_step(strategies: &[Strategy], costs: &[f64], j: usize) -> f64 {
+    let q = strategies[j].quality;
+    let below = (0..strategies.len())
+        .filter(|&k| strategies[k].quality < q)
+        .max_by_key(|&k| strategies[k].quality);
+    below.map_or(0.0, |k| (costs[j] - costs[k]).max(0.0))
+}
+
+/// `<= capacity 14.6 ms` or `> capacity 14.6 ms`; a pool with nothing left prints 0 and says
+/// so in words (never a negative capacity).
+fn against_capacity(cost: f64, capacity: f64) -> String {
+    if capacity > 0.0 {
+        format!("{} capacity {capacity:.1} ms", le_or_gt(cost, capacity))
+    } else {
+        format!(
+            "{} capacity 0.0 ms (none left: the pool's other costs exceed its share by {:.1} ms)",
+            le_or_gt(cost, 0.0),
+            -capacity
+        )
+    }
+}
+
 struct ReasonCtx<'a> {
     pool: Pool,
     upgrade: bool,
@@ -512,13 +580,12 @@ fn reason(c: &ReasonCtx<'_>) -> String {
             "cost fits"
         };
         return format!(
-            "{lead}: {pool} {pm:.1} ms {} target {:.1} ms; {pool} cost {:.1} -> {:.1} ms {} capacity {:.1} ms with {:.0} % margin (multiplier {:.2}); {}",
+            "{lead}: {pool} {pm:.1} ms {} target {:.1} ms; {pool} cost {:.1} -> {:.1} ms {} with {:.0} % margin (multiplier {:.2}); {}",
             le_or_gt(pm, c.a.target_ms),
             c.a.target_ms,
             c.current_cost,
             c.new_cost,
-            le_or_gt(c.new_cost, c.capacity),
-            c.capacity,
+            against_capacity(c.new_cost, c.capacity),
             c.margin * 100.0,
             c.m,
             c.rung
@@ -527,12 +594,11 @@ fn reason(c: &ReasonCtx<'_>) -> String {
     if c.feasible && c.current_cost <= c.capacity && !c.upgraded.is_empty() {
         // The current choice fitted: this downgrade is a trade for more total quality.
         return format!(
-            "trade: makes room for {} (more total quality); {pool} cost {:.1} -> {:.1} ms {} capacity {:.1} ms (multiplier {:.2}); {}",
+            "trade: makes room for {} (more total quality); {pool} cost {:.1} -> {:.1} ms {} (multiplier {:.2}); {}",
             c.upgraded,
             c.current_cost,
             c.new_cost,
-            le_or_gt(c.new_cost, c.capacity),
-            c.capacity,
+            against_capacity(c.new_cost, c.capacity),
             c.m,
             c.rung
         );
@@ -550,10 +616,9 @@ fn reason(c: &ReasonCtx<'_>) -> String {
     };
     if c.feasible {
         format!(
-            "{cause}; {pool} cost {:.1} ms {} capacity {:.1} ms (multiplier {:.2}, overhead {:.1} ms) -> {:.1} ms; {}",
+            "{cause}; {pool} cost {:.1} ms {} (multiplier {:.2}, overhead {:.1} ms) -> {:.1} ms; {}",
             c.current_cost,
-            le_or_gt(c.current_cost, c.capacity),
-            c.capacity,
+            against_capacity(c.current_cost, c.capacity),
             c.m,
             c.overhead,
             c.new_cost,
@@ -561,10 +626,9 @@ fn reason(c: &ReasonCtx<'_>) -> String {
         )
     } else {
         format!(
-            "{cause}; even the cheapest {pool} choice ({:.1} ms) {} capacity {:.1} ms (multiplier {:.2}) — degrading to cheapest; {}",
+            "{cause}; even the cheapest {pool} choice ({:.1} ms) {} (multiplier {:.2}) — degrading to cheapest; {}",
             c.new_cost,
-            le_or_gt(c.new_cost, c.capacity),
-            c.capacity,
+            against_capacity(c.new_cost, c.capacity),
             c.m,
             c.rung
         )
@@ -851,11 +915,9 @@ impl ControllerDriver for Controller {
         let fit = s.announced_n.and_then(|_| s.fit());
         let frame = self.last_frame.unwrap_or(0);
         let half_life = self.frames_per_second() * COST_MEMORY_HALF_LIFE_S;
-        Some(
-            (0..s.strategies.len())
-                .map(|i| s.calibrated(i, fit.as_ref(), frame, half_life))
-                .collect(),
-        )
+        let mut out = Vec::with_capacity(s.strategies.len());
+        s.price_ladder(fit.as_ref(), frame, half_life, &mut out);
+        Some(out)
     }
 
     fn is_barred(&self, id: AgentId, strategy: StrategyIndex) -> bool {
@@ -1008,11 +1070,7 @@ impl ControllerDriver for Controller {
         for (slot, costs) in self.slots.iter().zip(self.costs.iter_mut()) {
             // Fitting costs 4 laws x 64 samples: only when a workload was announced.
             let fit = slot.announced_n.and_then(|_| slot.fit());
-            costs.clear();
-            costs.extend(
-                (0..slot.strategies.len())
-                    .map(|i| slot.calibrated(i, fit.as_ref(), frame, half_life)),
-            );
+            slot.price_ladder(fit.as_ref(), frame, half_life, costs);
             pool_cost[slot.pool.index()] += costs[slot.current.get()];
         }
         let capacity = |p: usize| m * a.target_ms - self.overhead[p];

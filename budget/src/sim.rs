@@ -12,7 +12,8 @@
 //!    step any current strategy declares) runs `floor(acc / step)` steps, capped at 5; capped or
 //!    clamped frames are reported as clamped.
 //! 2. Each agent's true cost = `load * truth[strategy] * law(n) * noise` (per step for
-//!    per-step agents, times the steps run).
+//!    per-step agents, times the steps run); a periodic strategy (`every(p)`) costs that on
+//!    frames divisible by `p` and nothing on the others.
 //! 3. CPU frame = CPU overhead (+ a hitch, rarely) + CPU agents; GPU frame = GPU overhead + GPU
 //!    agents. The frame's true time is the worse of the two.
 //! 4. The controller ticks with this frame's CPU time and CPU samples, and the GPU time and GPU
@@ -343,7 +344,11 @@ fn run_inner(
             let s = current[k].get();
             quality += a.strategies[s].quality as u32;
             let noise = (1.0 + sc.noise * rng.normal()).max(0.1);
-            let unit = load * pool_load[a.pool.index()] * a.truth[s] * a.law.eval(a.n) * noise;
+            // A periodic strategy works one frame in `period` and costs nothing in between.
+            let period = u64::from(a.strategies[s].period.max(1));
+            let works = if frame % period == 0 { 1.0 } else { 0.0 };
+            let unit =
+                works * load * pool_load[a.pool.index()] * a.truth[s] * a.law.eval(a.n) * noise;
             let ms = if a.per_step {
                 unit * steps as f64
             } else {

@@ -19,6 +19,12 @@
 //!   measured): a rung that measured 56x its cheapest sibling is priced so, not rescaled from
 //!   the quote's 6.7x, and when the load falls the prediction falls with it; as the evidence
 //!   ages it fades back to the quote's ratio.
+//!
+//! # Evidence travels along the ladder
+//! [`Slot::price_ladder`] then shapes those prices by quality: a measured rung bounds every
+//! richer rung from below, and a rung never measured is priced from its measured neighbours
+//! (their ratios interpolated between, the dearer of ratio and slope carried beyond), never
+//! above a richer rung. `docs/budgets.md` has the rules and their tests.
 
 use super::agent::{limits, Agent, Pool, Strategy, StrategyIndex};
 use super::cost_model::{calibration_factor, CostLaw, CostModel, Fit, LevelTracker};
@@ -281,6 +287,117 @@ impl Slot {
             }
         }
         ms
+    }
+
+    /// Every strategy's price at `frame` into `out` (slot order), with the evidence carried
+    /// along the ladder (module docs, "Evidence travels along the ladder"): measured rungs
+    /// keep [`Self::calibrated`]; a rung never measured is priced from its measured
+    /// neighbours by quality; and a rung measured at X ms bounds every richer rung from below.
+    pub(crate) fn price_ladder(
+        &self,
+        fit: Option<&Fit>,
+        frame: u64,
+        half_life: f64,
+        out: &mut Vec<f64>,
+    ) {
+        let count = self.strategies.len();
+        out.clear();
+        out.extend((0..count).map(|i| self.calibrated(i, fit, frame, half_life)));
+        if !(0..count).any(|i| self.measured(i)) {
+            return;
+        }
+        let n = self.workload();
+        let quote = |i: usize| self.strategies[i].quote.ms(n);
+        let quality = |i: usize| self.strategies[i].quality;
+        // The measured rung nearest below `s` in quality (and the next one below that), and
+        // the nearest above. Ties in quality: the dearer price, the safer side.
+        let nearest_below = |out: &[f64], s: usize, under: u16| {
+            (0..count)
+                .filter(|&m| m != s && self.measured(m) && quality(m) < under)
+                .max_by(|&a, &b| {
+                    (quality(a), out[a])
+                        .partial_cmp(&(quality(b), out[b]))
+                        .unwrap_or(std::cmp::Ordering::Equal)
+                })
+        };
+        for s in 0..count {
+            if self.measured(s) {
+                continue;
+            }
+            let qs = quote(s);
+            let below = nearest_below(out, s, quality(s));
+            let above = (0..count)
+                .filter(|&m| self.measured(m) && quality(m) > quality(s))
+                .min_by(|&a, &b| {
+                    (quality(a), -out[a])
+                        .partial_cmp(&(quality(b), -out[b]))
+                        .unwrap_or(std::cmp::Ordering::Equal)
+                });
+            let carried = |m: usize| {
+                let qm = quote(m);
+                if qm > 0.0 && qs > 0.0 {
+                    out[m] * qs / qm
+                } else {
+                    out[m]
+                }
+            };
+            let price = match (below, above) {
+                (Some(b), Some(a)) => {
+                    // Between two measured rungs: their measured-to-quoted ratios, interpolated
+                    // geometrically by the rung's place between their quotes (by quality when
+                    // the quotes cannot place it), times its own quote.
+                    let (qb, qa) = (quote(b), quote(a));
+                    let t = if qa > qb && (qb..=qa).contains(&qs) {
+                        (qs - qb) / (qa - qb)
+                    } else {
+                        f64::from(quality(s) - quality(b)) / f64::from(quality(a) - quality(b))
+                    };
+                    if qb > 0.0 && qa > 0.0 && qs > 0.0 {
+                        let (fb, fa) = (out[b] / qb, out[a] / qa);
+                        qs * fb.powf(1.0 - t) * fa.powf(t)
+                    } else {
+                        out[b] + t * (out[a] - out[b])
+                    }
+                }
+                (Some(b), None) => {
+                    // Beyond the richest measured rung: the measured-to-quoted ratio carried,
+                    // or the measured slope through the two richest measured rungs carried on,
+                    // whichever is dearer.
+                    let mut p = carried(b);
+                    if let Some(b2) = nearest_below(out, b, quality(b)) {
+                        let (qb, qb2) = (quote(b), quote(b2));
+                        if qb > qb2 && qs > qb {
+                            let slope = (out[b] - out[b2]) / (qb - qb2);
+                            if slope > 0.0 {
+                                p = p.max(out[b] + slope * (qs - qb));
+                            }
+                        }
+                    }
+                    p
+                }
+                (None, Some(a)) => carried(a),
+                (None, None) => out[s],
+            };
+            out[s] = if price.is_finite() { price } else { out[s] };
+        }
+        // A rung measured at X ms is a lower bound for every richer rung, and a rung not
+        // measured costs no more than any richer rung: prices never fall as quality rises.
+        for s in 0..count {
+            let floor = (0..count)
+                .filter(|&m| self.measured(m) && quality(m) < quality(s))
+                .map(|m| out[m])
+                .fold(0.0f64, f64::max);
+            out[s] = out[s].max(floor);
+        }
+        for s in 0..count {
+            if !self.measured(s) {
+                let ceiling = (0..count)
+                    .filter(|&r| quality(r) > quality(s))
+                    .map(|r| out[r])
+                    .fold(f64::INFINITY, f64::min);
+                out[s] = out[s].min(ceiling);
+            }
+        }
     }
 
     /// True when strategy `s` is barred at `frame` and the evidence has not changed: the

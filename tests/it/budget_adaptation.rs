@@ -54,9 +54,14 @@ fn a_rung_that_measured_over_budget_is_not_probed_every_dwell() {
     let last = t.frames.last().unwrap();
     assert!(
         last.frame_ms > 0.4 * last.target_ms,
-        "settled on the floor: frame {:.1} ms, target {:.1} ms",
+        "settled on the floor: frame {:.1} ms, target {:.1} ms\n{}",
         last.frame_ms,
-        last.target_ms
+        last.target_ms,
+        t.decisions
+            .iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
     );
     assert!(last.frame_ms <= last.target_ms, "{last:?}");
 }

@@ -14,6 +14,7 @@ mod budget_adaptation;
 mod budget_control;
 mod budget_cost_model;
 mod budget_determinism;
+mod budget_ladder;
 mod budget_seeds;
 mod budget_settling;
 mod demo_determinism;
