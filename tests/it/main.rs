@@ -49,6 +49,7 @@ mod world_layout_advice;
 mod world_par_query;
 mod world_query;
 mod world_savegame;
+mod world_savegame_integrity;
 mod world_snapshot;
 mod world_soa;
 mod world_spawn_batch;

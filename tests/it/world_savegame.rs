@@ -355,38 +355,49 @@ fn what_is_not_a_save_or_of_another_format_is_named() {
     schema.save_text(&mut populated(), &mut text).unwrap();
     let newer = String::from_utf8(text)
         .unwrap()
-        .replacen("\"format\": 1", "\"format\": 2", 1);
-    let err = schema.load_into(&mut w, newer.as_bytes()).unwrap_err();
+        .replacen("\"format\": 2", "\"format\": 3", 1);
+    // Resealed as a hand edit would be: the checksums pass, the format is named.
+    let newer = SaveSchema::reseal(newer.as_bytes()).unwrap();
+    let err = schema.load_into(&mut w, &newer[..]).unwrap_err();
     assert!(
         matches!(
             err,
             LoadError::Format {
-                found: 2,
-                supported: 1
+                found: 3,
+                supported: 2
             }
         ),
         "{err:?}"
     );
+    // A header of a newer frame is named the same way, before its document is read.
+    let mut framed = newer.clone();
+    framed[15] = b'7';
+    let err = schema.load_into(&mut w, &framed[..]).unwrap_err();
+    assert!(matches!(err, LoadError::Format { found: 7, .. }), "{err:?}");
     // A zero generation in the entity table: corrupt, and where.
     let mut text = Vec::new();
     schema.save_text(&mut populated(), &mut text).unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&text).unwrap();
+    // The JSON document after the save's header line, edited, then resealed as a hand edit
+    // would be.
+    let doc = &text[text.iter().position(|&b| b == b'\n').unwrap() + 1..];
+    let sealed = |v: &serde_json::Value| SaveSchema::reseal(&serde_json::to_vec(v).unwrap());
+    let v: serde_json::Value = serde_json::from_slice(doc).unwrap();
     let mut v = v;
     v["entities"]["generations"][0] = 0.into();
     let err = schema
-        .load_into(&mut w, serde_json::to_vec(&v).unwrap().as_slice())
+        .load_into(&mut w, sealed(&v).unwrap().as_slice())
         .unwrap_err();
     assert!(
         matches!(&err, LoadError::Corrupt { at, .. } if at == "entity table"),
         "{err:?}"
     );
     // A row of an entity that is not live.
-    let mut v2 = serde_json::from_slice::<serde_json::Value>(&text).unwrap();
+    let mut v2 = serde_json::from_slice::<serde_json::Value>(doc).unwrap();
     let cols = v2["components"].as_array_mut().unwrap();
     let pos = cols.iter_mut().find(|c| c["name"] == "Pos").unwrap();
     pos["entities"][0] = (u64::from(u32::MAX) << 32 | 5).into();
     let err = schema
-        .load_into(&mut w, serde_json::to_vec(&v2).unwrap().as_slice())
+        .load_into(&mut w, sealed(&v2).unwrap().as_slice())
         .unwrap_err();
     assert!(
         matches!(&err, LoadError::Corrupt { at, .. } if at == "Pos"),
@@ -540,7 +551,8 @@ fn an_entity_reference_survives_a_save_and_a_load() {
     let no_generation = u64::from(prey.to_bits() as u32).to_string();
     let bad = format!("{head}{}", tail.replacen(&prey_bits, &no_generation, 1));
     let mut loaded = World::new();
-    let e = schema.load_into(&mut loaded, bad.as_bytes()).unwrap_err();
+    let bad = SaveSchema::reseal(bad.as_bytes()).unwrap();
+    let e = schema.load_into(&mut loaded, &bad[..]).unwrap_err();
     assert!(e.to_string().contains("is no entity handle"), "{e}");
     assert!(loaded.is_empty());
 }
@@ -561,7 +573,8 @@ fn a_refused_load_leaves_every_column_in_its_layout() {
     let e = w.spawn();
     w.insert(e, Vel { x: 1.0, y: 2.0 }).unwrap(); // AoS here
     let before = w.state_hash();
-    let err = schema().load_into(&mut w, bad.as_bytes()).unwrap_err();
+    let bad = SaveSchema::reseal(bad.as_bytes()).unwrap();
+    let err = schema().load_into(&mut w, &bad[..]).unwrap_err();
     assert!(err.to_string().contains("Score"), "{err}");
     assert_eq!(w.state_hash(), before, "nothing written");
     assert_eq!(

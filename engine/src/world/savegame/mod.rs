@@ -39,6 +39,7 @@
 //! [`Component::schema`]: super::Component::schema
 
 use std::io::{Read, Write};
+use std::path::Path;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -50,12 +51,16 @@ use super::{Component, Resource, World};
 use crate::game_loop::FixedStep;
 
 mod columns;
+mod frame;
 use columns::*;
+use frame::DEFAULT_READ_LIMIT;
 
 /// What the file's first field says.
 const MAGIC: &str = "lanegraph-save";
-/// The format this build writes and reads.
-pub const SAVE_FORMAT: u32 = 1;
+/// The format this build writes and reads (it also reads format 1, the unframed first one).
+pub const SAVE_FORMAT: u32 = 2;
+/// The first format: the document alone, with no header or checksum.
+const UNFRAMED_FORMAT: u32 = 1;
 
 type Value = ciborium::Value;
 
@@ -165,6 +170,24 @@ pub enum LoadError {
     /// The reader failed.
     #[error("the save could not be read: {0}")]
     Io(#[from] std::io::Error),
+    /// The save is larger than the schema's read limit (checked before it is read).
+    #[error(
+        "the save's document is {} bytes, over the read limit of {limit} bytes; fix: raise it \
+         with `SaveSchema::read_limit` if the save is genuine",
+        size.map_or_else(|| "more than the limit's".to_string(), |s| s.to_string())
+    )]
+    TooLarge {
+        /// The size the header or the file states, when known before reading.
+        size: Option<u64>,
+        /// The limit in force.
+        limit: u64,
+    },
+    /// The path is not a regular file (a directory, a FIFO, a device).
+    #[error("`{path}` is not a regular file; fix: pass the path of a save file")]
+    NotAFile {
+        /// The path, at most 80 characters.
+        path: String,
+    },
 }
 
 /// What a load did besides loading.
@@ -272,6 +295,8 @@ struct ResourceEntry {
 pub struct SaveSchema {
     components: Vec<ComponentEntry>,
     resources: Vec<ResourceEntry>,
+    /// The largest document a load reads, bytes (`None`: 256 MiB).
+    read_limit: Option<u64>,
 }
 
 impl std::fmt::Debug for SaveSchema {
@@ -320,6 +345,17 @@ impl SaveSchema {
         self
     }
 
+    /// The largest save document a load reads, in bytes (256 MiB unless set). Checked against the size a save's header states before anything is
+    /// allocated: a larger file is [`LoadError::TooLarge`].
+    pub fn read_limit(mut self, bytes: u64) -> Self {
+        self.read_limit = Some(bytes);
+        self
+    }
+
+    fn limit(&self) -> u64 {
+        self.read_limit.unwrap_or(DEFAULT_READ_LIMIT)
+    }
+
     fn push_component(&mut self, entry: ComponentEntry) {
         self.components.retain(|c| c.name != entry.name);
         self.components.push(entry);
@@ -365,30 +401,87 @@ impl SaveSchema {
 
     /// Writes `world`'s state as CBOR (see the module docs for what that is). Takes `&mut`
     /// because a field-SoA column is read through a query; nothing in the world changes.
-    pub fn save(&self, world: &mut World, out: impl Write) -> Result<(), SaveError> {
-        let file = self.file_of(world, Form::Binary)?;
-        ciborium::into_writer(&file, out).map_err(|e| match e {
-            ciborium::ser::Error::Io(io) => SaveError::Io(io),
-            ciborium::ser::Error::Value(reason) => SaveError::Encode {
-                name: "save file",
-                reason,
-            },
-        })
+    ///
+    /// To save to a file, prefer [`save_to_path`](Self::save_to_path): a `File` written
+    /// through this method is half-written if the game is killed meanwhile.
+    pub fn save(&self, world: &mut World, mut out: impl Write) -> Result<(), SaveError> {
+        let doc = self.document(world, frame::Kind::Cbor)?;
+        out.write_all(frame::header(&doc, frame::Kind::Cbor, SAVE_FORMAT).as_bytes())?;
+        out.write_all(&doc)?;
+        Ok(())
     }
 
-    /// [`save`](Self::save) as pretty JSON, for reading and diffing.
-    pub fn save_text(&self, world: &mut World, out: impl Write) -> Result<(), SaveError> {
-        let file = self.file_of(world, Form::Text)?;
-        serde_json::to_writer_pretty(out, &file).map_err(|e| {
-            if e.is_io() {
-                SaveError::Io(e.into())
-            } else {
-                SaveError::Encode {
+    /// [`save`](Self::save) as pretty JSON, for reading and diffing. Its header checksums the
+    /// JSON too: after editing one by hand, [`reseal`](Self::reseal) it.
+    pub fn save_text(&self, world: &mut World, mut out: impl Write) -> Result<(), SaveError> {
+        let doc = self.document(world, frame::Kind::Json)?;
+        out.write_all(frame::header(&doc, frame::Kind::Json, SAVE_FORMAT).as_bytes())?;
+        out.write_all(&doc)?;
+        Ok(())
+    }
+
+    /// Saves `world` (the binary form) to the file at `path` atomically: written to a
+    /// temporary file beside it, flushed to disk, then renamed over `path` and the directory
+    /// flushed. Killed at any moment, the game leaves the previous save or the new one, whole.
+    pub fn save_to_path(&self, world: &mut World, path: impl AsRef<Path>) -> Result<(), SaveError> {
+        let doc = self.document(world, frame::Kind::Cbor)?;
+        let head = frame::header(&doc, frame::Kind::Cbor, SAVE_FORMAT);
+        frame::write_atomically(path.as_ref(), &[head.as_bytes(), &doc])?;
+        Ok(())
+    }
+
+    /// Loads the save at `path` ([`load_into`](Self::load_into)): a regular file (a
+    /// directory, FIFO or device is [`LoadError::NotAFile`]) within the read limit.
+    pub fn load_from_path(
+        &self,
+        world: &mut World,
+        path: impl AsRef<Path>,
+    ) -> Result<LoadReport, LoadError> {
+        let file = frame::open_regular(path.as_ref(), self.limit())?;
+        self.load_into(world, std::io::BufReader::new(file))
+    }
+
+    /// A save's bytes with a fresh header: for a text save edited by hand, whose checksums no
+    /// longer match. The document itself is not checked here (a load checks it).
+    pub fn reseal(save: &[u8]) -> Result<Vec<u8>, LoadError> {
+        let body = match save.iter().position(|&b| b == b'\n') {
+            Some(end) if save.starts_with(frame::HEADER_MAGIC.as_bytes()) => &save[end + 1..],
+            _ => save,
+        };
+        let first = body.iter().find(|b| !b.is_ascii_whitespace()).copied();
+        let kind = if first == Some(b'{') {
+            frame::Kind::Json
+        } else {
+            frame::Kind::Cbor
+        };
+        let mut out = frame::header(body, kind, SAVE_FORMAT).into_bytes();
+        out.extend_from_slice(body);
+        Ok(out)
+    }
+
+    fn document(&self, world: &mut World, kind: frame::Kind) -> Result<Vec<u8>, SaveError> {
+        let form = match kind {
+            frame::Kind::Cbor => Form::Binary,
+            frame::Kind::Json => Form::Text,
+        };
+        let file = self.file_of(world, form)?;
+        let mut doc = Vec::new();
+        match kind {
+            frame::Kind::Cbor => ciborium::into_writer(&file, &mut doc).map_err(|e| match e {
+                ciborium::ser::Error::Io(io) => SaveError::Io(io),
+                ciborium::ser::Error::Value(reason) => SaveError::Encode {
+                    name: "save file",
+                    reason,
+                },
+            })?,
+            frame::Kind::Json => {
+                serde_json::to_writer_pretty(&mut doc, &file).map_err(|e| SaveError::Encode {
                     name: "save file",
                     reason: e.to_string(),
-                }
+                })?
             }
-        })
+        }
+        Ok(doc)
     }
 
     /// Replaces `world`'s simulation state with the save read from `input` (CBOR, or the JSON
@@ -399,15 +492,15 @@ impl SaveSchema {
     /// [`LoadError::HashMismatch`], which only the written world can show (it then holds the
     /// loaded state, which differs from the saved one because a type's serde impls do not
     /// round-trip).
-    pub fn load_into(
-        &self,
-        world: &mut World,
-        mut input: impl Read,
-    ) -> Result<LoadReport, LoadError> {
-        let mut bytes = Vec::new();
-        input.read_to_end(&mut bytes)?;
-        let first = bytes.iter().find(|b| !b.is_ascii_whitespace()).copied();
-        let doc: Value = if first == Some(b'{') {
+    pub fn load_into(&self, world: &mut World, input: impl Read) -> Result<LoadReport, LoadError> {
+        let (bytes, format, json) = match frame::read(input, self.limit(), SAVE_FORMAT)? {
+            frame::Read1::Framed(doc, kind) => (doc, SAVE_FORMAT, kind == frame::Kind::Json),
+            frame::Read1::Unframed(doc) => {
+                let first = doc.iter().find(|b| !b.is_ascii_whitespace()).copied();
+                (doc, UNFRAMED_FORMAT, first == Some(b'{'))
+            }
+        };
+        let doc: Value = if json {
             serde_json::from_slice(&bytes).map_err(|e| LoadError::NotASave {
                 reason: format!("not JSON a save reads: {e}"),
             })?
@@ -422,7 +515,7 @@ impl SaveSchema {
                 reason: format!("its magic is {:?}, not {MAGIC:?}", header.0),
             });
         }
-        if header.1 != u64::from(SAVE_FORMAT) {
+        if header.1 != u64::from(format) {
             return Err(LoadError::Format {
                 found: header.1,
                 supported: SAVE_FORMAT,

@@ -1,0 +1,234 @@
+//! The savegame's frame: one ASCII header line that sizes and checksums every byte of the
+//! document after it, so a load knows the size before it allocates and refuses any damage.
+//!
+//! Owns: the header's text, the checksum (CRC-32 and FNV-1a 64 over the document, both
+//! mandatory), the bounded read and the atomic write to a path. Must never: read past the size
+//! the header states or the caller's limit, or leave a half-written file where a save was.
+//!
+//! # The header
+//! `lanegraph-save 2 <document bytes> <crc32 as 8 hex> <fnv1a64 as 16 hex> <cbor|json>\n`,
+//! then the document (CBOR, or the pretty JSON of the text form). CRC-32 detects every 1- and
+//! 2-bit error in a file of any size and every burst up to 32 bits; FNV-1a 64 beside it makes
+//! any other damage pass with odds near 2^-96. A hand-edited text save is resealed with
+//! [`super::SaveSchema::reseal`].
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use super::LoadError;
+use crate::world::hash::StateHasher;
+
+/// The header's first word.
+pub(crate) const HEADER_MAGIC: &str = "lanegraph-save";
+/// The longest header a load reads before giving up.
+const MAX_HEADER: usize = 96;
+/// The read limit when the game sets none: 256 MiB.
+pub(crate) const DEFAULT_READ_LIMIT: u64 = 256 << 20;
+
+/// What the document is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Cbor,
+    Json,
+}
+
+impl Kind {
+    fn word(self) -> &'static str {
+        match self {
+            Kind::Cbor => "cbor",
+            Kind::Json => "json",
+        }
+    }
+}
+
+/// CRC-32 and FNV-1a 64 of `doc`.
+fn checksums(doc: &[u8]) -> (u32, u64) {
+    let mut h = StateHasher::new();
+    h.write_bytes(doc);
+    (crc32fast::hash(doc), h.finish())
+}
+
+/// The header line for `doc`.
+pub(crate) fn header(doc: &[u8], kind: Kind, format: u32) -> String {
+    let (crc, fnv) = checksums(doc);
+    format!(
+        "{HEADER_MAGIC} {format} {} {crc:08x} {fnv:016x} {}\n",
+        doc.len(),
+        kind.word()
+    )
+}
+
+/// A read save: the document and what it is, or a file of the unframed first format.
+pub(crate) enum Read1 {
+    Framed(Vec<u8>, Kind),
+    Unframed(Vec<u8>),
+}
+
+fn corrupt(reason: impl Into<String>) -> LoadError {
+    LoadError::Corrupt {
+        at: "header".into(),
+        reason: reason.into(),
+    }
+}
+
+/// Reads a save from `input`, reading at most `limit` bytes of document: the header first,
+/// then exactly the size it states (checked against `limit` before any allocation), then
+/// checks that nothing follows and that both checksums match.
+pub(crate) fn read(mut input: impl Read, limit: u64, format: u32) -> Result<Read1, LoadError> {
+    let mut head = Vec::with_capacity(MAX_HEADER);
+    let mut byte = [0u8; 1];
+    loop {
+        if input.read(&mut byte)? == 0 {
+            break;
+        }
+        head.push(byte[0]);
+        if byte[0] == b'\n' || head.len() >= MAX_HEADER {
+            break;
+        }
+        // Not a framed save: the first format began with its document.
+        if !HEADER_MAGIC
+            .as_bytes()
+            .starts_with(&head[..head.len().min(HEADER_MAGIC.len())])
+        {
+            break;
+        }
+    }
+    if !head.starts_with(HEADER_MAGIC.as_bytes()) {
+        let mut rest = head;
+        let cap = limit.saturating_add(1);
+        (&mut input)
+            .take(cap.saturating_sub(rest.len() as u64))
+            .read_to_end(&mut rest)?;
+        if rest.len() as u64 > limit {
+            return Err(LoadError::TooLarge { size: None, limit });
+        }
+        return Ok(Read1::Unframed(rest));
+    }
+    let line = std::str::from_utf8(&head)
+        .ok()
+        .and_then(|l| l.strip_suffix('\n'))
+        .ok_or_else(|| corrupt("the header line is cut or not text"))?;
+    let words: Vec<&str> = line.split(' ').collect();
+    let [_, version, size, crc, fnv, kind] = words[..] else {
+        return Err(corrupt(format!(
+            "the header has {} words, not 6",
+            words.len()
+        )));
+    };
+    let version: u64 = version
+        .parse()
+        .map_err(|_| corrupt("the header's format is not a number"))?;
+    if version != u64::from(format) {
+        return Err(LoadError::Format {
+            found: version,
+            supported: format,
+        });
+    }
+    let size: u64 = size
+        .parse()
+        .map_err(|_| corrupt("the header's size is not a number"))?;
+    if size > limit {
+        return Err(LoadError::TooLarge {
+            size: Some(size),
+            limit,
+        });
+    }
+    let hex = |s: &str, digits: usize| {
+        (s.len() == digits)
+            .then(|| u64::from_str_radix(s, 16).ok())
+            .flatten()
+    };
+    let (Some(crc), Some(fnv)) = (hex(crc, 8), hex(fnv, 16)) else {
+        return Err(corrupt("the header's checksums are not hexadecimal"));
+    };
+    let kind = match kind {
+        "cbor" => Kind::Cbor,
+        "json" => Kind::Json,
+        other => return Err(corrupt(format!("unknown document kind {:?}", cut(other)))),
+    };
+    let mut doc = Vec::with_capacity(size as usize);
+    (&mut input).take(size).read_to_end(&mut doc)?;
+    if (doc.len() as u64) < size {
+        return Err(corrupt(format!(
+            "the file is cut: {} of {size} document bytes",
+            doc.len()
+        )));
+    }
+    if input.read(&mut byte)? != 0 {
+        return Err(corrupt("bytes follow the document"));
+    }
+    let (c, f) = checksums(&doc);
+    if u64::from(c) != crc || f != fnv {
+        return Err(LoadError::Corrupt {
+            at: "checksum".into(),
+            reason: "the document does not match the checksums in its header (the file was \
+                     damaged, or edited by hand: reseal an edited text save with \
+                     `SaveSchema::reseal`)"
+                .into(),
+        });
+    }
+    Ok(Read1::Framed(doc, kind))
+}
+
+/// At most 80 characters of `s`, control characters escaped.
+pub(crate) fn cut(s: &str) -> String {
+    let mut out: String = s.chars().take(80).flat_map(char::escape_debug).collect();
+    if s.chars().count() > 80 {
+        out.push('…');
+    }
+    out
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file beside it, written, flushed to disk,
+/// renamed over `path`, then the directory flushed. A crash at any moment leaves either the
+/// previous file or the new one, whole.
+pub(crate) fn write_atomically(path: &Path, bytes: &[&[u8]]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "no file name"))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".tmp-{}", std::process::id()));
+    let tmp = dir.join(tmp_name);
+    let result = (|| {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)?;
+        for part in bytes {
+            f.write_all(part)?;
+        }
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, path)?;
+        // The rename is durable once the directory is.
+        std::fs::File::open(&dir)?.sync_all()
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Opens `path` for a load: a regular file no larger than the limit allows (a FIFO, a
+/// directory or a device is refused before it is read).
+pub(crate) fn open_regular(path: &Path, limit: u64) -> Result<std::fs::File, LoadError> {
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(LoadError::NotAFile {
+            path: cut(&path.display().to_string()),
+        });
+    }
+    if meta.len() > limit.saturating_add(MAX_HEADER as u64) {
+        return Err(LoadError::TooLarge {
+            size: Some(meta.len()),
+            limit,
+        });
+    }
+    Ok(std::fs::File::open(path)?)
+}

@@ -1,0 +1,218 @@
+//! Savegames a player can trust: every byte under a mandatory checksum, reads bounded before
+//! they allocate, paths that are not regular files refused, and a save to a path that survives
+//! the game being killed at any moment.
+
+use std::time::Duration;
+
+use lanegraph::prelude::*;
+use lanegraph::world::{LoadError, SaveSchema};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Component, StateHash, Serialize, Deserialize)]
+struct Pos {
+    x: f32,
+    y: f32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Resource, StateHash, Serialize, Deserialize)]
+struct Score(u64);
+
+fn schema() -> SaveSchema {
+    SaveSchema::new().component::<Pos>().resource::<Score>()
+}
+
+fn world(n: u32, score: u64) -> World {
+    let mut w = World::new();
+    w.spawn_batch((0..n).map(|i| {
+        (Pos {
+            x: i as f32,
+            y: score as f32,
+        },)
+    }))
+    .unwrap();
+    w.insert_resource(Score(score)).unwrap();
+    w
+}
+
+/// SplitMix64: the test's own deterministic source.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+#[test]
+fn a_hundred_thousand_bit_flips_never_load_a_different_state() {
+    let schema = schema();
+    let mut original = world(24, 7);
+    let hash = original.state_hash();
+    let (mut file, mut text) = (Vec::new(), Vec::new());
+    schema.save(&mut original, &mut file).unwrap();
+    schema.save_text(&mut original, &mut text).unwrap();
+    let mut rng = Rng(42);
+    let (mut refused, mut same) = (0u32, 0u32);
+    for case in 0..100_000u32 {
+        let mut bytes = if case % 4 == 3 {
+            text.clone()
+        } else {
+            file.clone()
+        };
+        let bits = 1 + (rng.next() % 4) as usize;
+        for _ in 0..bits {
+            let bit = (rng.next() % (bytes.len() as u64 * 8)) as usize;
+            bytes[bit / 8] ^= 1 << (bit % 8);
+        }
+        let mut target = World::new();
+        match schema.load_into(&mut target, &bytes[..]) {
+            Err(_) => refused += 1,
+            Ok(_) => {
+                // Only a flip that cancels out (or a hex digit's case in the header) loads,
+                // and then it loads the very state saved.
+                assert_eq!(
+                    target.state_hash(),
+                    hash,
+                    "case {case}: a damaged save loaded a different state silently"
+                );
+                same += 1;
+            }
+        }
+    }
+    assert!(
+        refused > 99_000,
+        "{refused} refused, {same} loaded the same state"
+    );
+}
+
+#[test]
+fn a_save_under_the_read_limit_loads_and_one_over_it_is_refused_before_reading() {
+    let mut w = world(1000, 1);
+    let mut file = Vec::new();
+    schema().save(&mut w, &mut file).unwrap();
+    let doc = file.len() as u64 - file.iter().position(|&b| b == b'\n').unwrap() as u64 - 1;
+    let mut fresh = World::new();
+    schema()
+        .read_limit(doc)
+        .load_into(&mut fresh, &file[..])
+        .unwrap();
+    assert_eq!(fresh.state_hash(), w.state_hash());
+    let err = schema()
+        .read_limit(doc - 1)
+        .load_into(&mut World::new(), &file[..])
+        .unwrap_err();
+    assert!(
+        matches!(err, LoadError::TooLarge { size: Some(s), .. } if s == doc),
+        "{err:?}"
+    );
+    // A header that claims a huge document is refused without allocating it: an endless
+    // reader behind it is never read.
+    let forged = b"lanegraph-save 2 999999999999 00000000 0000000000000000 cbor\n";
+    let endless = std::io::Read::chain(&forged[..], std::io::repeat(0));
+    let err = schema().load_into(&mut World::new(), endless).unwrap_err();
+    assert!(matches!(err, LoadError::TooLarge { .. }), "{err:?}");
+    // An unframed input (the first format) is bounded the same way.
+    let err = schema()
+        .read_limit(1 << 20)
+        .load_into(&mut World::new(), std::io::repeat(b'{'))
+        .unwrap_err();
+    assert!(
+        matches!(err, LoadError::TooLarge { size: None, .. }),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn trailing_bytes_after_a_save_are_refused() {
+    let mut w = world(10, 1);
+    for text in [false, true] {
+        let mut file = Vec::new();
+        if text {
+            schema().save_text(&mut w, &mut file).unwrap();
+        } else {
+            schema().save(&mut w, &mut file).unwrap();
+        }
+        file.extend_from_slice(b"junk");
+        let err = schema()
+            .load_into(&mut World::new(), &file[..])
+            .unwrap_err();
+        assert!(err.to_string().contains("bytes follow"), "{err}");
+    }
+}
+
+#[test]
+fn a_path_that_is_not_a_regular_file_is_refused_without_blocking() {
+    let dir = std::env::temp_dir().join(format!("lanegraph-save-paths-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let err = schema()
+        .load_from_path(&mut World::new(), &dir)
+        .unwrap_err();
+    assert!(matches!(err, LoadError::NotAFile { .. }), "{err:?}");
+    let fifo = dir.join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success());
+    if made {
+        let err = schema()
+            .load_from_path(&mut World::new(), &fifo)
+            .unwrap_err();
+        assert!(matches!(err, LoadError::NotAFile { .. }), "{err:?}");
+    }
+    let err = schema()
+        .load_from_path(&mut World::new(), "/dev/zero")
+        .unwrap_err();
+    assert!(matches!(err, LoadError::NotAFile { .. }), "{err:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(made, "mkfifo failed");
+}
+
+/// The child of the kill test: saves two worlds in turn to the path it is given, forever.
+#[test]
+#[ignore = "run by saving_to_a_path_survives_a_kill_at_any_moment as its child"]
+fn save_loop_child() {
+    let Ok(path) = std::env::var("LANEGRAPH_SAVE_LOOP") else {
+        return;
+    };
+    let mut worlds = [world(20_000, 1), world(20_000, 2)];
+    println!("saving");
+    for i in 0.. {
+        schema().save_to_path(&mut worlds[i % 2], &path).unwrap();
+    }
+}
+
+#[test]
+fn saving_to_a_path_survives_a_kill_at_any_moment() {
+    let dir = std::env::temp_dir().join(format!("lanegraph-save-kill-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("slot1.save");
+    let hashes = [world(20_000, 1).state_hash(), world(20_000, 2).state_hash()];
+    schema().save_to_path(&mut world(20_000, 1), &path).unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let mut rng = Rng(7);
+    for trial in 0..50 {
+        let mut child = std::process::Command::new(&exe)
+            .args([
+                "world_savegame_integrity::save_loop_child",
+                "--exact",
+                "--ignored",
+                "--nocapture",
+            ])
+            .env("LANEGRAPH_SAVE_LOOP", &path)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(50 + rng.next() % 400));
+        child.kill().unwrap(); // SIGKILL: no handler runs
+        child.wait().unwrap();
+        let mut loaded = World::new();
+        schema()
+            .load_from_path(&mut loaded, &path)
+            .unwrap_or_else(|e| panic!("trial {trial}: the previous save is lost: {e}"));
+        assert!(hashes.contains(&loaded.state_hash()), "trial {trial}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
