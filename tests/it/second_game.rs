@@ -135,7 +135,7 @@ fn the_second_game_keeps_its_step_and_its_agent_settles() {
 #[test]
 fn the_second_game_saves_and_loads_mid_run() {
     use lanegraph::world::SaveSchema;
-    let schema = SaveSchema::new()
+    let schema = SaveSchema::default()
         .component::<game::Pos>()
         .component::<game::Vel>()
         .component::<game::Mass>()
@@ -203,7 +203,16 @@ fn the_second_game_saves_and_loads_mid_run() {
 #[test]
 fn the_second_game_writes_its_own_report() {
     let mut swarm = game::build(&opts(None, 1000.0)).unwrap();
-    swarm.run(120).unwrap();
+    // A 1 ms budget lets the controller decide when this machine's frames pass it; a pin to
+    // the strategy not in force is a decision whatever the machine (a loaded one may run
+    // these frames inside 1 ms, and then the controller rightly holds).
+    swarm.run(60).unwrap();
+    let other = match swarm.engine.strategy(swarm.collide).map(|s| s.get()) {
+        Some(0) => "every_other",
+        _ => "every_step",
+    };
+    swarm.engine.pin(swarm.collide, other).unwrap();
+    swarm.run(60).unwrap();
     let data = lanegraph_report::ReportData::from_engine(&swarm.engine, "swarm", "the second game");
     assert!(!data.timeline.is_empty(), "the trace held frames");
     let html = lanegraph_report::render_html(&data);
@@ -218,7 +227,7 @@ fn the_second_game_writes_its_own_report() {
     let decisions = &data.decisions;
     assert!(
         !decisions.is_empty(),
-        "a 1 ms budget makes the controller decide"
+        "the pin, at least, is a decision on the page"
     );
     assert!(
         decisions

@@ -43,7 +43,7 @@ struct Score(u64);
 struct Settings(u32);
 
 fn schema() -> SaveSchema {
-    SaveSchema::new()
+    SaveSchema::default()
         .component::<Pos>()
         .component::<Vel>()
         .component::<Name>()
@@ -255,7 +255,7 @@ fn v1_file() -> Vec<u8> {
         }))
         .unwrap();
         let mut out = Vec::new();
-        SaveSchema::new()
+        SaveSchema::default()
             .component::<v1::Ship>()
             .save_text(&mut w, &mut out)
             .unwrap();
@@ -268,7 +268,7 @@ fn v1_file() -> Vec<u8> {
 fn a_save_of_the_previous_component_version_migrates() {
     let file = v1_file();
     let mut w = World::new();
-    let report = SaveSchema::new()
+    let report = SaveSchema::default()
         .component::<v2::Ship>()
         .load_into(&mut w, &file[..])
         .unwrap();
@@ -287,7 +287,7 @@ fn a_save_of_the_previous_component_version_migrates() {
         );
     }
     // The same file still loads into the version that wrote it, unmigrated.
-    let report = SaveSchema::new()
+    let report = SaveSchema::default()
         .component::<v1::Ship>()
         .load_into(&mut World::new(), &file[..])
         .unwrap();
@@ -300,7 +300,7 @@ fn a_changed_or_unknown_type_is_a_typed_error_and_the_world_is_unchanged() {
     old.spawn_batch((0..3).map(|i| (v1::Hull(i), v1::Ship { x: 0.0, y: 0.0 })))
         .unwrap();
     let mut file = Vec::new();
-    SaveSchema::new()
+    SaveSchema::default()
         .component::<v1::Hull>()
         .component::<v1::Ship>()
         .save(&mut old, &mut file)
@@ -308,7 +308,7 @@ fn a_changed_or_unknown_type_is_a_typed_error_and_the_world_is_unchanged() {
 
     let mut w = populated();
     let before = w.state_hash();
-    let err = SaveSchema::new()
+    let err = SaveSchema::default()
         .component::<v2::Hull>()
         .component::<v1::Ship>()
         .load_into(&mut w, &file[..])
@@ -329,7 +329,7 @@ fn a_changed_or_unknown_type_is_a_typed_error_and_the_world_is_unchanged() {
     assert!(err.to_string().contains("fix:"), "{err}");
     assert_eq!(w.state_hash(), before, "nothing written");
 
-    let err = SaveSchema::new()
+    let err = SaveSchema::default()
         .component::<v1::Hull>()
         .load_into(&mut w, &file[..])
         .unwrap_err();
@@ -506,7 +506,9 @@ fn an_entity_reference_survives_a_save_and_a_load() {
     #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash, Serialize, Deserialize)]
     struct Target(Entity);
 
-    let schema = SaveSchema::new().component::<Pos>().component::<Target>();
+    let schema = SaveSchema::default()
+        .component::<Pos>()
+        .component::<Target>();
     let mut w = World::new();
     let prey = w.spawn();
     w.insert(prey, Pos { x: 3.0, y: 4.0 }).unwrap();

@@ -18,7 +18,7 @@ struct Pos {
 struct Score(u64);
 
 fn schema() -> SaveSchema {
-    SaveSchema::new().component::<Pos>().resource::<Score>()
+    SaveSchema::default().component::<Pos>().resource::<Score>()
 }
 
 fn world(n: u32, score: u64) -> World {

@@ -81,7 +81,7 @@ fn fingerprint(w: &mut World) -> (u64, Vec<Entity>, Vec<(Entity, i32)>, usize) {
     w.query::<(Entity, &Hp)>()
         .unwrap()
         .for_each(|(e, hp)| rows.push((e, hp.0)));
-    let events = w.events::<Hit>().unwrap().len();
+    let events = w.events::<Hit>().unwrap().iter().count();
     (w.state_hash(), w.entities().to_vec(), rows, events)
 }
 

@@ -108,13 +108,13 @@ impl<E> Events<E> {
         self.iter().skip(skip)
     }
 
-    /// Events held (last step's and this step's).
-    pub fn len(&self) -> usize {
+    /// Events held (last step's and this step's); a game counts with `iter().count()`.
+    pub(crate) fn len(&self) -> usize {
         self.last.len() + self.this.len()
     }
 
     /// True when none is held.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 

@@ -22,17 +22,13 @@ const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 pub struct StateHasher(u64);
 
 impl Default for StateHasher {
+    /// A fresh hasher.
     fn default() -> Self {
         StateHasher(FNV_OFFSET)
     }
 }
 
 impl StateHasher {
-    /// A fresh hasher.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// Feeds raw bytes.
     #[inline]
     pub(crate) fn write_bytes(&mut self, bytes: &[u8]) {
@@ -79,9 +75,9 @@ impl StateHasher {
 /// #[derive(StateHash)]
 /// struct Health { hp: u32, #[state_hash(skip)] last_hit_frame: u64 }
 ///
-/// let mut a = StateHasher::new();
+/// let mut a = StateHasher::default();
 /// Health { hp: 3, last_hit_frame: 10 }.hash_state(&mut a);
-/// let mut b = StateHasher::new();
+/// let mut b = StateHasher::default();
 /// 3u32.hash_state(&mut b);
 /// assert_eq!(a.finish(), b.finish());
 /// ```
@@ -302,7 +298,7 @@ mod tests {
     #[test]
     fn nans_hash_alike_whatever_their_payload_and_signed_zeros_do_not() {
         let hash = |v: f32| {
-            let mut h = StateHasher::new();
+            let mut h = StateHasher::default();
             v.hash_state(&mut h);
             h.finish()
         };
@@ -312,7 +308,7 @@ mod tests {
         assert_eq!(hash(negative), hash(f32::NAN));
         assert_ne!(hash(0.0), hash(-0.0));
         let hash64 = |v: f64| {
-            let mut h = StateHasher::new();
+            let mut h = StateHasher::default();
             v.hash_state(&mut h);
             h.finish()
         };
@@ -325,17 +321,17 @@ mod tests {
     #[test]
     fn fnv1a_matches_the_reference_vectors() {
         // Reference values from the FNV specification's test suite.
-        let mut h = StateHasher::new();
+        let mut h = StateHasher::default();
         assert_eq!(h.finish(), 0xcbf2_9ce4_8422_2325);
         h.write_bytes(b"a");
         assert_eq!(h.finish(), 0xaf63_dc4c_8601_ec8c);
-        let mut h = StateHasher::new();
+        let mut h = StateHasher::default();
         h.write_bytes(b"foobar");
         assert_eq!(h.finish(), 0x8594_4171_f739_67e8);
     }
 
     fn hash_of(v: &(impl StateHash + ?Sized)) -> u64 {
-        let mut h = StateHasher::new();
+        let mut h = StateHasher::default();
         v.hash_state(&mut h);
         h.finish()
     }
@@ -366,7 +362,7 @@ mod tests {
             hash_of(&(Vec::<u8>::new(), vec![1u8]))
         );
         assert_ne!(hash_of(&'a'), hash_of(&'b'));
-        assert_eq!(hash_of(&()), StateHasher::new().finish());
+        assert_eq!(hash_of(&()), StateHasher::default().finish());
     }
 
     #[test]
@@ -383,9 +379,9 @@ mod tests {
 
     #[test]
     fn floats_hash_by_bits() {
-        let mut a = StateHasher::new();
+        let mut a = StateHasher::default();
         0.0f32.hash_state(&mut a);
-        let mut b = StateHasher::new();
+        let mut b = StateHasher::default();
         (-0.0f32).hash_state(&mut b);
         assert_ne!(a.finish(), b.finish());
     }

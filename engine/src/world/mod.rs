@@ -547,7 +547,7 @@ impl World {
     /// never enter it, so AoS and field-SoA storage of the same data hash alike. Cold path
     /// (O(slots x columns)).
     pub fn state_hash(&self) -> u64 {
-        let mut h = StateHasher::new();
+        let mut h = StateHasher::default();
         h.write_u64(self.entities.live().len() as u64);
         for slot in 0..self.entities.slot_count() as u32 {
             if let Some(e) = self.entities.live_at(slot) {

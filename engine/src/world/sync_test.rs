@@ -45,7 +45,7 @@ pub(crate) struct SyncProbe {
 impl SyncProbe {
     /// Records the world's checksums after system `system`.
     pub(crate) fn record(&mut self, world: &World, system: usize) {
-        let mut h = StateHasher::new();
+        let mut h = StateHasher::default();
         for &e in world.entities.live() {
             h.write_u64(e.to_bits());
         }
@@ -61,7 +61,7 @@ impl SyncProbe {
                 match self.last_columns.get(i) {
                     Some(&sum) if unchanged => sum,
                     _ => {
-                        let mut h = StateHasher::new();
+                        let mut h = StateHasher::default();
                         c.hash_rows(&world.entities, &mut h);
                         h.finish()
                     }
@@ -75,7 +75,7 @@ impl SyncProbe {
             .values()
             .iter()
             .map(|r| {
-                let mut h = StateHasher::new();
+                let mut h = StateHasher::default();
                 r.hash_state(&mut h);
                 h.finish()
             })

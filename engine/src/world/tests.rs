@@ -143,13 +143,13 @@ mod derives {
     struct Wide([f32; 3]);
 
     fn hash_of(x: &impl StateHash) -> u64 {
-        let mut h = StateHasher::new();
+        let mut h = StateHasher::default();
         x.hash_state(&mut h);
         h.finish()
     }
 
     fn hash_by_hand(feed: impl FnOnce(&mut StateHasher)) -> u64 {
-        let mut h = StateHasher::new();
+        let mut h = StateHasher::default();
         feed(&mut h);
         h.finish()
     }

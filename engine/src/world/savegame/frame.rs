@@ -43,7 +43,7 @@ impl Kind {
 
 /// CRC-32 and FNV-1a 64 of `doc`.
 fn checksums(doc: &[u8]) -> (u32, u64) {
-    let mut h = StateHasher::new();
+    let mut h = StateHasher::default();
     h.write_bytes(doc);
     (crc32fast::hash(doc), h.finish())
 }

@@ -264,7 +264,8 @@ struct ResourceEntry {
     load: fn(&World, SavedResource) -> Result<Apply, LoadError>,
 }
 
-/// The components and resources a game saves: register each once, then
+/// The components and resources a game saves (`SaveSchema::default()` is empty): register
+/// each once, then
 /// [`save`](Self::save) and [`load_into`](Self::load_into) any number of times. A type opts in
 /// by deriving serde's `Serialize` and `Deserialize` beside `Component` (or `Resource`).
 ///
@@ -278,7 +279,7 @@ struct ResourceEntry {
 /// #[derive(Clone, Copy, Resource, StateHash, Serialize, Deserialize)]
 /// struct Score(u64);
 ///
-/// let schema = SaveSchema::new().component::<Hp>().resource::<Score>();
+/// let schema = SaveSchema::default().component::<Hp>().resource::<Score>();
 /// let mut world = World::new();
 /// world.spawn_batch((0..10).map(|i| (Hp(i),))).unwrap();
 /// world.insert_resource(Score(7)).unwrap();
@@ -315,11 +316,6 @@ impl std::fmt::Debug for SaveSchema {
 }
 
 impl SaveSchema {
-    /// An empty schema.
-    pub fn new() -> Self {
-        SaveSchema::default()
-    }
-
     /// Saves component `T` in either layout; a load stores it as the save did (field-SoA when it
     /// was and `T` derives `SoaComponent`, else AoS unless the loading world already stores it
     /// field-SoA).

@@ -154,7 +154,7 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
 
 /// Savegame write and read of the suite's world against hecs's bincode round trip halves.
 fn savegame(w: &mut World, peer: &hecs::World, samples: usize) -> Result<Vec<Figure>, BenchError> {
-    let schema = SaveSchema::new()
+    let schema = SaveSchema::default()
         .component::<Transform>()
         .component::<Position>()
         .component::<Rotation>()
