@@ -143,9 +143,21 @@ fn the_second_game_saves_and_loads_mid_run() {
         .component::<game::Bounces>()
         .component::<game::Spark>()
         .resource::<game::Wind>()
-        .resource::<game::Score>();
+        .resource::<game::Score>()
+        // The event queue: its events in flight and its sequence counter.
+        .resource::<lanegraph::world::Events<game::Crowded>>();
     let mut live = game::build(&opts(None, 60.0)).unwrap();
     live.run(120).unwrap();
+    assert!(
+        live.engine
+            .world()
+            .events::<game::Crowded>()
+            .unwrap()
+            .iter()
+            .count()
+            > 0,
+        "events in flight at the save"
+    );
     let mut file = Vec::new();
     schema.save(live.engine.world_mut(), &mut file).unwrap();
     let mut text = Vec::new();
@@ -165,6 +177,7 @@ fn the_second_game_saves_and_loads_mid_run() {
             .unwrap();
         assert!(report.migrated.is_empty());
         let (a, b) = (live.engine.world(), fresh.engine.world());
+        assert_eq!(b.state_hash(), a.state_hash(), "the saved state hash");
         assert_eq!(b.len(), a.len());
         assert_eq!(b.tick(), a.tick());
         assert_eq!(
@@ -180,7 +193,7 @@ fn the_second_game_saves_and_loads_mid_run() {
                 .count(),
             sparks
         );
-        // Component by component (the event queue, not saved, is the only other state).
+        // Component by component too.
         let mut pa = Vec::new();
         live.engine
             .world_mut()

@@ -81,7 +81,7 @@ pub struct Score {
 
 /// A crowded cell: more than three times the mean bodies per cell (at least [`CROWD_MIN`]) in
 /// one collision cell this pass.
-#[derive(Debug, Clone, StateHash)]
+#[derive(Debug, Clone, StateHash, Serialize, Deserialize)]
 pub struct Crowded {
     /// The cell's index.
     pub cell: u32,

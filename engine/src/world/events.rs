@@ -32,8 +32,11 @@ pub trait Event: StateHash + Clone + Send + Sync + 'static {
     const NAME: &'static str;
 }
 
-/// The queue of one event type: last step's events and this step's.
-#[derive(Debug)]
+/// The queue of one event type: last step's events and this step's. A savegame holds it when
+/// the game registers it as a resource, `SaveSchema::default().resource::<Events<Hit>>()`
+/// (`E` deriving serde's `Serialize` and `Deserialize`): its events and its sequence counter,
+/// so the loaded world hashes as the saved one and its readers go on where they were.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct Events<E> {
     last: Vec<E>,
     this: Vec<E>,

@@ -32,7 +32,7 @@
 //! migration serde can express succeeds and is listed in [`LoadReport::migrated`]; one it
 //! cannot is [`LoadError::ChangedComponent`] with both shapes. Components the schema does not
 //! register lose their rows on load (the entity table is replaced): register everything that
-//! must survive. Resources the save does not hold are kept. Not saved: gameplay event queues,
+//! must survive. Resources the save does not hold are kept. Not saved: event queues the schema does not register (`resource::<Events<E>>()`),
 //! change ticks (every loaded row reads as changed), systems and their closures' state, the
 //! input.
 //!
