@@ -585,3 +585,53 @@ fn a_refused_load_leaves_every_column_in_its_layout() {
         "still AoS"
     );
 }
+
+/// A load refused late (a resource further on is unreadable) adds no column to a world that had
+/// not met the saved components: the columns are created in the apply phase.
+#[test]
+fn a_refused_load_adds_no_column_for_types_the_world_had_not_met() {
+    let mut saved = populated();
+    let mut file = Vec::new();
+    schema().save_text(&mut saved, &mut file).unwrap();
+    let text = String::from_utf8(file).unwrap();
+    let bad = SaveSchema::reseal(text.replace("4242", "\"not a score\"").as_bytes()).unwrap();
+    let mut w = World::new();
+    assert!(w.component_access().is_empty());
+    schema().load_into(&mut w, &bad[..]).unwrap_err();
+    let columns: Vec<&str> = w.component_access().iter().map(|c| c.name).collect();
+    assert!(
+        columns.is_empty(),
+        "columns added by a refused load: {columns:?}"
+    );
+}
+
+/// Values outside their range are refused as in the constructors, even under valid checksums
+/// (a forged or hand-edited save): a fixed step outside 1 us to 10 s, a step counter past a
+/// century of simulated time.
+#[test]
+fn a_step_or_a_tick_out_of_range_is_refused() {
+    let mut text = Vec::new();
+    schema().save_text(&mut populated(), &mut text).unwrap();
+    let doc = &text[text.iter().position(|&b| b == b'\n').unwrap() + 1..];
+    let v: serde_json::Value = serde_json::from_slice(doc).unwrap();
+    let cases: [(&str, serde_json::Value); 3] = [
+        (
+            "fixed_step",
+            serde_json::json!([18_000_000_000_000_000_000u64, 1]),
+        ),
+        ("fixed_step", serde_json::json!([999, 1])),
+        ("tick", serde_json::json!(1u64 << 40)),
+    ];
+    for (key, value) in cases {
+        let mut bad = v.clone();
+        bad[key] = value.clone();
+        let sealed = SaveSchema::reseal(&serde_json::to_vec(&bad).unwrap()).unwrap();
+        let mut w = World::new();
+        let err = schema().load_into(&mut w, &sealed[..]).unwrap_err();
+        assert!(
+            matches!(&err, LoadError::Corrupt { at, .. } if at == "header"),
+            "{key} = {value}: {err:?}"
+        );
+        assert!(w.is_empty(), "nothing written");
+    }
+}

@@ -68,10 +68,15 @@ impl FixedStep {
     }
 
     /// A step of `num` nanoseconds over `den` (as [`numer_ns`](Self::numer_ns) and
-    /// [`denom`](Self::denom) give them back); `None` when either is 0.
+    /// [`denom`](Self::denom) give them back); `None` when either is 0 or the step is outside
+    /// the constructors' range (1 us to 10 s).
     #[cfg(feature = "savegame")]
     pub(crate) fn from_parts(num: u64, den: u64) -> Option<FixedStep> {
-        (num > 0 && den > 0).then(|| FixedStep::reduced(num, den))
+        let in_range = num > 0
+            && den > 0
+            && u128::from(num) >= u128::from(MIN_STEP_NS) * u128::from(den)
+            && u128::from(num) <= u128::from(MAX_STEP_NS) * u128::from(den);
+        in_range.then(|| FixedStep::reduced(num, den))
     }
 
     /// Numerator of the step in nanoseconds (`step = numer / denom` ns, lowest terms).

@@ -209,14 +209,22 @@ pub(super) fn load_column<T: Component + DeserializeOwned>(
         }
         rows.push((e, v));
     }
-    // The column exists before anything is written, so a name clash is found now.
-    world
-        .column_index_or_create::<T>()
-        .map_err(|e| LoadError::World {
-            name: T::NAME,
-            reason: e.to_string(),
-        })?;
+    // A name clash is found now, before anything is written; the column itself is created in
+    // the apply phase, so a refused load adds no column to the world.
+    if world.ids.get::<T>().is_none() {
+        if let Some(existing) = world.columns.iter().find(|c| c.name() == T::NAME) {
+            return Err(LoadError::World {
+                name: T::NAME,
+                reason: format!(
+                    "another component type ({}) has that name in this world",
+                    existing.type_name()
+                ),
+            });
+        }
+    }
     Ok(Box::new(move |w: &mut World| {
+        let created = w.column_index_or_create::<T>();
+        debug_assert!(created.is_ok(), "name clash checked before the first write");
         for (e, v) in rows {
             // Live in the loaded table (checked above), column created: cannot fail.
             let inserted = w.insert(e, v);

@@ -59,6 +59,8 @@ use frame::DEFAULT_READ_LIMIT;
 const MAGIC: &str = "lanegraph-save";
 /// The format this build writes and reads (it also reads format 1, the unframed first one).
 pub const SAVE_FORMAT: u32 = 2;
+/// The most simulated time a loaded step counter may stand for: a century, in nanoseconds.
+const MAX_SIMULATED_NS: u128 = 100 * 365 * 86_400 * 1_000_000_000;
 /// The first format: the document alone, with no header or checksum.
 const UNFRAMED_FORMAT: u32 = 1;
 
@@ -542,7 +544,11 @@ impl SaveSchema {
             FixedStep::from_parts(file.fixed_step.0, file.fixed_step.1).ok_or_else(|| {
                 LoadError::Corrupt {
                     at: "header".into(),
-                    reason: format!("fixed step {:?} is not a valid step", file.fixed_step),
+                    reason: format!(
+                        "fixed step {:?} (nanoseconds over a denominator) is not a step of 1 us \
+                         to 10 s",
+                        file.fixed_step
+                    ),
                 }
             })?;
         // The fingerprint is of the shapes the file lists: a file whose shapes were damaged
@@ -555,6 +561,20 @@ impl SaveSchema {
                     "the schema fingerprint {:#018x} does not match the shapes listed \
                      ({listed:#018x})",
                     file.fingerprint
+                ),
+            });
+        }
+        // The step counter in simulated time: past a century of steps, it is damage or a
+        // forgery (2^40 steps is 580 years at 60 Hz), not a game's save.
+        let simulated_ns =
+            u128::from(file.tick) * u128::from(step.numer_ns()) / u128::from(step.denom());
+        if simulated_ns > MAX_SIMULATED_NS {
+            return Err(LoadError::Corrupt {
+                at: "header".into(),
+                reason: format!(
+                    "tick {} at a {} s step is more than a century of simulated time",
+                    file.tick,
+                    step.as_secs_f64()
                 ),
             });
         }
