@@ -275,3 +275,35 @@ fn crc32(data: &[u8]) -> u32 {
     }
     !c
 }
+
+/// A config path that is a FIFO, a folder or a file over 1 MiB is refused before it is read
+/// (never waited on), and an error quotes at most 80 characters of a key and 240 of its
+/// message, control characters escaped: a 10 MB value cannot flood stderr and an escaped
+/// newline cannot forge a log line.
+#[test]
+fn config_files_and_values_are_bounded_in_what_they_read_and_echo() {
+    let dir = std::env::temp_dir().join(format!("lanegraph-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("fifo.toml");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let huge = dir.join("huge.toml");
+    std::fs::write(&huge, vec![b'#'; (1 << 20) + 1]).unwrap();
+    for path in [&fifo, &dir, &huge] {
+        let err = EngineConfig::from_file(path).unwrap_err();
+        assert!(err.to_string().contains("cannot read the file"), "{err}");
+    }
+    let long = format!("[engine]\nlanes = \"{}\"\n", "x".repeat(10 << 20));
+    let err = EngineConfig::from_toml(&long).unwrap_err().to_string();
+    assert!(err.len() < 1_000, "{} bytes of error", err.len());
+    let forged = "[engine]\n\"target_fps\\nWARN forged = 1\" = 3\n";
+    let err = EngineConfig::from_toml(forged).unwrap_err().to_string();
+    assert!(!err.contains('\n'), "a newline in the error: {err:?}");
+    let key = format!("[engine]\n{} = 1\n", "k".repeat(5_000));
+    let err = EngineConfig::from_toml(&key).unwrap_err().to_string();
+    assert!(err.len() < 1_000, "{} bytes of error", err.len());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

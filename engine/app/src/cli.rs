@@ -189,6 +189,9 @@ const EXIT_OVER_BUDGET: u8 = 4;
 
 /// Exit status of a usage or configuration error (a flag, a config key, an `--out` folder).
 const EXIT_USAGE: u8 = 2;
+/// `lanegraph replay`: the run log was refused (unreadable, not a regular file, too large, or
+/// not a log this version writes).
+const EXIT_REFUSED_LOG: u8 = 3;
 
 fn usage_error(e: impl std::fmt::Display) -> ExitCode {
     say_err!("error: {e}");
@@ -372,18 +375,24 @@ fn run_replay(
     out: std::path::PathBuf,
     no_gpu: bool,
 ) -> ExitCode {
-    let text = match std::fs::read_to_string(summary) {
+    let text = match read_run_log(summary) {
         Ok(t) => t,
-        Err(e) => {
-            return usage_error(format!(
-                "replay: cannot read `{}`: {e}; fix: pass the summary.json of a demo run",
-                summary.display()
-            ))
+        Err(why) => {
+            return refused_log(format!(
+                "replay: {:?} {why}; fix: pass the summary.json of a demo run",
+                // At most 80 characters of the path, control characters escaped.
+                summary
+                    .display()
+                    .to_string()
+                    .chars()
+                    .take(80)
+                    .collect::<String>()
+            ));
         }
     };
     let recorded = match lanegraph_demo::replay_of(&text) {
         Ok(r) => r,
-        Err(e) => return usage_error(e),
+        Err(e) => return refused_log(e),
     };
     if let Some(spec) = &lanes {
         if let Err(e) =
@@ -400,9 +409,33 @@ fn run_replay(
         ..recorded.options
     };
     if let Err(e) = opts.validate() {
-        return usage_error(e);
+        // The flags were checked above: what fails here came from the log (its frames).
+        return refused_log(e);
     }
+    // As the demo: SIGINT/SIGTERM stop at a frame boundary, outputs written, 128 + signal.
+    let signals = match StopOnSignal::install() {
+        Ok(s) => s,
+        Err(e) => {
+            say_err!("error: could not install the SIGINT/SIGTERM handlers: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let opts = lanegraph_demo::DemoOptions {
+        stop: Some(signals.flag()),
+        ..opts
+    };
     match lanegraph_demo::run(&opts) {
+        Ok(run) if run.interrupted => {
+            say!(
+                "lanegraph replay stopped by {} after {} frames; no verdict on the hash; outputs:",
+                signals.name(),
+                run.summary.run.frames
+            );
+            for f in &run.files {
+                say!("    {}", f.display());
+            }
+            ExitCode::from(signals.exit_code())
+        }
         Ok(run) => {
             let same = run.summary.run.world_hash == recorded.world_hash;
             say!(
@@ -420,11 +453,45 @@ fn run_replay(
                 ExitCode::FAILURE
             }
         }
+        Err(e @ lanegraph_demo::DemoError::Replay(_)) => refused_log(e),
         Err(e) => {
             say_err!("error: {e}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// A run log `lanegraph replay` refuses: exit [`EXIT_REFUSED_LOG`], distinct from 1 (the
+/// replay ran and its hash differs).
+fn refused_log(e: impl std::fmt::Display) -> ExitCode {
+    say_err!("error: {e}");
+    ExitCode::from(EXIT_REFUSED_LOG)
+}
+
+/// The run log's text: a regular file (a FIFO, a device or a folder would block or fail
+/// late) of at most `MAX_RUN_LOG_BYTES`, checked before it is read.
+fn read_run_log(path: &std::path::Path) -> Result<String, String> {
+    use std::io::Read;
+    let limit = lanegraph_demo::MAX_RUN_LOG_BYTES;
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot be read: {e}"))?;
+    if !meta.is_file() {
+        return Err("is not a regular file".into());
+    }
+    if meta.len() > limit {
+        return Err(format!(
+            "is {} bytes, over the {limit}-byte limit",
+            meta.len()
+        ));
+    }
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot be read: {e}"))?;
+    let mut text = String::new();
+    file.take(limit + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("cannot be read: {e}"))?;
+    if text.len() as u64 > limit {
+        return Err(format!("grew past the {limit}-byte limit while read"));
+    }
+    Ok(text)
 }
 
 fn run_stress(seconds: f64, lanes: Option<String>) -> ExitCode {

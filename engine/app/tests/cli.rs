@@ -548,6 +548,82 @@ fn replay_reproduces_a_recorded_run_and_reports_a_mismatch() {
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stdout).contains("DIFFERS"));
+    // Logs it refuses exit 3, before a frame runs: frames past what a run can record (an
+    // edited log would run for ever), more decisions than a run writes, a folder, a FIFO.
+    let refuse = |path: &std::path::Path, what: &str| {
+        let o = bin()
+            .args(["replay", "--no-gpu", "--out"])
+            .arg(&replay_out)
+            .arg(path)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(3), "{what}: {err}");
+        assert!(err.contains("fix:"), "{what}: {err}");
+        assert!(
+            err.lines().all(|l| l.chars().count() < 400),
+            "{what}: {err}"
+        );
+    };
+    let mut forever = v.clone();
+    forever["frames"] = serde_json::json!(u64::MAX);
+    let path = out.join("forever.json");
+    std::fs::write(&path, forever.to_string()).unwrap();
+    refuse(&path, "frames = u64::MAX");
+    let mut flood = v.clone();
+    let one = flood["decisions"][0].clone();
+    flood["decisions"] = serde_json::Value::Array(vec![one; 1_025]);
+    let path = out.join("flood.json");
+    std::fs::write(&path, flood.to_string()).unwrap();
+    refuse(&path, "1,025 decisions");
+    refuse(&out, "a folder");
+    let fifo = out.join("fifo.json");
+    let made = Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success();
+    assert!(made, "mkfifo");
+    refuse(&fifo, "a FIFO (would block for ever if opened)");
+    // SIGINT stops a replay as it stops the demo: exit 130, a complete output set.
+    let mut long = v.clone();
+    long["frames"] = serde_json::json!(5_000_000u64);
+    let path = out.join("long.json");
+    std::fs::write(&path, long.to_string()).unwrap();
+    let log = out.join("replay-stderr");
+    let mut child = bin()
+        .args(["replay", "--no-gpu", "--out"])
+        .arg(&replay_out)
+        .arg(&path)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .contains("lane plan")
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the replay never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let sent = Command::new("kill")
+        .args(["-INT", child.id().to_string().as_str()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let status = child.wait().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(130),
+        "{}",
+        std::fs::read_to_string(&log).unwrap()
+    );
+    lanegraph_demo::outputs::verify(&replay_out).expect("a complete, verified set");
     let _ = std::fs::remove_dir_all(&out);
     let _ = std::fs::remove_dir_all(&replay_out);
 }

@@ -175,6 +175,19 @@ pub const MAX_ENTITIES: usize = 10_000_000;
 /// The longest `--seconds` run: a week.
 pub const MAX_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
 
+/// The most `--frames` a run takes: a week of frames at 1,000 fps (a replayed log asking for
+/// more is refused, not run for ever).
+pub const MAX_FRAMES: u64 = 7 * 24 * 3600 * 1000;
+
+/// The largest run log (`summary.json`) `lanegraph replay` reads: 128 MiB, checked before it
+/// is read (a full decision log and a million input events fit several times over).
+pub const MAX_RUN_LOG_BYTES: u64 = 128 << 20;
+
+/// The most decisions and input events a run log holds: what a run writes at most (the
+/// controller's log keeps 1,024 decisions; the input log a million events).
+const MAX_LOG_DECISIONS: usize = 1_024;
+const MAX_LOG_INPUTS: usize = 1_000_000;
+
 impl DemoOptions {
     /// Checks every option against its range, before anything runs.
     pub fn validate(&self) -> Result<(), DemoError> {
@@ -194,13 +207,15 @@ impl DemoOptions {
                 "drop --no-gpu to see the particles, or drop --window to run headless".into(),
             );
         }
-        if self.frames == Some(0) {
-            return bad(
-                "--frames",
-                "0".into(),
-                "a run needs at least one frame",
-                "give 1 or more".into(),
-            );
+        if let Some(frames) = self.frames {
+            if frames == 0 || frames > MAX_FRAMES {
+                return bad(
+                    "--frames",
+                    frames.to_string(),
+                    "a run needs at least one frame, and at most a week of frames at 1,000 fps",
+                    format!("give 1 to {MAX_FRAMES}"),
+                );
+            }
         }
         if let Some(s) = self.seconds {
             if !(s.is_finite() && s > 0.0 && s <= MAX_SECONDS) {
@@ -684,6 +699,12 @@ pub fn replay_of(summary_json: &str) -> Result<Recorded, DemoError> {
             "the run's input log was cut (over a million events); fix: record a shorter run".into(),
         ));
     }
+    if decisions.len() > MAX_LOG_DECISIONS {
+        return Err(bad(format!(
+            "{} decisions, more than a run writes ({MAX_LOG_DECISIONS}); fix: pass the summary.json a demo run wrote",
+            decisions.len()
+        )));
+    }
     let inputs: Vec<lanegraph::input::RecordedInput> = match v.get("inputs") {
         Some(i) => serde_json::from_value(i.clone())
             .map_err(|e| {
@@ -693,6 +714,12 @@ pub fn replay_of(summary_json: &str) -> Result<Recorded, DemoError> {
             })?,
         None => Vec::new(),
     };
+    if inputs.len() > MAX_LOG_INPUTS {
+        return Err(bad(format!(
+            "{} input events, more than a run writes ({MAX_LOG_INPUTS}); fix: pass the summary.json a demo run wrote",
+            inputs.len()
+        )));
+    }
     let config = EngineConfig {
         fixed_step_hz: u32::try_from(num("fixed_step_hz")?)
             .map_err(|_| bad("`fixed_step_hz` is out of range".into()))?,

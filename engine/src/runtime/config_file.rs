@@ -103,16 +103,32 @@ struct FileAssets {
     max_image_pixels: Option<u64>,
 }
 
+/// The largest config file read: 1 MiB (the keys documented fit in a few hundred bytes).
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
 impl EngineConfig {
     /// Reads a TOML file over the defaults (see the module docs for the keys).
     pub fn from_file(path: &Path) -> Result<EngineConfig, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+        let refused = |why: String| ConfigError {
             file: Some(path.to_path_buf()),
             key: "(file)".into(),
             line: None,
-            message: format!("cannot read the file: {e}"),
+            message: format!("cannot read the file: {why}"),
             fix: "pass the path of a readable TOML file to --config".into(),
+        };
+        // A regular file within the limit, checked before it is read: a FIFO or a device
+        // would block the start, a huge file would be read whole for nothing.
+        let bytes = super::loaders::read_limited(path, MAX_CONFIG_BYTES).map_err(|e| {
+            refused(match e {
+                super::loaders::AssetError::Missing { .. } => "it does not exist".into(),
+                super::loaders::AssetError::Unreadable { why, .. } => why,
+                super::loaders::AssetError::TooLarge { size, limit, .. } => {
+                    format!("it is {size} bytes, over the {limit}-byte limit of a config file")
+                }
+                other => other.to_string(),
+            })
         })?;
+        let text = String::from_utf8(bytes).map_err(|_| refused("it is not UTF-8 text".into()))?;
         Self::from_toml(&text).map_err(|mut e| {
             e.file = Some(path.to_path_buf());
             e

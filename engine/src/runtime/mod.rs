@@ -110,6 +110,7 @@ pub use agents::{AssetSettings, BuiltinAgents, PhysicsSettings, RenderSettings, 
 pub use assets::{AssetError, AssetTotals};
 
 pub use builder::{BuildError, EngineBuilder};
+pub(crate) use config::quoted;
 pub use config::{ConfigError, EngineConfig};
 pub use engine::{AgentCost, Engine, FrameError, FrameOutcome, PhysicsStep, ReplayError};
 pub use gpu_memory::{ChurnFigures, GpuHeap, GpuMemoryFigures};

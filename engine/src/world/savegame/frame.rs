@@ -144,7 +144,12 @@ pub(crate) fn read(mut input: impl Read, limit: u64, format: u32) -> Result<Read
     let kind = match kind {
         "cbor" => Kind::Cbor,
         "json" => Kind::Json,
-        other => return Err(corrupt(format!("unknown document kind {:?}", cut(other)))),
+        other => {
+            return Err(corrupt(format!(
+                "unknown document kind {:?}",
+                crate::runtime::quoted(other, 80)
+            )))
+        }
     };
     let mut doc = Vec::with_capacity(size as usize);
     (&mut input).take(size).read_to_end(&mut doc)?;
@@ -168,15 +173,6 @@ pub(crate) fn read(mut input: impl Read, limit: u64, format: u32) -> Result<Read
         });
     }
     Ok(Read1::Framed(doc, kind))
-}
-
-/// At most 80 characters of `s`, control characters escaped.
-pub(crate) fn cut(s: &str) -> String {
-    let mut out: String = s.chars().take(80).flat_map(char::escape_debug).collect();
-    if s.chars().count() > 80 {
-        out.push('…');
-    }
-    out
 }
 
 /// Writes `bytes` to `path` atomically: a temporary file beside it, written, flushed to disk,
@@ -221,7 +217,7 @@ pub(crate) fn open_regular(path: &Path, limit: u64) -> Result<std::fs::File, Loa
     let meta = std::fs::metadata(path)?;
     if !meta.is_file() {
         return Err(LoadError::NotAFile {
-            path: cut(&path.display().to_string()),
+            path: crate::runtime::quoted(&path.display().to_string(), 80),
         });
     }
     if meta.len() > limit.saturating_add(MAX_HEADER as u64) {
