@@ -269,3 +269,30 @@ fn the_second_game_runs_clean_under_the_sync_test_mode() {
     assert!(summary.decisions.len() >= 2, "{:?}", summary.decisions);
     assert_eq!(summary.sync_test, None);
 }
+
+/// The run summary covers the game's own agent like the built-in ones: its strategy at the
+/// end, and its adaptation figures (overrun probes, settling, flips after settling).
+#[test]
+fn the_second_games_own_agent_is_in_the_summarys_strategies_and_adaptation() {
+    use lanegraph::hooks::RunSummaryHooks;
+    let mut swarm = game::build(&opts(None, 60.0)).unwrap();
+    swarm.run(200).unwrap();
+    let summary = lanegraph::runtime::RunSummary::from_engine(&swarm.engine);
+    assert!(
+        summary.strategies.contains_key("collide"),
+        "{:?}",
+        summary.strategies
+    );
+    let a = &summary.detail().adaptation.agents["collide"];
+    // 200 frames at 60 fps hold a quiet window of 120 frames: it settled somewhere.
+    assert!(a.settled_at.is_some(), "{a:?}");
+    let json = serde_json::to_value(&summary).unwrap();
+    assert!(
+        json["adaptation"]["agents"]["collide"]["flips_after_settling"].is_u64(),
+        "{json}"
+    );
+    assert!(summary
+        .rows()
+        .iter()
+        .any(|(k, v)| *k == "adaptation" && v.contains("collide")));
+}

@@ -87,21 +87,11 @@ impl Default for EngineConfig {
     }
 }
 
-/// At most `max` characters of `s`, control characters escaped: a value quoted in an error
-/// cannot flood the terminal (a 10 MB value) or forge a log line (an escaped newline).
-pub(crate) fn quoted(s: &str, max: usize) -> String {
-    let mut out: String = s.chars().take(max).flat_map(char::escape_debug).collect();
-    if s.chars().count() > max {
-        out.push('…');
-    }
-    out
-}
-
 /// A configuration problem: which file, which key, which line, what is wrong and how to fix it.
 /// Its text quotes at most 80 characters of the key and 240 of the message, control
 /// characters escaped.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}{}: `{}`: {}; fix: {fix}", .file.as_ref().map(|f| format!("{}: ", quoted(&f.display().to_string(), 160))).unwrap_or_default(), .line.map(|l| format!("line {l}")).unwrap_or_else(|| "config".into()), quoted(.key, 80), quoted(.message, 240))]
+#[error("{}{}: `{}`: {}; fix: {fix}", .file.as_ref().map(|f| format!("{}: ", crate::world::quoted(&f.display().to_string(), 160))).unwrap_or_default(), .line.map(|l| format!("line {l}")).unwrap_or_else(|| "config".into()), crate::world::quoted(.key, 80), crate::world::quoted(.message, 240))]
 pub struct ConfigError {
     /// The file, when the configuration came from one.
     pub file: Option<PathBuf>,

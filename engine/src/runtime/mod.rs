@@ -22,6 +22,7 @@
 //! | `png_loader` | the provided PNG loader and encoder (feature `png`) |
 //! | `agents` | the built-in agents' building blocks: settings, rungs, ladder-driven agents |
 //! | `record` | the bounded run record: each frame's figures, lent to it by reference |
+//! | `adaptation` | the run's adaptation in figures: overrun probes, flips after settling, hitches after a change |
 //! | `summary` | the run summary built from the engine and its run record |
 //! | `verdict` | the one-sentence verdict on the frame target |
 //! | `run_log` | the run log: decisions and inputs, what a replay reads |
@@ -85,6 +86,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub(crate) mod adaptation;
 pub(crate) mod agents;
 pub(crate) mod assets;
 pub(crate) mod builder;
@@ -110,7 +112,6 @@ pub use agents::{AssetSettings, BuiltinAgents, PhysicsSettings, RenderSettings, 
 pub use assets::{AssetError, AssetTotals};
 
 pub use builder::{BuildError, EngineBuilder};
-pub(crate) use config::quoted;
 pub use config::{ConfigError, EngineConfig};
 pub use engine::{AgentCost, Engine, FrameError, FrameOutcome, PhysicsStep, ReplayError};
 pub use gpu_memory::{ChurnFigures, GpuHeap, GpuMemoryFigures};

@@ -29,6 +29,10 @@ pub(crate) struct FrameFigures<'a> {
     pub(crate) memory_bytes: i64,
     /// The budget controller's multiplier.
     pub(crate) multiplier: f64,
+    /// The frame budget, ms (`1000 / target_fps`).
+    pub(crate) budget_ms: f64,
+    /// True when this frame's tick changed a strategy.
+    pub(crate) decided: bool,
     /// Busy share of each lane over the frame, 0..1, in lane-plan order.
     pub(crate) lane_busy: &'a [f64],
     /// The world after the frame: its system table (each system's runs and last time).
@@ -109,6 +113,10 @@ pub struct RunRecorder {
     last_target_ms: f64,
     /// Frames whose time was over the controller's target in force for them.
     over_target: u64,
+    /// The latest frame whose tick changed a strategy.
+    last_decision: Option<u64>,
+    /// Frames over the budget within `AFTER_A_DECISION_FRAMES` after such a frame.
+    over_budget_after_decision: u64,
     busy_sum: Vec<f64>,
     systems: Vec<SystemRecord>,
     /// `runs` of each system at the previous frame (index = system id).
@@ -130,6 +138,8 @@ impl RunRecorder {
             frame_ms: LogHistogram::new(FRAME_MS_UNIT),
             last_target_ms: 0.0,
             over_target: 0,
+            last_decision: None,
+            over_budget_after_decision: 0,
             busy_sum: Vec::new(),
             systems: Vec::new(),
             seen_runs: Vec::new(),
@@ -178,6 +188,9 @@ pub trait RunRecorderHooks {
     fn frame_ms(&self) -> &LogHistogram;
     /// Frames over the controller's target (each against the target of its own tick).
     fn frames_over_target(&self) -> u64;
+    /// Frames over the frame budget within 5 frames after a frame whose tick changed a
+    /// strategy.
+    fn frames_over_budget_after_a_decision(&self) -> u64;
     /// Mean busy share of lane `i` (plan order) over the whole run.
     fn mean_lane_busy(&self, i: usize) -> Option<f64>;
     /// The last frames held (at most the capacity), oldest first.
@@ -197,6 +210,10 @@ impl RunRecorderHooks for RunRecorder {
 
     fn frames_over_target(&self) -> u64 {
         self.over_target
+    }
+
+    fn frames_over_budget_after_a_decision(&self) -> u64 {
+        self.over_budget_after_decision
     }
 
     fn mean_lane_busy(&self, i: usize) -> Option<f64> {
@@ -242,6 +259,15 @@ impl RunRecorder {
         }
         if f.frame_ms > f.target_ms {
             self.over_target += 1;
+        }
+        let after = self.last_decision.is_some_and(|d| {
+            f.frame > d && f.frame - d <= super::adaptation::AFTER_A_DECISION_FRAMES
+        });
+        if after && f.frame_ms > f.budget_ms {
+            self.over_budget_after_decision += 1;
+        }
+        if f.decided {
+            self.last_decision = Some(f.frame);
         }
         let slot = Slot {
             frame: f.frame,

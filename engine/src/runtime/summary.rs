@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use lanegraph_budget::hooks::ControllerDriver;
 use serde::{Deserialize, Serialize};
 
+use super::adaptation::{adaptation_of, AdaptationEntry};
 use super::engine::Engine;
 use super::record::{RunRecorder, RunRecorderHooks};
 pub use super::run_log::{DecisionEntry, RunLog};
@@ -228,7 +229,8 @@ pub struct RunSummary {
     pub inputs: Vec<crate::input::RecordedInput>,
     /// Every input event is in `inputs` (false once the log's cap was reached).
     pub inputs_complete: bool,
-    /// The strategies in force at the end, per built-in agent.
+    /// The strategies in force at the end, per agent: the built-in ones the game installed and
+    /// its own.
     pub strategies: BTreeMap<String, String>,
     /// Whether the run held its target, in one sentence: held, missed with cheaper strategies
     /// left, or missed with every built-in agent already at its cheapest (no strategy can hold
@@ -268,6 +270,9 @@ pub struct RunDetail {
     pub layout_advice: Vec<LayoutRow>,
     /// Every system over the whole run.
     pub systems: Vec<SystemEntry>,
+    /// The run's adaptation in figures (`runtime::adaptation`).
+    #[serde(default)]
+    pub adaptation: AdaptationEntry,
 }
 
 /// The run log in a summary (`RunLog::from(&summary)`): what [`Engine::replay`] replays.
@@ -320,9 +325,10 @@ impl RunSummary {
             frame_ms: rstats.gpu.as_ref().map(|g| g.total_ms),
         };
         let c = engine.controller();
-        let decisions = c.log().iter().map(DecisionEntry::from).collect();
+        let decisions: Vec<DecisionEntry> = c.log().iter().map(DecisionEntry::from).collect();
+        let decisions_kept = decisions.clone();
         let mut strategies = BTreeMap::new();
-        for id in engine.builtin_agents() {
+        for id in c.agent_ids() {
             if let (Some(name), Some(cur), Some(list)) =
                 (c.agent_name(id), c.current(id), c.strategies(id))
             {
@@ -411,6 +417,13 @@ impl RunSummary {
                 gpu_memory: gpu_memory_of(&rstats),
                 layout_advice: layout_rows(engine.world()),
                 systems: systems_of(engine.world(), rec),
+                adaptation: adaptation_of(
+                    c.agent_ids().filter_map(|id| c.agent_name(id)),
+                    &decisions_kept,
+                    engine.frames(),
+                    (2.0 * engine.config().target_fps).round() as u64,
+                    rec.frames_over_budget_after_a_decision(),
+                ),
             },
             target_verdict,
             sync_test: engine.sync_test_desync().map(|e| e.to_string()),
@@ -509,6 +522,7 @@ impl RunSummary {
                     .map_or("not checked (validation off)".into(), |n| n.to_string()),
             ),
             ("target", self.target_verdict.clone()),
+            ("adaptation", self.detail.adaptation.to_string()),
             ("dropped steps", self.dropped_steps.to_string()),
             (
                 "layout advice",

@@ -234,3 +234,13 @@ pub struct Desync {
     /// What differs: component and resource names, or `"entities"` for the live set.
     pub differ: Vec<String>,
 }
+
+/// At most `max` characters of `s`, control characters escaped: a value quoted in an error
+/// cannot flood the terminal (a 10 MB value) or forge a log line (an escaped newline).
+pub(crate) fn quoted(s: &str, max: usize) -> String {
+    let mut out: String = s.chars().take(max).flat_map(char::escape_debug).collect();
+    if s.chars().count() > max {
+        out.push('…');
+    }
+    out
+}

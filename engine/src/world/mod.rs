@@ -117,6 +117,7 @@ pub use entity::Entity;
 pub(crate) use epoch::Epochs;
 pub(crate) use epoch::WorldId;
 pub use epoch::{Domain, DomainSet};
+pub(crate) use error::quoted;
 pub use error::{Desync, WorldError};
 pub use events::{Event, EventCursor, Events};
 pub use hash::{StateHash, StateHasher};

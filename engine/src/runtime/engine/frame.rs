@@ -299,6 +299,8 @@ impl Engine {
                 physics_ms: physics_ns as f64 / 1e6,
                 memory_bytes: telemetry::memory_stats().current_bytes,
                 multiplier: tick.multiplier,
+                budget_ms: 1000.0 / self.config.target_fps,
+                decided: tick.decisions > 0,
                 lane_busy: &self.lane_busy_now,
                 world: self.game.world(),
             };

@@ -147,7 +147,7 @@ pub(crate) fn read(mut input: impl Read, limit: u64, format: u32) -> Result<Read
         other => {
             return Err(corrupt(format!(
                 "unknown document kind {:?}",
-                crate::runtime::quoted(other, 80)
+                crate::world::quoted(other, 80)
             )))
         }
     };
@@ -217,7 +217,7 @@ pub(crate) fn open_regular(path: &Path, limit: u64) -> Result<std::fs::File, Loa
     let meta = std::fs::metadata(path)?;
     if !meta.is_file() {
         return Err(LoadError::NotAFile {
-            path: crate::runtime::quoted(&path.display().to_string(), 80),
+            path: crate::world::quoted(&path.display().to_string(), 80),
         });
     }
     if meta.len() > limit.saturating_add(MAX_HEADER as u64) {
