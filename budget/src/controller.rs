@@ -255,6 +255,31 @@ impl Controller {
         self.mode
     }
 
+    /// Logs a game's pin or unpin of agent `id` (`from` -> `to`, equal when it changed nothing).
+    fn log_manual(
+        &mut self,
+        id: AgentId,
+        from: StrategyIndex,
+        to: StrategyIndex,
+        reason: &str,
+        frame: u64,
+    ) {
+        let slot = &self.slots[id.index()];
+        let d = Decision {
+            frame,
+            agent: id,
+            agent_name: slot.name.clone(),
+            from,
+            to,
+            from_name: slot.strategies[from.get()].name.clone(),
+            to_name: slot.strategies[to.get()].name.clone(),
+            reason: reason.to_string(),
+            multiplier: self.pid.output(),
+            target_ms: self.cfg.base_target_ms(),
+        };
+        self.log.push(d);
+    }
+
     /// Step 8 for one pool; returns the number of changes.
     ///
     /// One function (about 220 lines) on purpose: the pool's members, their options priced at
@@ -865,30 +890,31 @@ impl ControllerDriver for Controller {
         };
         let to = StrategyIndex(i as u8);
         slot.pinned = Some(to);
-        if slot.current != to {
-            let from = slot.current;
+        let from = slot.current;
+        if from != to {
             slot.switch(to, frame + 1, frame);
-            let d = Decision {
-                frame,
-                agent: id,
-                agent_name: slot.name.clone(),
-                from,
-                to,
-                from_name: slot.strategies[from.get()].name.clone(),
-                to_name: slot.strategies[i].name.clone(),
-                reason: "manual: pinned".to_string(),
-                multiplier: self.pid.output(),
-                target_ms: self.cfg.base_target_ms(),
-            };
-            self.log.push(d);
         }
+        // Logged even when it changes nothing: a reader of the log (and a replay) sees every
+        // pin the game made.
+        let reason = if from == to {
+            "manual: pinned (already in force)"
+        } else {
+            "manual: pinned"
+        };
+        self.log_manual(id, from, to, reason, frame);
         self.dirty = true;
         Ok(())
     }
 
     fn unpin(&mut self, id: AgentId) {
+        let frame = self.last_frame.unwrap_or(0);
         if let Some(s) = self.slots.get_mut(id.index()) {
-            s.pinned = None;
+            if s.pinned.take().is_some() {
+                let cur = s.current;
+                // The strategy stays until the controller decides otherwise: logged as a
+                // decision to stay, so the log shows where the pin ended.
+                self.log_manual(id, cur, cur, "manual: unpinned", frame);
+            }
             self.dirty = true;
         }
     }

@@ -15,6 +15,7 @@ mod budget_control;
 mod budget_cost_model;
 mod budget_determinism;
 mod budget_ladder;
+mod budget_pins;
 mod budget_seeds;
 mod budget_settling;
 mod demo_determinism;

@@ -136,8 +136,13 @@ impl Engine {
                 .flatten()
         }) {
             if let Some(id) = self.agent_by_name(&d.agent) {
-                // Checked in `replay`: the agent and the strategy exist.
-                let _ = self.controller.pin(id, &d.to);
+                if d.reason.starts_with("manual: unpinned") {
+                    // Logged again as the live run logged it; the strategy stays.
+                    self.controller.unpin(id);
+                } else {
+                    // Checked in `replay`: the agent and the strategy exist.
+                    let _ = self.controller.pin(id, &d.to);
+                }
             }
         }
     }
