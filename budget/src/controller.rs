@@ -31,9 +31,12 @@
 //! with a [`COST_MEMORY_HALF_LIFE_S`] half-life), by its quote only when it has none. An
 //! upgrade is a probe until it holds through its dwell. A probe that overruns (the pool no
 //! longer fits and the agent steps down before its dwell ends) is undone on the tick its
-//! samples show it, and the strategy is barred for [`BAR_FIRST_S`], doubling with each overrun
-//! in a row up to [`BAR_MAX_S`]; the bar lifts early when the evidence changes (the agent's
-//! workload falls by the overrun ratio, or the pool's other costs fall by the excess).
+//! samples show it, and the strategy and every richer one are barred for [`BAR_FIRST_S`],
+//! doubling with each overrun of the agent in a row up to [`BAR_MAX_S`] (a probe that holds
+//! forgives them); the bar lifts early when the evidence changes (the agent's workload falls
+//! by the overrun ratio, or the pool's other costs fall by the excess). A bar is long because
+//! a probe that overruns is a hitch the player sees: the evidence clauses, not the clock, are
+//! what lets a lighter scene climb back soon.
 //! An idle agent (no sample with work for [`IDLE_FRAMES`]) takes no decisions.
 
 use super::agent::{self, limits, Agent, AgentId, Pool, RegisterError, Strategy, StrategyIndex};
@@ -69,11 +72,12 @@ const GPU_STALE_FRAMES: u64 = 4;
 /// it for about this long before it fades half way back to the quote's ratio (`slot`).
 pub(crate) const COST_MEMORY_HALF_LIFE_S: f64 = 30.0;
 
-/// The first bar on a strategy that overran right after an upgrade, seconds; each further
-/// overrun in a row doubles it, up to [`BAR_MAX_S`].
-pub(crate) const BAR_FIRST_S: f64 = 2.0;
+/// The first bar on a strategy that overran right after an upgrade (and on every richer one),
+/// seconds: at most one such hitch per agent in half a minute while nothing changes; each
+/// further overrun in a row doubles it, up to [`BAR_MAX_S`].
+pub(crate) const BAR_FIRST_S: f64 = 30.0;
 /// The longest bar, seconds.
-pub(crate) const BAR_MAX_S: f64 = 64.0;
+pub(crate) const BAR_MAX_S: f64 = 240.0;
 
 /// An agent whose latest sample with work (`n > 0`) is older than this many frames is idle:
 /// it takes no decisions (nothing drawn, nothing loaded) and keeps its strategy.
@@ -208,6 +212,7 @@ struct OverheadWindow {
 /// What the last arbitration saw (the dead bands are measured from here).
 #[derive(Debug, Clone, Copy)]
 struct ArbMark {
+    frame: u64,
     multiplier: f64,
     target: f64,
     cap: f64,
@@ -361,7 +366,7 @@ impl Controller {
                     // The margin, plus a dead band: room for one more rung's cost, up to
                     // `UPGRADE_DEAD_BAND` of the target, so on a fine ladder (a continuous
                     // strategy) a fit that moves by less than that moves nothing.
-                    c * (1.0 + up)
+                    c * (1.0 + up) * slot.peak_load_ratio()
                         + rung_step(&slot.strategies, &self.costs[i], j)
                             .min(UPGRADE_DEAD_BAND * a.target_ms)
                 } else {
@@ -482,7 +487,15 @@ impl Controller {
                             .sum();
                         let available = capacity - others;
                         let measured_cost = self.costs[i][j.get()];
-                        let strikes = slot.strikes[j.get()].saturating_add(1).min(16);
+                        // Overruns in a row count for the agent, whichever rung overran.
+                        let strikes = slot
+                            .strikes
+                            .iter()
+                            .copied()
+                            .max()
+                            .unwrap_or(0)
+                            .saturating_add(1)
+                            .min(16);
                         let secs = (BAR_FIRST_S * 2f64.powi(i32::from(strikes) - 1)).min(BAR_MAX_S);
                         let until = frame + (secs * fps).ceil() as u64;
                         let bar = Bar {
@@ -493,14 +506,20 @@ impl Controller {
                             excess_ms: (measured_cost - available).max(0.0),
                         };
                         barred = format!(
-                            "; `{}` overran ({:.1} ms measured, {:.1} ms available): barred {secs:.0} s",
+                            "; `{}` overran ({:.1} ms measured, {:.1} ms available): barred {secs:.0} s with every richer rung",
                             slot.strategies[j.get()].name,
                             measured_cost,
                             available.max(0.0)
                         );
+                        // The rung and every richer one: what overran bounds them from below.
+                        let q = slot.strategies[j.get()].quality;
                         let slot = &mut self.slots[i];
-                        slot.strikes[j.get()] = strikes;
-                        slot.bars[j.get()] = Some(bar);
+                        for k in 0..slot.strategies.len() {
+                            if slot.strategies[k].quality >= q {
+                                slot.strikes[k] = strikes;
+                                slot.bars[k] = Some(bar);
+                            }
+                        }
                         slot.probe = None;
                     }
                 }
@@ -1086,7 +1105,7 @@ impl ControllerDriver for Controller {
                 if slot.current != j {
                     slot.probe = None;
                 } else if frame >= start + dwell_frames {
-                    slot.strikes[j.get()] = 0;
+                    slot.strikes.fill(0);
                     slot.probe = None;
                 }
             }
@@ -1111,8 +1130,26 @@ impl ControllerDriver for Controller {
                     .iter()
                     .any(|t| t.quality > s.strategies[s.current.get()].quality)
         });
+        // A bar that ends this frame frees a rung the last arbitration could not choose.
+        let bar_ended = self
+            .slots
+            .iter()
+            .any(|s| s.pinned.is_none() && s.bars.iter().flatten().any(|b| b.until == frame));
+        // An agent below its best is looked at again every dwell even when nothing moved: the
+        // recent peak its upgrades are priced at (`Slot::peak_load_ratio`) falls as its window
+        // rolls, which no other trigger sees.
+        let below_best = |s: &Slot| {
+            s.pinned.is_none()
+                && s.strategies
+                    .iter()
+                    .any(|t| t.quality > s.strategies[s.current.get()].quality)
+        };
+        let revisit = self.last_arb.is_some_and(|l| frame >= l.frame + dwell)
+            && self.slots.iter().any(below_best);
         let trigger = self.dirty
             || dwell_ended
+            || bar_ended
+            || revisit
             || match self.last_arb {
                 None => true,
                 Some(last) => {
@@ -1141,6 +1178,7 @@ impl ControllerDriver for Controller {
                 after[slot.pool.index()] += costs[slot.current.get()];
             }
             self.last_arb = Some(ArbMark {
+                frame,
                 multiplier: m,
                 target: a.target_ms,
                 cap: a.cap,

@@ -33,6 +33,11 @@ use super::cost_model::{calibration_factor, CostLaw, CostModel, Fit, LevelTracke
 /// moment apart); later samples move the level, not the relative correction.
 const COMPARE_SAMPLES: usize = 8;
 
+/// Samples of the agent's load (its current rung's level over that rung's relative
+/// correction: comparable across rungs) kept for the recent peak an upgrade is priced at
+/// (about two seconds at 60 Hz).
+const LOAD_WINDOW: usize = 128;
+
 /// Strategy changes remembered for crediting late samples (GPU samples are two frames late;
 /// eight changes cover far more than that).
 const HISTORY: usize = 8;
@@ -66,6 +71,10 @@ pub(crate) struct Slot {
     /// The upgrade being tried: `(strategy, first frame it runs)`, until it holds through its
     /// dwell or is undone.
     pub probe: Option<(StrategyIndex, u64)>,
+    /// The agent's recent load (see [`LOAD_WINDOW`]), a ring, and its length and head.
+    load: [f64; LOAD_WINDOW],
+    load_len: usize,
+    load_head: usize,
     /// The last known measured/quoted factor (carried to a strategy not yet measured).
     carried_factor: Option<f64>,
     /// Workload the latest sample reported.
@@ -123,6 +132,9 @@ impl Slot {
             strikes: vec![0; count],
             probe: None,
             carried_factor: None,
+            load: [0.0; LOAD_WINDOW],
+            load_len: 0,
+            load_head: 0,
             announced_n: None,
             last_change: None,
             pinned: None,
@@ -173,6 +185,11 @@ impl Slot {
                     None if self.rel[i].1.is_none() => self.rel[i].1 = Some(frame),
                     _ => {}
                 }
+                if i == self.current.get() && self.rel[i].0 > 0.0 {
+                    self.load[self.load_head] = l / self.rel[i].0;
+                    self.load_head = (self.load_head + 1) % LOAD_WINDOW;
+                    self.load_len = (self.load_len + 1).min(LOAD_WINDOW);
+                }
             }
         }
         self.sampled_n = n;
@@ -213,6 +230,26 @@ impl Slot {
         self.factor_of_current()
             .or(self.carried_factor)
             .unwrap_or(1.0)
+    }
+
+    /// The recent peak of the agent's load over its latest value (at least 1): an upgrade is
+    /// priced as if the load were back at its peak of the last two seconds, so a trough in a
+    /// scene whose cost swings is no invitation to climb (the climb would overrun at the next
+    /// crest).
+    pub(crate) fn peak_load_ratio(&self) -> f64 {
+        if self.load_len == 0 {
+            return 1.0;
+        }
+        let latest = self.load[(self.load_head + LOAD_WINDOW - 1) % LOAD_WINDOW];
+        let peak = self.load[..self.load_len]
+            .iter()
+            .copied()
+            .fold(0.0, f64::max);
+        if latest > 0.0 && peak.is_finite() {
+            (peak / latest).max(1.0)
+        } else {
+            1.0
+        }
     }
 
     /// Relative standard error of the current strategy's measured level (0 when unmeasured).
