@@ -416,15 +416,25 @@ impl Controller {
                 .sum()
         };
         let mut new_cost = priced(&self.chosen);
-        if new_cost > capacity {
+        let mut upgrades = false;
+        for (k, &i) in self.members.iter().enumerate() {
+            let slot = &self.slots[i];
+            upgrades |= slot.strategies[self.chosen[k] as usize].quality
+                > slot.strategies[slot.current.get()].quality;
+        }
+        if feasible && upgrades && new_cost > capacity {
             // The tolerances let the solver keep a current choice slightly over its share;
-            // an upgrade must not ride on that: every upgrade of this pool waits.
+            // an upgrade must not ride on that: every upgrade of this pool waits, and when the
+            // pool fitted as it was, so do the downgrades that were to pay for them.
+            let fitted = current_cost <= capacity;
             for (k, &i) in self.members.iter().enumerate() {
                 let slot = &self.slots[i];
-                if slot.strategies[self.chosen[k] as usize].quality
-                    > slot.strategies[slot.current.get()].quality
+                let cur = slot.current.get();
+                if fitted
+                    || slot.strategies[self.chosen[k] as usize].quality
+                        > slot.strategies[cur].quality
                 {
-                    self.chosen[k] = slot.current.get() as u8;
+                    self.chosen[k] = cur as u8;
                 }
             }
             new_cost = priced(&self.chosen);
@@ -908,6 +918,7 @@ impl ControllerDriver for Controller {
             });
         };
         let to = StrategyIndex(i as u8);
+        let repeated = slot.pinned == Some(to);
         slot.pinned = Some(to);
         let from = slot.current;
         if from != to {
@@ -920,7 +931,11 @@ impl ControllerDriver for Controller {
         } else {
             "manual: pinned"
         };
-        self.log_manual(id, from, to, reason, frame);
+        // A game re-pinning the same strategy every frame logs it once: the log keeps room for
+        // the decisions that change something.
+        if !(repeated && from == to) {
+            self.log_manual(id, from, to, reason, frame);
+        }
         self.dirty = true;
         Ok(())
     }
@@ -1029,6 +1044,7 @@ impl ControllerDriver for Controller {
             rec.frames.push(RecordedFrame::new(input, readings));
         }
         let frame = input.frame;
+        let prev_frame = self.last_frame;
         self.last_frame = Some(frame);
 
         // 2-3. Samples and overheads.
@@ -1131,10 +1147,13 @@ impl ControllerDriver for Controller {
                     .any(|t| t.quality > s.strategies[s.current.get()].quality)
         });
         // A bar that ends this frame frees a rung the last arbitration could not choose.
-        let bar_ended = self
-            .slots
-            .iter()
-            .any(|s| s.pinned.is_none() && s.bars.iter().flatten().any(|b| b.until == frame));
+        let bar_ended = self.slots.iter().any(|s| {
+            s.pinned.is_none()
+                && s.bars
+                    .iter()
+                    .flatten()
+                    .any(|b| b.until <= frame && prev_frame.is_none_or(|p| p < b.until))
+        });
         // An agent below its best is looked at again every dwell even when nothing moved: the
         // recent peak its upgrades are priced at (`Slot::peak_load_ratio`) falls as its window
         // rolls, which no other trigger sees.

@@ -46,6 +46,11 @@ fn a_pin_to_the_strategy_in_force_and_an_unpin_are_logged_and_replayed() {
     live.frame().unwrap();
     live.pin(id, "few").unwrap();
     live.frame().unwrap();
+    // A game re-pinning the same strategy every frame logs it once.
+    for _ in 0..3 {
+        live.pin(id, "few").unwrap();
+        live.frame().unwrap();
+    }
     live.unpin(id);
     for _ in 0..3 {
         live.frame().unwrap();
@@ -65,7 +70,7 @@ fn a_pin_to_the_strategy_in_force_and_an_unpin_are_logged_and_replayed() {
     let log = RunLog::from(&RunSummary::from_engine(&live));
     let (mut again, _) = game();
     again.replay(&log).unwrap();
-    for _ in 0..10 {
+    for _ in 0..live.frames() + 2 {
         again.frame().unwrap();
     }
     assert_eq!(manual(&again), logged);

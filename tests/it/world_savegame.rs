@@ -614,13 +614,14 @@ fn a_step_or_a_tick_out_of_range_is_refused() {
     schema().save_text(&mut populated(), &mut text).unwrap();
     let doc = &text[text.iter().position(|&b| b == b'\n').unwrap() + 1..];
     let v: serde_json::Value = serde_json::from_slice(doc).unwrap();
-    let cases: [(&str, serde_json::Value); 3] = [
+    let cases: [(&str, serde_json::Value); 4] = [
         (
             "fixed_step",
             serde_json::json!([18_000_000_000_000_000_000u64, 1]),
         ),
         ("fixed_step", serde_json::json!([999, 1])),
         ("tick", serde_json::json!(1u64 << 40)),
+        ("frame", serde_json::json!(u64::MAX)),
     ];
     for (key, value) in cases {
         let mut bad = v.clone();

@@ -272,3 +272,38 @@ fn a_world_that_sent_events_loads_to_its_saved_hash_and_goes_on_alike() {
     schema().load_into(&mut other, &bare[..]).unwrap();
     assert_ne!(other.state_hash(), original.state_hash());
 }
+
+/// Two threads saving to one path at once (an autosave and a player's save): each save has a
+/// temporary file of its own, so the path always holds one whole save and no temporary file
+/// is left behind.
+#[test]
+fn two_threads_saving_to_one_path_never_tear_it() {
+    let dir = std::env::temp_dir().join(format!("lanegraph-save-race-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("slot.save");
+    let hashes = [world(2_000, 1).state_hash(), world(2_000, 2).state_hash()];
+    std::thread::scope(|s| {
+        for score in [1, 2] {
+            let path = &path;
+            s.spawn(move || {
+                let mut w = world(2_000, score);
+                for _ in 0..20 {
+                    schema().save_to_path(&mut w, path).unwrap();
+                }
+            });
+        }
+    });
+    let mut loaded = World::new();
+    schema().load_from_path(&mut loaded, &path).unwrap();
+    assert!(hashes.contains(&loaded.state_hash()));
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        names,
+        [std::ffi::OsString::from("slot.save")],
+        "temporary files left"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -37,6 +37,11 @@ pub struct AdaptationEntry {
     /// Frames over the frame budget within 5 frames after a frame whose tick changed a
     /// strategy.
     pub frames_over_budget_after_a_decision: u64,
+    /// The per-agent figures saw every decision of the run. False once the controller's log
+    /// dropped its oldest (it keeps 1,024): the figures then cover the decisions kept, and
+    /// `settled_at` may be later than it was.
+    #[serde(default)]
+    pub complete: bool,
 }
 
 impl std::fmt::Display for AdaptationEntry {
@@ -71,12 +76,14 @@ pub(crate) fn adaptation_of<'a>(
     frames: u64,
     settle_frames: u64,
     frames_over_budget_after_a_decision: u64,
+    complete: bool,
 ) -> AdaptationEntry {
     let mut out = AdaptationEntry {
         agents: agents
             .map(|a| (a.to_string(), AgentAdaptation::default()))
             .collect(),
         frames_over_budget_after_a_decision,
+        complete,
     };
     for (name, entry) in &mut out.agents {
         let changes: Vec<&DecisionEntry> = decisions
@@ -137,6 +144,7 @@ mod tests {
             1_000,
             120,
             2,
+            true,
         );
         let p = &a.agents["physics"];
         assert_eq!(p.overrun_probes, 1);
@@ -154,7 +162,7 @@ mod tests {
         );
         assert_eq!(a.frames_over_budget_after_a_decision, 2);
         // A run too short to have a quiet window never settled.
-        let short = adaptation_of(["physics"].into_iter(), &log[..1], 60, 120, 0);
+        let short = adaptation_of(["physics"].into_iter(), &log[..1], 60, 120, 0, true);
         assert_eq!(short.agents["physics"].settled_at, None);
     }
 }

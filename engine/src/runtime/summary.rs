@@ -423,6 +423,7 @@ impl RunSummary {
                     engine.frames(),
                     (2.0 * engine.config().target_fps).round() as u64,
                     rec.frames_over_budget_after_a_decision(),
+                    c.log().dropped() == 0,
                 ),
             },
             target_verdict,

@@ -151,7 +151,8 @@ pub(crate) fn read(mut input: impl Read, limit: u64, format: u32) -> Result<Read
             )))
         }
     };
-    let mut doc = Vec::with_capacity(size as usize);
+    // Reserved as it arrives beyond 1 MiB: a header's size is a claim until the bytes come.
+    let mut doc = Vec::with_capacity(size.min(1 << 20) as usize);
     (&mut input).take(size).read_to_end(&mut doc)?;
     if (doc.len() as u64) < size {
         return Err(corrupt(format!(
@@ -186,16 +187,21 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[&[u8]]) -> std::io::Result<
     let name = path
         .file_name()
         .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "no file name"))?;
+    // One temporary file per save: two saves of one path at once (an autosave thread and a
+    // player's save) never share one, and `create_new` follows no planted link.
+    static SAVES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = SAVES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut tmp_name = std::ffi::OsString::from(".");
     tmp_name.push(name);
-    tmp_name.push(format!(".tmp-{}", std::process::id()));
+    tmp_name.push(format!(".tmp-{}-{n}", std::process::id()));
     let tmp = dir.join(tmp_name);
+    let mut created = false;
     let result = (|| {
         let mut f = std::fs::OpenOptions::new()
             .write(true)
-            .create(true)
-            .truncate(true)
+            .create_new(true)
             .open(&tmp)?;
+        created = true;
         for part in bytes {
             f.write_all(part)?;
         }
@@ -205,7 +211,7 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[&[u8]]) -> std::io::Result<
         // The rename is durable once the directory is.
         std::fs::File::open(&dir)?.sync_all()
     })();
-    if result.is_err() {
+    if result.is_err() && created {
         let _ = std::fs::remove_file(&tmp);
     }
     result

@@ -568,6 +568,14 @@ impl SaveSchema {
         // forgery (2^40 steps is 580 years at 60 Hz), not a game's save.
         let simulated_ns =
             u128::from(file.tick) * u128::from(step.numer_ns()) / u128::from(step.denom());
+        // The frame counter too: past 2^53 frames (a million years at 300 fps) it is a forgery,
+        // and counting on from near u64::MAX would overflow.
+        if file.frame > 1 << 53 {
+            return Err(LoadError::Corrupt {
+                at: "header".into(),
+                reason: format!("frame {} is past 2^53", file.frame),
+            });
+        }
         if simulated_ns > MAX_SIMULATED_NS {
             return Err(LoadError::Corrupt {
                 at: "header".into(),
