@@ -408,8 +408,17 @@ fn run_replay(
         pace: false,
         ..recorded.options
     };
+    // The flags alone first (a lane plan without a physics lane is the flag's fault, exit 2);
+    // what fails after that came from the log (its frames, its entities).
+    let flags_only = lanegraph_demo::DemoOptions {
+        lanes: opts.lanes.clone(),
+        no_gpu,
+        ..lanegraph_demo::DemoOptions::default()
+    };
+    if let Err(e) = flags_only.validate() {
+        return usage_error(e);
+    }
     if let Err(e) = opts.validate() {
-        // The flags were checked above: what fails here came from the log (its frames).
         return refused_log(e);
     }
     // As the demo: SIGINT/SIGTERM stop at a frame boundary, outputs written, 128 + signal.

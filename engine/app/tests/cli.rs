@@ -585,6 +585,19 @@ fn replay_reproduces_a_recorded_run_and_reports_a_mismatch() {
         .success();
     assert!(made, "mkfifo");
     refuse(&fifo, "a FIFO (would block for ever if opened)");
+    // A bad flag stays a usage error (exit 2), whatever the log.
+    let o = bin()
+        .args(["replay", "--no-gpu", "--lanes", "render=1", "--out"])
+        .arg(&replay_out)
+        .arg(&summary)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     // SIGINT stops a replay as it stops the demo: exit 130, a complete output set.
     let mut long = v.clone();
     long["frames"] = serde_json::json!(5_000_000u64);

@@ -91,7 +91,9 @@ pub struct EventCursor {
 
 impl<E> Events<E> {
     fn next_seq(&self) -> u64 {
-        self.first_seq + (self.last.len() + self.this.len()) as u64
+        // Saturating: a loaded (forged) counter near u64::MAX must not overflow.
+        self.first_seq
+            .saturating_add((self.last.len() + self.this.len()) as u64)
     }
 
     /// Appends an event to this step's buffer (`World::send_event`, `Commands::send`).
@@ -123,7 +125,7 @@ impl<E> Events<E> {
 
     /// End of a step: last step's events are dropped, this step's become last step's.
     fn end_step(&mut self) {
-        self.first_seq += self.last.len() as u64;
+        self.first_seq = self.first_seq.saturating_add(self.last.len() as u64);
         self.last.clear();
         std::mem::swap(&mut self.last, &mut self.this);
     }
