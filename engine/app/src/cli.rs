@@ -265,16 +265,9 @@ fn run_demo(args: DemoArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    let signals = match StopOnSignal::install() {
-        Ok(s) => s,
-        Err(e) => {
-            say_err!("error: could not install the SIGINT/SIGTERM handlers: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let opts = lanegraph_demo::DemoOptions {
-        stop: Some(signals.flag()),
-        ..opts
+    let (signals, opts) = match StopOnSignal::install_for(opts) {
+        Ok(both) => both,
+        Err(code) => return code,
     };
     match lanegraph_demo::run(&opts) {
         Ok(run) => {
@@ -331,6 +324,26 @@ struct StopOnSignal {
 }
 
 impl StopOnSignal {
+    /// Installs the handlers and hands `opts` the flag they set; on failure, says so and gives
+    /// the exit status to return.
+    fn install_for(
+        opts: lanegraph_demo::DemoOptions,
+    ) -> Result<(StopOnSignal, lanegraph_demo::DemoOptions), ExitCode> {
+        match StopOnSignal::install() {
+            Ok(signals) => {
+                let opts = lanegraph_demo::DemoOptions {
+                    stop: Some(signals.flag()),
+                    ..opts
+                };
+                Ok((signals, opts))
+            }
+            Err(e) => {
+                say_err!("error: could not install the SIGINT/SIGTERM handlers: {e}");
+                Err(ExitCode::FAILURE)
+            }
+        }
+    }
+
     fn install() -> std::io::Result<StopOnSignal> {
         use signal_hook::consts::{SIGINT, SIGTERM};
         use std::sync::atomic::{AtomicBool, AtomicUsize};
@@ -422,16 +435,9 @@ fn run_replay(
         return refused_log(e);
     }
     // As the demo: SIGINT/SIGTERM stop at a frame boundary, outputs written, 128 + signal.
-    let signals = match StopOnSignal::install() {
-        Ok(s) => s,
-        Err(e) => {
-            say_err!("error: could not install the SIGINT/SIGTERM handlers: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let opts = lanegraph_demo::DemoOptions {
-        stop: Some(signals.flag()),
-        ..opts
+    let (signals, opts) = match StopOnSignal::install_for(opts) {
+        Ok(both) => both,
+        Err(code) => return code,
     };
     match lanegraph_demo::run(&opts) {
         Ok(run) if run.interrupted => {
