@@ -338,6 +338,8 @@ impl Controller {
             let up = cfg.upgrade_margin
                 + UPGRADE_NOISE_SIGMAS * slot.level_noise()
                 + UPGRADE_SPREADS * slot.level_spread();
+            // Upgrades are priced at the agent's recent peak load (`Slot::peak_load_ratio`).
+            let peak = slot.peak_load_ratio();
             g.clear();
             for (j, s) in slot.strategies.iter().enumerate() {
                 let c = self.costs[i][j];
@@ -366,7 +368,7 @@ impl Controller {
                     // The margin, plus a dead band: room for one more rung's cost, up to
                     // `UPGRADE_DEAD_BAND` of the target, so on a fine ladder (a continuous
                     // strategy) a fit that moves by less than that moves nothing.
-                    c * (1.0 + up) * slot.peak_load_ratio()
+                    c * (1.0 + up) * peak
                         + rung_step(&slot.strategies, &self.costs[i], j)
                             .min(UPGRADE_DEAD_BAND * a.target_ms)
                 } else {
@@ -416,12 +418,11 @@ impl Controller {
                 .sum()
         };
         let mut new_cost = priced(&self.chosen);
-        let mut upgrades = false;
-        for (k, &i) in self.members.iter().enumerate() {
-            let slot = &self.slots[i];
-            upgrades |= slot.strategies[self.chosen[k] as usize].quality
-                > slot.strategies[slot.current.get()].quality;
-        }
+        let upgrades = self
+            .members
+            .iter()
+            .zip(&self.chosen)
+            .any(|(&i, &j)| self.slots[i].richer(j as usize));
         if feasible && upgrades && new_cost > capacity {
             // The tolerances let the solver keep a current choice slightly over its share;
             // an upgrade must not ride on that: every upgrade of this pool waits, and when the
@@ -429,12 +430,8 @@ impl Controller {
             let fitted = current_cost <= capacity;
             for (k, &i) in self.members.iter().enumerate() {
                 let slot = &self.slots[i];
-                let cur = slot.current.get();
-                if fitted
-                    || slot.strategies[self.chosen[k] as usize].quality
-                        > slot.strategies[cur].quality
-                {
-                    self.chosen[k] = cur as u8;
+                if fitted || slot.richer(self.chosen[k] as usize) {
+                    self.chosen[k] = slot.current.get() as u8;
                 }
             }
             new_cost = priced(&self.chosen);
@@ -447,9 +444,7 @@ impl Controller {
         let mut upgraded = String::new();
         for (k, &i) in self.members.iter().enumerate() {
             let slot = &self.slots[i];
-            if slot.strategies[self.chosen[k] as usize].quality
-                > slot.strategies[slot.current.get()].quality
-            {
+            if slot.richer(self.chosen[k] as usize) {
                 if !upgraded.is_empty() {
                     upgraded.push_str(", ");
                 }
@@ -467,13 +462,13 @@ impl Controller {
             if from == to {
                 continue;
             }
-            let upgrade = slot.strategies[to.get()].quality > slot.strategies[from.get()].quality;
+            let upgrade = slot.richer(to.get());
             // What the strategy this agent moves to is priced by: its own measurement or the
             // quote (named in the reason).
             let to_cost = self.costs[i][to.get()];
             let (how, unmeasured) = if slot.measured(to.get()) {
                 ("measured", "")
-            } else if (0..slot.strategies.len()).any(|k| slot.measured(k)) {
+            } else if slot.any_measured() {
                 ("estimated", " from the measured rungs (not yet measured)")
             } else {
                 ("quoted", " (not yet measured)")
@@ -1139,13 +1134,10 @@ impl ControllerDriver for Controller {
         // 7. Triggers.
         let d = self.cfg.renegotiate_delta;
         let dwell = self.cfg.dwell_frames;
-        let dwell_ended = self.slots.iter().any(|s| {
-            s.pinned.is_none()
-                && s.last_change.is_some_and(|f| frame == f + dwell)
-                && s.strategies
-                    .iter()
-                    .any(|t| t.quality > s.strategies[s.current.get()].quality)
-        });
+        let dwell_ended = self
+            .slots
+            .iter()
+            .any(|s| s.below_best() && s.last_change.is_some_and(|f| frame == f + dwell));
         // A bar that ends this frame frees a rung the last arbitration could not choose.
         let bar_ended = self.slots.iter().any(|s| {
             s.pinned.is_none()
@@ -1157,14 +1149,8 @@ impl ControllerDriver for Controller {
         // An agent below its best is looked at again every dwell even when nothing moved: the
         // recent peak its upgrades are priced at (`Slot::peak_load_ratio`) falls as its window
         // rolls, which no other trigger sees.
-        let below_best = |s: &Slot| {
-            s.pinned.is_none()
-                && s.strategies
-                    .iter()
-                    .any(|t| t.quality > s.strategies[s.current.get()].quality)
-        };
         let revisit = self.last_arb.is_some_and(|l| frame >= l.frame + dwell)
-            && self.slots.iter().any(below_best);
+            && self.slots.iter().any(Slot::below_best);
         let trigger = self.dirty
             || dwell_ended
             || bar_ended

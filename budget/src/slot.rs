@@ -295,6 +295,21 @@ impl Slot {
         calibration_factor(now * ratio.powf(w), 1.0)
     }
 
+    /// True when strategy `j` ranks above the one in force.
+    pub(crate) fn richer(&self, j: usize) -> bool {
+        self.strategies[j].quality > self.strategies[self.current.get()].quality
+    }
+
+    /// True when the agent is free to move (not pinned) and a richer strategy exists.
+    pub(crate) fn below_best(&self) -> bool {
+        self.pinned.is_none() && (0..self.strategies.len()).any(|j| self.richer(j))
+    }
+
+    /// True when some strategy has measurements of its own.
+    pub(crate) fn any_measured(&self) -> bool {
+        (0..self.strategies.len()).any(|s| self.measured(s))
+    }
+
     /// True when strategy `s` has measurements of its own (its cost is not the quote's ratio).
     pub(crate) fn measured(&self, s: usize) -> bool {
         self.rel[s].1.is_some()
@@ -340,7 +355,7 @@ impl Slot {
         let count = self.strategies.len();
         out.clear();
         out.extend((0..count).map(|i| self.calibrated(i, fit, frame, half_life)));
-        if !(0..count).any(|i| self.measured(i)) {
+        if !self.any_measured() {
             return;
         }
         let n = self.workload();

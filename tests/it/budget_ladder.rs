@@ -205,17 +205,12 @@ fn random_periodic_ladders_give_reasons_that_agree_with_their_figures() {
 /// `cost A -> B ms <= capacity C ms` out of an upgrade's reason: `(B, C)`.
 fn upgrade_figures(reason: &str) -> (f64, f64) {
     let after = reason.split("cost ").nth(1).expect("a cost figure");
-    let new_cost: f64 = after
-        .split("-> ")
-        .nth(1)
-        .and_then(|s| s.split(' ').next())
-        .and_then(|s| s.parse().ok())
-        .expect("a new cost");
-    let cap: f64 = after
-        .split("capacity ")
-        .nth(1)
-        .and_then(|s| s.split(' ').next())
-        .and_then(|s| s.parse().ok())
-        .expect("a capacity");
-    (new_cost, cap)
+    // The number right after `marker` in `after`.
+    let number_after = |marker: &str| -> Option<f64> {
+        after.split(marker).nth(1)?.split(' ').next()?.parse().ok()
+    };
+    (
+        number_after("-> ").expect("a new cost"),
+        number_after("capacity ").expect("a capacity"),
+    )
 }

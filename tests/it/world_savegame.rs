@@ -357,7 +357,7 @@ fn what_is_not_a_save_or_of_another_format_is_named() {
         .unwrap()
         .replacen("\"format\": 2", "\"format\": 3", 1);
     // Resealed as a hand edit would be: the checksums pass, the format is named.
-    let newer = SaveSchema::reseal(newer.as_bytes()).unwrap();
+    let newer = SaveSchema::reseal(newer.as_bytes());
     let err = schema.load_into(&mut w, &newer[..]).unwrap_err();
     assert!(
         matches!(
@@ -384,9 +384,7 @@ fn what_is_not_a_save_or_of_another_format_is_named() {
     let v: serde_json::Value = serde_json::from_slice(doc).unwrap();
     let mut v = v;
     v["entities"]["generations"][0] = 0.into();
-    let err = schema
-        .load_into(&mut w, sealed(&v).unwrap().as_slice())
-        .unwrap_err();
+    let err = schema.load_into(&mut w, sealed(&v).as_slice()).unwrap_err();
     assert!(
         matches!(&err, LoadError::Corrupt { at, .. } if at == "entity table"),
         "{err:?}"
@@ -397,7 +395,7 @@ fn what_is_not_a_save_or_of_another_format_is_named() {
     let pos = cols.iter_mut().find(|c| c["name"] == "Pos").unwrap();
     pos["entities"][0] = (u64::from(u32::MAX) << 32 | 5).into();
     let err = schema
-        .load_into(&mut w, sealed(&v2).unwrap().as_slice())
+        .load_into(&mut w, sealed(&v2).as_slice())
         .unwrap_err();
     assert!(
         matches!(&err, LoadError::Corrupt { at, .. } if at == "Pos"),
@@ -553,7 +551,7 @@ fn an_entity_reference_survives_a_save_and_a_load() {
     let no_generation = u64::from(prey.to_bits() as u32).to_string();
     let bad = format!("{head}{}", tail.replacen(&prey_bits, &no_generation, 1));
     let mut loaded = World::new();
-    let bad = SaveSchema::reseal(bad.as_bytes()).unwrap();
+    let bad = SaveSchema::reseal(bad.as_bytes());
     let e = schema.load_into(&mut loaded, &bad[..]).unwrap_err();
     assert!(e.to_string().contains("is no entity handle"), "{e}");
     assert!(loaded.is_empty());
@@ -575,7 +573,7 @@ fn a_refused_load_leaves_every_column_in_its_layout() {
     let e = w.spawn();
     w.insert(e, Vel { x: 1.0, y: 2.0 }).unwrap(); // AoS here
     let before = w.state_hash();
-    let bad = SaveSchema::reseal(bad.as_bytes()).unwrap();
+    let bad = SaveSchema::reseal(bad.as_bytes());
     let err = schema().load_into(&mut w, &bad[..]).unwrap_err();
     assert!(err.to_string().contains("Score"), "{err}");
     assert_eq!(w.state_hash(), before, "nothing written");
@@ -594,7 +592,7 @@ fn a_refused_load_adds_no_column_for_types_the_world_had_not_met() {
     let mut file = Vec::new();
     schema().save_text(&mut saved, &mut file).unwrap();
     let text = String::from_utf8(file).unwrap();
-    let bad = SaveSchema::reseal(text.replace("4242", "\"not a score\"").as_bytes()).unwrap();
+    let bad = SaveSchema::reseal(text.replace("4242", "\"not a score\"").as_bytes());
     let mut w = World::new();
     assert!(w.component_access().is_empty());
     schema().load_into(&mut w, &bad[..]).unwrap_err();
@@ -626,7 +624,7 @@ fn a_step_or_a_tick_out_of_range_is_refused() {
     for (key, value) in cases {
         let mut bad = v.clone();
         bad[key] = value.clone();
-        let sealed = SaveSchema::reseal(&serde_json::to_vec(&bad).unwrap()).unwrap();
+        let sealed = SaveSchema::reseal(&serde_json::to_vec(&bad).unwrap());
         let mut w = World::new();
         let err = schema().load_into(&mut w, &sealed[..]).unwrap_err();
         assert!(

@@ -263,20 +263,28 @@ fn hostile_flags_are_usage_errors_before_anything_runs() {
 /// its exit code, its output folder and its pid.
 fn interrupted_demo(tag: &str, signals: &[&str]) -> (Option<i32>, PathBuf, u32) {
     let out = scratch(tag);
+    let mut demo = bin();
+    demo.args([
+        "demo",
+        "--no-gpu",
+        "--entities",
+        "500",
+        "--seconds",
+        "300",
+        "--out",
+    ])
+    .arg(&out);
+    let (code, pid) = interrupted(demo, tag, signals);
+    (code, out, pid)
+}
+
+/// Starts `cmd` (a demo or a replay), waits until it runs frames, sends `signals` (0.2 s
+/// apart), and returns its exit code and its pid.
+fn interrupted(mut cmd: Command, tag: &str, signals: &[&str]) -> (Option<i32>, u32) {
     let log = scratch(&format!("{tag}-log"));
     std::fs::create_dir_all(&log).unwrap();
     let stderr = std::fs::File::create(log.join("stderr")).unwrap();
-    let mut child = bin()
-        .args([
-            "demo",
-            "--no-gpu",
-            "--entities",
-            "500",
-            "--seconds",
-            "300",
-            "--out",
-        ])
-        .arg(&out)
+    let mut child = cmd
         .stdout(Stdio::null())
         .stderr(stderr)
         .spawn()
@@ -290,7 +298,7 @@ fn interrupted_demo(tag: &str, signals: &[&str]) -> (Option<i32>, PathBuf, u32) 
     {
         assert!(
             t0.elapsed() < Duration::from_secs(60),
-            "the demo never started"
+            "{tag}: the run never started"
         );
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -310,12 +318,12 @@ fn interrupted_demo(tag: &str, signals: &[&str]) -> (Option<i32>, PathBuf, u32) 
         }
         assert!(
             t0.elapsed() < Duration::from_secs(60),
-            "the demo did not stop"
+            "{tag}: the run did not stop"
         );
         std::thread::sleep(Duration::from_millis(20));
     };
     std::fs::remove_dir_all(&log).unwrap();
-    (code, out, pid)
+    (code, pid)
 }
 
 /// The demo's temporary texture folders of process `pid` that still exist, made at or after
@@ -603,39 +611,13 @@ fn replay_reproduces_a_recorded_run_and_reports_a_mismatch() {
     long["frames"] = serde_json::json!(5_000_000u64);
     let path = out.join("long.json");
     std::fs::write(&path, long.to_string()).unwrap();
-    let log = out.join("replay-stderr");
-    let mut child = bin()
+    let mut replay = bin();
+    replay
         .args(["replay", "--no-gpu", "--out"])
         .arg(&replay_out)
-        .arg(&path)
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
-    let t0 = Instant::now();
-    while !std::fs::read_to_string(&log)
-        .unwrap_or_default()
-        .contains("lane plan")
-    {
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "the replay never started"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(300));
-    let sent = Command::new("kill")
-        .args(["-INT", child.id().to_string().as_str()])
-        .status()
-        .unwrap();
-    assert!(sent.success());
-    let status = child.wait().unwrap();
-    assert_eq!(
-        status.code(),
-        Some(130),
-        "{}",
-        std::fs::read_to_string(&log).unwrap()
-    );
+        .arg(&path);
+    let (code, _) = interrupted(replay, "replay-sigint", &["-INT"]);
+    assert_eq!(code, Some(130));
     lanegraph_demo::outputs::verify(&replay_out).expect("a complete, verified set");
     let _ = std::fs::remove_dir_all(&out);
     let _ = std::fs::remove_dir_all(&replay_out);

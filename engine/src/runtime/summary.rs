@@ -326,7 +326,6 @@ impl RunSummary {
         };
         let c = engine.controller();
         let decisions: Vec<DecisionEntry> = c.log().iter().map(DecisionEntry::from).collect();
-        let decisions_kept = decisions.clone();
         let mut strategies = BTreeMap::new();
         for id in c.agent_ids() {
             if let (Some(name), Some(cur), Some(list)) =
@@ -362,6 +361,15 @@ impl RunSummary {
             },
             cpu_agents.iter().copied().all(cheapest),
             render_id.is_none_or(cheapest),
+        );
+        // Read off the decisions before they move into the summary.
+        let adaptation = adaptation_of(
+            c.agent_ids().filter_map(|id| c.agent_name(id)),
+            &decisions,
+            engine.frames(),
+            (2.0 * engine.config().target_fps).round() as u64,
+            rec.frames_over_budget_after_a_decision(),
+            c.log().dropped() == 0,
         );
         let (totals, failures) = engine.asset_report();
         let vc = engine.view_cache_stats();
@@ -417,14 +425,7 @@ impl RunSummary {
                 gpu_memory: gpu_memory_of(&rstats),
                 layout_advice: layout_rows(engine.world()),
                 systems: systems_of(engine.world(), rec),
-                adaptation: adaptation_of(
-                    c.agent_ids().filter_map(|id| c.agent_name(id)),
-                    &decisions_kept,
-                    engine.frames(),
-                    (2.0 * engine.config().target_fps).round() as u64,
-                    rec.frames_over_budget_after_a_decision(),
-                    c.log().dropped() == 0,
-                ),
+                adaptation,
             },
             target_verdict,
             sync_test: engine.sync_test_desync().map(|e| e.to_string()),

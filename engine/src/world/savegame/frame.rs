@@ -15,6 +15,7 @@
 use std::io::{Read, Write};
 use std::path::Path;
 
+use super::columns::Form;
 use super::LoadError;
 use crate::world::hash::StateHasher;
 
@@ -25,18 +26,20 @@ const MAX_HEADER: usize = 96;
 /// The read limit when the game sets none: 256 MiB.
 pub(crate) const DEFAULT_READ_LIMIT: u64 = 256 << 20;
 
-/// What the document is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    Cbor,
-    Json,
-}
-
-impl Kind {
+impl Form {
+    /// The header's word for the document.
     fn word(self) -> &'static str {
         match self {
-            Kind::Cbor => "cbor",
-            Kind::Json => "json",
+            Form::Binary => "cbor",
+            Form::Text => "json",
+        }
+    }
+
+    /// What an unheaded document is: JSON when it opens with `{`, else CBOR.
+    pub(crate) fn of_document(doc: &[u8]) -> Form {
+        match doc.iter().find(|b| !b.is_ascii_whitespace()) {
+            Some(b'{') => Form::Text,
+            _ => Form::Binary,
         }
     }
 }
@@ -49,18 +52,18 @@ fn checksums(doc: &[u8]) -> (u32, u64) {
 }
 
 /// The header line for `doc`.
-pub(crate) fn header(doc: &[u8], kind: Kind, format: u32) -> String {
+pub(crate) fn header(doc: &[u8], form: Form, format: u32) -> String {
     let (crc, fnv) = checksums(doc);
     format!(
         "{HEADER_MAGIC} {format} {} {crc:08x} {fnv:016x} {}\n",
         doc.len(),
-        kind.word()
+        form.word()
     )
 }
 
 /// A read save: the document and what it is, or a file of the unframed first format.
 pub(crate) enum Read1 {
-    Framed(Vec<u8>, Kind),
+    Framed(Vec<u8>, Form),
     Unframed(Vec<u8>),
 }
 
@@ -141,9 +144,9 @@ pub(crate) fn read(mut input: impl Read, limit: u64, format: u32) -> Result<Read
     let (Some(crc), Some(fnv)) = (hex(crc, 8), hex(fnv, 16)) else {
         return Err(corrupt("the header's checksums are not hexadecimal"));
     };
-    let kind = match kind {
-        "cbor" => Kind::Cbor,
-        "json" => Kind::Json,
+    let form = match kind {
+        "cbor" => Form::Binary,
+        "json" => Form::Text,
         other => {
             return Err(corrupt(format!(
                 "unknown document kind {:?}",
@@ -173,7 +176,7 @@ pub(crate) fn read(mut input: impl Read, limit: u64, format: u32) -> Result<Read
                 .into(),
         });
     }
-    Ok(Read1::Framed(doc, kind))
+    Ok(Read1::Framed(doc, form))
 }
 
 /// Writes `bytes` to `path` atomically: a temporary file beside it, written, flushed to disk,

@@ -402,18 +402,24 @@ impl SaveSchema {
     ///
     /// To save to a file, prefer [`save_to_path`](Self::save_to_path): a `File` written
     /// through this method is half-written if the game is killed meanwhile.
-    pub fn save(&self, world: &mut World, mut out: impl Write) -> Result<(), SaveError> {
-        let doc = self.document(world, frame::Kind::Cbor)?;
-        out.write_all(frame::header(&doc, frame::Kind::Cbor, SAVE_FORMAT).as_bytes())?;
-        out.write_all(&doc)?;
-        Ok(())
+    pub fn save(&self, world: &mut World, out: impl Write) -> Result<(), SaveError> {
+        self.write_framed(world, Form::Binary, out)
     }
 
     /// [`save`](Self::save) as pretty JSON, for reading and diffing. Its header checksums the
     /// JSON too: after editing one by hand, [`reseal`](Self::reseal) it.
-    pub fn save_text(&self, world: &mut World, mut out: impl Write) -> Result<(), SaveError> {
-        let doc = self.document(world, frame::Kind::Json)?;
-        out.write_all(frame::header(&doc, frame::Kind::Json, SAVE_FORMAT).as_bytes())?;
+    pub fn save_text(&self, world: &mut World, out: impl Write) -> Result<(), SaveError> {
+        self.write_framed(world, Form::Text, out)
+    }
+
+    fn write_framed(
+        &self,
+        world: &mut World,
+        form: Form,
+        mut out: impl Write,
+    ) -> Result<(), SaveError> {
+        let doc = self.document(world, form)?;
+        out.write_all(frame::header(&doc, form, SAVE_FORMAT).as_bytes())?;
         out.write_all(&doc)?;
         Ok(())
     }
@@ -422,8 +428,8 @@ impl SaveSchema {
     /// temporary file beside it, flushed to disk, then renamed over `path` and the directory
     /// flushed. Killed at any moment, the game leaves the previous save or the new one, whole.
     pub fn save_to_path(&self, world: &mut World, path: impl AsRef<Path>) -> Result<(), SaveError> {
-        let doc = self.document(world, frame::Kind::Cbor)?;
-        let head = frame::header(&doc, frame::Kind::Cbor, SAVE_FORMAT);
+        let doc = self.document(world, Form::Binary)?;
+        let head = frame::header(&doc, Form::Binary, SAVE_FORMAT);
         frame::write_atomically(path.as_ref(), &[head.as_bytes(), &doc])?;
         Ok(())
     }
@@ -441,38 +447,28 @@ impl SaveSchema {
 
     /// A save's bytes with a fresh header: for a text save edited by hand, whose checksums no
     /// longer match. The document itself is not checked here (a load checks it).
-    pub fn reseal(save: &[u8]) -> Result<Vec<u8>, LoadError> {
+    pub fn reseal(save: &[u8]) -> Vec<u8> {
         let body = match save.iter().position(|&b| b == b'\n') {
             Some(end) if save.starts_with(frame::HEADER_MAGIC.as_bytes()) => &save[end + 1..],
             _ => save,
         };
-        let first = body.iter().find(|b| !b.is_ascii_whitespace()).copied();
-        let kind = if first == Some(b'{') {
-            frame::Kind::Json
-        } else {
-            frame::Kind::Cbor
-        };
-        let mut out = frame::header(body, kind, SAVE_FORMAT).into_bytes();
+        let mut out = frame::header(body, Form::of_document(body), SAVE_FORMAT).into_bytes();
         out.extend_from_slice(body);
-        Ok(out)
+        out
     }
 
-    fn document(&self, world: &mut World, kind: frame::Kind) -> Result<Vec<u8>, SaveError> {
-        let form = match kind {
-            frame::Kind::Cbor => Form::Binary,
-            frame::Kind::Json => Form::Text,
-        };
+    fn document(&self, world: &mut World, form: Form) -> Result<Vec<u8>, SaveError> {
         let file = self.file_of(world, form)?;
         let mut doc = Vec::new();
-        match kind {
-            frame::Kind::Cbor => ciborium::into_writer(&file, &mut doc).map_err(|e| match e {
+        match form {
+            Form::Binary => ciborium::into_writer(&file, &mut doc).map_err(|e| match e {
                 ciborium::ser::Error::Io(io) => SaveError::Io(io),
                 ciborium::ser::Error::Value(reason) => SaveError::Encode {
                     name: "save file",
                     reason,
                 },
             })?,
-            frame::Kind::Json => {
+            Form::Text => {
                 serde_json::to_writer_pretty(&mut doc, &file).map_err(|e| SaveError::Encode {
                     name: "save file",
                     reason: e.to_string(),
@@ -491,14 +487,14 @@ impl SaveSchema {
     /// loaded state, which differs from the saved one because a type's serde impls do not
     /// round-trip).
     pub fn load_into(&self, world: &mut World, input: impl Read) -> Result<LoadReport, LoadError> {
-        let (bytes, format, json) = match frame::read(input, self.limit(), SAVE_FORMAT)? {
-            frame::Read1::Framed(doc, kind) => (doc, SAVE_FORMAT, kind == frame::Kind::Json),
+        let (bytes, format, form) = match frame::read(input, self.limit(), SAVE_FORMAT)? {
+            frame::Read1::Framed(doc, form) => (doc, SAVE_FORMAT, form),
             frame::Read1::Unframed(doc) => {
-                let first = doc.iter().find(|b| !b.is_ascii_whitespace()).copied();
-                (doc, UNFRAMED_FORMAT, first == Some(b'{'))
+                let form = Form::of_document(&doc);
+                (doc, UNFRAMED_FORMAT, form)
             }
         };
-        let doc: Value = if json {
+        let doc: Value = if form == Form::Text {
             serde_json::from_slice(&bytes).map_err(|e| LoadError::NotASave {
                 reason: format!("not JSON a save reads: {e}"),
             })?
