@@ -13,9 +13,12 @@
 //! 3. Per pool, overhead = pool time - the agents' samples for that frame (median of the last
 //!    15 frames): the part of the frame no agent owns.
 //! 4. Heuristics give the target and the cap ([`heuristics`](super::heuristics)).
-//! 5. The cap becomes the PID's ceiling at once; the PID steps on
-//!    `(target - measured) / target`, measured = `max(cpu, latest gpu)`: the multiplier `m`.
-//! 6. Calibrate every strategy's cost. Per pool, capacity = `m * target - overhead - pinned`.
+//! 5. Each pool has its own PID: the cap becomes both PIDs' ceiling at once; the CPU pool's
+//!    steps on `(target - cpu) / target`, the GPU pool's on `(target - latest gpu) / target`
+//!    while a GPU reading is current: the pool's multiplier `m[pool]`. A pool answers for its
+//!    own time: a GPU-bound frame lowers what costs GPU time and leaves CPU agents where the
+//!    CPU's own time puts them, and the other way round.
+//! 6. Calibrate every strategy's cost. Per pool, capacity = `m[pool] * target - overhead - pinned`.
 //! 7. Re-arbitrate when: first tick, agents or pins or mode changed, the cap or critical state
 //!    changed, an agent below its best strategy reached the end of its dwell, `m` or the target moved by more than `renegotiate_delta`, a pool's current
 //!    choice no longer fits (beyond `keep_tolerance`), or a pool's calibrated cost moved by
@@ -102,8 +105,11 @@ pub struct TickReport {
     pub frame: u64,
     /// Frame-time target, ms.
     pub target_ms: f64,
-    /// Budget multiplier.
+    /// Budget multiplier: the lower of the pools' (the GPU's only while a GPU reading is
+    /// current).
     pub multiplier: f64,
+    /// Each pool's multiplier, indexed by [`Pool::index`] (CPU, GPU).
+    pub pool_multipliers: [f64; 2],
     /// The measured frame, ms (`max(cpu, latest gpu)`).
     pub measured_ms: f64,
     /// True when this tick re-arbitrated.
@@ -151,9 +157,13 @@ pub struct Controller {
     /// The heuristics giving the target, the cap and the death spiral. Writer: `tick_with` (step 4,
     /// `assess`). Readers: `tick_with`, `in_death_spiral`.
     heuristics: Heuristics,
-    /// The PID whose output is the budget multiplier. Writer: `tick_with` (step 5: `set_max`,
-    /// `update`). Readers: `multiplier`, `pin` (logged with its decision), `Debug`.
-    pid: Pid,
+    /// Per pool (CPU, GPU), the PID whose output is that pool's budget multiplier. Writer:
+    /// `tick_with` (step 5: `set_max`, `update`). Readers: `multiplier`, `pin` (logged with its
+    /// decision), `Debug`.
+    pid: [Pid; 2],
+    /// True while the newest GPU reading is current (the GPU multiplier counts in
+    /// `multiplier`). Writer: `tick_with` (step 5). Reader: `multiplier`.
+    gpu_current: bool,
     /// The exact solver and its reused tables. Writer and reader: `arbitrate_pool` (step 8).
     arbiter: Arbiter,
     /// The decision log. Writers: `arbitrate_pool` (step 9), `pin` (manual decisions).
@@ -213,7 +223,7 @@ struct OverheadWindow {
 #[derive(Debug, Clone, Copy)]
 struct ArbMark {
     frame: u64,
-    multiplier: f64,
+    multiplier: [f64; 2],
     target: f64,
     cap: f64,
     critical: bool,
@@ -225,13 +235,18 @@ impl std::fmt::Debug for Controller {
         f.debug_struct("Controller")
             .field("agents", &self.slots.len())
             .field("mode", &self.mode)
-            .field("multiplier", &self.pid.output())
+            .field("multiplier", &self.pool_multipliers())
             .field("decisions", &self.log.total())
             .finish()
     }
 }
 
 impl Controller {
+    /// Each pool's multiplier (CPU, GPU), the PIDs' outputs.
+    fn pool_multipliers(&self) -> [f64; 2] {
+        [self.pid[0].output(), self.pid[1].output()]
+    }
+
     /// The agent's name.
     pub fn agent_name(&self, id: AgentId) -> Option<&str> {
         self.slots.get(id.index()).map(|s| s.name.as_str())
@@ -279,7 +294,7 @@ impl Controller {
             from_name: slot.strategies[from.get()].name.clone(),
             to_name: slot.strategies[to.get()].name.clone(),
             reason: reason.to_string(),
-            multiplier: self.pid.output(),
+            multiplier: self.pid[slot.pool.index()].output(),
             target_ms: self.cfg.base_target_ms(),
         };
         self.log.push(d);
@@ -298,7 +313,6 @@ impl Controller {
         frame: u64,
         m: f64,
         a: &Assessment,
-        measured: f64,
         gpu_ms: Option<f64>,
         cpu_ms: f64,
     ) -> usize {
@@ -536,7 +550,6 @@ impl Controller {
                 feasible,
                 a,
                 m,
-                measured,
                 pool_measured,
                 capacity,
                 current_cost,
@@ -605,7 +618,7 @@ struct ReasonCtx<'a> {
     feasible: bool,
     a: &'a Assessment,
     m: f64,
-    measured: f64,
+    /// The pool's own time this frame (`None`: no current GPU reading).
     pool_measured: Option<f64>,
     capacity: f64,
     current_cost: f64,
@@ -622,7 +635,7 @@ struct ReasonCtx<'a> {
 fn reason(c: &ReasonCtx<'_>) -> String {
     let pool = c.pool.name();
     if c.upgrade {
-        let pm = c.pool_measured.unwrap_or(c.measured);
+        let pm = c.pool_measured.unwrap_or(0.0);
         let lead = if le_or_gt(pm, c.a.target_ms) == "<=" {
             "headroom"
         } else {
@@ -656,10 +669,16 @@ fn reason(c: &ReasonCtx<'_>) -> String {
         (Some(by), _) if c.m >= c.a.cap - 1e-12 => by.to_string(),
         (_, Some(p)) => p.to_string(),
         _ => match c.a.target_by {
-            Finding::FrameTime { .. } => format!(
-                "budget: frame {:.1} ms vs target {:.1} ms, multiplier {:.2}",
-                c.measured, c.a.target_ms, c.m
-            ),
+            Finding::FrameTime { .. } => match c.pool_measured {
+                Some(pm) => format!(
+                    "budget: {pool} {pm:.1} ms vs target {:.1} ms, multiplier {:.2}",
+                    c.a.target_ms, c.m
+                ),
+                None => format!(
+                    "budget: no current {pool} reading, target {:.1} ms, multiplier {:.2}",
+                    c.a.target_ms, c.m
+                ),
+            },
             other => other.to_string(),
         },
     };
@@ -804,7 +823,12 @@ impl ControllerDriver for Controller {
     }
 
     fn multiplier(&self) -> f64 {
-        self.pid.output()
+        let [cpu, gpu] = self.pool_multipliers();
+        if self.gpu_current {
+            cpu.min(gpu)
+        } else {
+            cpu
+        }
     }
 
     fn current(&self, id: AgentId) -> Option<StrategyIndex> {
@@ -824,7 +848,8 @@ impl ControllerDriver for Controller {
             slots: Vec::new(),
             providers: Providers::default(),
             heuristics: Heuristics::new(cfg.frame_budget_ms, cfg.headroom, cfg.pid.min),
-            pid: Pid::new(cfg.pid),
+            pid: [Pid::new(cfg.pid), Pid::new(cfg.pid)],
+            gpu_current: false,
             arbiter: Arbiter::new(),
             log: DecisionLog::new(cfg.log_capacity),
             mode: AdaptationMode::Adaptive,
@@ -1101,11 +1126,15 @@ impl ControllerDriver for Controller {
             );
         }
         self.was_spiral = spiral;
-        self.pid.set_max(a.cap.min(self.cfg.pid.max));
-        let m = self.pid.update(
-            (a.target_ms - measured) / a.target_ms,
-            measured / a.target_ms,
-        );
+        let pool_now = [Some(input.cpu_ms), gpu_ms];
+        for (pid, now) in self.pid.iter_mut().zip(pool_now) {
+            pid.set_max(a.cap.min(self.cfg.pid.max));
+            if let Some(ms) = now {
+                pid.update((a.target_ms - ms) / a.target_ms, ms / a.target_ms);
+            }
+        }
+        self.gpu_current = gpu_ms.is_some();
+        let m = self.pool_multipliers();
 
         // 6. Calibrated costs.
         let half_life = self.frames_per_second() * COST_MEMORY_HALF_LIFE_S;
@@ -1129,7 +1158,7 @@ impl ControllerDriver for Controller {
             slot.price_ladder(fit.as_ref(), frame, half_life, costs);
             pool_cost[slot.pool.index()] += costs[slot.current.get()];
         }
-        let capacity = |p: usize| m * a.target_ms - self.overhead[p];
+        let capacity = |p: usize| m[p] * a.target_ms - self.overhead[p];
 
         // 7. Triggers.
         let d = self.cfg.renegotiate_delta;
@@ -1158,7 +1187,7 @@ impl ControllerDriver for Controller {
             || match self.last_arb {
                 None => true,
                 Some(last) => {
-                    (m - last.multiplier).abs() > d
+                    (0..2).any(|p| (m[p] - last.multiplier[p]).abs() > d)
                         || (a.target_ms - last.target).abs() > d * last.target
                         || a.cap != last.cap
                         || a.critical != last.critical
@@ -1175,7 +1204,7 @@ impl ControllerDriver for Controller {
         if arbitrated {
             for pool in Pool::ALL {
                 decisions +=
-                    self.arbitrate_pool(pool, frame, m, &a, measured, gpu_ms, input.cpu_ms);
+                    self.arbitrate_pool(pool, frame, m[pool.index()], &a, gpu_ms, input.cpu_ms);
             }
             // Costs after the changes, for the cost dead band.
             let mut after = [0.0f64; 2];
@@ -1197,7 +1226,8 @@ impl ControllerDriver for Controller {
         Ok(TickReport {
             frame,
             target_ms: a.target_ms,
-            multiplier: m,
+            multiplier: self.multiplier(),
+            pool_multipliers: m,
             measured_ms: measured,
             arbitrated,
             decisions,

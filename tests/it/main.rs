@@ -16,6 +16,7 @@ mod budget_cost_model;
 mod budget_determinism;
 mod budget_ladder;
 mod budget_pins;
+mod budget_pools;
 mod budget_seeds;
 mod budget_settling;
 mod demo_determinism;
