@@ -432,6 +432,18 @@ impl Slot {
             };
             out[s] = if price.is_finite() { price } else { out[s] };
         }
+        // The rung in force, once its own samples since the switch arrive, is the freshest
+        // evidence there is: an upper bound for every cheaper rung. A cheaper rung remembered
+        // from a heavier moment must not lift it (through the floor below) above what it
+        // measures now, or its first sample reads as an overrun it did not have.
+        let cur = self.current.get();
+        if self.levels[cur].level().is_some() {
+            for s in 0..count {
+                if quality(s) < quality(cur) {
+                    out[s] = out[s].min(out[cur]);
+                }
+            }
+        }
         // A rung measured at X ms is a lower bound for every richer rung, and a rung not
         // measured costs no more than any richer rung: prices never fall as quality rises.
         for s in 0..count {
@@ -549,6 +561,26 @@ mod tests {
         s.switch(StrategyIndex(0), 41, 40);
         s.ingest(41, 1, 20.0);
         assert_eq!(s.calibrated(0, None, 41, HL), 20.0);
+    }
+
+    #[test]
+    fn the_rung_in_force_is_priced_by_its_fresh_samples_not_lifted_by_a_stale_cheaper_rung() {
+        let mut s = slot();
+        // Lean ran through a heavy moment: 10 ms, five times its quote.
+        s.switch(StrategyIndex(1), 1, 0);
+        for f in 1..=10 {
+            s.ingest(f, 1, 10.0);
+        }
+        // The load falls as rich starts: its first sample measures 6 ms.
+        s.switch(StrategyIndex(0), 11, 10);
+        s.ingest(11, 1, 6.0);
+        let mut out = Vec::new();
+        s.price_ladder(None, 11, HL, &mut out);
+        // Rich is what it measures now, and caps the cheaper rung; lean's stale 10 ms would
+        // otherwise lift rich (every measured rung bounds the richer ones from below) and read
+        // as an overrun of 4 ms that no frame had.
+        assert_eq!(out[0], 6.0, "{out:?}");
+        assert!(out[1] <= 6.0, "{out:?}");
     }
 
     #[test]
