@@ -21,6 +21,7 @@
 //! | `config` | tuning constants, per-frame inputs, input errors |
 //! | `controller` | the tick: triggers, hysteresis, dwell, manual mode |
 //! | `record` | recording and replay of inputs |
+//! | [`cost_trace`] | a real run's per-rung costs, recorded for the simulator |
 //! | [`sim`] | a deterministic simulator (tests and the `budget` bench) |
 
 #![deny(unreachable_pub, missing_docs)]
@@ -30,6 +31,7 @@ pub(crate) mod arbitration;
 pub(crate) mod config;
 pub(crate) mod controller;
 pub(crate) mod cost_model;
+pub mod cost_trace;
 pub(crate) mod heuristics;
 pub mod hooks;
 pub(crate) mod log;

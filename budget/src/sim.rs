@@ -23,6 +23,7 @@ use super::agent::{Agent, Pool, Strategy, StrategyIndex};
 use super::config::{AgentSample, ControllerConfig, FrameInput, GpuTiming, StepReport};
 use super::controller::{Controller, DEFAULT_FIXED_STEP_S};
 use super::cost_model::CostLaw;
+use super::cost_trace::{CostTrace, TraceError};
 use super::log::Decision;
 use super::providers::Readings;
 use super::record::Recording;
@@ -97,6 +98,11 @@ pub struct Scenario {
     pub gpu_overhead_ms: f64,
     /// Provider readings over time.
     pub readings: Schedule<Readings>,
+    /// A recorded run's costs (`None`: the agents' laws and `noise`). With a trace, agent `k`
+    /// is the trace's agent `k`: each frame charges the rung in force what the run measured
+    /// for it nearest in time, the overheads are the run's, and the frame steps in lockstep
+    /// (one fixed step a frame, as the run recorded it); see [`traced`].
+    pub cost_trace: Option<std::sync::Arc<CostTrace>>,
 }
 
 /// Who picks the strategies.
@@ -327,28 +333,43 @@ fn run_inner(
         } else {
             acc_ns -= steps as u64 * step_ns;
         }
+        let traced = sc.cost_trace.as_deref().map(|t| (t, t.index_of(frame)));
+        if traced.is_some() {
+            (steps, clamped) = (1, false);
+        }
 
         // 2-3. Costs.
         let load = at(&sc.load, frame, 1.0);
         let pool_load = [at(&sc.cpu_load, frame, 1.0), at(&sc.gpu_load, frame, 1.0)];
         let readings = at(&sc.readings, frame, Readings::default());
-        let mut cpu = sc.cpu_overhead_ms;
+        let overhead = traced.map_or([sc.cpu_overhead_ms, sc.gpu_overhead_ms], |(t, i)| {
+            t.overhead_ms(i)
+        });
+        let mut cpu = overhead[0];
         if sc.hitch_chance > 0.0 && rng.unit() < sc.hitch_chance {
             cpu += sc.hitch_ms;
         }
-        let mut gpu = sc.gpu_overhead_ms;
+        let mut gpu = overhead[1];
         samples.clear();
         let mut gpu_samples = Vec::new();
         let mut quality = 0;
         for (k, a) in sc.agents.iter().enumerate() {
             let s = current[k].get();
             quality += a.strategies[s].quality as u32;
-            let noise = (1.0 + sc.noise * rng.normal()).max(0.1);
             // A periodic strategy works one frame in `period` and costs nothing in between.
             let period = u64::from(a.strategies[s].period.max(1));
             let works = if frame % period == 0 { 1.0 } else { 0.0 };
-            let unit =
-                works * load * pool_load[a.pool.index()] * a.truth[s] * a.law.eval(a.n) * noise;
+            let scale = works * load * pool_load[a.pool.index()];
+            let (n, unit) = match traced {
+                // `traced` checked every rung of every agent has a measurement.
+                Some((t, i)) => t
+                    .rung_cost(k, s, i)
+                    .map_or((a.n, 0.0), |(n, ms)| (n, scale * ms)),
+                None => {
+                    let noise = (1.0 + sc.noise * rng.normal()).max(0.1);
+                    (a.n, scale * a.truth[s] * a.law.eval(a.n) * noise)
+                }
+            };
             let ms = if a.per_step {
                 unit * steps as f64
             } else {
@@ -366,7 +387,7 @@ fn run_inner(
             let sample = reported.map(|ms| AgentSample {
                 agent: ids[k],
                 frame,
-                n: a.n,
+                n,
                 ms,
             });
             match a.pool {
@@ -602,6 +623,7 @@ pub fn standard(frames: u64, load: Schedule<f64>, noise: f64, seed: u64) -> Scen
         cpu_overhead_ms: 2.0,
         gpu_overhead_ms: 1.5,
         readings: Vec::new(),
+        cost_trace: None,
     }
 }
 
@@ -640,6 +662,91 @@ pub fn mispriced_ladder(frames: u64, seed: u64) -> Scenario {
     )
 }
 
+/// A scenario that replays a recorded run's costs ([`Scenario::cost_trace`]) for `frames`
+/// frames, the trace run back and forth when it is shorter. `declared` is the game's agents as
+/// it registers them: `(name, pool, strategies)`. An agent of the trace joins when the game
+/// declares it with the same rungs in the same order and the run measured every one of them;
+/// the time of an agent left out stays in the frame as overhead, as it was in the run. Returns
+/// the scenario and the names of the agents left out, with why.
+///
+/// # Errors
+/// A trace whose agents the game does not declare alike, or with no agent whose every rung was
+/// measured (nothing to arbitrate).
+pub fn traced(
+    trace: &CostTrace,
+    declared: &[(String, Pool, Vec<Strategy>)],
+    frames: u64,
+) -> Result<(Scenario, Vec<String>), TraceError> {
+    let mut keep = Vec::new();
+    let mut agents = Vec::new();
+    let mut left_out = Vec::new();
+    for (k, a) in trace.agents.iter().enumerate() {
+        let Some((_, pool, strategies)) = declared.iter().find(|d| d.0 == a.name) else {
+            left_out.push(format!("{}: the game declares no such agent", a.name));
+            continue;
+        };
+        let names: Vec<&str> = strategies.iter().map(|s| s.name.as_str()).collect();
+        if names != a.rungs || *pool != a.pool {
+            return Err(TraceError {
+                line: 0,
+                what: format!(
+                    "agent `{}` was recorded with rungs [{}] on the {} pool; the game declares [{}] on the {} pool",
+                    a.name,
+                    a.rungs.join(", "),
+                    a.pool.name(),
+                    names.join(", "),
+                    pool.name()
+                ),
+                fix: "record the trace again with this build of the game",
+            });
+        }
+        let never = trace.unmeasured(k);
+        if !never.is_empty() {
+            left_out.push(format!("{}: never measured {}", a.name, never.join(", ")));
+            continue;
+        }
+        keep.push(k);
+        agents.push(SimAgentSpec {
+            name: a.name.clone(),
+            pool: a.pool,
+            weight: 1,
+            strategies: strategies.clone(),
+            law: CostLaw::Constant,
+            truth: vec![0.0; strategies.len()],
+            n: 1,
+            per_step: false,
+        });
+    }
+    if agents.is_empty() {
+        return Err(TraceError {
+            line: 0,
+            what: format!("no agent has every rung measured ({})", left_out.join("; ")),
+            fix: "record with `--record-costs`, which visits every rung of every agent",
+        });
+    }
+    let config = ControllerConfig {
+        frame_budget_ms: trace.budget_ms,
+        ..ControllerConfig::default()
+    };
+    let sc = Scenario {
+        config,
+        agents,
+        frames,
+        seed: 0,
+        noise: 0.0,
+        hitch_chance: 0.0,
+        hitch_ms: 0.0,
+        load: Vec::new(),
+        cpu_load: Vec::new(),
+        gpu_load: Vec::new(),
+        cpu_overhead_ms: 0.0,
+        gpu_overhead_ms: 0.0,
+        readings: Vec::new(),
+        cost_trace: Some(std::sync::Arc::new(trace.keep_agents(&keep))),
+    };
+    Ok((sc, left_out))
+}
+
 impl Scenario {
     /// One CPU agent at steady load: default configuration, 5 % noise, no hitches, 0.5 ms of
     /// CPU overhead, no GPU, no provider readings.
@@ -658,6 +765,7 @@ impl Scenario {
             cpu_overhead_ms: 0.5,
             gpu_overhead_ms: 0.0,
             readings: Vec::new(),
+            cost_trace: None,
         }
     }
 }

@@ -13,6 +13,7 @@ static ALLOC: lanegraph::hooks::telemetry::TrackingAllocator =
 mod budget_adaptation;
 mod budget_control;
 mod budget_cost_model;
+mod budget_demo_trace;
 mod budget_determinism;
 mod budget_ladder;
 mod budget_pins;

@@ -178,6 +178,11 @@ pub struct DemoArgs {
     /// With --fail-on-budget: how many error-level runs (>= 3x budget) a system may have.
     #[arg(long, default_value_t = 0)]
     pub max_system_errors: u64,
+    /// Record a cost trace to FILE: every agent visits every rung in turn (a rung every 2
+    /// frames) and each rung's measured cost is written, frame by frame, for `lanegraph bench
+    /// budget` to replay (with --frames; no --pin).
+    #[arg(long, value_name = "FILE")]
+    pub record_costs: Option<std::path::PathBuf>,
 }
 
 fn parse_present_mode(s: &str) -> Result<lanegraph::vk::PresentMode, String> {
@@ -238,6 +243,7 @@ fn run_demo(args: DemoArgs) -> ExitCode {
         window: args.window,
         present_mode: args.present_mode,
         pins: args.pins,
+        record_costs: args.record_costs,
     };
     if opts.present_mode.is_some() && !opts.window {
         return usage_error(

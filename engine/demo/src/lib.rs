@@ -29,6 +29,7 @@ macro_rules! progress_line {
 }
 
 pub mod agents;
+pub mod cost_recording;
 pub mod gpu;
 pub mod outputs;
 pub mod physics;
@@ -101,6 +102,11 @@ pub struct DemoOptions {
     /// Manual pins (`--pin AGENT=STRATEGY[@FRAME]`), each made after `frame` frames have run
     /// (0: before the first): logged as decisions, so a replay reproduces them.
     pub pins: Vec<Pin>,
+    /// Record a cost trace to this file (`--record-costs FILE`): every agent visits every
+    /// rung in turn ([`cost_recording`]), and each rung's measured cost, frame by frame, is
+    /// written for the `budget` bench to replay. A lockstep run (`--frames`) with no pins and
+    /// no replay: the sweep decides.
+    pub record_costs: Option<PathBuf>,
 }
 
 /// A manual pin: `agent` pinned to `strategy` after `frame` frames have run.
@@ -164,6 +170,7 @@ impl Default for DemoOptions {
             window: false,
             present_mode: None,
             pins: Vec::new(),
+            record_costs: None,
         }
     }
 }
@@ -244,6 +251,16 @@ impl DemoOptions {
                     fps.to_string(),
                     "out of range",
                     "give a frame rate from 4 to 1000".into(),
+                );
+            }
+        }
+        if let Some(path) = &self.record_costs {
+            if self.seconds.is_some() || self.replay.is_some() || !self.pins.is_empty() {
+                return bad(
+                    "--record-costs",
+                    path.display().to_string(),
+                    "a cost recording sweeps every rung itself, frame by frame",
+                    "record a lockstep run (--frames) without --seconds, --pin or a replay".into(),
                 );
             }
         }
@@ -481,6 +498,10 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
     }
     progress_line!("lanegraph demo: lanes:\n{}", engine.lanes().plan());
 
+    let mut costs = opts
+        .record_costs
+        .as_ref()
+        .map(|_| cost_recording::CostRecorder::start(&mut engine));
     let bar = progress_bar(opts, frames);
     let started = Instant::now();
     let budget = engine.config().target_fps;
@@ -517,6 +538,9 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
                 let _ = engine.pin(id, &p.strategy);
             }
         }
+        if let Some(r) = costs.as_mut() {
+            r.before_frame(&mut engine, n);
+        }
         let f0 = Instant::now();
         let out = engine.frame()?;
         n += 1;
@@ -550,6 +574,28 @@ pub fn run(opts: &DemoOptions) -> Result<DemoRun, DemoError> {
         // its hash) is exactly `frames` steps old.
         engine.pump_assets();
         std::thread::sleep(Duration::from_millis(1));
+    }
+    if let (Some(r), Some(path)) = (costs, &opts.record_costs) {
+        let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+        let notes = vec![
+            format!(
+                "recorded by: lanegraph demo{} --frames {n} --entities {} --seed {} --record-costs FILE",
+                if opts.no_gpu { " --no-gpu" } else { "" },
+                opts.entities,
+                opts.seed
+            ),
+            format!("cores: {cores} (std::thread::available_parallelism)"),
+            format!(
+                "sweep: every agent pinned to its next rung every {} frames",
+                cost_recording::SWEEP_FRAMES
+            ),
+        ];
+        r.finish(&mut engine, path, notes)
+            .map_err(|source| DemoError::Io {
+                what: "cost trace",
+                path: path.clone(),
+                source,
+            })?;
     }
     let wall_s = started.elapsed().as_secs_f64();
     let score = engine

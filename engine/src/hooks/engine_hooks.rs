@@ -74,6 +74,15 @@ pub trait EngineHooks {
 
     /// Live events ignored because recorded input was being replayed.
     fn live_input_ignored(&self) -> u64;
+
+    /// Starts recording every controller tick's input (each agent's samples, the CPU and GPU
+    /// frame): what `lanegraph demo --record-costs` builds its cost trace from. The recording
+    /// grows with the run: a tool's, not a game's.
+    fn record_controller_inputs(&mut self);
+
+    /// The recording since [`record_controller_inputs`](Self::record_controller_inputs), which
+    /// it ends (`None` when none was started).
+    fn take_controller_recording(&mut self) -> Option<lanegraph_budget::hooks::Recording>;
 }
 
 impl EngineHooks for Engine {
@@ -135,6 +144,14 @@ impl EngineHooks for Engine {
 
     fn set_adaptation(&mut self, mode: AdaptationMode) {
         Engine::set_adaptation(self, mode)
+    }
+
+    fn record_controller_inputs(&mut self) {
+        Engine::record_controller_inputs(self)
+    }
+
+    fn take_controller_recording(&mut self) -> Option<lanegraph_budget::hooks::Recording> {
+        Engine::take_controller_recording(self)
     }
 }
 

@@ -58,7 +58,7 @@ pub use crate::systems::events::{EngineEvent, EventCounts, Severity};
 pub use crate::systems::registry::MAX_SYSTEMS;
 pub use crate::systems::window::{RollingWindow, WindowStats, SYSTEM_TIMING_WINDOW_SAMPLES};
 
-pub use crate::runtime::adaptation::{AdaptationEntry, AgentAdaptation};
+pub use crate::runtime::adaptation::{adaptation_of, AdaptationEntry, AgentAdaptation};
 pub use crate::runtime::engine::PhysicsFn;
 pub use crate::runtime::gpu_memory::{CHURN_ALERT_EVERY, DEFAULT_CHURN_ALERT_PER_SECOND};
 /// The provided PNG loader (registered for `.png` by every engine with feature `png`) and its

@@ -69,8 +69,9 @@ impl std::fmt::Display for AdaptationEntry {
 
 /// Reads the figures off the decision log: `agents` names every agent (so one that never
 /// moved reports zeros), `frames` the frames run, `settle_frames` the quiet window that counts
-/// as settled (two seconds of frames at the target rate).
-pub(crate) fn adaptation_of<'a>(
+/// as settled (two seconds of frames at the target rate). The run summary reads a run's
+/// figures with it; the `budget` bench reads a simulated run's with it, so both count alike.
+pub fn adaptation_of<'a>(
     agents: impl Iterator<Item = &'a str>,
     decisions: &[DecisionEntry],
     frames: u64,

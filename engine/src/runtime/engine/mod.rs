@@ -469,6 +469,18 @@ impl Engine {
         self.controller.set_mode(mode);
     }
 
+    /// The body of [`EngineHooks::record_controller_inputs`](crate::hooks::EngineHooks::record_controller_inputs), which documents it.
+    pub(crate) fn record_controller_inputs(&mut self) {
+        self.controller.start_recording();
+    }
+
+    /// The body of [`EngineHooks::take_controller_recording`](crate::hooks::EngineHooks::take_controller_recording), which documents it.
+    pub(crate) fn take_controller_recording(
+        &mut self,
+    ) -> Option<lanegraph_budget::hooks::Recording> {
+        self.controller.take_recording()
+    }
+
     /// The ids of the built-in agents the game installed, in the order physics, render,
     /// asset ([`super::BuiltinAgents`]; empty by default).
     pub fn builtin_agents(&self) -> Vec<AgentId> {

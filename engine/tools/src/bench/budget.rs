@@ -25,6 +25,15 @@
 //! - `tick_us`: median wall time of one controller tick replaying the step scenario's recorded
 //!   inputs (shared clock), against the same replay in manual mode (no arbitration).
 //!
+//! - `demo_trace_overrun_probes_per_min`, `demo_trace_flips_per_min`,
+//!   `demo_trace_p99_over_budget`, `demo_trace_p50_over_target`, each for `2c` and `1c`: the
+//!   demo's own ladder (its quotes, mispriced as the demo wrote them) over the cost trace a
+//!   real demo run recorded on 2 cores and on one (`engine/tools/fixtures/demo_costs_*.trace`,
+//!   `lanegraph demo --no-gpu --frames 1200 --record-costs FILE`), replayed back and forth for
+//!   10 simulated minutes; the probes and flips are the run summary's `adaptation` figures
+//!   (worst agent, per minute), the frame figures the simulated frame's p99 / budget and
+//!   p50 / target.
+//!
 //! And on the real demo (these read the wall clock: they are this machine's figures):
 //! - `demo_frame`: the demo with default flags but no GPU (1,200 frames, as issue 24 asks),
 //!   `p50_over_target` = frame p50 / the controller's target and `p99_over_budget` = frame p99
@@ -35,8 +44,9 @@
 
 use super::{BenchError, BenchOptions, Figure};
 use lanegraph::hooks::budget::sim::{self, Driver, Scenario, Trace};
-use lanegraph::hooks::budget::AdaptationMode;
+use lanegraph::hooks::budget::{AdaptationMode, Pool, Strategy};
 use lanegraph::hooks::ControllerDriver;
+use lanegraph::runtime::DecisionEntry;
 use lanegraph_jobs::clock;
 
 const SUITE: &str = "budget";
@@ -213,8 +223,155 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
         "count",
         t.decisions.iter().filter(|d| d.frame >= 300).count() as f64 / minutes as f64,
     ));
+    demo_trace_figures(&mut out)?;
     demo_figures(&mut out)?;
     Ok(out)
+}
+
+/// The cost traces the `demo_trace_*` cases replay: a real `lanegraph demo --no-gpu --frames
+/// 1200 --record-costs FILE` run on 2 cores and one under `taskset -c 0` (a missing file fails
+/// the build, naming it; a damaged one fails the bench, naming its line).
+pub const DEMO_TRACES: [(&str, &str); 2] = [
+    ("2c", include_str!("../../fixtures/demo_costs_2c.trace")),
+    ("1c", include_str!("../../fixtures/demo_costs_1c.trace")),
+];
+
+/// Simulated minutes each trace is replayed for (back and forth: `CostTrace::index_of`).
+pub const DEMO_TRACE_MINUTES: u64 = 10;
+
+/// The demo's agents as its controller declares them (names, pools, strategies with the
+/// demo's own quotes), from an engine built as the demo builds it without a GPU.
+fn demo_ladders() -> Result<Vec<(String, Pool, Vec<Strategy>)>, BenchError> {
+    let failed = |why: String| BenchError::Failed { suite: SUITE, why };
+    let config = lanegraph::runtime::EngineConfig {
+        vulkan: false,
+        ..Default::default()
+    };
+    let engine = lanegraph::runtime::Engine::builder()
+        .config(config)
+        .builtin_agents(lanegraph_demo::agents::all())
+        .lockstep(true)
+        .build()
+        .map_err(|e| failed(e.to_string()))?;
+    let c = engine.controller();
+    Ok(c.agent_ids()
+        .filter_map(|id| {
+            Some((
+                c.agent_name(id)?.to_string(),
+                c.pool(id)?,
+                c.strategies(id)?.to_vec(),
+            ))
+        })
+        .collect())
+}
+
+/// What a traced run of the demo's ladder shows (module docs, `demo_trace_*`).
+#[derive(Debug, Clone)]
+pub struct DemoTraceFigures {
+    /// The worst agent's overrun probes per simulated minute.
+    pub probes_per_min: f64,
+    /// The worst agent's changes after its first settle per simulated minute.
+    pub flips_per_min: f64,
+    /// Simulated frame p99 / the frame budget.
+    pub p99_over_budget: f64,
+    /// Simulated frame p50 / the controller's median target.
+    pub p50_over_target: f64,
+    /// Every decision of the run, for a reader of a missed figure.
+    pub decisions: Vec<lanegraph::hooks::budget::Decision>,
+}
+
+/// The demo's real ladder, its quotes as mispriced as the demo wrote them, over a recorded
+/// trace's text for `minutes` simulated minutes, read with the run summary's own
+/// `adaptation` figures.
+///
+/// # Errors
+/// The trace cannot be read, or does not match the demo's agents (record it again).
+pub fn demo_trace(text: &str, minutes: u64) -> Result<DemoTraceFigures, BenchError> {
+    use lanegraph::hooks::budget::cost_trace::CostTrace;
+    let failed = |why: String| BenchError::Failed { suite: SUITE, why };
+    let trace = CostTrace::parse(text).map_err(|e| failed(e.to_string()))?;
+    let frames = minutes * 3600;
+    let (sc, left_out) =
+        sim::traced(&trace, &demo_ladders()?, frames).map_err(|e| failed(e.to_string()))?;
+    for why in left_out {
+        eprintln!("# budget: demo_trace: left out {why}");
+    }
+    let t = sim::run(&sc, Driver::Adaptive);
+    let entries: Vec<DecisionEntry> = t
+        .decisions
+        .iter()
+        .map(|d| DecisionEntry {
+            frame: d.frame,
+            agent: d.agent_name.clone(),
+            from: d.from_name.clone(),
+            to: d.to_name.clone(),
+            reason: d.reason.clone(),
+        })
+        .collect();
+    let settle_frames = (2000.0 / trace.budget_ms).round() as u64;
+    let a = lanegraph::hooks::adaptation_of(
+        sc.agents.iter().map(|a| a.name.as_str()),
+        &entries,
+        frames,
+        settle_frames,
+        0,
+        true,
+    );
+    let worst = |f: fn(&lanegraph::hooks::AgentAdaptation) -> u64| {
+        a.agents.values().map(f).max().unwrap_or(0) as f64 / minutes as f64
+    };
+    let sorted = |f: fn(&sim::FrameRecord) -> f64| {
+        let mut v: Vec<f64> = t.frames.iter().map(f).collect();
+        v.sort_by(f64::total_cmp);
+        v
+    };
+    let (ms, targets) = (sorted(|f| f.frame_ms), sorted(|f| f.target_ms));
+    let pct = |v: &[f64], p: usize| v[(v.len() * p / 100).min(v.len() - 1)];
+    Ok(DemoTraceFigures {
+        probes_per_min: worst(|a| a.overrun_probes),
+        flips_per_min: worst(|a| a.flips_after_settling),
+        p99_over_budget: pct(&ms, 99) / trace.budget_ms,
+        p50_over_target: pct(&ms, 50) / pct(&targets, 50).max(1e-9),
+        decisions: t.decisions,
+    })
+}
+
+/// The `demo_trace_*` rows, for each trace (module docs).
+fn demo_trace_figures(out: &mut Vec<Figure>) -> Result<(), BenchError> {
+    for (tag, text) in DEMO_TRACES {
+        let f = demo_trace(text, DEMO_TRACE_MINUTES).map_err(|e| BenchError::Failed {
+            suite: SUITE,
+            why: format!("demo_costs_{tag}.trace: {e}"),
+        })?;
+        let row = |case: &str, metric: &str, unit: &str, v: f64| {
+            Figure::new(SUITE, format!("{case} {tag}"), 1, metric, unit, v)
+        };
+        out.push(row(
+            "demo_trace_overrun_probes_per_min",
+            "probes_per_agent_per_min",
+            "count",
+            f.probes_per_min,
+        ));
+        out.push(row(
+            "demo_trace_flips_per_min",
+            "flips_after_settling_per_agent_per_min",
+            "count",
+            f.flips_per_min,
+        ));
+        out.push(row(
+            "demo_trace_p99_over_budget",
+            "ratio",
+            "ratio",
+            f.p99_over_budget,
+        ));
+        out.push(row(
+            "demo_trace_p50_over_target",
+            "ratio",
+            "ratio",
+            f.p50_over_target,
+        ));
+    }
+    Ok(())
 }
 
 /// The `demo_frame` and `replay_hash_equal` cases (see the module docs).
