@@ -763,6 +763,15 @@ pub trait ControllerDriver {
     /// factor; order preserved).
     fn calibrated_costs(&self, id: AgentId) -> Option<Vec<f64>>;
 
+    /// The agent's quoted cost of each strategy at its current workload, ms (what the game
+    /// declared, before any measurement): beside [`Self::calibrated_costs`], the report's
+    /// ladder table of quoted against priced cost.
+    fn quoted_costs(&self, id: AgentId) -> Option<Vec<f64>>;
+
+    /// Per strategy, true when its price rests on measurements of its own (false: estimated
+    /// from the measured rungs, or the quote alone when none is measured).
+    fn measured_rungs(&self, id: AgentId) -> Option<Vec<bool>>;
+
     /// True while the agent's strategy `strategy` is barred (it overran right after an upgrade;
     /// module docs): the arbiter will not choose it.
     fn is_barred(&self, id: AgentId, strategy: StrategyIndex) -> bool;
@@ -998,6 +1007,17 @@ impl ControllerDriver for Controller {
         let mut out = Vec::with_capacity(s.strategies.len());
         s.price_ladder(fit.as_ref(), frame, half_life, &mut out);
         Some(out)
+    }
+
+    fn quoted_costs(&self, id: AgentId) -> Option<Vec<f64>> {
+        let s = self.slots.get(id.index())?;
+        let n = s.workload();
+        Some(s.strategies.iter().map(|st| st.quote.ms(n)).collect())
+    }
+
+    fn measured_rungs(&self, id: AgentId) -> Option<Vec<bool>> {
+        let s = self.slots.get(id.index())?;
+        Some((0..s.strategies.len()).map(|k| s.measured(k)).collect())
     }
 
     fn is_barred(&self, id: AgentId, strategy: StrategyIndex) -> bool {

@@ -90,10 +90,24 @@ fn a_run_writes_every_export() {
     assert!(prom.trim_end().ends_with("# EOF"));
 
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
-    for id in ["timeline", "frame-time", "systems", "lane-busy", "memory"] {
+    for id in [
+        "timeline",
+        "frame-time",
+        "systems",
+        "lane-busy",
+        "memory",
+        "ladders",
+    ] {
         assert!(
             html.contains(&format!("id=\"{id}\"")),
             "report.html lacks #{id}"
+        );
+    }
+    // Every built-in agent's ladder is tabled, one row per strategy, with the one in force.
+    for agent in ["physics", "render", "asset"] {
+        assert!(
+            html.contains(&format!("<tr class=\"current\"><td>{agent}</td>")),
+            "no strategy in force for {agent}"
         );
     }
     assert!(run.files.iter().any(|f| f.ends_with("report.html")));

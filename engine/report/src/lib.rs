@@ -10,19 +10,23 @@
 //! Sections: lane timeline of the slowest frames held (one row per thread, like a profiler; the
 //! slowest open, the others a click away), frame time over the run against the target, a
 //! frame-time histogram against the budget, per-system p50/p99 against budget (breaches highlighted),
-//! the controller's decisions with reasons, lane busy share, memory over time, GPU pass times.
+//! the controller's decisions with reasons (also marked on the frame-time chart), each agent's
+//! ladder (quoted against priced cost, [`ladder`]), lane busy share, memory over time, GPU pass
+//! times.
 
 #![deny(unreachable_pub, missing_docs)]
 
+pub mod ladder;
 pub mod svg;
 
+use ladder::LadderRow;
 use lanegraph::hooks::telemetry::spans::{self, TrackKind};
 use lanegraph::hooks::ControllerDriver;
 use lanegraph::hooks::{
     layout_rows, EngineHooks, FrameRow, LayoutRow, RunRecorderHooks, TraceHistoryHooks,
 };
 use lanegraph::runtime::{DecisionEntry, Engine, GpuPass};
-use svg::{esc, Bar, Series};
+use svg::{esc, Bar, Mark, Series};
 
 /// Frames of spans the timeline shows: the slowest of those the trace history holds.
 pub const TIMELINE_FRAMES: usize = 3;
@@ -88,6 +92,8 @@ pub struct ReportData {
     pub present: Option<PresentReport>,
     /// The GPU memory monitor's last reading and findings; `None` without one.
     pub gpu_memory: Option<lanegraph::hooks::GpuMemoryEntry>,
+    /// Every agent's ladder: quoted against priced cost per strategy ([`ladder`]).
+    pub ladders: Vec<LadderRow>,
 }
 
 /// The report's present-pacing section.
@@ -116,6 +122,7 @@ impl Default for ReportData {
             layout: Vec::new(),
             present: None,
             gpu_memory: None,
+            ladders: Vec::new(),
         }
     }
 }
@@ -169,6 +176,7 @@ impl ReportData {
             gpu,
             budget_ms: Some(1000.0 / engine.config().target_fps),
             layout: layout_rows(engine.world()),
+            ladders: ladder::ladders_of(engine),
             gpu_memory: lanegraph::hooks::gpu_memory_of(&rs),
             present: rs.present.map(|p| {
                 let refresh_ms = (p.refresh_ns > 0).then(|| p.refresh_ns as f64 / 1e6);
@@ -278,6 +286,7 @@ pre{background:#fff;border:1px solid #dde2ea;padding:10px;overflow:auto;font-siz
 .grid{stroke:#eef1f5;stroke-width:1}.axis{font-size:10px;fill:#667}.track{font-size:11px;fill:#334}
 .line{fill:none;stroke-width:1.5}.frame{stroke:#2f6fd6}.target{stroke:#d2452f;stroke-dasharray:5 4}
 .memory{stroke:#7a3fc4}.budgetline{stroke:#1d2330;stroke-dasharray:2 3}.legend.budgetline{fill:#1d2330}.legend{font-size:11px}.legend.frame{fill:#2f6fd6}.legend.target{fill:#d2452f}.legend.memory{fill:#7a3fc4}
+.mark{stroke:#e08a1e;stroke-width:1;opacity:.7}tr.current td{font-weight:600}
 .busy0{stroke:#2f6fd6}.busy1{stroke:#2aa876}.busy2{stroke:#e08a1e}.busy3{stroke:#7a3fc4}.busy4{stroke:#c43f6b}
 .legend.busy0{fill:#2f6fd6}.legend.busy1{fill:#2aa876}.legend.busy2{fill:#e08a1e}.legend.busy3{fill:#7a3fc4}.legend.busy4{fill:#c43f6b}
 .span.d0{fill:#2f6fd6}.span.d1{fill:#5d97ea}.span.d2{fill:#92bbf3}.span.d3{fill:#c3d9f9}
@@ -328,8 +337,19 @@ pub fn render_html(d: &ReportData) -> String {
             .map(|r| (r.frame as f64, f(r)))
             .collect::<Vec<_>>()
     };
-    h.push_str("<h2>Frame time against target</h2><p>Blue: the owner thread's frame time. Red dashed: the budget controller's target (the frame budget less headroom, lowered by the controller under pressure). Black dotted: the configured frame budget.</p>");
-    h.push_str(&svg::line_chart(
+    h.push_str("<h2>Frame time against target</h2><p>Blue: the owner thread's frame time. Red dashed: the budget controller's target (the frame budget less headroom, lowered by the controller under pressure). Black dotted: the configured frame budget. Thin orange lines: the budget controller's decisions (hover for the change and its reason).</p>");
+    let marks: Vec<Mark> = d
+        .decisions
+        .iter()
+        .map(|x| Mark {
+            x: x.frame as f64,
+            label: format!(
+                "frame {}: {}: {} -> {} — {}",
+                x.frame, x.agent, x.from, x.to, x.reason
+            ),
+        })
+        .collect();
+    h.push_str(&svg::line_chart_marked(
         "frame-time",
         &[
             Series {
@@ -353,6 +373,7 @@ pub fn render_html(d: &ReportData) -> String {
         ],
         "frame",
         "ms",
+        &marks,
     ));
 
     h.push_str("<h2>Frame-time histogram</h2><p>Frames per 1/8 of the frame budget (the last bin holds everything past twice the budget); the black line is the budget, the dashed red line the controller's target (its median over the run).</p>");
@@ -425,6 +446,8 @@ pub fn render_html(d: &ReportData) -> String {
         }
         h.push_str("</table>");
     }
+
+    h.push_str(&ladder::ladder_table(&d.ladders));
 
     h.push_str("<h2>Component layouts</h2><p>The layout advisor's word on each component, from the World's access telemetry over the run (advice only: nothing is repacked).</p>");
     if d.layout.is_empty() {
@@ -614,6 +637,64 @@ mod tests {
             "the slowest is open"
         );
         assert!(html.contains("id=\"frame-histogram\""));
+    }
+
+    #[test]
+    fn decisions_are_marked_on_the_frame_plot_and_ladders_are_tabled() {
+        let row = |frame: u64, ms: f64| FrameRow {
+            frame,
+            frame_ms: ms,
+            target_ms: 15.0,
+            steps: 1,
+            physics_ms: 0.0,
+            memory_bytes: 0,
+            lane_busy: Vec::new(),
+            multiplier: 1.0,
+        };
+        let rung = |strategy: &str, quality: u16, quoted_ms: f64, priced_ms: f64| LadderRow {
+            agent: "physics".into(),
+            strategy: strategy.into(),
+            quality,
+            quoted_ms,
+            priced_ms,
+            evidence: "measured",
+            current: quality == 1,
+            barred: quality == 2,
+        };
+        let d = ReportData {
+            frames: (1..=50).map(|f| row(f, 10.0)).collect(),
+            decisions: vec![
+                DecisionEntry {
+                    frame: 20,
+                    agent: "physics".into(),
+                    from: "full".into(),
+                    to: "no_detail".into(),
+                    reason: "cpu <pressure>".into(),
+                },
+                // Outside the frames the record holds: no mark.
+                DecisionEntry {
+                    frame: 900,
+                    agent: "physics".into(),
+                    from: "no_detail".into(),
+                    to: "full".into(),
+                    reason: "later".into(),
+                },
+            ],
+            ladders: vec![rung("full", 2, 2.0, 28.0), rung("no_detail", 1, 0.5, 0.5)],
+            ..ReportData::default()
+        };
+        let html = render_html(&d);
+        assert_eq!(
+            html.matches("class=\"mark\"").count(),
+            1,
+            "one decision in range"
+        );
+        assert!(html.contains(
+            "<title>frame 20: physics: full -&gt; no_detail — cpu &lt;pressure&gt;</title>"
+        ));
+        assert!(html.contains("id=\"ladders\""));
+        assert!(html.contains("<td>full</td><td>2</td><td>2.000</td><td>28.000</td><td>14.0x</td><td>measured</td><td>barred</td>"), "{html}");
+        assert!(html.contains("<tr class=\"current\"><td>physics</td><td>no_detail</td>"));
     }
 
     #[test]

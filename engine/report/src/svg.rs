@@ -53,6 +53,38 @@ pub fn line_chart_to(
     y_unit: &str,
     y_max: Option<f64>,
 ) -> String {
+    chart(id, series, x_unit, y_unit, y_max, &[])
+}
+
+/// A mark on a chart's x axis: a thin vertical line at `x` whose hover text is `label` (the
+/// frame-time chart marks each budget controller decision this way).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mark {
+    /// Where, in the x axis' units.
+    pub x: f64,
+    /// Hover text.
+    pub label: String,
+}
+
+/// [`line_chart`] with [`Mark`]s; marks outside the series' x range are left out.
+pub fn line_chart_marked(
+    id: &str,
+    series: &[Series<'_>],
+    x_unit: &str,
+    y_unit: &str,
+    marks: &[Mark],
+) -> String {
+    chart(id, series, x_unit, y_unit, None, marks)
+}
+
+fn chart(
+    id: &str,
+    series: &[Series<'_>],
+    x_unit: &str,
+    y_unit: &str,
+    y_max: Option<f64>,
+    marks: &[Mark],
+) -> String {
     let pts = series.iter().flat_map(|s| s.points.iter());
     let (mut x0, mut x1, mut y1) = (f64::MAX, f64::MIN, 0.0f64);
     for &(x, y) in pts {
@@ -104,6 +136,15 @@ pub fn line_chart_to(
         esc(x_unit),
         esc(y_unit)
     );
+    for m in marks.iter().filter(|m| (x0..=x1).contains(&m.x)) {
+        let _ = write!(
+            s,
+            "<line class=\"mark\" x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{PAD_T}\" y2=\"{:.1}\"><title>{}</title></line>",
+            H - PAD_B,
+            esc(&m.label),
+            x = sx(m.x),
+        );
+    }
     for (i, se) in series.iter().enumerate() {
         let mut d = String::new();
         for (j, &(x, y)) in se.points.iter().enumerate() {
