@@ -67,6 +67,48 @@ impl std::fmt::Display for AdaptationEntry {
     }
 }
 
+/// Overrun probes and flips after settling an agent may make per minute and still be steady.
+pub(crate) const STEADY_PER_MINUTE: f64 = 1.0;
+
+impl AdaptationEntry {
+    /// The verdict's clause on adaptation over a run of `minutes`: `steady` when no agent
+    /// made more than [`STEADY_PER_MINUTE`] overrun probes or flips after settling per minute
+    /// and no frame went over the budget right after a change; else `unsteady`, naming what.
+    pub(crate) fn verdict(&self, minutes: f64) -> String {
+        let minutes = minutes.max(1.0 / 60.0);
+        let mut over = Vec::new();
+        for (name, a) in &self.agents {
+            for (what, n) in [
+                ("overrun probes", a.overrun_probes),
+                ("flips after settling", a.flips_after_settling),
+            ] {
+                let rate = n as f64 / minutes;
+                if rate > STEADY_PER_MINUTE {
+                    over.push(format!(
+                        "{name} {n} {what} ({rate:.1}/min > {STEADY_PER_MINUTE})"
+                    ));
+                }
+            }
+        }
+        if self.frames_over_budget_after_a_decision > 0 {
+            over.push(format!(
+                "{} frames over budget within {AFTER_A_DECISION_FRAMES} frames of a change",
+                self.frames_over_budget_after_a_decision
+            ));
+        }
+        if over.is_empty() {
+            let (probes, flips) = self.agents.values().fold((0, 0), |(p, f), a| {
+                (p + a.overrun_probes, f + a.flips_after_settling)
+            });
+            format!(
+                "adaptation steady: {probes} overrun probes, {flips} flips after settling (<= {STEADY_PER_MINUTE}/min per agent), no frame over budget after a change"
+            )
+        } else {
+            format!("adaptation unsteady: {}", over.join(", "))
+        }
+    }
+}
+
 /// Reads the figures off the decision log: `agents` names every agent (so one that never
 /// moved reports zeros), `frames` the frames run, `settle_frames` the quiet window that counts
 /// as settled (two seconds of frames at the target rate). The run summary reads a run's
@@ -126,6 +168,31 @@ mod tests {
             reason: reason.into(),
             ..DecisionEntry::default()
         }
+    }
+
+    #[test]
+    fn the_verdict_clause_names_what_is_unsteady() {
+        let mut a = AdaptationEntry::default();
+        a.agents
+            .insert("physics".into(), AgentAdaptation::default());
+        assert!(
+            a.verdict(1.0)
+                .starts_with("adaptation steady: 0 overrun probes"),
+            "{}",
+            a.verdict(1.0)
+        );
+        a.agents.get_mut("physics").unwrap().flips_after_settling = 3;
+        let v = a.verdict(1.0);
+        assert_eq!(
+            v,
+            "adaptation unsteady: physics 3 flips after settling (3.0/min > 1)"
+        );
+        // Three flips over five minutes are steady.
+        assert!(a.verdict(5.0).starts_with("adaptation steady"));
+        a.frames_over_budget_after_a_decision = 2;
+        assert!(a
+            .verdict(5.0)
+            .ends_with("2 frames over budget within 5 frames of a change"));
     }
 
     #[test]

@@ -371,6 +371,8 @@ impl RunSummary {
             rec.frames_over_budget_after_a_decision(),
             c.log().dropped() == 0,
         );
+        let minutes = engine.frames() as f64 / engine.config().target_fps / 60.0;
+        let target_verdict = format!("{target_verdict}; {}", adaptation.verdict(minutes));
         let (totals, failures) = engine.asset_report();
         let vc = engine.view_cache_stats();
         let lt = engine.loop_totals();
