@@ -108,7 +108,7 @@ pub struct TickReport {
     /// Budget multiplier: the lower of the pools' (the GPU's only while a GPU reading is
     /// current).
     pub multiplier: f64,
-    /// Each pool's multiplier, indexed by [`Pool::index`] (CPU, GPU).
+    /// Each pool's multiplier: `[cpu, gpu]`.
     pub pool_multipliers: [f64; 2],
     /// The measured frame, ms (`max(cpu, latest gpu)`).
     pub measured_ms: f64,

@@ -42,3 +42,51 @@ fn a_damaged_trace_fails_naming_its_line() {
         .to_string();
     assert!(e.contains("record the trace again"), "{e}");
 }
+
+#[test]
+fn a_recording_run_measures_every_rung_and_its_trace_reads_back() {
+    use lanegraph::hooks::budget::cost_trace::CostTrace;
+    use lanegraph_demo::DemoOptions;
+    let path = std::env::temp_dir().join(format!("lanegraph-costs-{}.trace", std::process::id()));
+    let opts = DemoOptions {
+        frames: Some(60),
+        entities: 2_000,
+        no_gpu: true,
+        out: None,
+        progress: false,
+        pace: false,
+        record_costs: Some(path.clone()),
+        ..DemoOptions::default()
+    };
+    lanegraph_demo::run(&opts).expect("a recording run");
+    let text = std::fs::read_to_string(&path).expect("the trace was written");
+    let _ = std::fs::remove_file(&path);
+    let trace = CostTrace::parse(&text).expect("the trace reads back");
+    assert_eq!(trace.frames.len(), 60);
+    let physics = trace
+        .agents
+        .iter()
+        .position(|a| a.name == "physics")
+        .expect("physics is traced");
+    assert_eq!(trace.agents[physics].rungs.len(), 10);
+    // The sweep holds each rung 2 frames: 60 frames visit all ten three times.
+    assert!(
+        trace.unmeasured(physics).is_empty(),
+        "{:?}",
+        trace.unmeasured(physics)
+    );
+    // A recording sweeps the rungs itself: with a pin or a real-clock run it is refused.
+    for bad in [
+        DemoOptions {
+            seconds: Some(1.0),
+            ..opts.clone()
+        },
+        DemoOptions {
+            pins: vec!["physics=full".parse().unwrap()],
+            ..opts.clone()
+        },
+    ] {
+        let e = bad.validate().expect_err("refused").to_string();
+        assert!(e.contains("--record-costs"), "{e}");
+    }
+}
