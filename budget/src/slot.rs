@@ -292,7 +292,12 @@ impl Slot {
         // The comparison linking the two is as old as the later of their two comparisons.
         let age = frame.saturating_sub(at.max(at_cur.unwrap_or(at))) as f64;
         let w = 0.5f64.powf(age / half_life.max(1.0));
-        calibration_factor(now * ratio.powf(w), 1.0)
+        // Age makes a remembered correction uncertain, not cheaper: a rung measured dearer
+        // than its quote keeps that correction until it is measured again (fading toward a
+        // quote it has already shown wrong is what re-probed an overrun rung on the clock);
+        // one measured cheaper fades back toward its quote, the safe side.
+        let r = if ratio > 1.0 { ratio } else { ratio.powf(w) };
+        calibration_factor(now * r, 1.0)
     }
 
     /// True when strategy `j` ranks above the one in force.
@@ -554,13 +559,34 @@ mod tests {
         }
         let lighter = s.calibrated(0, None, 40, HL);
         assert!((lighter - 28.0).abs() < 1.0, "{lighter}");
-        // One half-life after the comparison, half way (geometrically) to the quote's ratio.
-        let later = s.calibrated(0, None, 20 + HL as u64, HL);
-        assert!((later - 14f64.sqrt() * 2.0).abs() < 0.1, "{later}");
+        // Age does not make a rung that measured dearer than its quote cheaper: one half-life
+        // and ten after the comparison, rich is still 14x lean (fading toward the quote's 2x
+        // is what re-probed an overrun rung on the clock).
+        for age in [HL, 10.0 * HL] {
+            let later = s.calibrated(0, None, 20 + age as u64, HL);
+            assert!((later - 28.0).abs() < 1.0, "{later}");
+        }
         // Back on rich, its tracker starts afresh: the first new sample prices it alone.
         s.switch(StrategyIndex(0), 41, 40);
         s.ingest(41, 1, 20.0);
         assert_eq!(s.calibrated(0, None, 41, HL), 20.0);
+    }
+
+    #[test]
+    fn a_rung_measured_cheaper_than_its_quote_fades_back_toward_it() {
+        let mut s = slot();
+        for f in 1..=10 {
+            s.ingest(f, 1, 4.0); // rich at its quote
+        }
+        s.switch(StrategyIndex(1), 11, 10);
+        for f in 11..=20 {
+            s.ingest(f, 1, 4.0); // lean at 2x its quote: rich is half its quoted ratio
+        }
+        let fresh = s.calibrated(0, None, 20, HL);
+        assert!((fresh - 4.0).abs() < 0.1, "{fresh}");
+        // One half-life later, half way (geometrically) back to the quote's 2x: the safe side.
+        let later = s.calibrated(0, None, 20 + HL as u64, HL);
+        assert!((later - 8.0 / 2f64.sqrt()).abs() < 0.1, "{later}");
     }
 
     #[test]

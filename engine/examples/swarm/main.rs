@@ -1,12 +1,22 @@
-//! `cargo run --release -p lanegraph --features savegame --example swarm [BODIES] [FRAMES] [OUT_DIR]`:
+//! `cargo run --release -p lanegraph --features savegame --example swarm [BODIES] [FRAMES] [OUT_DIR] [--target-fps FPS]`:
 //! the second game (see `game.rs`), headless, printing its run summary's key figures; with
 //! `OUT_DIR`, it also writes its `summary.json` (what `Engine::replay` replays) and its
-//! `report.html` (`lanegraph-report`, as the demo's) there.
+//! `report.html` (`lanegraph-report`, as the demo's) there. `--target-fps` sets the frame
+//! rate its controller holds (60 by default).
 
 mod game;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut args = std::env::args().skip(1);
+    let mut all: Vec<String> = std::env::args().skip(1).collect();
+    let mut target_fps = 60.0;
+    if let Some(i) = all.iter().position(|a| a == "--target-fps") {
+        let v = all
+            .get(i + 1)
+            .ok_or("--target-fps needs a frame rate, e.g. --target-fps 120")?;
+        target_fps = v.parse()?;
+        all.drain(i..i + 2);
+    }
+    let mut args = all.into_iter();
     let bodies = args
         .next()
         .map(|a| a.parse())
@@ -15,6 +25,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let frames = args.next().map(|a| a.parse()).transpose()?.unwrap_or(600);
     let mut swarm = game::build(&game::SwarmOptions {
         bodies,
+        target_fps,
         ..Default::default()
     })?;
     swarm.run(frames)?;
@@ -22,8 +33,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let step = swarm.engine.world().fixed_step().as_secs_f64();
     let score = swarm.engine.world().resource::<game::Score>()?;
     println!(
-        "swarm: {} bodies, {} frames, {} steps of {:.4} s ({:.2} s simulated), {} collision passes, {} bumps, {} crowds",
-        bodies, summary.frames, summary.steps, step, summary.steps as f64 * step, score.passes, score.bumps, score.crowds
+        "swarm: {} bodies, {} frames, {} steps of {:.4} s ({:.2} s simulated), {} collision passes, {} bumps, {} contacts, {} crowds",
+        bodies, summary.frames, summary.steps, step, summary.steps as f64 * step, score.passes, score.bumps, score.contacts, score.crowds
+    );
+    println!(
+        "frame p50 {:.2} ms, p99 {:.2} ms against a {:.2} ms budget",
+        summary.frame_ms.p50, summary.frame_ms.p99, summary.frame_budget_ms
     );
     println!("world hash {}", summary.world_hash);
     let c = swarm.engine.controller();
