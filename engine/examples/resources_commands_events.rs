@@ -5,6 +5,7 @@
 //! if the books do not balance (spawned = alive + reaped, one event per reaped entity).
 
 use lanegraph::prelude::*;
+use lanegraph::world::Events;
 
 /// How long an entity has left, in steps.
 #[derive(Clone, Copy, Debug, Component, StateHash)]
@@ -29,6 +30,12 @@ struct Expired {
 impl Event for Expired {
     const NAME: &'static str = "Expired";
 }
+
+/// The scorer's place in the `Expired` queue: state a system keeps between runs lives in the
+/// World, not in its closure.
+#[derive(Debug, Default, Clone, Resource, StateHash)]
+#[resource(domains(GAMEPLAY))]
+struct ScorerCursor(EventCursor);
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let frames: u64 = std::env::args()
@@ -71,20 +78,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
         .after("spawner"),
     )?;
-    // Each reader keeps its own cursor: it sees every event once, in order.
-    let mut cursor = EventCursor::default();
+    // Each reader keeps its own cursor, in the World (a resource of its own, so snapshots,
+    // saves and the SyncTest see it): it sees every event once, in order.
+    w.insert_resource(ScorerCursor::default())?;
     w.register_system(
-        SystemDef::new("scorer", 0.2, move |w: &mut World, _| {
-            let (mut n, mut last) = (0, None);
-            if let Ok(q) = w.events::<Expired>() {
-                for e in q.read(&mut cursor) {
-                    n += 1;
-                    last = Some(e.tick);
-                }
-            }
-            if let Ok(b) = w.resource_mut::<Books>() {
-                b.scored += n;
-                b.last_expiry_tick = last.unwrap_or(b.last_expiry_tick);
+        SystemDef::new("scorer", 0.2, |w: &mut World, _| {
+            let Ok((_, (expired, cursor, books), _)) =
+                w.split::<(&Events<Expired>, &mut ScorerCursor, &mut Books)>()
+            else {
+                return;
+            };
+            for e in expired.read(&mut cursor.0) {
+                books.scored += 1;
+                books.last_expiry_tick = e.tick;
             }
         })
         .after("reaper"),

@@ -145,7 +145,8 @@ fn the_second_game_saves_and_loads_mid_run() {
         .resource::<game::Wind>()
         .resource::<game::Score>()
         // The event queue: its events in flight and its sequence counter.
-        .resource::<lanegraph::world::Events<game::Crowded>>();
+        .resource::<lanegraph::world::Events<game::Crowded>>()
+        .resource::<game::CrowdReader>();
     let mut live = game::build(&opts(None, 60.0)).unwrap();
     live.run(120).unwrap();
     assert!(

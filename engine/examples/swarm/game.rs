@@ -16,7 +16,7 @@ use lanegraph::input::{InputEvent, KeyCode};
 use lanegraph::jobs::LanePlan;
 use lanegraph::runtime::{AgentCost, Engine, EngineConfig};
 use lanegraph::systems::SystemDef;
-use lanegraph::world::{Component, Entity, Event, EventCursor, Resource, StateHash, World};
+use lanegraph::world::{Component, Entity, Event, EventCursor, Events, Resource, StateHash, World};
 // Savegames: the game's state types derive serde (`SaveSchema` in `tests/it/second_game.rs`).
 use serde::{Deserialize, Serialize};
 
@@ -95,6 +95,12 @@ pub struct Crowded {
 impl Event for Crowded {
     const NAME: &'static str = "Crowded";
 }
+
+/// Where `score` is in the `Crowded` queue: the state a system keeps between runs lives in the
+/// World (hashed, snapshotted, saved), not in its closure.
+#[derive(Debug, Clone, Default, Resource, StateHash, Serialize, Deserialize)]
+#[resource(domains(GAMEPLAY))]
+pub struct CrowdReader(pub EventCursor);
 
 /// The fewest bodies over which a cell counts as crowded.
 pub const CROWD_MIN: u32 = 4;
@@ -197,6 +203,7 @@ pub fn build(opts: &SwarmOptions) -> Result<Swarm, Box<dyn std::error::Error>> {
     w.insert_resource(Wind(0.0))?;
     w.insert_resource(Score::default())?;
     w.add_event::<Crowded>()?;
+    w.insert_resource(CrowdReader::default())?;
     let mut rng = opts.seed.max(1);
     let mut next = move || {
         rng ^= rng << 13;
@@ -333,14 +340,13 @@ pub fn build(opts: &SwarmOptions) -> Result<Swarm, Box<dyn std::error::Error>> {
     )?;
     // Reads each crowd once; the newest of the step gets a spark, and sparks fade: spawned and
     // despawned through commands from inside the loop over the sparks.
-    let mut seen = EventCursor::default();
     w.register_system(
-        SystemDef::new("score", 0.5, move |w: &mut World, ctx| {
-            let (crowds, newest) = match w.events::<Crowded>() {
-                Ok(q) => {
+        SystemDef::new("score", 0.5, |w: &mut World, ctx| {
+            let (crowds, newest) = match w.split::<(&Events<Crowded>, &mut CrowdReader)>() {
+                Ok((_, (q, reader), _)) => {
                     let mut n = 0u64;
                     let mut newest = None;
-                    for ev in q.read(&mut seen) {
+                    for ev in q.read(&mut reader.0) {
                         n += 1;
                         newest = Some(ev.cell);
                     }

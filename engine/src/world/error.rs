@@ -222,8 +222,10 @@ impl From<InvalidFields> for WorldError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "desync at step {tick}: after system `{system}`, {} differ between the run and its \
-     re-simulation from the same snapshot and input; fix: make `{system}` deterministic (no \
-     wall clock, no `HashMap` iteration order, no state outside the World)",
+     re-simulation from the same snapshot and input; fix: `{system}` computes from something the World does not hold: state kept between runs \
+     outside the World (an `EventCursor`, a counter or a cache captured in a closure: keep it \
+     in a resource, docs/systems.md#state-a-system-keeps), a wall clock, or a `HashMap`'s \
+     iteration order",
     .differ.join(", ")
 )]
 pub struct Desync {

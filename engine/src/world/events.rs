@@ -10,8 +10,8 @@
 //! Sent in step N (directly with [`World::send_event`], or deferred with `ctx.commands().send`,
 //! which applies right after the sending system), an event is readable by every system after
 //! the sender in step N and by every system in step N + 1; the end of step N + 1 drops it. A
-//! reader keeps an [`EventCursor`] (in its closure) and reads each event once, whichever side of
-//! the sender it runs on.
+//! reader keeps an [`EventCursor`] (in a resource of its own) and reads each event once,
+//! whichever side of the sender it runs on.
 
 use super::epoch::{Domain, DomainSet};
 use super::hash::{StateHash, StateHasher};
@@ -82,11 +82,22 @@ impl<E: Event> ResourceMeta for Events<E> {
     }
 }
 
-/// Where a reader is in an event queue: the next event it has not read. Keep one per reader
-/// (a system's closure state); it starts at the oldest event still held.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Where a reader is in an event queue: the next event it has not read; it starts at the
+/// oldest event still held. Keep one per reader **in the World**, in a resource of the
+/// reader's own (`#[derive(Resource, StateHash, Default, Clone)] struct HitReader(EventCursor);`,
+/// read through `World::split`), so snapshots, saves, the state hash, the SyncTest mode and a
+/// rollback see it: a cursor captured in a system's closure is outside every one of them, and
+/// a rollback or a SyncTest re-simulation reads nothing the second time
+/// (`docs/systems.md#state-a-system-keeps`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EventCursor {
     next: u64,
+}
+
+impl StateHash for EventCursor {
+    fn hash_state(&self, h: &mut StateHasher) {
+        self.next.hash_state(h);
+    }
 }
 
 impl<E> Events<E> {

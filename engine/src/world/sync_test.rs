@@ -21,14 +21,15 @@ use super::World;
 use crate::input::Input;
 use crate::world::error::{Desync, WorldError};
 
-/// Checksums after one system: per column (in column order, 0 for an empty one), per resource
-/// (in name order), and of the live entity set.
+/// Checksums after one system: per column (in column order, 0 for an empty one: a column a
+/// restore emptied and one not created yet compare equal), per resource (by name), and of the
+/// live entity set.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct SystemSums {
     system: usize,
     entities: u64,
     columns: Vec<u64>,
-    resources: Vec<u64>,
+    resources: Vec<(&'static str, u64)>,
 }
 
 /// What the schedule records after each system while a sync test runs.
@@ -60,6 +61,7 @@ impl SyncProbe {
                     .is_some_and(|then| !then.changed_in(&now, c.domains()));
                 match self.last_columns.get(i) {
                     Some(&sum) if unchanged => sum,
+                    _ if c.len() == 0 => 0,
                     _ => {
                         let mut h = StateHasher::default();
                         c.hash_rows(&world.entities, &mut h);
@@ -77,7 +79,7 @@ impl SyncProbe {
             .map(|r| {
                 let mut h = StateHasher::default();
                 r.hash_state(&mut h);
-                h.finish()
+                (r.name(), h.finish())
             })
             .collect();
         self.sums.push(SystemSums {
@@ -131,6 +133,10 @@ pub struct SyncTest {
     /// The world as the last step left it: a world changed between steps starts a new
     /// window, since the held steps never saw the change.
     after_last: WorldMark,
+    /// The state the last step's first run left (taken before its re-simulation): the next
+    /// step's snapshot when the world is unchanged between them, and what a desync puts back,
+    /// so the check never changes what it checks.
+    after_first_run: Option<Snapshot>,
 }
 
 /// What the held steps assume unchanged between steps, beside the snapshots: the world's change
@@ -177,6 +183,7 @@ impl SyncTest {
             spare: Vec::new(),
             probe: None,
             after_last: WorldMark::default(),
+            after_first_run: None,
         }
     }
 
@@ -188,11 +195,15 @@ impl SyncTest {
         while let Some(r) = self.window.pop_front() {
             self.spare.push(r.before);
         }
+        if let Some(s) = self.after_first_run.take() {
+            self.spare.push(s);
+        }
     }
 
     /// Runs one step of `world`, then re-simulates the window and compares. On a desync the
-    /// world is left in its re-simulated state and the window is cleared (the next step starts
-    /// a new one). A world changed since the last step (entities, components or resources
+    /// world is put back to the state the step's first run left (the check never changes what
+    /// the game computes, even for a system that keeps state outside the World) and the window
+    /// is cleared (the next step starts a new one). A world changed since the last step (entities, components or resources
     /// written outside a step, a system registered, a budget agent's strategy switched)
     /// starts a new window as well: the
     /// held steps never saw the change, so re-simulating them would report a desync that is
@@ -231,17 +242,33 @@ impl SyncTest {
         world: &mut World,
         after: &mut dyn FnMut(&mut World),
     ) -> Result<(), WorldError> {
-        let mut before = self.spare.pop().unwrap_or_default();
-        if let Err(e) = world.snapshot_into(&mut before) {
-            // Nothing to check against, but the step still runs: the game goes on.
-            self.spare.push(before);
-            world.run_systems();
-            after(world);
-            return Err(e);
-        }
+        // The last step's first-run state is this step's snapshot (`step_with` dropped it if
+        // the world changed in between).
+        let before = match self.after_first_run.take() {
+            Some(s) => s,
+            None => {
+                let mut s = self.spare.pop().unwrap_or_default();
+                if let Err(e) = world.snapshot_into(&mut s) {
+                    // Nothing to check against, but the step still runs: the game goes on.
+                    self.spare.push(s);
+                    world.run_systems();
+                    after(world);
+                    return Err(e);
+                }
+                s
+            }
+        };
         let input = world.input.clone();
         let tick = world.tick;
         let sums = run_probed(world, &mut self.probe, after);
+        let mut first_run = self.spare.pop().unwrap_or_default();
+        let first_run = match world.snapshot_into(&mut first_run) {
+            Ok(()) => Some(first_run),
+            Err(_) => {
+                self.spare.push(first_run);
+                None
+            }
+        };
         if self.window.len() == self.distance {
             if let Some(old) = self.window.pop_front() {
                 self.spare.push(old.before);
@@ -260,9 +287,14 @@ impl SyncTest {
             world.input = self.window[i].input.clone();
             let again = run_probed(world, &mut self.probe, after);
             if let Some(d) = compare(world, &self.window[i], &again) {
+                if let Some(s) = first_run {
+                    world.restore(&s)?;
+                    self.spare.push(s);
+                }
                 return Err(d.into());
             }
         }
+        self.after_first_run = first_run;
         Ok(())
     }
 }
@@ -318,19 +350,27 @@ fn compare(world: &World, rec: &Recorded, again: &[SystemSums]) -> Option<Desync
         if a.entities != b.entities {
             differ.push("entities".to_string());
         }
-        for (i, (x, y)) in a.columns.iter().zip(&b.columns).enumerate() {
-            if x != y {
+        // A column one run had not created yet is an empty one (sum 0).
+        for i in 0..a.columns.len().max(b.columns.len()) {
+            let (x, y) = (a.columns.get(i), b.columns.get(i));
+            if x.copied().unwrap_or(0) != y.copied().unwrap_or(0) {
                 differ.push(world.columns[i].name().to_string());
             }
         }
-        if a.columns.len() != b.columns.len() {
-            differ.push("a component first used in one run only".to_string());
-        }
-        let names = world.resources.values();
-        for (i, (x, y)) in a.resources.iter().zip(&b.resources).enumerate() {
-            if x != y {
-                differ.push(names.get(i).map_or("a resource", |r| r.name()).to_string());
+        for (name, x) in &a.resources {
+            let y = b.resources.iter().find(|(n, _)| n == name).map(|r| r.1);
+            if y != Some(*x) {
+                differ.push((*name).to_string());
             }
+        }
+        for (name, _) in &b.resources {
+            if !a.resources.iter().any(|(n, _)| n == name) {
+                differ.push((*name).to_string());
+            }
+        }
+        if differ.is_empty() && a.system == b.system {
+            // Only a column created in one run and still empty: the same state.
+            continue;
         }
         let system = if a.system == b.system {
             name(a.system)

@@ -1,0 +1,477 @@
+//! Every documented way of writing a game, under every mode that replays, rewinds or checks
+//! it: a pattern x mode matrix. Each pattern is a small world of its own; each mode runs it
+//! and must end at the state hash of the plain run (and a save must load to the hash it
+//! saved). The patterns are the ones `docs/systems.md` lists in "Patterns and modes": a test
+//! below reads that table, so a pattern added to the docs without joining the matrix fails.
+//!
+//! Modes here (World level): plain; SyncTest(8); save, load into a freshly built world,
+//! continue; snapshot and restore; rollback with a misprediction (three steps run on the wrong
+//! input from a restored snapshot, restored again, re-simulated on the right one). The engine
+//! level (replay on three lane plans, rollback through ggrs) is in `second_game`,
+//! `budget_adaptation` and `rollback_ggrs`.
+
+use lanegraph::prelude::*;
+use lanegraph::world::{Events, SaveSchema, Snapshot, SyncTest};
+use serde::{Deserialize, Serialize};
+
+const STEPS: u64 = 24;
+
+#[derive(Debug, Clone, Copy, Component, StateHash, Serialize, Deserialize)]
+struct Pos(f32);
+#[derive(Debug, Clone, Copy, Component, StateHash, Serialize, Deserialize)]
+struct Vel(f32);
+/// First inserted at step 5, by a command.
+#[derive(Debug, Clone, Copy, Component, StateHash, Serialize, Deserialize)]
+struct Late(u32);
+/// A reference to another entity.
+#[derive(Debug, Clone, Copy, Component, StateHash, Serialize, Deserialize)]
+struct Follows(Entity);
+/// Field-SoA: one column per field.
+#[derive(
+    Debug, Clone, Copy, Component, StateHash, Serialize, Deserialize, lanegraph::simd::SoaComponent,
+)]
+struct Body {
+    x: f32,
+    v: f32,
+}
+
+/// The pad's state this step: the game's input, written before each step (a rollback's
+/// prediction is a wrong value here).
+#[derive(Debug, Clone, Default, Resource, StateHash, Serialize, Deserialize)]
+struct Pad(u8);
+#[derive(Debug, Clone, Default, Resource, StateHash, Serialize, Deserialize)]
+struct Tally {
+    hits: u64,
+    changed: u64,
+    conditioned: u64,
+    followed: f32,
+    pad: u64,
+}
+/// A reader's cursor, kept in the World (`docs/systems.md#state-a-system-keeps`).
+#[derive(Debug, Clone, Default, Resource, StateHash, Serialize, Deserialize)]
+struct HitReader(EventCursor);
+#[derive(Debug, Clone, StateHash, Serialize, Deserialize)]
+struct Hit(u32);
+impl Event for Hit {
+    const NAME: &'static str = "Hit";
+}
+
+/// The patterns, as `docs/systems.md` names them in its "Patterns and modes" table.
+const PATTERNS: [&str; 8] = [
+    "events, cursor in the world",
+    "commands: spawn and despawn",
+    "a component first inserted mid-run",
+    "Changed<T>",
+    "field-SoA columns",
+    "resources",
+    "run conditions",
+    "entity references in components",
+];
+
+/// The world of pattern `p`, built as a game builds it (the same code builds the world a save
+/// loads into).
+fn build(p: &str) -> World {
+    let mut w = World::new();
+    w.insert_resource(Tally::default()).unwrap();
+    w.insert_resource(Pad(0)).unwrap();
+    w.spawn_batch((0..32).map(|i| (Pos(i as f32), Vel(1.0 + (i % 3) as f32))))
+        .unwrap();
+    // Every pattern reads the pad, so a misprediction changes the state.
+    w.register_system(SystemDef::new("pad", 1.0, |w: &mut World, _| {
+        let p = u64::from(w.resource::<Pad>().unwrap().0);
+        w.resource_mut::<Tally>().unwrap().pad += p;
+        w.query::<&mut Vel>()
+            .unwrap()
+            .for_each(|v| v.0 += p as f32 * 0.25);
+    }))
+    .unwrap();
+    match p {
+        "events, cursor in the world" => {
+            w.add_event::<Hit>().unwrap();
+            w.insert_resource(HitReader::default()).unwrap();
+            w.register_system(
+                SystemDef::new("send", 1.0, |w: &mut World, ctx| {
+                    let mut n = 0u32;
+                    w.query::<&Pos>().unwrap().for_each(|p| n += p.0 as u32);
+                    if ctx.tick() % 2 == 0 {
+                        ctx.commands().send(Hit(n % 97));
+                    }
+                })
+                .after("pad"),
+            )
+            .unwrap();
+            // The reader runs before the sender too (it reads last step's events then).
+            w.register_system(
+                SystemDef::new("read", 1.0, |w: &mut World, _| {
+                    let Ok((_, (hits, reader, tally), _)) =
+                        w.split::<(&Events<Hit>, &mut HitReader, &mut Tally)>()
+                    else {
+                        return;
+                    };
+                    for h in hits.read(&mut reader.0) {
+                        tally.hits += u64::from(h.0) + 1;
+                    }
+                })
+                .before("send"),
+            )
+            .unwrap();
+        }
+        "commands: spawn and despawn" => {
+            w.register_system(
+                SystemDef::new("churn", 1.0, |w: &mut World, ctx| {
+                    let c = ctx.commands();
+                    w.query::<(Entity, &mut Pos, &Vel)>()
+                        .unwrap()
+                        .for_each(|(e, p, v)| {
+                            p.0 += v.0;
+                            if p.0 > 40.0 {
+                                c.despawn(e);
+                                c.spawn((Pos(0.0), Vel(v.0 * 0.5 + 0.25)));
+                            }
+                        });
+                })
+                .after("pad"),
+            )
+            .unwrap();
+        }
+        "a component first inserted mid-run" => {
+            w.register_system(
+                SystemDef::new("late", 1.0, |w: &mut World, ctx| {
+                    let tick = ctx.tick();
+                    let c = ctx.commands();
+                    w.query::<(Entity, &Pos)>().unwrap().for_each(|(e, p)| {
+                        if tick >= 5 && (p.0 as u64 + tick) % 7 == 0 {
+                            c.insert(e, Late(tick as u32));
+                        }
+                    });
+                })
+                .after("pad"),
+            )
+            .unwrap();
+            // A system that never touches `Late` runs after the one that inserts it.
+            w.register_system(
+                SystemDef::new("drift", 1.0, |w: &mut World, _| {
+                    w.query::<(&mut Pos, &Vel)>()
+                        .unwrap()
+                        .for_each(|(p, v)| p.0 += v.0 * 0.5);
+                })
+                .after("late"),
+            )
+            .unwrap();
+        }
+        "Changed<T>" => {
+            w.register_system(
+                SystemDef::new("touch", 1.0, |w: &mut World, ctx| {
+                    let t = ctx.tick();
+                    w.query::<(&mut Pos, &Vel)>().unwrap().for_each(|(p, v)| {
+                        if (p.0 as u64 + t) % 3 == 0 {
+                            p.0 += v.0;
+                        }
+                    });
+                })
+                .after("pad"),
+            )
+            .unwrap();
+            w.register_system(
+                SystemDef::new("watch", 1.0, |w: &mut World, _| {
+                    let n = w.query_filtered::<Entity, Changed<Pos>>().unwrap().count();
+                    w.resource_mut::<Tally>().unwrap().changed += n as u64;
+                })
+                .after("touch"),
+            )
+            .unwrap();
+        }
+        "field-SoA columns" => {
+            w.use_field_soa::<Body>().unwrap();
+            let mut es: Vec<Entity> = Vec::new();
+            w.query::<Entity>().unwrap().for_each(|e| es.push(e));
+            for (i, e) in es.into_iter().enumerate() {
+                w.insert(
+                    e,
+                    Body {
+                        x: i as f32,
+                        v: 0.5,
+                    },
+                )
+                .unwrap();
+            }
+            w.register_system(
+                SystemDef::new("soa", 1.0, |w: &mut World, _| {
+                    let pad = f32::from(w.resource::<Pad>().unwrap().0);
+                    w.query::<&mut Body>().unwrap().for_each(|b| {
+                        b.v += pad * 0.125;
+                        b.x += b.v;
+                    });
+                })
+                .after("pad"),
+            )
+            .unwrap();
+        }
+        "resources" => {
+            w.register_system(
+                SystemDef::new("bank", 1.0, |w: &mut World, ctx| {
+                    let mut sum = 0.0f32;
+                    w.query::<&Vel>().unwrap().for_each(|v| sum += v.0);
+                    let t = w.resource_mut::<Tally>().unwrap();
+                    t.followed += sum * 0.001 + ctx.tick() as f32;
+                })
+                .after("pad"),
+            )
+            .unwrap();
+        }
+        "run conditions" => {
+            w.register_system(
+                SystemDef::new("sometimes", 1.0, |w: &mut World, _| {
+                    w.resource_mut::<Tally>().unwrap().conditioned += 1;
+                    w.query::<&mut Pos>().unwrap().for_each(|p| p.0 += 2.0);
+                })
+                .after("pad")
+                .run_if(every(3)),
+            )
+            .unwrap();
+            w.register_system(
+                SystemDef::new("on_pad", 1.0, |w: &mut World, _| {
+                    w.resource_mut::<Tally>().unwrap().conditioned += 100;
+                })
+                .after("pad")
+                .run_if(|w: &World, _| w.resource::<Pad>().is_ok_and(|p| p.0 % 2 == 1)),
+            )
+            .unwrap();
+        }
+        "entity references in components" => {
+            let mut es: Vec<Entity> = Vec::new();
+            w.query::<Entity>().unwrap().for_each(|e| es.push(e));
+            for (i, &e) in es.iter().enumerate() {
+                w.insert(e, Follows(es[(i + 1) % es.len()])).unwrap();
+            }
+            w.register_system(
+                SystemDef::new("follow", 1.0, |w: &mut World, ctx| {
+                    let tick = ctx.tick();
+                    let mut pairs: Vec<(Entity, Entity)> = Vec::new();
+                    w.query::<(Entity, &Follows)>()
+                        .unwrap()
+                        .for_each(|(e, f)| pairs.push((e, f.0)));
+                    let c = ctx.commands();
+                    let mut seen = 0.0;
+                    for (e, target) in pairs {
+                        match w.get::<Pos>(target) {
+                            Ok(p) => seen += p.0,
+                            // The target is gone: follow the follower's own next one.
+                            Err(_) => c.remove::<Follows>(e),
+                        }
+                    }
+                    w.resource_mut::<Tally>().unwrap().followed += seen;
+                    // Despawn one entity now and then: references to it go stale.
+                    if tick % 5 == 4 {
+                        let mut first = None;
+                        w.query::<Entity>().unwrap().for_each(|e| {
+                            first.get_or_insert(e);
+                        });
+                        if let Some(e) = first {
+                            c.despawn(e);
+                        }
+                    }
+                })
+                .after("pad"),
+            )
+            .unwrap();
+        }
+        other => panic!("no such pattern: {other}"),
+    }
+    w
+}
+
+fn schema() -> SaveSchema {
+    SaveSchema::default()
+        .component::<Pos>()
+        .component::<Vel>()
+        .component::<Late>()
+        .component::<Follows>()
+        .component::<Body>()
+        .resource::<Pad>()
+        .resource::<Tally>()
+        .resource::<HitReader>()
+        .resource::<Events<Hit>>()
+}
+
+/// The right pad value at `tick`, and a wrong prediction of it.
+fn pad(tick: u64) -> u8 {
+    ((tick * 7 + 3) % 5) as u8
+}
+fn mispredicted(tick: u64) -> u8 {
+    pad(tick) ^ 1
+}
+
+/// One step on the pad value `p`.
+fn step(w: &mut World, p: u8) {
+    w.resource_mut::<Pad>().unwrap().0 = p;
+    w.run_systems();
+}
+
+fn plain(p: &str) -> u64 {
+    let mut w = build(p);
+    for t in 0..STEPS {
+        step(&mut w, pad(t));
+    }
+    w.state_hash()
+}
+
+#[test]
+fn every_pattern_ends_at_the_plain_runs_hash_under_every_mode() {
+    let mut failures = Vec::new();
+    for p in PATTERNS {
+        let want = plain(p);
+        let check = |failures: &mut Vec<String>, mode: &str, got: u64| {
+            if got != want {
+                failures.push(format!("`{p}` under {mode}: {got:#x} != plain {want:#x}"));
+            }
+        };
+
+        // SyncTest(8): never a desync, and the check does not change the result.
+        let mut w = build(p);
+        let mut sync = SyncTest::new(8);
+        for t in 0..STEPS {
+            w.resource_mut::<Pad>().unwrap().0 = pad(t);
+            if let Err(e) = sync.step(&mut w) {
+                failures.push(format!("`{p}` under SyncTest(8): {e}"));
+                break;
+            }
+        }
+        check(&mut failures, "SyncTest(8)", w.state_hash());
+
+        // Save at the middle, load into a freshly built world, continue.
+        let mut w = build(p);
+        for t in 0..STEPS / 2 {
+            step(&mut w, pad(t));
+        }
+        let saved = w.state_hash();
+        let mut bytes = Vec::new();
+        schema().save(&mut w, &mut bytes).unwrap();
+        let mut fresh = build(p);
+        schema().load_into(&mut fresh, bytes.as_slice()).unwrap();
+        if fresh.state_hash() != saved {
+            failures.push(format!("`{p}`: the save loads to another hash"));
+        }
+        for t in STEPS / 2..STEPS {
+            step(&mut fresh, pad(t));
+        }
+        check(&mut failures, "save, load, continue", fresh.state_hash());
+
+        // Snapshot at the middle, run on, restore, run the second half again.
+        let mut w = build(p);
+        for t in 0..STEPS / 2 {
+            step(&mut w, pad(t));
+        }
+        let mut snap = Snapshot::default();
+        w.snapshot_into(&mut snap).unwrap();
+        for t in STEPS / 2..STEPS {
+            step(&mut w, pad(t));
+        }
+        check(&mut failures, "snapshot (first pass)", w.state_hash());
+        w.restore(&snap).unwrap();
+        for t in STEPS / 2..STEPS {
+            step(&mut w, pad(t));
+        }
+        check(&mut failures, "snapshot and restore", w.state_hash());
+
+        // Rollback: every 4 steps, 3 steps run on a misprediction, then the capture is put
+        // back and the steps re-simulated on the confirmed input.
+        let mut w = build(p);
+        let mut capture = Snapshot::default();
+        let mut t = 0;
+        while t < STEPS {
+            w.snapshot_into(&mut capture).unwrap();
+            let span = 3.min(STEPS - t);
+            for k in 0..span {
+                step(&mut w, mispredicted(t + k));
+            }
+            w.restore(&capture).unwrap();
+            for k in 0..span {
+                step(&mut w, pad(t + k));
+            }
+            t += span;
+        }
+        check(
+            &mut failures,
+            "rollback with mispredictions",
+            w.state_hash(),
+        );
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn a_cursor_kept_in_a_closure_is_named_by_the_sync_test_which_changes_nothing() {
+    // The pattern the docs warn against: the cursor lives in the closure, outside the World.
+    let build = || {
+        let mut w = World::new();
+        w.insert_resource(Tally::default()).unwrap();
+        w.add_event::<Hit>().unwrap();
+        w.register_system(SystemDef::new("send", 1.0, |w: &mut World, ctx| {
+            w.send_event(Hit(ctx.tick() as u32)).unwrap();
+        }))
+        .unwrap();
+        let mut cursor = EventCursor::default();
+        w.register_system(
+            SystemDef::new("closure_reader", 1.0, move |w: &mut World, _| {
+                let n: u64 = w
+                    .events::<Hit>()
+                    .unwrap()
+                    .read(&mut cursor)
+                    .map(|h| u64::from(h.0) + 1)
+                    .sum();
+                w.resource_mut::<Tally>().unwrap().hits += n;
+            })
+            .after("send"),
+        )
+        .unwrap();
+        w
+    };
+    let mut plain = build();
+    let mut checked = build();
+    let mut sync = SyncTest::new(8);
+    let mut said = None;
+    for _ in 0..STEPS {
+        plain.run_systems();
+        if let Err(e) = sync.step(&mut checked) {
+            said.get_or_insert(e.to_string());
+        }
+    }
+    let said = said.expect("the SyncTest sees the state outside the World");
+    assert!(
+        said.contains("closure_reader") && said.contains("captured in a closure"),
+        "{said}"
+    );
+    // The check reported it, and changed nothing: the checked run ends where the plain one does.
+    assert_eq!(checked.state_hash(), plain.state_hash());
+}
+
+#[test]
+fn the_docs_list_exactly_the_patterns_the_matrix_runs() {
+    let doc = include_str!("../../docs/systems.md");
+    let start = doc
+        .find("### Patterns and modes")
+        .expect("docs/systems.md has a Patterns and modes section");
+    let table: Vec<&str> = doc[start..]
+        .lines()
+        .skip_while(|l| !l.starts_with("| pattern"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| l.split('|').nth(1).unwrap_or("").trim().trim_matches('`'))
+        .collect();
+    let outside: Vec<&str> = table
+        .iter()
+        .copied()
+        .filter(|p| p.contains("outside every mode"))
+        .collect();
+    let inside: Vec<&str> = table
+        .iter()
+        .copied()
+        .filter(|p| !p.contains("outside every mode"))
+        .collect();
+    assert_eq!(
+        inside, PATTERNS,
+        "the docs' patterns and the matrix's differ"
+    );
+    assert_eq!(outside.len(), 1, "{table:?}");
+}
