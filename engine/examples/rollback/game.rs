@@ -1,21 +1,18 @@
-//! A two-player rollback game through `ggrs` (the Rust GGPO), written as a game on lanegraph
-//! would: two ships steered by scripted inputs among drifting rocks, each peer a World; ggrs
-//! asks for saves, loads and advances, which go through a [`SnapshotRing`] and the World's
-//! systems; the World's state hash is the checksum ggrs compares between peers.
+//! A two-player rollback game through `lanegraph-netcode` (ggrs underneath), written as a game
+//! on lanegraph would: two ships steered by scripted inputs among drifting rocks, each peer a
+//! World. The game is only its World and how one frame's inputs enter it ([`apply`]): the
+//! session saves, loads, advances and checksums (the World's state hash) by itself.
 //!
 //! [`run_pair`] runs both peers in one process over loopback UDP with a simulated one-way
-//! delay and packet loss ([`LossyLink`]), prediction 8 frames, input delay 2.
+//! delay and packet loss, prediction 8, input delay 2.
 
-use std::collections::{BTreeMap, VecDeque};
-use std::net::{SocketAddr, UdpSocket};
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use ggrs::{
-    Config, DesyncDetection, GgrsError, GgrsEvent, GgrsRequest, Message, NonBlockingSocket,
-    P2PSession, PlayerType, SessionBuilder, SessionState,
-};
 use lanegraph::systems::SystemDef;
-use lanegraph::world::{Component, Resource, SnapshotRing, StateHash, World};
+use lanegraph::world::{Component, Resource, StateHash, World};
+use lanegraph_netcode::ggrs::NonBlockingSocket;
+use lanegraph_netcode::{LinkConditions, NetConfig, NetEvent, Session, Stepped, UdpLink};
 
 /// A ship: where it is and how it moves.
 #[derive(Clone, Copy, Debug, Component, StateHash)]
@@ -46,7 +43,7 @@ pub struct Rock {
 }
 
 /// This step's inputs, one byte per player (bit 0 left, 1 right, 2 up, 3 down), set from what
-/// ggrs hands each advance (confirmed or predicted).
+/// the session hands each advance (confirmed or predicted).
 #[derive(Clone, Copy, Debug, Default, Resource, StateHash)]
 pub struct Inputs(pub [u8; 2]);
 
@@ -57,34 +54,6 @@ pub struct Hits(pub [u32; 2]);
 /// Side of the square arena.
 pub const ARENA: f32 = 200.0;
 
-/// The game's ggrs types: one input byte per player, the state ggrs keeps is the step the
-/// snapshot ring holds (the snapshot itself stays in the ring), peers are UDP addresses.
-#[derive(Debug)]
-pub struct Duel;
-
-impl Config for Duel {
-    type Input = u8;
-    type State = u64;
-    type Address = SocketAddr;
-}
-
-/// One peer's game: its World, the snapshots ggrs may roll back to, and the checksum it
-/// reported for every frame (a re-simulated frame overwrites its earlier, predicted one).
-#[derive(Debug)]
-pub struct Peer {
-    /// The simulation.
-    pub world: World,
-    ring: SnapshotRing,
-    /// Frame -> the checksum saved for it last.
-    pub checksums: BTreeMap<i32, u128>,
-    /// Loads ggrs asked for (rollbacks).
-    pub rollbacks: u64,
-    /// Frames advanced, re-simulations included.
-    pub advances: u64,
-    /// The step of the latest capture, while the world has not moved since.
-    saved_tick: Option<u64>,
-}
-
 /// A deterministic generator for the rocks (xorshift64*).
 fn next(seed: &mut u64) -> f32 {
     *seed ^= *seed >> 12;
@@ -94,7 +63,7 @@ fn next(seed: &mut u64) -> f32 {
 }
 
 /// A fresh peer's World: two ships, `rocks` rocks from `seed`, the systems.
-pub fn peer(rocks: usize, seed: u64) -> Peer {
+pub fn peer(rocks: usize, seed: u64) -> World {
     let mut w = World::new();
     for player in 0..2u8 {
         let e = w.spawn();
@@ -173,69 +142,17 @@ pub fn peer(rocks: usize, seed: u64) -> Peer {
         .after("drift"),
     )
     .expect("a fresh world");
-    Peer {
-        world: w,
-        // A frame ggrs loads is at most the prediction window (8) back, but every rollback
-        // saves each re-simulated frame again: 128 captures cover 8 rollbacks of 8 frames
-        // and more between a frame's last save and its load.
-        ring: SnapshotRing::new(128),
-        checksums: BTreeMap::new(),
-        rollbacks: 0,
-        advances: 0,
-        saved_tick: None,
-    }
+    w
 }
 
-impl Peer {
-    /// Carries out what ggrs asked for, in order.
-    pub fn handle(&mut self, requests: Vec<GgrsRequest<Duel>>) -> Result<(), String> {
-        for r in requests {
-            match r {
-                GgrsRequest::SaveGameState { cell, frame } => {
-                    // ggrs asks again for a frame it saved while it waits on the prediction
-                    // window: the state has not moved, so the capture stands.
-                    if self.saved_tick != Some(self.world.tick()) {
-                        self.ring.save(&self.world).map_err(|e| e.to_string())?;
-                        self.saved_tick = Some(self.world.tick());
-                    }
-                    let checksum = u128::from(self.world.state_hash());
-                    self.checksums.insert(frame, checksum);
-                    cell.save(frame, Some(self.world.tick()), Some(checksum));
-                }
-                GgrsRequest::LoadGameState { cell, frame } => {
-                    let tick = cell
-                        .load()
-                        .ok_or_else(|| format!("ggrs asked to load frame {frame}, never saved"))?;
-                    let snap = self
-                        .ring
-                        .at_tick(tick)
-                        .ok_or_else(|| {
-                            format!(
-                                "the ring no longer holds step {tick} (frame {frame}; the world is at step {}, after {} advances and {} rollbacks)",
-                                self.world.tick(),
-                                self.advances,
-                                self.rollbacks
-                            )
-                        })?;
-                    self.world.restore(snap).map_err(|e| e.to_string())?;
-                    self.saved_tick = None;
-                    self.rollbacks += 1;
-                }
-                GgrsRequest::AdvanceFrame { inputs } => {
-                    let mut bytes = [0u8; 2];
-                    for (p, (input, _status)) in inputs.iter().enumerate().take(2) {
-                        bytes[p] = *input;
-                    }
-                    self.world
-                        .insert_resource(Inputs(bytes))
-                        .map_err(|e| e.to_string())?;
-                    self.world.run_systems();
-                    self.saved_tick = None;
-                    self.advances += 1;
-                }
-            }
-        }
-        Ok(())
+/// One frame's inputs into the World: the only glue between the session and the game.
+pub fn apply(world: &mut World, inputs: &[u8]) {
+    let mut bytes = [0u8; 2];
+    for (b, i) in bytes.iter_mut().zip(inputs) {
+        *b = *i;
+    }
+    if let Ok(r) = world.resource_mut::<Inputs>() {
+        r.0 = bytes;
     }
 }
 
@@ -250,71 +167,6 @@ pub fn script(player: usize, frame: i32) -> u8 {
     ][phase as usize]
 }
 
-/// Loopback UDP with a one-way delay and a loss rate (seeded: the same drops every run), the
-/// network a rollback game must survive.
-pub struct LossyLink {
-    socket: UdpSocket,
-    delay: Duration,
-    loss: f64,
-    seed: u64,
-    queue: VecDeque<(Instant, SocketAddr, Vec<u8>)>,
-    buffer: Vec<u8>,
-}
-
-impl LossyLink {
-    /// Bound to a free loopback port.
-    pub fn bind(delay: Duration, loss: f64, seed: u64) -> std::io::Result<LossyLink> {
-        let socket = UdpSocket::bind("127.0.0.1:0")?;
-        socket.set_nonblocking(true)?;
-        Ok(LossyLink {
-            socket,
-            delay,
-            loss,
-            seed: seed | 1,
-            queue: VecDeque::new(),
-            buffer: vec![0; 4096],
-        })
-    }
-
-    /// Its address.
-    pub fn addr(&self) -> std::io::Result<SocketAddr> {
-        self.socket.local_addr()
-    }
-
-    fn flush(&mut self) {
-        let now = Instant::now();
-        while self.queue.front().is_some_and(|(due, _, _)| *due <= now) {
-            if let Some((_, addr, bytes)) = self.queue.pop_front() {
-                // A full socket buffer is one more lost packet: ggrs resends.
-                let _ = self.socket.send_to(&bytes, addr);
-            }
-        }
-    }
-}
-
-impl NonBlockingSocket<SocketAddr> for LossyLink {
-    fn send_to(&mut self, msg: &Message, addr: &SocketAddr) {
-        if f64::from(next(&mut self.seed)) < self.loss {
-            // Lost.
-        } else if let Ok(bytes) = bincode::serialize(msg) {
-            self.queue
-                .push_back((Instant::now() + self.delay, *addr, bytes));
-        }
-        self.flush();
-    }
-
-    fn receive_all_messages(&mut self) -> Vec<(SocketAddr, Message)> {
-        self.flush();
-        let mut out = Vec::new();
-        while let Ok((n, from)) = self.socket.recv_from(&mut self.buffer) {
-            if let Ok(msg) = bincode::deserialize(&self.buffer[..n]) {
-                out.push((from, msg));
-            }
-        }
-        out
-    }
-}
-
 /// What [`run_pair`] saw.
 #[derive(Debug)]
 pub struct PairReport {
@@ -324,87 +176,85 @@ pub struct PairReport {
     pub compared: usize,
     /// Of those, the ones that agree.
     pub agreed: usize,
-    /// `DesyncDetected` events (ggrs comparing the checksums itself).
-    pub desyncs: u64,
+    /// Every event each peer's session reported.
+    pub events: [Vec<NetEvent>; 2],
     /// Rollbacks each peer ran.
     pub rollbacks: [u64; 2],
-    /// The two peers as they ended.
-    pub peers: [Peer; 2],
+    /// Frames each peer advanced, re-simulations included.
+    pub advances: [u64; 2],
 }
 
-/// Runs two peers until both confirmed `frames` frames (or `timeout` passes): `one_way` delay
-/// and `loss` on both links, prediction 8, input delay 2, ggrs desync detection every frame.
+impl PairReport {
+    /// Desyncs the sessions reported.
+    pub fn desyncs(&self) -> usize {
+        self.events
+            .iter()
+            .flatten()
+            .filter(|e| matches!(e, NetEvent::Desync { .. }))
+            .count()
+    }
+}
+
+/// Runs two peers until both confirmed `frames` frames (or `timeout` passes, or a session
+/// ends): `one_way` delay and `loss` on both links.
 pub fn run_pair(
     frames: i32,
     one_way: Duration,
     loss: f64,
     timeout: Duration,
 ) -> Result<PairReport, String> {
-    let io = |e: std::io::Error| e.to_string();
-    let links = [
-        LossyLink::bind(one_way, loss, 0x51).map_err(io)?,
-        LossyLink::bind(one_way, loss, 0xa7).map_err(io)?,
-    ];
-    let addrs = [links[0].addr().map_err(io)?, links[1].addr().map_err(io)?];
-    let gg = |e: GgrsError| e.to_string();
-    let mut sessions: Vec<P2PSession<Duel>> = Vec::new();
+    let (links, addrs) = links(one_way, loss).map_err(|e| e.to_string())?;
+    run_sessions(links, addrs, frames, timeout, &mut |_| {})
+}
+
+/// [`run_pair`] over any two links (`addrs`: where each is bound), calling `each_round` once
+/// a round (a test forges datagrams from there).
+pub fn run_sessions<S: NonBlockingSocket<SocketAddr> + 'static>(
+    links: [S; 2],
+    addrs: [SocketAddr; 2],
+    frames: i32,
+    timeout: Duration,
+    each_round: &mut dyn FnMut(u64),
+) -> Result<PairReport, String> {
+    let mut sessions = Vec::new();
     for (me, link) in links.into_iter().enumerate() {
-        let other = 1 - me;
-        let mut b = SessionBuilder::<Duel>::new()
-            .with_num_players(2)
-            .with_max_prediction_window(8)
-            .with_input_delay(2)
-            .with_desync_detection_mode(DesyncDetection::On { interval: 1 });
-        b = b.add_player(PlayerType::Local, me).map_err(gg)?;
-        b = b
-            .add_player(PlayerType::Remote(addrs[other]), other)
-            .map_err(gg)?;
-        sessions.push(b.start_p2p_session(link).map_err(gg)?);
+        let cfg = NetConfig::two_players(me, addrs[1 - me]);
+        sessions.push(Session::p2p(&cfg, link, apply).map_err(|e| e.to_string())?);
     }
-    let mut peers = [peer(256, 9), peer(256, 9)];
-    let mut desyncs = 0;
+    let mut worlds = [peer(256, 9), peer(256, 9)];
+    let mut events: [Vec<NetEvent>; 2] = [Vec::new(), Vec::new()];
     let start = Instant::now();
+    let mut round = 0u64;
     loop {
+        each_round(round);
+        round += 1;
         let mut progressed = false;
         for (me, session) in sessions.iter_mut().enumerate() {
-            session.poll_remote_clients();
-            for event in session.events() {
-                if let GgrsEvent::DesyncDetected { .. } = event {
-                    desyncs += 1;
-                }
-            }
-            if session.current_state() != SessionState::Running {
+            events[me].extend(session.poll());
+            let frame = session.current_frame().unwrap_or(i32::MAX);
+            if frame >= frames + 20 || !session.is_live() {
                 continue;
             }
-            let frame = session.current_frame();
-            if frame >= frames + 20 {
-                continue;
-            }
-            session.add_local_input(me, script(me, frame)).map_err(gg)?;
-            match session.advance_frame() {
-                Ok(requests) => {
-                    peers[me].handle(requests)?;
-                    progressed = true;
+            match session.step(&mut worlds[me], script(me, frame)) {
+                Ok(Stepped::Advanced) => progressed = true,
+                Ok(Stepped::Waiting | Stepped::Synchronizing) => {}
+                Err(lanegraph_netcode::NetError::LibraryFailed { during, message }) => {
+                    events[me].push(NetEvent::LibraryFailed { during, message });
                 }
-                Err(GgrsError::PredictionThreshold) => {}
                 Err(e) => return Err(e.to_string()),
             }
         }
         let confirmed = sessions
             .iter()
-            .map(P2PSession::confirmed_frame)
+            .map(|s| s.confirmed_frame().unwrap_or(-1))
             .min()
             .unwrap_or(-1);
-        if confirmed >= frames {
+        if confirmed >= frames || sessions.iter().any(|s| !s.is_live()) {
             break;
         }
         if start.elapsed() > timeout {
             return Err(format!(
-                "timed out at confirmed frame {confirmed} of {frames} (frames {:?})",
-                sessions
-                    .iter()
-                    .map(P2PSession::current_frame)
-                    .collect::<Vec<_>>()
+                "timed out at confirmed frame {confirmed} of {frames}"
             ));
         }
         if !progressed {
@@ -413,12 +263,12 @@ pub fn run_pair(
     }
     let confirmed = sessions
         .iter()
-        .map(P2PSession::confirmed_frame)
+        .map(|s| s.confirmed_frame().unwrap_or(-1))
         .min()
         .unwrap_or(-1);
     let (mut compared, mut agreed) = (0, 0);
     for f in 0..=confirmed {
-        if let (Some(a), Some(b)) = (peers[0].checksums.get(&f), peers[1].checksums.get(&f)) {
+        if let (Some(a), Some(b)) = (sessions[0].checksum(f), sessions[1].checksum(f)) {
             compared += 1;
             if a == b {
                 agreed += 1;
@@ -429,8 +279,25 @@ pub fn run_pair(
         confirmed,
         compared,
         agreed,
-        desyncs,
-        rollbacks: [peers[0].rollbacks, peers[1].rollbacks],
-        peers,
+        events,
+        rollbacks: [sessions[0].rollbacks(), sessions[1].rollbacks()],
+        advances: [sessions[0].advances(), sessions[1].advances()],
     })
+}
+
+/// Two loopback links with the same conditions, and their addresses.
+pub fn links(one_way: Duration, loss: f64) -> std::io::Result<([UdpLink; 2], [SocketAddr; 2])> {
+    let at = |seed| {
+        UdpLink::bind(
+            "127.0.0.1:0".parse().expect("a literal address"),
+            LinkConditions {
+                one_way_delay: one_way,
+                loss,
+                seed,
+            },
+        )
+    };
+    let links = [at(0x51)?, at(0xa7)?];
+    let addrs = [links[0].local_addr()?, links[1].local_addr()?];
+    Ok((links, addrs))
 }
