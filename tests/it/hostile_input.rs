@@ -299,6 +299,32 @@ fn config_files_and_values_are_bounded_in_what_they_read_and_echo() {
     let long = format!("[engine]\nlanes = \"{}\"\n", "x".repeat(10 << 20));
     let err = EngineConfig::from_toml(&long).unwrap_err().to_string();
     assert!(err.len() < 1_000, "{} bytes of error", err.len());
+    // Whichever way a long value reaches the message (a type error quotes it, a range error
+    // names it), at most 80 of its characters are quoted.
+    let longest_run = |e: &str, c: char| {
+        e.split(|x| x != c)
+            .map(|r| r.chars().count())
+            .max()
+            .unwrap_or(0)
+    };
+    for (text, c) in [
+        (long.clone(), 'x'),
+        (
+            format!("[engine]\ntarget_fps = \"{}\"\n", "y".repeat(5_000)),
+            'y',
+        ),
+        (
+            format!("[window]\npresent_mode = \"{}\"\n", "z".repeat(5_000)),
+            'z',
+        ),
+    ] {
+        let err = EngineConfig::from_toml(&text).unwrap_err().to_string();
+        assert!(
+            longest_run(&err, c) <= 80,
+            "{} quoted: {err}",
+            longest_run(&err, c)
+        );
+    }
     let forged = "[engine]\n\"target_fps\\nWARN forged = 1\" = 3\n";
     let err = EngineConfig::from_toml(forged).unwrap_err().to_string();
     assert!(!err.contains('\n'), "a newline in the error: {err:?}");

@@ -88,10 +88,10 @@ impl Default for EngineConfig {
 }
 
 /// A configuration problem: which file, which key, which line, what is wrong and how to fix it.
-/// Its text quotes at most 80 characters of the key and 240 of the message, control
-/// characters escaped.
+/// Its text quotes at most 80 characters of the key, of any value the message quotes (between
+/// backticks or double quotes), and 240 of the message, control characters escaped.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}{}: `{}`: {}; fix: {fix}", .file.as_ref().map(|f| format!("{}: ", crate::world::quoted(&f.display().to_string(), 160))).unwrap_or_default(), .line.map(|l| format!("line {l}")).unwrap_or_else(|| "config".into()), crate::world::quoted(.key, 80), crate::world::quoted(.message, 240))]
+#[error("{}{}: `{}`: {}; fix: {fix}", .file.as_ref().map(|f| format!("{}: ", crate::world::quoted(&f.display().to_string(), 160))).unwrap_or_default(), .line.map(|l| format!("line {l}")).unwrap_or_else(|| "config".into()), crate::world::quoted(.key, 80), crate::world::quoted(&values_cut(.message, 80), 240))]
 pub struct ConfigError {
     /// The file, when the configuration came from one.
     pub file: Option<PathBuf>,
@@ -103,6 +103,39 @@ pub struct ConfigError {
     pub message: String,
     /// How to fix it.
     pub fix: String,
+}
+
+/// `message` with every value it quotes (between backticks or double quotes) cut to `max`
+/// characters, an ellipsis marking the cut: a 10 MB value in a config file is named, not
+/// echoed.
+fn values_cut(message: &str, max: usize) -> String {
+    let mut out = String::with_capacity(message.len().min(4 * max));
+    let mut open: Option<char> = None;
+    let mut run = 0usize;
+    for c in message.chars() {
+        match open {
+            Some(q) if c == q => {
+                open = None;
+                out.push(c);
+            }
+            Some(_) => {
+                run += 1;
+                if run <= max {
+                    out.push(c);
+                } else if run == max + 1 {
+                    out.push('…');
+                }
+            }
+            None => {
+                if c == '`' || c == '"' {
+                    open = Some(c);
+                    run = 0;
+                }
+                out.push(c);
+            }
+        }
+    }
+    out
 }
 
 impl EngineConfig {
