@@ -9,8 +9,8 @@ that leaks through a signature counts even where no path names it). Counted: mod
 enums, unions, traits, free functions, inherent methods, a trait's own items, constants,
 statics, type aliases, macros. Not counted: fields, variants, trait impls (`Display`,
 `Clone`, ...). Items under a module named `hooks` are counted apart: that module is the one
-explicitly named home for what the runtime's tools, tests and benches call and no game needs,
-as issue 27 allows; an item it shares with the game surface (through a signature) counts there.
+explicitly named home for what the runtime's tools, tests and benches call and no game needs;
+an item it shares with the game surface (through a signature) counts there.
 Prints `surface N` (everything above), `surface-items K` (the same without associated items:
 methods and associated constants and types, i.e. the Rust reference's "items"), `hooks M`, and
 the per-kind and per-crate split, and `leaked L` with each type a reachable signature names

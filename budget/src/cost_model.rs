@@ -333,7 +333,7 @@ impl LevelTracker {
 /// [`LevelTracker`]'s 8-sample mean, and a lone outlier waits for a second one before it
 /// counts), and quotes are wrong by far more than 4x across real machines: the demo's render
 /// quote is a laptop GPU's, and lavapipe measures it at about 60x. Clamped at 4x, the render
-/// agent saw a 4 ms cost in a 63 ms GPU frame and stopped two rungs above its cheapest (#14).
+/// agent saw a 4 ms cost in a 63 ms GPU frame and stopped two rungs above its cheapest.
 /// The bound only keeps the factor finite and positive.
 pub(crate) const FACTOR_RANGE: (f64, f64) = (1.0 / 1024.0, 1024.0);
 

@@ -633,7 +633,7 @@ pub fn agent_id(k: usize) -> AgentId {
 }
 
 /// A ladder whose quote is wrong by an order of magnitude (the demo's physics on a slow
-/// 2-vCPU machine, issue 24): the quote says `full` costs 6.7x the cheapest rung, the truth is
+/// 2-vCPU machine): the quote says `full` costs 6.7x the cheapest rung, the truth is
 /// 56x (28 ms in a 16.7 ms budget), and the middle rung (12 ms) fits. A controller that
 /// rescales quotes by one factor predicts `full` at ~3 ms from the cheapest rung's
 /// measurements and probes it every dwell; one that remembers each rung's own cost probes it

@@ -11,8 +11,8 @@
 // borrowed closures (the scope outlives every job, proven by its latch), and the clock reads the TSC.
 // Every block carries a `// SAFETY:` checklist.
 #![allow(unsafe_code)]
-// Every `pub` item is reachable from the crate root (issue 27): what a user cannot name is
-// `pub(crate)`.
+// Every `pub` item is reachable from the crate root, one of the surface limits
+// `scripts/surface` checks: what a user cannot name is `pub(crate)`.
 #![deny(unreachable_pub, missing_docs)]
 
 pub mod clock;

@@ -1023,8 +1023,8 @@ impl LaneQueue {
         }
         // A push may have notified this thread while it waited (it was the sleeper the push
         // chose) and the latch completed before it ran: it leaves without the job, so the
-        // wake-up is passed on, or the job would sit in the injector while a sibling sleeps
-        // (issue 26, defect 1). Work visible to others is the only case that needs it.
+        // wake-up is passed on, or the job would sit in the injector while a sibling sleeps.
+        // Work visible to others is the only case that needs it.
         if self.work_visible(me) {
             let mut s = lock(&self.state);
             self.notify_up_to(&mut s, 1);

@@ -329,7 +329,7 @@ fn a_dependent_queued_by_the_spawner_sees_its_dependency_write() {
     });
 }
 
-/// Issue 26's lost wake-up: a physics job waits on a scope whose job runs on the asset lane
+/// The lost wake-up: a physics job waits on a scope whose job runs on the asset lane
 /// (its worker parks on the latch as a helper: the most recent sleeper), a second physics job
 /// is pushed while the other physics worker sleeps, then the latch completes and the first job
 /// needs the second. The push must reach the idle worker, or the wake-up the latch-waiter took
@@ -377,11 +377,11 @@ fn a_wake_up_taken_by_a_latch_waiter_reaches_the_pushed_job() {
 
 /// A latch completion notifies every worker waiting on a latch in its helper queue and takes
 /// them off the parked list; a push right after it (before the woken worker runs) must not
-/// spend its wake-up on that worker again, or an idle sleeper stays asleep while the job waits
-/// (issue 26's third mutation). One physics worker parks helping on a scope whose job runs on
-/// the asset lane; the owner completes that job, then pushes a physics job at once. The queue's
-/// `notified` bookkeeping asserts (debug builds, as the loom profile is) that no worker is
-/// notified twice in one wake-up.
+/// spend its wake-up on that worker again, or an idle sleeper stays asleep while the job waits.
+/// One physics worker parks helping on a scope whose job runs on the asset lane; the owner
+/// completes that job, then pushes a physics job at once. The queue's `notified` bookkeeping
+/// asserts (debug builds, as the loom profile is) that no worker is notified twice in one
+/// wake-up.
 /// Fails when: `notify_all` leaves the notified helping workers on `parked` (the assertion in
 /// `notify_up_to` fires on the push).
 #[test]

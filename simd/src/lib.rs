@@ -16,8 +16,8 @@
 //!   its payload unspecified) at every build level, because no kernel uses fused multiply-add
 //!   (see docs/simd.md for why).
 //! - Bad input is a typed error (what, why, fix), never a panic.
-// Every `pub` item is reachable from the crate root (issue 27): what a user cannot name is
-// `pub(crate)`.
+// Every `pub` item is reachable from the crate root, one of the surface limits
+// `scripts/surface` checks: what a user cannot name is `pub(crate)`.
 #![deny(unreachable_pub, missing_docs)]
 
 // `unsafe` stays denied (workspace lint) except for two marker impls in column.rs and the AVX2

@@ -1,4 +1,4 @@
-//! Adaptation any game can trust (issue 24): costs remembered per strategy, probes that
+//! Adaptation any game can trust: costs remembered per strategy, probes that
 //! overrun are rare and barred, reasons whose inequalities agree with their own numbers, no
 //! built-in agent a game did not ask for, idle agents that take no decisions, pins and
 //! decisions that take effect at the same boundary live and in replay, and systems that read

@@ -376,7 +376,7 @@ fn the_decision_log_is_bounded() {
     assert_eq!(seen as usize, t.decisions.len());
 }
 
-/// The demo's situation (#14): one agent costs 90 % of the frame and is over the target, two
+/// The demo's situation: one agent costs 90 % of the frame and is over the target, two
 /// cost almost nothing. The costly agent moves first, and the near-zero agents are not
 /// degraded while the costly one still runs its best strategy: degrading them cannot cover
 /// the overrun.

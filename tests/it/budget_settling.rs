@@ -1,4 +1,4 @@
-//! The budget controller's settling figures, held as tests (issue 5, "Verification"): load step
+//! The budget controller's settling figures, held as tests: load step
 //! x3, steady load, load removed, noisy steady load, CPU- and GPU-bound overruns. Every run is
 //! the deterministic simulator, so these are exact, reproducible figures, not timings; the
 //! same scenarios feed `lanegraph bench budget`.

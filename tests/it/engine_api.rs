@@ -562,7 +562,7 @@ fn the_target_verdict_tells_held_from_missed_from_nothing_left() {
     );
 }
 
-/// Issue 26, defect 2: a panic in the game's render pass was caught and counted, but the render
+/// Regression test: a panic in the game's render pass was caught and counted, but the render
 /// lane's in-flight flag stayed set: nothing was drawn after it and `finish_render` waited its
 /// 30 s. Now it costs that one frame's draw.
 #[test]

@@ -1,4 +1,4 @@
-//! Rollback netcode through ggrs (issue 28): the example game's two peers in one process over
+//! Rollback netcode through ggrs: the example game's two peers in one process over
 //! loopback UDP with 100 ms round trip and 5 % loss, prediction 8, input delay 2, for 600
 //! frames. Saves and loads go through each World's snapshot ring, the World's state hash is
 //! the checksum: both peers' checksums agree on every confirmed frame, ggrs reports no desync,

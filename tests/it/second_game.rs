@@ -1,8 +1,7 @@
 //! The second game (`engine/examples/swarm`), run as a new user's game: many bodies, its own
-//! agent, scripted input, no physics hook, no render pass, no built-in agent (issue 24); five-
-//! wide queries, commands from inside a query, an event, ordered systems and typed keys
-//! (issue 25). Its
-//! run replays bit for bit from its own `summary.json` on three lane plans, and with the
+//! agent, scripted input, no physics hook, no render pass, no built-in agent; five-wide
+//! queries, commands from inside a query, an event, ordered systems and typed keys. Its run
+//! replays bit for bit from its own `summary.json` on three lane plans, and with the
 //! controller active its fixed step never changes and its agent settles.
 
 #[allow(dead_code)]

@@ -1,4 +1,4 @@
-//! System order and run conditions (issue 25): before/after on systems and named sets, a
+//! System order and run conditions: before/after on systems and named sets, a
 //! deterministic topological order, a cycle or an unknown name refused with the systems named,
 //! and conditions (every N steps, an agent's strategy, a resource changed).
 

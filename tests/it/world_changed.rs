@@ -1,4 +1,4 @@
-//! The `Changed<T>` query filter (issue 25): a system sees the rows written since its own
+//! The `Changed<T>` query filter: a system sees the rows written since its own
 //! previous run (every row on its first), whoever wrote them and however (a `&mut T` term, an
 //! insert, a command, `get_mut`), on either layout; a query made outside systems sees what the
 //! latest step changed; the parallel form keeps the same rows; and a snapshot restore rewinds

@@ -1,4 +1,4 @@
-//! Deferred commands and gameplay events (issue 25): spawning, despawning, inserting and
+//! Deferred commands and gameplay events: spawning, despawning, inserting and
 //! removing from inside a query's closure, applied right after the system in queue order;
 //! events read once per reader by later systems in the same step and by every system in the
 //! next; both in the state hash; no allocation once warm.

@@ -1,4 +1,4 @@
-//! Typed queries of any width, one API for every layout (issue 25): `World::query` over 1-8
+//! Typed queries of any width, one API for every layout: `World::query` over 1-8
 //! components with `&T`, `&mut T`, `Option<&T>`, `Entity` and `With`/`Without` filters gives
 //! the same result whether a component is stored AoS or field-SoA; aliasing is a typed error;
 //! commands queue from inside the closure; resources, components and input are held at once

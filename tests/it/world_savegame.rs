@@ -1,4 +1,4 @@
-//! Savegames (issue 28): a World written with `SaveSchema::save` / `save_text` and read back
+//! Savegames: a World written with `SaveSchema::save` / `save_text` and read back
 //! by `load_into` is the same world (state hash, row order, entity ids, next spawn, layouts,
 //! counters); a changed type migrates through serde's attributes or is a typed error naming
 //! both shapes; damaged files (10,000 fuzzed ones) are typed errors, never a panic, and leave

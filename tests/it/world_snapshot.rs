@@ -1,4 +1,4 @@
-//! World snapshots (issue 28): a restored world has the same state hash, iteration order,
+//! World snapshots: a restored world has the same state hash, iteration order,
 //! entity ids and next spawn as the one captured, over AoS and field-SoA columns, resources and
 //! event queues; a capture into a warm snapshot and its restore allocate nothing; a component
 //! or resource that cannot be copied is a typed error naming it.

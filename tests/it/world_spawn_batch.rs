@@ -1,4 +1,4 @@
-//! Batch spawn (issue 25): `World::spawn_batch` writes bundles straight into their columns,
+//! Batch spawn: `World::spawn_batch` writes bundles straight into their columns,
 //! AoS and field-SoA, with the same result as one `spawn` and `insert` per component; a name
 //! clash spawns nothing.
 

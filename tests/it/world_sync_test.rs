@@ -1,4 +1,4 @@
-//! SyncTest (issue 28): every step re-simulates the last N steps from snapshots and compares
+//! SyncTest: every step re-simulates the last N steps from snapshots and compares
 //! per-system, per-component checksums. A deterministic game never desyncs; a system that
 //! iterates a `HashMap` (random order per map) is named at the first step it runs, with the
 //! component it wrote, not the deterministic systems around it.

@@ -11,8 +11,8 @@
 //! `docs/gpu.md`.
 #![allow(unsafe_code)]
 // Reason: every Vulkan call is FFI through `ash`; each block has a SAFETY checklist.
-// Every `pub` item is reachable from the crate root (issue 27): what a user cannot name is
-// `pub(crate)`.
+// Every `pub` item is reachable from the crate root, one of the surface limits
+// `scripts/surface` checks: what a user cannot name is `pub(crate)`.
 #![deny(unreachable_pub, missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 

@@ -13,8 +13,8 @@
 //!
 //! Why: every `insert`, `remove`, `get` and query looks its column up by type. With the key
 //! that lookup is a relaxed load of the id and an indexed load from a `Vec` (no hashing, no
-//! 128-bit key compare); issue 25 asked for columns "found by a dense id resolved once, not a
-//! hash lookup per insert".
+//! 128-bit key compare): a column is found by a dense id resolved once, not by a hash lookup
+//! per insert.
 
 use std::any::TypeId;
 

@@ -1,5 +1,5 @@
 //! Snapshots of a World, and restoring one: what rollback, a SyncTest and desync hunting start
-//! from (issue 28).
+//! from.
 //!
 //! Owns: [`Snapshot`] (every column, AoS and field-SoA, the entity table with its generations
 //! and free list, every resource, the gameplay event queues, the step and frame counters and the

@@ -1,6 +1,6 @@
 //! SyncTest: every step, roll the World back and re-simulate the last N steps, comparing a
 //! checksum of every component, resource and the entity set after every system; the first
-//! difference names the step, the system and the components (issue 28).
+//! difference names the step, the system and the components.
 //!
 //! Owns: [`SyncTest`] (the snapshots and per-system checksums of the window), the probe the
 //! schedule calls after each system while a sync test records ([`World::run_systems`] checks

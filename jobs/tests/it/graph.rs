@@ -292,7 +292,7 @@ fn a_node_skipped_after_running_reports_no_stale_timing() {
     assert_eq!(t[after.index()].end, t[after.index()].start);
 }
 
-/// Issue 26, one clock read per node: in a chain run inline on one thread, each node's start
+/// One clock read per node: in a chain run inline on one thread, each node's start
 /// stamp is its predecessor's end stamp (the next node starts where the last one's read left
 /// off), and every node still covers its own body (a 200 us body measures at least 200 us).
 #[test]

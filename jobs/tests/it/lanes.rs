@@ -372,7 +372,7 @@ fn a_push_wakes_a_ticked_lane_before_its_timer() {
     lanes.set_tick(tick, None).unwrap();
 }
 
-/// Issue 26, defect 3: `set_tick(Some(Duration::MAX))` overflowed the jitter average on the
+/// Regression test: `set_tick(Some(Duration::MAX))` overflowed the jitter average on the
 /// second or third arrival (debug build: the worker panicked outside any job and the lane
 /// hung). Each arrival here is a few ms apart, so the jitter is updated every round.
 #[test]
@@ -409,7 +409,7 @@ fn a_tick_of_duration_max_is_clamped_and_the_lane_keeps_running() {
     assert_eq!(lanes.stats(tick).unwrap().detached_panics, 0);
 }
 
-/// Issue 26, defect 5: detached jobs are documented as FIFO, but a batch a worker took from the
+/// Regression test: detached jobs are documented as FIFO, but a batch a worker took from the
 /// injector into its ring was popped newest first (1, 3, 2, 4, 5, 6). One worker runs them in
 /// the order they were spawned.
 #[test]
@@ -462,7 +462,7 @@ fn unspun_lanes(asset: usize) -> Arc<Lanes> {
     Arc::new(Lanes::start_with(plan, opts).unwrap())
 }
 
-/// Issue 26, defect 1: a push notifies the most recently parked worker, usually one parked
+/// The lost wake-up: a push notifies the most recently parked worker, usually one parked
 /// waiting on a latch. When that latch completed before the worker ran again, it left its wait
 /// without taking the job and without passing the wake-up on: the job sat in the injector while
 /// its idle sibling slept, and a waiter that needed it hung. Spinning off, two physics workers:
@@ -533,7 +533,7 @@ fn a_wake_up_taken_by_a_latch_waiter_is_passed_on() {
     }
 }
 
-/// Issue 26, defect 1 when every parked worker waits on a latch: the push notifies one of
+/// The lost wake-up when every parked worker waits on a latch: the push notifies one of
 /// them, its latch completes before it runs, and the other (parked on a latch that needs the
 /// pushed job) must be woken, or both jobs wait forever for the pushed one. Two mechanisms wake
 /// it: the leaving waiter passes the wake-up on, and a latch completion wakes every
@@ -632,7 +632,7 @@ fn a_latch_waiter_leaving_without_the_job_wakes_a_sibling() {
     }
 }
 
-/// Issue 26, the latency half of defect 1: with one physics worker waiting on a latch and its
+/// The latency half of the lost wake-up: with one physics worker waiting on a latch and its
 /// sibling idle, a new job went to the latch-waiter (10 of 10 rounds), which runs it inside its
 /// wait, while the idle sibling slept on. The idle worker is woken first now.
 #[test]
@@ -689,7 +689,7 @@ fn a_push_wakes_an_idle_worker_before_a_latch_waiter() {
     );
 }
 
-/// Issue 26, defect 4 (first half): a repeatable job spawned after its `Lanes` dropped was
+/// Regression test: a repeatable job spawned after its `Lanes` dropped was
 /// silently lost, its closure and state leaked. Now it runs (on the spawning thread: no worker
 /// is left) and its state is released.
 #[test]
@@ -716,7 +716,7 @@ fn a_repeatable_job_spawned_after_its_lanes_dropped_runs_and_leaks_nothing() {
     assert_eq!(Arc::strong_count(&ran), 1, "the job's closure was released");
 }
 
-/// Issue 26, defect 4 (second half): a job queued from another lane while the `Lanes` drops
+/// Regression test: a job queued from another lane while the `Lanes` drops
 /// (a detached asset job spawning render work, as the asset pipeline does) never ran when the
 /// target lane's workers had already drained and left.
 #[test]
@@ -763,8 +763,8 @@ fn owner_served_physics() -> Lanes {
 }
 
 /// A frame whose only lane work is one node on the owner's lane (the engine's plan: the owner
-/// serves physics): the owner runs it itself and wakes no worker. Issue 26's `idle_frame_60hz`
-/// paid two wake-ups per frame for this (the push woke the worker, which found the owner had
+/// serves physics): the owner runs it itself and wakes no worker. `idle_frame_60hz` used to
+/// pay two wake-ups per frame for this (the push woke the worker, which found the owner had
 /// taken the job). The worker never spins here, so every wake-up is a park it came back from.
 #[test]
 fn a_one_node_frame_on_the_owners_lane_wakes_no_worker() {
@@ -821,7 +821,7 @@ fn roots_beyond_the_one_the_owner_keeps_still_wake_a_worker() {
     }
 }
 
-/// Issue 26, "lanes that sleep between frames": a lane's workers learn the frame period from
+/// Lanes that sleep between frames: a lane's workers learn the frame period from
 /// when each frame's first job arrives after a rest; with the frame lead on
 /// (`Lanes::set_frame_lead`), a worker resting between frames wakes on its own timer just
 /// before the next frame's expected start, and without it, it sleeps until the frame's push.

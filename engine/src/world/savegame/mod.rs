@@ -1,5 +1,5 @@
 //! Savegames: a World's simulation state written to a file and read back, across program runs
-//! and across versions of the game's types (issue 28).
+//! and across versions of the game's types.
 //!
 //! Owns: [`SaveSchema`] (the components and resources a game saves, each registered once), the
 //! file format, and its typed errors ([`SaveError`], [`LoadError`]). Must never: write part of a

@@ -35,7 +35,7 @@
 //!   p50 / target.
 //!
 //! And on the real demo (these read the wall clock: they are this machine's figures):
-//! - `demo_frame`: the demo with default flags but no GPU (1,200 frames, as issue 24 asks),
+//! - `demo_frame`: the demo with default flags but no GPU (1,200 frames: 20 s at 60 fps),
 //!   `p50_over_target` = frame p50 / the controller's target and `p99_over_budget` = frame p99
 //!   / the frame budget (goal: both <= 1).
 //! - `replay_hash_equal`: an adaptive lockstep run of the demo, with pins at frame 0 and
@@ -199,8 +199,9 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
         "count",
         worst as f64 / minutes as f64,
     ));
-    // A ladder whose quote is 8x off (issue 24): probes of the rung that does not fit, and
-    // flips after settling, over 10 simulated minutes at steady load.
+    // A ladder whose quote is 8x off (the demo's physics on a slow 2-vCPU machine): probes of
+    // the rung that does not fit, and flips after settling, over 10 simulated minutes at steady
+    // load.
     let minutes = 10u64;
     let sc = sim::mispriced_ladder(minutes * 3600, 7);
     let t = sim::run(&sc, Driver::Adaptive);

@@ -1,6 +1,7 @@
 //! The `ecs` bench suite: the particle step a game writes, against a plain loop in the same run.
 //!
-//! Owns: the quick form of the step comparisons of #18. Must never: assert on timing.
+//! Owns: the quick form of the particle-step comparisons listed below. Must never: assert on
+//! timing.
 //!
 //! # The step (the same arithmetic in every variant, f32, no FMA)
 //! `v = (v + g*dt) * (1 - drag*dt)`, `p = p + v*dt`, then per axis clamp-and-negate walls in

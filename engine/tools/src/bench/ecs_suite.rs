@@ -1,5 +1,5 @@
-//! The ecs_bench_suite workloads run on lanegraph with hecs as the baseline in the same run
-//! (issue 25), plus the parallel-query-versus-serial case; with `--features bevy-baseline`,
+//! The ecs_bench_suite workloads run on lanegraph with hecs as the baseline in the same run,
+//! plus the parallel-query-versus-serial case; with `--features bevy-baseline`,
 //! also against bevy_ecs (`ecs_suite_bevy`, rows `ecs_suite_<case>_vs_bevy`).
 //!
 //! Owns: the suite's workloads and their lanegraph and hecs forms. Must never: assert on a

@@ -1,4 +1,4 @@
-//! The ecs_bench_suite workloads against bevy_ecs, in the same run as the hecs rows (issue 25):
+//! The ecs_bench_suite workloads against bevy_ecs, in the same run as the hecs rows:
 //! built with `--features bevy-baseline` (off by default, so the `lanegraph` binary does not
 //! build bevy_ecs).
 //!

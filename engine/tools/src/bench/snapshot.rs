@@ -1,4 +1,4 @@
-//! `lanegraph bench snapshot`: World snapshots (issue 28) against copying the same bytes.
+//! `lanegraph bench snapshot`: World snapshots against copying the same bytes.
 //!
 //! Owns: the snapshot suite's cases. Must never: assert on a figure, or report a round trip
 //! whose restored world differs from the captured one (the suite fails instead).
