@@ -4,13 +4,14 @@
 //! saved). The patterns are the ones `docs/systems.md` lists in "Patterns and modes": a test
 //! below reads that table, so a pattern added to the docs without joining the matrix fails.
 //!
-//! Modes here (World level): plain; SyncTest(8); save, load into a freshly built world,
-//! continue; snapshot and restore; rollback with a misprediction (three steps run on the wrong
-//! input from a restored snapshot, restored again, re-simulated on the right one). The engine
-//! level (replay on three lane plans, rollback through ggrs) is in `second_game`,
-//! `budget_adaptation` and `rollback_ggrs`.
+//! Modes: plain; SyncTest(8); save, load into a freshly built world, continue; snapshot and
+//! restore; rollback with a misprediction (three steps run on the wrong input from a restored
+//! snapshot, restored again, re-simulated on the right one), all at World level; then under an
+//! engine on three lane plans; and between two ggrs peers (`lanegraph-netcode`) whose inputs
+//! change at their own rhythms, so each rolls back, agreeing on every confirmed frame.
 
 use lanegraph::prelude::*;
+use lanegraph::runtime::Engine;
 use lanegraph::world::{Events, SaveSchema, Snapshot, SyncTest};
 use serde::{Deserialize, Serialize};
 
@@ -72,6 +73,12 @@ const PATTERNS: [&str; 8] = [
 /// loads into).
 fn build(p: &str) -> World {
     let mut w = World::new();
+    install(&mut w, p);
+    w
+}
+
+/// Pattern `p`'s state and systems, into `w` (a fresh World, or an engine's).
+fn install(w: &mut World, p: &str) {
     w.insert_resource(Tally::default()).unwrap();
     w.insert_resource(Pad(0)).unwrap();
     w.spawn_batch((0..32).map(|i| (Pos(i as f32), Vel(1.0 + (i % 3) as f32))))
@@ -278,7 +285,6 @@ fn build(p: &str) -> World {
         }
         other => panic!("no such pattern: {other}"),
     }
-    w
 }
 
 fn schema() -> SaveSchema {
@@ -398,6 +404,131 @@ fn every_pattern_ends_at_the_plain_runs_hash_under_every_mode() {
         );
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The plan specs the engine cells run on: the machine's own, one worker a lane, two physics
+/// workers.
+const PLANS: [Option<&str>; 3] = [
+    None,
+    Some("physics=1,render=1,asset=1"),
+    Some("physics=2,render=1,asset=1"),
+];
+
+#[test]
+fn every_pattern_runs_alike_on_three_lane_plans_under_an_engine() {
+    use lanegraph::jobs::{plan::machine_cores, LanePlan};
+    let mut failures = Vec::new();
+    for p in PATTERNS {
+        let mut hashes = Vec::new();
+        for plan in PLANS {
+            let mut b = Engine::builder().lockstep(true);
+            if let Some(spec) = plan {
+                b = b.lane_plan(LanePlan::from_spec(spec, &machine_cores()).unwrap());
+            }
+            let mut engine = b.build().unwrap();
+            install(engine.world_mut(), p);
+            for t in 0..STEPS {
+                engine.world_mut().resource_mut::<Pad>().unwrap().0 = pad(t);
+                engine.frame().unwrap();
+            }
+            hashes.push(engine.world().state_hash());
+        }
+        // An engine's world ends where the plain World run does, on every plan.
+        hashes.push(plain(p));
+        if hashes.iter().any(|&h| h != hashes[0]) {
+            failures.push(format!(
+                "`{p}`: the plans, then the plain run, end at {hashes:x?}"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn every_pattern_agrees_between_two_ggrs_peers_that_roll_back() {
+    use lanegraph_netcode::{LinkConditions, NetConfig, Session, Stepped, UdpLink};
+    use std::time::{Duration, Instant};
+    const FRAMES: i32 = 90;
+    for p in PATTERNS {
+        let link = |seed| {
+            UdpLink::bind(
+                "127.0.0.1:0".parse().unwrap(),
+                LinkConditions {
+                    one_way_delay: Duration::from_millis(10),
+                    loss: 0.0,
+                    seed,
+                },
+            )
+            .unwrap()
+        };
+        let links = [link(3), link(5)];
+        let addrs = [
+            links[0].local_addr().unwrap(),
+            links[1].local_addr().unwrap(),
+        ];
+        let mut sessions = Vec::new();
+        for (me, l) in links.into_iter().enumerate() {
+            let cfg = NetConfig::two_players(me, addrs[1 - me]);
+            // Both players' bytes on the one pad: either player's change is a misprediction
+            // for the other peer.
+            let apply = |w: &mut World, inputs: &[u8]| {
+                let v = inputs
+                    .iter()
+                    .fold(0u8, |a, &b| a.wrapping_mul(5).wrapping_add(b));
+                w.resource_mut::<Pad>().unwrap().0 = v % 5;
+            };
+            sessions.push(Session::p2p(&cfg, l, apply).unwrap());
+        }
+        let mut worlds = [build(p), build(p)];
+        let start = Instant::now();
+        loop {
+            for (me, s) in sessions.iter_mut().enumerate() {
+                for e in s.poll() {
+                    assert!(
+                        !matches!(e, lanegraph_netcode::NetEvent::Desync { .. }),
+                        "`{p}`: {e:?}"
+                    );
+                }
+                let frame = s.current_frame().unwrap();
+                if frame >= FRAMES + 10 {
+                    continue;
+                }
+                // Each player changes its input every few frames, at its own rhythm.
+                let input = ((frame.max(0) as u32 / (3 + me as u32 * 2)) % 4) as u8;
+                match s.step(&mut worlds[me], input).unwrap() {
+                    Stepped::Advanced | Stepped::Waiting | Stepped::Synchronizing => {}
+                }
+            }
+            let confirmed = sessions
+                .iter()
+                .map(|s| s.confirmed_frame().unwrap())
+                .min()
+                .unwrap();
+            if confirmed >= FRAMES {
+                break;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "`{p}`: stuck at {confirmed}"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let mut compared = 0;
+        for f in 0..=FRAMES {
+            if let (Some(a), Some(b)) = (sessions[0].checksum(f), sessions[1].checksum(f)) {
+                assert_eq!(a, b, "`{p}`: the peers differ at confirmed frame {f}");
+                compared += 1;
+            }
+        }
+        assert!(
+            compared >= FRAMES as usize,
+            "`{p}`: only {compared} frames compared"
+        );
+        assert!(
+            sessions.iter().any(|s| s.rollbacks() > 0),
+            "`{p}`: no peer rolled back: the cell tested no misprediction"
+        );
+    }
 }
 
 #[test]
