@@ -48,6 +48,9 @@ struct AllocSlot {
     freed_bytes: AtomicU64,
     allocs: AtomicU64,
     frees: AtomicU64,
+    /// The highest net bytes (allocated - freed, as `i64` bits) since the owner last reset it;
+    /// kept for exclusive slots only, written and read by the owning thread alone.
+    peak_net: AtomicU64,
 }
 
 impl AllocSlot {
@@ -57,6 +60,7 @@ impl AllocSlot {
             freed_bytes: AtomicU64::new(0),
             allocs: AtomicU64::new(0),
             frees: AtomicU64::new(0),
+            peak_net: AtomicU64::new(0),
         }
     }
 }
@@ -117,6 +121,21 @@ fn on_alloc(size: usize) {
     let slot = &SLOTS[s];
     bump(&slot.allocated_bytes, size as u64, s == 0);
     bump(&slot.allocs, 1, s == 0);
+    if s != 0 {
+        // The owner alone writes its slot: a plain compare and store keeps the peak.
+        let net = net_of(slot);
+        if net > slot.peak_net.load(Ordering::Relaxed) as i64 {
+            slot.peak_net.store(net as u64, Ordering::Relaxed);
+        }
+    }
+}
+
+/// A slot's allocated less freed bytes.
+#[inline]
+fn net_of(slot: &AllocSlot) -> i64 {
+    slot.allocated_bytes
+        .load(Ordering::Relaxed)
+        .wrapping_sub(slot.freed_bytes.load(Ordering::Relaxed)) as i64
 }
 
 #[inline]
@@ -187,8 +206,10 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for TrackingAllocator<A> {
         // to `layout.align()`; all passed on unchanged.
         let p = unsafe { self.inner.realloc(ptr, layout, new_size) };
         if !p.is_null() {
-            on_free(layout.size());
+            // The new block counted before the old one is freed: a moving realloc held both,
+            // and the thread's peak says so.
             on_alloc(new_size);
+            on_free(layout.size());
         }
         p
     }
@@ -266,6 +287,28 @@ pub fn memory_stats() -> MemoryStats {
         net_allocations: a[2].wrapping_sub(a[3]) as i64,
         allocations: a[2],
         frees: a[3],
+    }
+}
+
+/// The highest net bytes the calling thread held (allocated less freed) since its last
+/// [`reset_thread_peak`]: the peak memory of work done on this thread, exact whatever other
+/// threads do (a moving `realloc` counts both blocks). `None` as for [`thread_memory_stats`].
+pub fn thread_peak_bytes() -> Option<i64> {
+    let s = SLOT.try_with(Cell::get).ok()?;
+    if !is_installed() || s == UNASSIGNED || s == 0 {
+        return None;
+    }
+    Some(SLOTS[s].peak_net.load(Ordering::Relaxed) as i64)
+}
+
+/// Starts the calling thread's peak over from what it holds now (see [`thread_peak_bytes`]).
+pub fn reset_thread_peak() {
+    let Ok(s) = SLOT.try_with(Cell::get) else {
+        return;
+    };
+    if s != UNASSIGNED && s != 0 {
+        let slot = &SLOTS[s];
+        slot.peak_net.store(net_of(slot) as u64, Ordering::Relaxed);
     }
 }
 
@@ -356,5 +399,24 @@ mod tests {
         assert!(after.bytes_allocated_lifetime >= before.bytes_allocated_lifetime + 1000);
         assert!(after.allocations > before.allocations);
         assert!(!t.alloc_free_roundtrip(usize::MAX));
+    }
+
+    #[test]
+    fn a_threads_peak_holds_its_largest_block_until_reset() {
+        let t = TrackingAllocator::new();
+        std::thread::spawn(move || {
+            assert!(t.alloc_free_roundtrip(8));
+            reset_thread_peak();
+            let base = thread_memory_stats().unwrap().current_bytes;
+            assert_eq!(thread_peak_bytes(), Some(base));
+            assert!(t.alloc_free_roundtrip(50_000));
+            // Freed again, but the peak remembers it.
+            assert_eq!(thread_memory_stats().unwrap().current_bytes, base);
+            assert_eq!(thread_peak_bytes(), Some(base + 50_000));
+            reset_thread_peak();
+            assert_eq!(thread_peak_bytes(), Some(base));
+        })
+        .join()
+        .unwrap();
     }
 }

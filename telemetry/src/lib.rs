@@ -44,7 +44,8 @@ pub(crate) mod tracing_layer;
 pub(crate) mod loom_models;
 
 pub use alloc::{
-    memory_stats, register_memory_metrics, thread_memory_stats, MemoryStats, TrackingAllocator,
+    memory_stats, register_memory_metrics, reset_thread_peak, thread_memory_stats,
+    thread_peak_bytes, MemoryStats, TrackingAllocator,
 };
 pub use chrome_trace::{
     chrome_trace_json, chrome_trace_json_with_memory, COUNTER_FRAME_MS, COUNTER_LANE_BUSY,

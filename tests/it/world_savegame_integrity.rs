@@ -307,3 +307,33 @@ fn two_threads_saving_to_one_path_never_tear_it() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_binary_load_holds_at_most_twice_the_file_beside_the_world() {
+    use lanegraph::hooks::telemetry::{reset_thread_peak, thread_memory_stats, thread_peak_bytes};
+    let mut saved = world(400_000, 7);
+    let mut bytes = Vec::new();
+    schema().save(&mut saved, &mut bytes).unwrap();
+    drop(saved);
+    let file = bytes.len() as i64;
+    let mut fresh = World::new();
+    let before = thread_memory_stats()
+        .expect("the suite installs the tracking allocator")
+        .current_bytes;
+    reset_thread_peak();
+    schema().load_into(&mut fresh, bytes.as_slice()).unwrap();
+    // Everything this thread allocated for the load and still holds is the loaded world.
+    let world = thread_memory_stats().unwrap().current_bytes - before;
+    let peak = thread_peak_bytes().unwrap() - before;
+    assert_eq!(fresh.len(), 400_000);
+    assert!(
+        peak <= 2 * file + world + (1 << 20),
+        "the load peaked at {peak} bytes for a {file}-byte file and a {world}-byte world \
+         ({:.2}x the file beside the world)",
+        (peak - world) as f64 / file as f64
+    );
+    eprintln!(
+        "file {file} B, world {world} B, peak {peak} B: {:.2}x the file beside the world",
+        (peak - world) as f64 / file as f64
+    );
+}

@@ -74,6 +74,31 @@ fn corrupt(reason: impl Into<String>) -> LoadError {
     }
 }
 
+/// Up to `size` bytes of `input` (fewer when it ends first), in a buffer that grows as the
+/// bytes arrive (a header's size is a claim until they come: 1 MiB, then doubling) and ends at
+/// exactly the bytes read: never the slack of a doubling past them, so a load holds the
+/// document once, not up to twice.
+fn read_exactly(input: &mut impl Read, size: u64) -> std::io::Result<Vec<u8>> {
+    let total = usize::try_from(size).unwrap_or(usize::MAX);
+    let mut doc: Vec<u8> = Vec::new();
+    let mut filled = 0usize;
+    while filled < total {
+        if filled == doc.len() {
+            let grow = (total - filled).min(doc.len().max(1 << 20));
+            doc.reserve_exact(grow);
+            doc.resize(filled + grow, 0);
+        }
+        match input.read(&mut doc[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    doc.truncate(filled);
+    Ok(doc)
+}
+
 /// Reads a save from `input`, reading at most `limit` bytes of document: the header first,
 /// then exactly the size it states (checked against `limit` before any allocation), then
 /// checks that nothing follows and that both checksums match.
@@ -154,9 +179,7 @@ pub(crate) fn read(mut input: impl Read, limit: u64, format: u32) -> Result<Read
             )))
         }
     };
-    // Reserved as it arrives beyond 1 MiB: a header's size is a claim until the bytes come.
-    let mut doc = Vec::with_capacity(size.min(1 << 20) as usize);
-    (&mut input).take(size).read_to_end(&mut doc)?;
+    let doc = read_exactly(&mut input, size)?;
     if (doc.len() as u64) < size {
         return Err(corrupt(format!(
             "the file is cut: {} of {size} document bytes",

@@ -494,31 +494,42 @@ impl SaveSchema {
                 (doc, UNFRAMED_FORMAT, form)
             }
         };
-        let doc: Value = if form == Form::Text {
-            serde_json::from_slice(&bytes).map_err(|e| LoadError::NotASave {
-                reason: format!("not JSON a save reads: {e}"),
-            })?
-        } else {
-            ciborium::from_reader(&bytes[..]).map_err(|e| LoadError::NotASave {
-                reason: format!("not CBOR: {e}"),
-            })?
-        };
-        let header = header_of(&doc)?;
-        if header.0 != MAGIC {
+        // The magic and the format first (every other key skipped, nothing built), so a newer
+        // format is named as such; then the document decodes straight into the save's parts,
+        // a binary column's values staying one byte string. The document bytes are dropped
+        // before anything is applied: a load holds the file at most twice (the bytes and the
+        // decoded parts), then the world.
+        let header: SaveHeader = parse(&bytes, form).map_err(|e| LoadError::NotASave {
+            reason: format!(
+                "not {} a save reads: {e}",
+                if form == Form::Text { "JSON" } else { "CBOR" }
+            ),
+        })?;
+        let magic = header.magic.ok_or_else(|| LoadError::NotASave {
+            reason: "it has no magic string".into(),
+        })?;
+        if magic != MAGIC {
             return Err(LoadError::NotASave {
-                reason: format!("its magic is {:?}, not {MAGIC:?}", header.0),
+                reason: format!(
+                    "its magic is {:?}, not {MAGIC:?}",
+                    crate::world::quoted(&magic, 80)
+                ),
             });
         }
-        if header.1 != u64::from(format) {
+        let found = header.format.ok_or_else(|| LoadError::NotASave {
+            reason: "it has no format number".into(),
+        })?;
+        if found != u64::from(format) {
             return Err(LoadError::Format {
-                found: header.1,
+                found,
                 supported: SAVE_FORMAT,
             });
         }
-        let file: SaveFile = doc.deserialized().map_err(|e| LoadError::Corrupt {
+        let file: SaveFile = parse(&bytes, form).map_err(|e| LoadError::Corrupt {
             at: "header".into(),
-            reason: e.to_string(),
+            reason: e,
         })?;
+        drop(bytes);
         self.apply(world, file)
     }
 
@@ -636,27 +647,18 @@ impl SaveSchema {
     }
 }
 
-/// The magic and the format number, read before the rest so a newer format is named as such.
-fn header_of(doc: &Value) -> Result<(String, u64), LoadError> {
-    let not = |reason: &str| LoadError::NotASave {
-        reason: reason.to_owned(),
-    };
-    let Value::Map(entries) = doc else {
-        return Err(not("the document is not a map"));
-    };
-    let field = |name: &str| {
-        entries
-            .iter()
-            .find(|(k, _)| matches!(k, Value::Text(t) if t == name))
-            .map(|(_, v)| v)
-    };
-    let magic = match field("magic") {
-        Some(Value::Text(t)) => t.clone(),
-        _ => return Err(not("it has no magic string")),
-    };
-    let format = match field("format") {
-        Some(Value::Integer(i)) => u64::try_from(*i).map_err(|_| not("its format is negative"))?,
-        _ => return Err(not("it has no format number")),
-    };
-    Ok((magic, format))
+/// The magic and the format number, read before the rest (every other key is skipped) so a
+/// newer format is named as such.
+#[derive(Deserialize)]
+struct SaveHeader {
+    magic: Option<String>,
+    format: Option<u64>,
+}
+
+/// Decodes `bytes`, a document of `form`, as `T`.
+fn parse<T: DeserializeOwned>(bytes: &[u8], form: Form) -> Result<T, String> {
+    match form {
+        Form::Text => serde_json::from_slice(bytes).map_err(|e| e.to_string()),
+        Form::Binary => ciborium::from_reader(bytes).map_err(|e| e.to_string()),
+    }
 }
