@@ -337,3 +337,20 @@ fn a_binary_load_holds_at_most_twice_the_file_beside_the_world() {
         (peak - world) as f64 / file as f64
     );
 }
+
+#[test]
+fn an_unset_read_limit_is_sized_from_the_world_loaded_into() {
+    let forged = b"lanegraph-save 2 999999999999 00000000 0000000000000000 cbor\n";
+    let limit_for = |w: &mut World| match schema().load_into(w, &forged[..]) {
+        Err(LoadError::TooLarge { limit, .. }) => limit,
+        other => panic!("{other:?}"),
+    };
+    // A fresh world: the floor.
+    assert_eq!(limit_for(&mut World::new()), 256 << 20);
+    // A world holding 2,000,000 rows: 8 times what its rows and entities take.
+    let mut big = world(2_000_000, 1);
+    let limit = limit_for(&mut big);
+    assert!(limit > 256 << 20, "{limit}");
+    let rows = 2_000_000 * std::mem::size_of::<Pos>() as u64;
+    assert!(limit >= 8 * rows, "{limit} < 8 x {rows}");
+}

@@ -23,7 +23,7 @@ use crate::world::hash::StateHasher;
 pub(crate) const HEADER_MAGIC: &str = "lanegraph-save";
 /// The longest header a load reads before giving up.
 const MAX_HEADER: usize = 96;
-/// The read limit when the game sets none: 256 MiB.
+/// The floor of the read limit when the game sets none: 256 MiB (`SaveSchema::read_limit`).
 pub(crate) const DEFAULT_READ_LIMIT: u64 = 256 << 20;
 
 impl Form {

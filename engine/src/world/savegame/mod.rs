@@ -55,6 +55,10 @@ mod frame;
 use columns::*;
 use frame::DEFAULT_READ_LIMIT;
 
+/// An unset read limit is this many times the bytes of the world loaded into (at least
+/// [`DEFAULT_READ_LIMIT`]).
+const WORLD_SIZED_LIMIT_FACTOR: u64 = 8;
+
 /// What the file's first field says.
 const MAGIC: &str = "lanegraph-save";
 /// The format this build writes and reads (it also reads format 1, the unframed first one).
@@ -298,7 +302,7 @@ struct ResourceEntry {
 pub struct SaveSchema {
     components: Vec<ComponentEntry>,
     resources: Vec<ResourceEntry>,
-    /// The largest document a load reads, bytes (`None`: 256 MiB).
+    /// The largest document a load reads, bytes (`None`: sized from the world loaded into, `read_limit`).
     read_limit: Option<u64>,
 }
 
@@ -343,15 +347,29 @@ impl SaveSchema {
         self
     }
 
-    /// The largest save document a load reads, in bytes (256 MiB unless set). Checked against the size a save's header states before anything is
-    /// allocated: a larger file is [`LoadError::TooLarge`].
+    /// The largest save document a load reads, in bytes. Checked against the size a save's
+    /// header states before anything is allocated: a larger file is [`LoadError::TooLarge`].
+    /// Unset, it is sized from the world loaded into: 8 times the bytes its component rows and
+    /// entities take now (a binary save of a world is smaller than the world's rows), and at
+    /// least 256 MiB (so a freshly built world loads any ordinary save).
     pub fn read_limit(mut self, bytes: u64) -> Self {
         self.read_limit = Some(bytes);
         self
     }
 
-    fn limit(&self) -> u64 {
-        self.read_limit.unwrap_or(DEFAULT_READ_LIMIT)
+    /// The read limit for a load into `world` (see [`Self::read_limit`]).
+    fn limit(&self, world: &World) -> u64 {
+        self.read_limit.unwrap_or_else(|| {
+            let rows: u64 = world
+                .columns
+                .iter()
+                .map(|c| (c.len() as u64).saturating_mul(c.size_bytes() as u64))
+                .sum();
+            let entities = (world.entities.live().len() as u64).saturating_mul(16);
+            rows.saturating_add(entities)
+                .saturating_mul(WORLD_SIZED_LIMIT_FACTOR)
+                .max(DEFAULT_READ_LIMIT)
+        })
     }
 
     fn push_component(&mut self, entry: ComponentEntry) {
@@ -441,7 +459,7 @@ impl SaveSchema {
         world: &mut World,
         path: impl AsRef<Path>,
     ) -> Result<LoadReport, LoadError> {
-        let file = frame::open_regular(path.as_ref(), self.limit())?;
+        let file = frame::open_regular(path.as_ref(), self.limit(world))?;
         self.load_into(world, std::io::BufReader::new(file))
     }
 
@@ -487,7 +505,7 @@ impl SaveSchema {
     /// loaded state, which differs from the saved one because a type's serde impls do not
     /// round-trip).
     pub fn load_into(&self, world: &mut World, input: impl Read) -> Result<LoadReport, LoadError> {
-        let (bytes, format, form) = match frame::read(input, self.limit(), SAVE_FORMAT)? {
+        let (bytes, format, form) = match frame::read(input, self.limit(world), SAVE_FORMAT)? {
             frame::Read1::Framed(doc, form) => (doc, SAVE_FORMAT, form),
             frame::Read1::Unframed(doc) => {
                 let form = Form::of_document(&doc);
