@@ -15,12 +15,15 @@
 //! | `cost_model` | law fitting over `{1, n, n log n, n^2}`, level tracking, calibration |
 //! | [`providers`] | thermal, battery and memory readings and the trait that reports them |
 //! | `heuristics` | the heuristics and their collapse into one target and cap |
-//! | `pid` | the anti-windup PID driving the budget multiplier |
+//! | `pid` | the anti-windup PID driving each pool's budget multiplier |
 //! | `arbitration` | the exact multiple-choice knapsack |
 //! | `log` | the bounded decision log |
 //! | `config` | tuning constants, per-frame inputs, input errors |
 //! | `controller` | the tick: triggers, hysteresis, dwell, manual mode |
 //! | `record` | recording and replay of inputs |
+//! | `slot` | one agent's state in the controller: its cost memory, the ladder's prices, probes and bars |
+//! | `sorted_window` | a window of values kept sorted, for a median that slides one value a frame |
+//! | [`hooks`] | what the runtime, its tools and tests call that no game needs |
 //! | [`cost_trace`] | a real run's per-rung costs, recorded for the simulator |
 //! | [`sim`] | a deterministic simulator (tests and the `budget` bench) |
 

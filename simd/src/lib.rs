@@ -16,6 +16,19 @@
 //!   its payload unspecified) at every build level, because no kernel uses fused multiply-add
 //!   (see docs/simd.md for why).
 //! - Bad input is a typed error (what, why, fix), never a panic.
+//!
+//! | file | idea |
+//! |------|------|
+//! | `advisor` | The layout advisor: from a component's access telemetry, a recommendation (keep the column as it is, go field-SoA + SIMD, or split hot ... |
+//! | `cache` | The machine's data-cache sizes, and the working-set sizes the benches place in each level |
+//! | `column` | One field column: a contiguous, 64-byte aligned, padded `f32` array |
+//! | `component` | How a component declares itself field-SoA: the `SoaComponent` trait and the `soa_component!` macro that implements it |
+//! | `dispatch` | Run-time kernel paths: one portable binary that runs the elementwise kernels at AVX2 width on CPUs that have it |
+//! | `error` | The errors of this crate: one small type per failure, each saying what, why and how to fix |
+//! | `kernels` | The `f32x8` kernels and their scalar twins |
+//! | `lanes` | Mutable whole-vector access to a table's columns, and disjoint chunks of it for jobs |
+//! | `level` | Build levels: which x86-64 level this binary's kernels were compiled for, and the start-up check that the CPU can run them |
+//! | `table` | A field-SoA table: N `Column`s of equal length, one per field of one component type |
 // Every `pub` item is reachable from the crate root, one of the surface limits
 // `scripts/surface` checks: what a user cannot name is `pub(crate)`.
 #![deny(unreachable_pub, missing_docs)]

@@ -9,6 +9,31 @@
 //! A game reaches it as `lanegraph::telemetry` (the runtime re-exports this crate whole). Start
 //! with `docs/telemetry.md`: the well-known metrics, recording your own, opening a trace in
 //! Perfetto, scraping the endpoint.
+//!
+//! | file | idea |
+//! |------|------|
+//! | `alloc` | The tracking global allocator: live bytes, lifetime bytes and net allocations, per thread |
+//! | `chrome_trace` | Chrome Trace Event JSON: the format Perfetto (ui.perfetto.dev) and `chrome://tracing` open |
+//! | `endpoint` | The OpenMetrics scrape endpoint: `GET /metrics` over plain HTTP/1.1 on a background thread |
+//! | `error` | Telemetry's errors, one per subsystem (metric registration, pre-timed spans, the scrape endpoint), each variant saying what, why and how ... |
+//! | `gpu` | GPU timings as the runtime reports them: per pass and per frame, in milliseconds |
+//! | `handles` | Typed metric handles: `Counter` and `Gauge` (`super::Histogram` has its own file) |
+//! | `histogram` | Histograms with fixed buckets chosen at registration, plus sum and count |
+//! | `hooks` | What the runtime crate (`lanegraph`) calls into telemetry for, beyond what a game uses: the system scheduler records the spans it timed ... |
+//! | `lane_tracks` | Which trace track a lane worker's spans land on |
+//! | `loom_models` | Loom models of telemetry's lock-free protocols: the span ring's seqlock and the metric shards |
+//! | `metrics_facade` | A recorder for the `metrics` facade: a game's `metrics::counter!` / `gauge!` / `histogram!` land in the engine's `Registry`, beside its ... |
+//! | `monotonic` | Placing `CLOCK_MONOTONIC` instants on the engine's clock: what the GPU profiler and the swapchain report (the Vulkan crate's times are ... |
+//! | `names` | Metric names, units and the list of well-known metrics |
+//! | `openmetrics` | OpenMetrics 1.0 text exposition of every registered metric |
+//! | `puffin_live` | The live view: each frame's spans streamed, while the game runs, over puffin's wire protocol (`puffin_http`), so `puffin_viewer --url ... |
+//! | `quantiles` | Percentiles: the one definition the runtime, the demo's summary and report, and the benches share |
+//! | `registry` | The metrics registry: names, units and help text bound once to typed handles |
+//! | `shard` | Per-thread shard slots: how counters and histograms avoid serialising concurrent writers |
+//! | `spans` | Trace spans: every frame, system run, lane job and graph node as (name, track, start, end, optional workload n), into per-thread bounded ... |
+//! | `sync` | The seam between telemetry's lock-free hot paths and their atomics |
+//! | `trace_history` | The last N frames of spans, kept for export (the HTML report and `trace.json` read it) |
+//! | `tracing_layer` | A `tracing` layer that records a game's own `tracing` spans and events into the engine's span rings, so they appear in `trace.json` ... |
 
 #![deny(unreachable_pub, missing_docs)]
 

@@ -33,6 +33,7 @@ mod gpu_memory_monitor;
 mod gpu_timing_tags;
 mod hostile_input;
 mod input_replay;
+mod module_tables;
 mod patterns_by_mode;
 mod report_chromium;
 mod rollback_ggrs;

@@ -8,6 +8,13 @@
 //! - `accumulator`: steps per frame, the cap, the clamp, alpha.
 //! - `clock`: the real and the manual clock.
 //! - `runner`: the loop itself.
+//!
+//! | file | idea |
+//! |------|------|
+//! | `accumulator` | The fixed-step accumulator: how many steps a frame runs, what it drops, and the alpha |
+//! | `clock` | Where the game loop reads time from: the real clock, or a manual one tests drive exactly |
+//! | `runner` | `GameLoop`: one frame = begin frame, fixed-step accumulator, `run_systems` once per step |
+//! | `step` | The fixed step as an exact rational number of nanoseconds |
 
 pub(crate) mod accumulator;
 pub(crate) mod clock;

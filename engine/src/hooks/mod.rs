@@ -18,6 +18,11 @@
 //! by hand instead of derived implements `ComponentMeta`/`ResourceMeta`), appear in the
 //! prelude, or be named by the docs a game reads except to say what lives here. Nothing here
 //! carries a stability promise.
+//!
+//! | file | idea |
+//! |------|------|
+//! | `engine_hooks` | `EngineHooks`: the Engine's methods that only the runtime's app, tools and tests call, and fault injection for the stress harness ... |
+//! | `world_hooks` | `WorldHooks`: the World's methods that only the runtime, its tools and its tests call, and the untimed scheduler baseline ... |
 
 /// The budget crate whole (`lanegraph-budget`), internals included: `FrameInput`,
 /// `StepReport`, `sim`, the cost model.

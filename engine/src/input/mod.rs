@@ -18,6 +18,10 @@
 //! 4. A replay ([`Engine::replay`](crate::Engine::replay)) hands the logged
 //!    events over at the same frames instead, and ignores live input: a lockstep run with the
 //!    same seed, decisions and inputs ends in the same world hash.
+//!
+//! | file | idea |
+//! |------|------|
+//! | `keys` | Keys: `Key` (a key's name, inline: no allocation) and the typed `KeyCode` systems ask with, whose names are `winit`'s physical key ... |
 
 use serde::{Deserialize, Serialize};
 

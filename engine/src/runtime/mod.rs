@@ -17,6 +17,7 @@
 //! | `render` | the render lane: mailbox, the render job, GPU timings |
 //! | `render_pass` | what the game's [`RenderPass`] implements and reports |
 //! | `render_trace` | the render lane's spans: presents and GPU passes on the engine's clock |
+//! | `gpu_memory` | the GPU memory monitor's runtime side: metrics, a churn alert, a pressure signal for the budget |
 //! | `assets` | the asset stream: decode on the asset lane, completions to the owner |
 //! | `loaders` | asset loaders per file extension, the limits |
 //! | `png_loader` | the provided PNG loader and encoder (feature `png`) |

@@ -20,6 +20,18 @@
 //! - `window`: the 64-sample rolling window and nearest-rank statistics.
 //! - `events`: the event catalogue and the rate limiter.
 //! - `stats`: the O(1) stats query and the window query.
+//!
+//! | file | idea |
+//! |------|------|
+//! | `def` | What a system is: its definition, its exact budget, its id and the context it runs with |
+//! | `events` | Structured, rate-limited engine events: the catalogue and the limiter |
+//! | `order` | System order: before/after constraints on systems and named sets, and the deterministic topological order the schedule runs in |
+//! | `registry` | The system table: registration, validation and lookup |
+//! | `run` | Running the schedule: per-system timing, the budget check, and the frame boundary |
+//! | `run_tests` | Unit tests of the budget check and its events, with a capturing `tracing` subscriber |
+//! | `stats` | The profiler feed: per-system timing statistics and windows, as pure queries |
+//! | `test_capture` | Test support: capture `tracing` events (level and fields) from a closure |
+//! | `window` | The rolling timing window: the last `N` samples of one system, and their statistics |
 
 pub(crate) mod def;
 pub(crate) mod events;

@@ -68,6 +68,40 @@
 //! let e = world.entities()[0];
 //! assert!(world.get::<Position>(e).unwrap().y < 100.0);
 //! ```
+//!
+//! | file | idea |
+//! |------|------|
+//! | `access` | Per-component access telemetry, the input of the layout advisor |
+//! | `bundle` | Several components spawned together (`Bundle`: tuples of 1-8 components), and spawning many at once straight into their columns ... |
+//! | `change_ticks` | Per-row change ticks: which rows of a column were written since a reader last looked, for the `Changed` query filter |
+//! | `column` | Component columns: the type-erased column interface and the plain typed (AoS) column |
+//! | `column_refs` | Borrows of one component's dense column: `ColumnRef` (shared) and `ColumnMut` (exclusive), as the `World`'s column queries hand them out ... |
+//! | `commands` | Deferred world changes: spawn, despawn, insert, remove and events, queued where the world cannot be borrowed (inside a query's closure) ... |
+//! | `component` | What a component is, and the errors of component access |
+//! | `component_ids` | Finding a component's column: a dense id per component type, resolved once per process, and the world's table from those ids (and, for ... |
+//! | `entity` | Entity handles and the table that hands them out |
+//! | `epoch` | Change epochs per semantic domain, and the world's identity |
+//! | `error` | `WorldError`: every way a World call can fail, in one type |
+//! | `events` | Gameplay events: typed messages between systems, double-buffered per fixed step |
+//! | `hash` | The world state hash: a fixed, platform-independent digest of entities and component data |
+//! | `mixed_query` | Pair queries where either component is stored field-SoA: the same `for_each_mut2` a game writes for AoS components, over any mix of layouts |
+//! | `par_costs` | When a parallel query splits: the costs it learns per call site (ns per row, whether past splits paid) and the outcome of a run ... |
+//! | `par_query` | Parallel queries: a mutable pair query whose rows run as chunks on the physics lane |
+//! | `query` | Queries: borrowing component columns densely, alone or joined with a second column |
+//! | `query_data` | What a typed query asks for and which entities it keeps: `QueryData` (`&T`, `&mut T`, `Option<&T>`, `Option<&mut T>`, `Entity` and ... |
+//! | `query_fetch` | A typed query's column access: each requested component resolved once to its column's raw parts (`RawRows`, `ColumnsView`), the driving ... |
+//! | `query_filter` | Which entities a typed query keeps: `QueryFilter` (`With`, `Without`, `Changed` and tuples of 1-4 of them) |
+//! | `resource` | Resources: typed singletons that systems read and write (the score, the wind, the RNG), held by the World beside its components |
+//! | `resource_set` | Several resources at once, and a world split into its components, resources and input, so a system holds what it needs without borrow fights |
+//! | `savegame` | Savegames: a World's simulation state written to a file and read back, across program runs and across versions of the game's types |
+//! | `snapshot` | Snapshots of a World, and restoring one: what rollback, a SyncTest and desync hunting start from |
+//! | `soa` | Field-SoA component columns (from `lanegraph-simd`), and lending them to the physics lane |
+//! | `soa_raw` | One field-SoA column as raw parts for typed queries: each field's first row and the row codec (`SoaRaw`), and the cached field pointers ... |
+//! | `sync_test` | SyncTest: every step, roll the World back and re-simulate the last N steps, comparing a checksum of every component, resource and the ... |
+//! | `tests` | Unit tests of the world: entities, components, epochs, the hash, telemetry, SoA columns |
+//! | `triple_query` | The three-component query: `for_each_mut3::<A, B, C>(\|e, a, b, c\| ..)`, every component mutable, any layout |
+//! | `type_map` | The World's maps from a Rust type to its column or resource index |
+//! | `typed_query` | Typed queries of any width, one API for every layout: `World::query` / `World::query_filtered` make a `Query` whose `for_each` runs on ... |
 
 pub(crate) mod access;
 pub(crate) mod bundle;

@@ -37,6 +37,11 @@
 //! input.
 //!
 //! [`Component::schema`]: super::Component::schema
+//!
+//! | file | idea |
+//! |------|------|
+//! | `columns` | How one component column and one resource are written to and read from a save: the CBOR values (a column is one array written straight ... |
+//! | `frame` | The savegame's frame: one ASCII header line that sizes and checksums every byte of the document after it, so a load knows the size ... |
 
 use std::io::{Read, Write};
 use std::path::Path;
