@@ -134,7 +134,7 @@ pub(super) fn save_column<T: Component + Serialize>(
         schema: T::schema().to_owned(),
         layout: layout.name().to_owned(),
         entities,
-        values: values.finish(),
+        values: Values::Tree(values.finish()),
     }))
 }
 
@@ -143,15 +143,20 @@ pub(super) fn decode<T: DeserializeOwned>(
     name: &str,
     saved_schema: &str,
     current: &'static str,
-    v: Value,
+    v: Values,
     column: bool,
 ) -> Result<T, LoadError> {
     let decoded = match v {
         // A column in the binary form: the values' own CBOR, read straight into `T`.
-        Value::Bytes(bytes) if column => {
+        Values::Bytes(bytes) | Values::Tree(Value::Bytes(bytes)) if column => {
             ciborium::from_reader::<T, _>(&bytes[..]).map_err(|e| e.to_string())
         }
-        tree => tree.deserialized::<T>().map_err(|e| e.to_string()),
+        // The text form: the raw JSON, read straight into `T`.
+        Values::Json(raw) => serde_json::from_str::<T>(raw.get()).map_err(|e| e.to_string()),
+        Values::Tree(tree) => tree.deserialized::<T>().map_err(|e| e.to_string()),
+        Values::Bytes(bytes) => Value::Bytes(bytes)
+            .deserialized::<T>()
+            .map_err(|e| e.to_string()),
     };
     decoded.map_err(|e| {
         if saved_schema == current {
@@ -278,7 +283,7 @@ pub(super) fn save_resource<R: Resource + Serialize>(
     Ok(Some(SavedResource {
         name: R::NAME.to_owned(),
         schema: R::schema().to_owned(),
-        value: encode(R::NAME, r)?,
+        value: Values::Tree(encode(R::NAME, r)?),
     }))
 }
 

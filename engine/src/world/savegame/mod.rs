@@ -220,8 +220,11 @@ struct SavedEntities {
     free: Vec<u32>,
 }
 
+/// One component column of a save. `V` is how its values are held: [`Values`] once read; a
+/// load first decodes the document into the form's own holder (a CBOR byte string, a raw JSON
+/// text), never into a value tree.
 #[derive(Serialize, Deserialize)]
-struct SavedColumn {
+struct SavedColumn<V = Values> {
     name: String,
     schema: String,
     /// `"AoS"` or `"field-SoA"`.
@@ -229,18 +232,81 @@ struct SavedColumn {
     /// Each row's entity (`Entity::to_bits`), in row order.
     entities: Vec<u64>,
     /// Each row's value, in row order (an array).
-    values: Value,
+    values: V,
 }
 
+/// One resource of a save (`V` as for [`SavedColumn`]).
 #[derive(Serialize, Deserialize)]
-struct SavedResource {
+struct SavedResource<V = Values> {
     name: String,
     schema: String,
-    value: Value,
+    value: V,
+}
+
+/// A column's values or a resource's value, as a save holds them until decoded into the
+/// component or resource type.
+enum Values {
+    /// A value tree (written by a save; read only from the first, unframed binary format).
+    Tree(Value),
+    /// The binary form's CBOR bytes of the values, decoded straight into the type.
+    Bytes(Vec<u8>),
+    /// The text form's raw JSON of the values, decoded straight into the type.
+    Json(Box<serde_json::value::RawValue>),
+}
+
+impl Serialize for Values {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Values::Tree(v) => v.serialize(s),
+            Values::Bytes(b) => s.serialize_bytes(b),
+            Values::Json(r) => r.serialize(s),
+        }
+    }
+}
+
+impl From<Value> for Values {
+    fn from(v: Value) -> Self {
+        Values::Tree(v)
+    }
+}
+
+impl From<Box<serde_json::value::RawValue>> for Values {
+    fn from(v: Box<serde_json::value::RawValue>) -> Self {
+        Values::Json(v)
+    }
+}
+
+/// A CBOR byte string, and nothing else: in the binary form a column's values are one byte
+/// string, so an array there (a forged document) is refused instead of built into a tree.
+struct CborBytes(Vec<u8>);
+
+impl<'de> Deserialize<'de> for CborBytes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl serde::de::Visitor<'_> for Visit {
+            type Value = CborBytes;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a byte string of CBOR values")
+            }
+            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<CborBytes, E> {
+                Ok(CborBytes(v.to_vec()))
+            }
+            fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<CborBytes, E> {
+                Ok(CborBytes(v))
+            }
+        }
+        d.deserialize_byte_buf(Visit)
+    }
+}
+
+impl From<CborBytes> for Values {
+    fn from(v: CborBytes) -> Self {
+        Values::Bytes(v.0)
+    }
 }
 
 #[derive(Serialize, Deserialize)]
-struct SaveFile {
+struct SaveFile<C = Values, R = Values> {
     magic: String,
     format: u32,
     fingerprint: u64,
@@ -252,8 +318,44 @@ struct SaveFile {
     /// The fixed step as nanoseconds over a denominator (exact).
     fixed_step: (u64, u64),
     entities: SavedEntities,
-    components: Vec<SavedColumn>,
-    resources: Vec<SavedResource>,
+    components: Vec<SavedColumn<C>>,
+    resources: Vec<SavedResource<R>>,
+}
+
+impl<C: Into<Values>, R: Into<Values>> SaveFile<C, R> {
+    /// The same save with its values held as [`Values`] (moves, no copy).
+    fn held(self) -> SaveFile {
+        SaveFile {
+            magic: self.magic,
+            format: self.format,
+            fingerprint: self.fingerprint,
+            state_hash: self.state_hash,
+            tick: self.tick,
+            frame: self.frame,
+            fixed_step: self.fixed_step,
+            entities: self.entities,
+            components: self
+                .components
+                .into_iter()
+                .map(|c| SavedColumn {
+                    name: c.name,
+                    schema: c.schema,
+                    layout: c.layout,
+                    entities: c.entities,
+                    values: c.values.into(),
+                })
+                .collect(),
+            resources: self
+                .resources
+                .into_iter()
+                .map(|r| SavedResource {
+                    name: r.name,
+                    schema: r.schema,
+                    value: r.value.into(),
+                })
+                .collect(),
+        }
+    }
 }
 
 /// A decoded part, waiting for every check to pass before it writes into the world.
@@ -548,10 +650,25 @@ impl SaveSchema {
                 supported: SAVE_FORMAT,
             });
         }
-        let file: SaveFile = parse(&bytes, form).map_err(|e| LoadError::Corrupt {
+        let corrupt = |reason: String| LoadError::Corrupt {
             at: "header".into(),
-            reason: e,
-        })?;
+            reason,
+        };
+        // Each form's values into its own holder: CBOR bytes, raw JSON; the first format's
+        // binary saves through a tree, as they were written.
+        let file: SaveFile = match (form, format) {
+            (Form::Text, _) => parse::<
+                SaveFile<Box<serde_json::value::RawValue>, Box<serde_json::value::RawValue>>,
+            >(&bytes, form)
+            .map_err(corrupt)?
+            .held(),
+            (Form::Binary, UNFRAMED_FORMAT) => parse::<SaveFile<Value, Value>>(&bytes, form)
+                .map_err(corrupt)?
+                .held(),
+            (Form::Binary, _) => parse::<SaveFile<CborBytes, Value>>(&bytes, form)
+                .map_err(corrupt)?
+                .held(),
+        };
         drop(bytes);
         self.apply(world, file)
     }
