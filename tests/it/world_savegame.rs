@@ -353,19 +353,20 @@ fn what_is_not_a_save_or_of_another_format_is_named() {
     }
     let mut text = Vec::new();
     schema.save_text(&mut populated(), &mut text).unwrap();
-    let newer = String::from_utf8(text)
-        .unwrap()
-        .replacen("\"format\": 2", "\"format\": 3", 1);
+    let format = lanegraph::hooks::SAVE_FORMAT;
+    let newer = String::from_utf8(text).unwrap().replacen(
+        &format!("\"format\": {format}"),
+        &format!("\"format\": {}", format + 1),
+        1,
+    );
     // Resealed as a hand edit would be: the checksums pass, the format is named.
     let newer = SaveSchema::reseal(newer.as_bytes());
     let err = schema.load_into(&mut w, &newer[..]).unwrap_err();
     assert!(
         matches!(
             err,
-            LoadError::Format {
-                found: 3,
-                supported: 2
-            }
+            LoadError::Format { found, supported }
+                if found == u64::from(format) + 1 && supported == format
         ),
         "{err:?}"
     );

@@ -370,3 +370,45 @@ fn an_unset_read_limit_is_sized_from_the_world_loaded_into() {
     let rows = 2_000_000 * std::mem::size_of::<Pos>() as u64;
     assert!(limit >= 8 * rows, "{limit} < 8 x {rows}");
 }
+
+#[test]
+fn a_format_2_binary_save_whose_resources_are_value_trees_still_loads() {
+    use ciborium::Value;
+    let mut saved = world(100, 42);
+    let mut bytes = Vec::new();
+    schema().save(&mut saved, &mut bytes).unwrap();
+    // The document after the header line, as format 2 wrote it: resource values as trees.
+    let body = &bytes[bytes.iter().position(|&b| b == b'\n').unwrap() + 1..];
+    let mut doc: Value = ciborium::from_reader(body).unwrap();
+    let Value::Map(fields) = &mut doc else {
+        panic!("a save is a map")
+    };
+    for (k, v) in fields.iter_mut() {
+        match k.as_text() {
+            Some("format") => *v = Value::Integer(2.into()),
+            Some("resources") => {
+                for r in v.as_array_mut().unwrap() {
+                    for (rk, rv) in r.as_map_mut().unwrap().iter_mut() {
+                        if rk.as_text() == Some("value") {
+                            let inner: Value =
+                                ciborium::from_reader(&rv.as_bytes().unwrap()[..]).unwrap();
+                            *rv = inner;
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut v2 = Vec::new();
+    ciborium::into_writer(&doc, &mut v2).unwrap();
+    let v2 = SaveSchema::reseal(&v2);
+    assert!(
+        v2.starts_with(b"lanegraph-save 2 "),
+        "resealed at the document's own format"
+    );
+    let mut fresh = World::new();
+    schema().load_into(&mut fresh, &v2[..]).unwrap();
+    assert_eq!(fresh.state_hash(), saved.state_hash());
+    assert_eq!(fresh.resource::<Score>().unwrap().0, 42);
+}

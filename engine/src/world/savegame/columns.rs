@@ -147,16 +147,17 @@ pub(super) fn decode<T: DeserializeOwned>(
     column: bool,
 ) -> Result<T, LoadError> {
     let decoded = match v {
-        // A column in the binary form: the values' own CBOR, read straight into `T`.
-        Values::Bytes(bytes) | Values::Tree(Value::Bytes(bytes)) if column => {
+        // The binary form: the value's own CBOR (a column's values, or since format 3 a
+        // resource's value), read straight into `T`.
+        Values::Bytes(bytes) => {
+            ciborium::from_reader::<T, _>(&bytes[..]).map_err(|e| e.to_string())
+        }
+        Values::Tree(Value::Bytes(bytes)) if column => {
             ciborium::from_reader::<T, _>(&bytes[..]).map_err(|e| e.to_string())
         }
         // The text form: the raw JSON, read straight into `T`.
         Values::Json(raw) => serde_json::from_str::<T>(raw.get()).map_err(|e| e.to_string()),
         Values::Tree(tree) => tree.deserialized::<T>().map_err(|e| e.to_string()),
-        Values::Bytes(bytes) => Value::Bytes(bytes)
-            .deserialized::<T>()
-            .map_err(|e| e.to_string()),
     };
     decoded.map_err(|e| {
         if saved_schema == current {
@@ -276,14 +277,28 @@ pub(super) fn load_column_in_its_layout<T: Component + DeserializeOwned>(
 
 pub(super) fn save_resource<R: Resource + Serialize>(
     world: &World,
+    form: Form,
 ) -> Result<Option<SavedResource>, SaveError> {
     let Ok(r) = world.resource::<R>() else {
         return Ok(None);
     };
+    // The binary form holds the value as its own CBOR in a byte string, as a column's values:
+    // a load decodes it straight into `R`, never through a tree.
+    let value = match form {
+        Form::Binary => {
+            let mut bytes = Vec::new();
+            ciborium::into_writer(r, &mut bytes).map_err(|e| SaveError::Encode {
+                name: R::NAME,
+                reason: e.to_string(),
+            })?;
+            Values::Bytes(bytes)
+        }
+        Form::Text => Values::Tree(encode(R::NAME, r)?),
+    };
     Ok(Some(SavedResource {
         name: R::NAME.to_owned(),
         schema: R::schema().to_owned(),
-        value: Values::Tree(encode(R::NAME, r)?),
+        value,
     }))
 }
 

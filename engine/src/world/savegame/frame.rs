@@ -6,7 +6,7 @@
 //! the header states or the caller's limit, or leave a half-written file where a save was.
 //!
 //! # The header
-//! `lanegraph-save 2 <document bytes> <crc32 as 8 hex> <fnv1a64 as 16 hex> <cbor|json>\n`,
+//! `lanegraph-save <format> <document bytes> <crc32 as 8 hex> <fnv1a64 as 16 hex> <cbor|json>\n`,
 //! then the document (CBOR, or the pretty JSON of the text form). CRC-32 detects every 1- and
 //! 2-bit error in a file of any size and every burst up to 32 bits; FNV-1a 64 beside it makes
 //! any other damage pass with odds near 2^-96. A hand-edited text save is resealed with
@@ -63,7 +63,8 @@ pub(crate) fn header(doc: &[u8], form: Form, format: u32) -> String {
 
 /// A read save: the document and what it is, or a file of the unframed first format.
 pub(crate) enum Read1 {
-    Framed(Vec<u8>, Form),
+    /// The document, its form and the format its header states.
+    Framed(Vec<u8>, Form, u32),
     Unframed(Vec<u8>),
 }
 
@@ -102,7 +103,11 @@ fn read_exactly(input: &mut impl Read, size: u64) -> std::io::Result<Vec<u8>> {
 /// Reads a save from `input`, reading at most `limit` bytes of document: the header first,
 /// then exactly the size it states (checked against `limit` before any allocation), then
 /// checks that nothing follows and that both checksums match.
-pub(crate) fn read(mut input: impl Read, limit: u64, format: u32) -> Result<Read1, LoadError> {
+pub(crate) fn read(
+    mut input: impl Read,
+    limit: u64,
+    formats: std::ops::RangeInclusive<u32>,
+) -> Result<Read1, LoadError> {
     let mut head = Vec::with_capacity(MAX_HEADER);
     let mut byte = [0u8; 1];
     loop {
@@ -146,12 +151,12 @@ pub(crate) fn read(mut input: impl Read, limit: u64, format: u32) -> Result<Read
     let version: u64 = version
         .parse()
         .map_err(|_| corrupt("the header's format is not a number"))?;
-    if version != u64::from(format) {
+    let Some(version) = u32::try_from(version).ok().filter(|v| formats.contains(v)) else {
         return Err(LoadError::Format {
             found: version,
-            supported: format,
+            supported: *formats.end(),
         });
-    }
+    };
     let size: u64 = size
         .parse()
         .map_err(|_| corrupt("the header's size is not a number"))?;
@@ -199,7 +204,7 @@ pub(crate) fn read(mut input: impl Read, limit: u64, format: u32) -> Result<Read
                 .into(),
         });
     }
-    Ok(Read1::Framed(doc, form))
+    Ok(Read1::Framed(doc, form, version))
 }
 
 /// Writes `bytes` to `path` atomically: a temporary file beside it, written, flushed to disk,

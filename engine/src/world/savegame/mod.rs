@@ -56,8 +56,10 @@ use super::{Component, Resource, World};
 use crate::game_loop::FixedStep;
 
 mod columns;
+mod document;
 mod frame;
 use columns::*;
+use document::*;
 use frame::DEFAULT_READ_LIMIT;
 
 /// An unset read limit is this many times the bytes of the world loaded into (at least
@@ -67,7 +69,10 @@ const WORLD_SIZED_LIMIT_FACTOR: u64 = 8;
 /// What the file's first field says.
 const MAGIC: &str = "lanegraph-save";
 /// The format this build writes and reads (it also reads format 1, the unframed first one).
-pub const SAVE_FORMAT: u32 = 2;
+pub const SAVE_FORMAT: u32 = 3;
+/// The oldest framed format this build reads (2: resources' values as value trees in the
+/// binary form; 3 writes them as CBOR byte strings, like columns).
+const OLDEST_FRAMED_FORMAT: u32 = 2;
 /// The most simulated time a loaded step counter may stand for: a century, in nanoseconds.
 const MAX_SIMULATED_NS: u128 = 100 * 365 * 86_400 * 1_000_000_000;
 /// The first format: the document alone, with no header or checksum.
@@ -213,151 +218,6 @@ pub struct LoadReport {
     pub tick: u64,
 }
 
-#[derive(Serialize, Deserialize)]
-struct SavedEntities {
-    generations: Vec<u32>,
-    live: Vec<u32>,
-    free: Vec<u32>,
-}
-
-/// One component column of a save. `V` is how its values are held: [`Values`] once read; a
-/// load first decodes the document into the form's own holder (a CBOR byte string, a raw JSON
-/// text), never into a value tree.
-#[derive(Serialize, Deserialize)]
-struct SavedColumn<V = Values> {
-    name: String,
-    schema: String,
-    /// `"AoS"` or `"field-SoA"`.
-    layout: String,
-    /// Each row's entity (`Entity::to_bits`), in row order.
-    entities: Vec<u64>,
-    /// Each row's value, in row order (an array).
-    values: V,
-}
-
-/// One resource of a save (`V` as for [`SavedColumn`]).
-#[derive(Serialize, Deserialize)]
-struct SavedResource<V = Values> {
-    name: String,
-    schema: String,
-    value: V,
-}
-
-/// A column's values or a resource's value, as a save holds them until decoded into the
-/// component or resource type.
-enum Values {
-    /// A value tree (written by a save; read only from the first, unframed binary format).
-    Tree(Value),
-    /// The binary form's CBOR bytes of the values, decoded straight into the type.
-    Bytes(Vec<u8>),
-    /// The text form's raw JSON of the values, decoded straight into the type.
-    Json(Box<serde_json::value::RawValue>),
-}
-
-impl Serialize for Values {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Values::Tree(v) => v.serialize(s),
-            Values::Bytes(b) => s.serialize_bytes(b),
-            Values::Json(r) => r.serialize(s),
-        }
-    }
-}
-
-impl From<Value> for Values {
-    fn from(v: Value) -> Self {
-        Values::Tree(v)
-    }
-}
-
-impl From<Box<serde_json::value::RawValue>> for Values {
-    fn from(v: Box<serde_json::value::RawValue>) -> Self {
-        Values::Json(v)
-    }
-}
-
-/// A CBOR byte string, and nothing else: in the binary form a column's values are one byte
-/// string, so an array there (a forged document) is refused instead of built into a tree.
-struct CborBytes(Vec<u8>);
-
-impl<'de> Deserialize<'de> for CborBytes {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Visit;
-        impl serde::de::Visitor<'_> for Visit {
-            type Value = CborBytes;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a byte string of CBOR values")
-            }
-            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<CborBytes, E> {
-                Ok(CborBytes(v.to_vec()))
-            }
-            fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<CborBytes, E> {
-                Ok(CborBytes(v))
-            }
-        }
-        d.deserialize_byte_buf(Visit)
-    }
-}
-
-impl From<CborBytes> for Values {
-    fn from(v: CborBytes) -> Self {
-        Values::Bytes(v.0)
-    }
-}
-
-#[derive(Serialize, Deserialize)]
-struct SaveFile<C = Values, R = Values> {
-    magic: String,
-    format: u32,
-    fingerprint: u64,
-    /// The world's state hash, when the save holds all of its state (no unsaved component rows
-    /// or resources, which the hash covers too).
-    state_hash: Option<u64>,
-    tick: u64,
-    frame: u64,
-    /// The fixed step as nanoseconds over a denominator (exact).
-    fixed_step: (u64, u64),
-    entities: SavedEntities,
-    components: Vec<SavedColumn<C>>,
-    resources: Vec<SavedResource<R>>,
-}
-
-impl<C: Into<Values>, R: Into<Values>> SaveFile<C, R> {
-    /// The same save with its values held as [`Values`] (moves, no copy).
-    fn held(self) -> SaveFile {
-        SaveFile {
-            magic: self.magic,
-            format: self.format,
-            fingerprint: self.fingerprint,
-            state_hash: self.state_hash,
-            tick: self.tick,
-            frame: self.frame,
-            fixed_step: self.fixed_step,
-            entities: self.entities,
-            components: self
-                .components
-                .into_iter()
-                .map(|c| SavedColumn {
-                    name: c.name,
-                    schema: c.schema,
-                    layout: c.layout,
-                    entities: c.entities,
-                    values: c.values.into(),
-                })
-                .collect(),
-            resources: self
-                .resources
-                .into_iter()
-                .map(|r| SavedResource {
-                    name: r.name,
-                    schema: r.schema,
-                    value: r.value.into(),
-                })
-                .collect(),
-        }
-    }
-}
-
 /// A decoded part, waiting for every check to pass before it writes into the world.
 type Apply = Box<dyn FnOnce(&mut World)>;
 
@@ -373,7 +233,7 @@ struct ComponentEntry {
 struct ResourceEntry {
     name: &'static str,
     schema: &'static str,
-    save: fn(&World) -> Result<Option<SavedResource>, SaveError>,
+    save: fn(&World, Form) -> Result<Option<SavedResource>, SaveError>,
     load: fn(&World, SavedResource) -> Result<Apply, LoadError>,
 }
 
@@ -493,7 +353,7 @@ impl SaveSchema {
         }
         let mut resources = Vec::new();
         for r in &self.resources {
-            if let Some(v) = (r.save)(world)? {
+            if let Some(v) = (r.save)(world, form)? {
                 resources.push(v);
             }
         }
@@ -577,7 +437,14 @@ impl SaveSchema {
             Some(end) if save.starts_with(frame::HEADER_MAGIC.as_bytes()) => &save[end + 1..],
             _ => save,
         };
-        let mut out = frame::header(body, Form::of_document(body), SAVE_FORMAT).into_bytes();
+        // The format the document says it is (a hand edit of an older save stays that format).
+        let form = Form::of_document(body);
+        let format = parse::<SaveHeader>(body, form)
+            .ok()
+            .and_then(|h| h.format)
+            .and_then(|f| u32::try_from(f).ok())
+            .unwrap_or(SAVE_FORMAT);
+        let mut out = frame::header(body, form, format).into_bytes();
         out.extend_from_slice(body);
         out
     }
@@ -612,8 +479,9 @@ impl SaveSchema {
     /// loaded state, which differs from the saved one because a type's serde impls do not
     /// round-trip).
     pub fn load_into(&self, world: &mut World, input: impl Read) -> Result<LoadReport, LoadError> {
-        let (bytes, format, form) = match frame::read(input, self.limit(world), SAVE_FORMAT)? {
-            frame::Read1::Framed(doc, form) => (doc, SAVE_FORMAT, form),
+        let formats = OLDEST_FRAMED_FORMAT..=SAVE_FORMAT;
+        let (bytes, format, form) = match frame::read(input, self.limit(world), formats)? {
+            frame::Read1::Framed(doc, form, format) => (doc, format, form),
             frame::Read1::Unframed(doc) => {
                 let form = Form::of_document(&doc);
                 (doc, UNFRAMED_FORMAT, form)
@@ -665,7 +533,10 @@ impl SaveSchema {
             (Form::Binary, UNFRAMED_FORMAT) => parse::<SaveFile<Value, Value>>(&bytes, form)
                 .map_err(corrupt)?
                 .held(),
-            (Form::Binary, _) => parse::<SaveFile<CborBytes, Value>>(&bytes, form)
+            (Form::Binary, 2) => parse::<SaveFile<CborBytes, Value>>(&bytes, form)
+                .map_err(corrupt)?
+                .held(),
+            (Form::Binary, _) => parse::<SaveFile<CborBytes, CborBytes>>(&bytes, form)
                 .map_err(corrupt)?
                 .held(),
         };
@@ -784,21 +655,5 @@ impl SaveSchema {
             entities: world.entities.live().len(),
             tick: file.tick,
         })
-    }
-}
-
-/// The magic and the format number, read before the rest (every other key is skipped) so a
-/// newer format is named as such.
-#[derive(Deserialize)]
-struct SaveHeader {
-    magic: Option<String>,
-    format: Option<u64>,
-}
-
-/// Decodes `bytes`, a document of `form`, as `T`.
-fn parse<T: DeserializeOwned>(bytes: &[u8], form: Form) -> Result<T, String> {
-    match form {
-        Form::Text => serde_json::from_slice(bytes).map_err(|e| e.to_string()),
-        Form::Binary => ciborium::from_reader(bytes).map_err(|e| e.to_string()),
     }
 }
