@@ -41,6 +41,7 @@
 //! | file | idea |
 //! |------|------|
 //! | `columns` | How one component column and one resource are written to and read from a save: the CBOR values (a column is one array written straight ... |
+//! | `document` | The shape of a save's document: its header fields, entity table, columns and resources, and how each form holds a column's values until they are decoded into their type |
 //! | `frame` | The savegame's frame: one ASCII header line that sizes and checksums every byte of the document after it, so a load knows the size ... |
 
 use std::io::{Read, Write};
