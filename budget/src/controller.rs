@@ -71,8 +71,9 @@ const OVERHEAD_WINDOW: usize = 15;
 /// A GPU reading older than this many frames is not used.
 const GPU_STALE_FRAMES: u64 = 4;
 
-/// Half-life of a strategy's remembered cost, seconds: a rung's own measurement keeps pricing
-/// it for about this long before it fades half way back to the quote's ratio (`slot`).
+/// Half-life of a strategy's remembered cost, seconds: a rung measured cheaper than its quote
+/// fades half way back to the quote's ratio in this long; one measured dearer keeps its price
+/// until measured again (`slot`).
 pub(crate) const COST_MEMORY_HALF_LIFE_S: f64 = 30.0;
 
 /// The first bar on a strategy that overran right after an upgrade (and on every richer one),
@@ -507,14 +508,7 @@ impl Controller {
                         let available = capacity - others;
                         let measured_cost = self.costs[i][j.get()];
                         // Overruns in a row count for the agent, whichever rung overran.
-                        let strikes = slot
-                            .strikes
-                            .iter()
-                            .copied()
-                            .max()
-                            .unwrap_or(0)
-                            .saturating_add(1)
-                            .min(16);
+                        let strikes = slot.strikes.saturating_add(1).min(16);
                         let secs = (BAR_FIRST_S * 2f64.powi(i32::from(strikes) - 1)).min(BAR_MAX_S);
                         let until = frame + (secs * fps).ceil() as u64;
                         let bar = Bar {
@@ -533,9 +527,9 @@ impl Controller {
                         // The rung and every richer one: what overran bounds them from below.
                         let q = slot.strategies[j.get()].quality;
                         let slot = &mut self.slots[i];
+                        slot.strikes = strikes;
                         for k in 0..slot.strategies.len() {
                             if slot.strategies[k].quality >= q {
-                                slot.strikes[k] = strikes;
                                 slot.bars[k] = Some(bar);
                             }
                         }
@@ -1165,7 +1159,7 @@ impl ControllerDriver for Controller {
                 if slot.current != j {
                     slot.probe = None;
                 } else if frame >= start + dwell_frames {
-                    slot.strikes.fill(0);
+                    slot.strikes = 0;
                     slot.probe = None;
                 }
             }

@@ -165,28 +165,38 @@ impl CostTrace {
     /// The trace with only the agents `keep` (indices, in the new order): the time of every
     /// agent left out stays in its frames as overhead, as it was in the run.
     pub fn keep_agents(&self, keep: &[usize]) -> CostTrace {
-        let mut t = CostTrace {
-            budget_ms: self.budget_ms,
-            notes: self.notes.clone(),
-            agents: Vec::new(),
-            frames: self.frames.clone(),
-        };
-        for f in &mut t.frames {
-            f.overhead_ms = [f.cpu_ms.max(0.0), f.gpu_ms.unwrap_or(0.0).max(0.0)];
-        }
+        let mut t = CostTrace::new(self.budget_ms);
+        t.notes = self.notes.clone();
+        // The kept agents' new indices, by old index.
+        let mut index = vec![None; self.agents.len()];
         for &k in keep {
-            let Some(a) = self.agents.get(k) else {
-                continue;
-            };
-            t.agents.push(a.clone());
-            for m in &a.measured {
-                for &(f, _, ms) in m {
-                    let o = &mut t.frames[f].overhead_ms[a.pool.index()];
-                    *o = (*o - ms).max(0.0);
+            if let Some(a) = self.agents.get(k) {
+                index[k] = Some(t.add_agent(&a.name, a.pool, a.rungs.clone()));
+            }
+        }
+        // The frames replayed: what the left-out agents measured stays as overhead.
+        for (f, samples) in self.frames.iter().zip(self.samples_by_frame()) {
+            t.push_frame(f.frame, f.cpu_ms, f.gpu_ms);
+            for (a, r, n, ms) in samples {
+                if let Some(new) = index[a] {
+                    t.push_sample(new, r, n, ms);
                 }
             }
         }
         t
+    }
+
+    /// Every sample as `(agent, rung, n, ms)`, grouped by frame index, in agent order.
+    fn samples_by_frame(&self) -> Vec<Vec<(usize, usize, u64, f64)>> {
+        let mut by_frame = vec![Vec::new(); self.frames.len()];
+        for (ai, a) in self.agents.iter().enumerate() {
+            for (ri, m) in a.measured.iter().enumerate() {
+                for &(f, n, ms) in m {
+                    by_frame[f].push((ai, ri, n, ms));
+                }
+            }
+        }
+        by_frame
     }
 
     /// The rungs of `agent` the run never measured, by name.
@@ -231,16 +241,7 @@ impl CostTrace {
                 a.rungs.join(" ")
             );
         }
-        // Samples in frame order: merge every agent's rungs by frame index.
-        let mut by_frame: Vec<Vec<(usize, usize, u64, f64)>> = vec![Vec::new(); self.frames.len()];
-        for (ai, a) in self.agents.iter().enumerate() {
-            for (ri, m) in a.measured.iter().enumerate() {
-                for &(f, n, ms) in m {
-                    by_frame[f].push((ai, ri, n, ms));
-                }
-            }
-        }
-        for (f, samples) in self.frames.iter().zip(&by_frame) {
+        for (f, samples) in self.frames.iter().zip(&self.samples_by_frame()) {
             let gpu = f.gpu_ms.map_or("-".to_string(), |g| format!("{g:.4}"));
             let _ = writeln!(s, "frame {} {:.4} {gpu}", f.frame, f.cpu_ms);
             for &(a, r, n, ms) in samples {

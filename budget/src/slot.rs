@@ -16,9 +16,10 @@
 //! - the strategy in force costs its quote times its own measured level;
 //! - any other costs its quote times the current level times `(rel_j / rel_current)^w`, with
 //!   `w = 0.5^(age / half-life)` (`age`: frames since that comparison; `w = 0` never
-//!   measured): a rung that measured 56x its cheapest sibling is priced so, not rescaled from
+//!   measured; `w = 1` while the correction is above 1): a rung that measured 56x its cheapest sibling is priced so, not rescaled from
 //!   the quote's 6.7x, and when the load falls the prediction falls with it; as the evidence
-//!   ages it fades back to the quote's ratio.
+//!   ages, a correction that says a rung is cheaper than quoted fades back to the quote's
+//!   ratio; one that says it is dearer holds until the rung is measured again.
 //!
 //! # Evidence travels along the ladder
 //! [`Slot::price_ladder`] then shapes those prices by quality: a measured rung bounds every
@@ -66,8 +67,9 @@ pub(crate) struct Slot {
     compared: usize,
     /// Per strategy, the bar an overrun put on it (none: free to choose).
     pub bars: Vec<Option<Bar>>,
-    /// Per strategy, how many times in a row it overran (the back-off's exponent).
-    pub strikes: Vec<u8>,
+    /// How many upgrades of this agent in a row overran, whichever rung (the bars' back-off
+    /// exponent); a probe that holds forgives them.
+    pub strikes: u8,
     /// The upgrade being tried: `(strategy, first frame it runs)`, until it holds through its
     /// dwell or is undone.
     pub probe: Option<(StrategyIndex, u64)>,
@@ -129,7 +131,7 @@ impl Slot {
             left: None,
             compared: 0,
             bars: vec![None; count],
-            strikes: vec![0; count],
+            strikes: 0,
             probe: None,
             carried_factor: None,
             load: [0.0; LOAD_WINDOW],

@@ -321,18 +321,17 @@ impl<I: NetInput> Session<I> {
     /// failures of [`NetError`].
     pub fn step(&mut self, world: &mut World, input: I) -> Result<Stepped, NetError> {
         let local = self.local;
-        let running = self.contained("state", |p2p| p2p.current_state())?;
-        if running != SessionState::Running {
-            return Ok(Stepped::Synchronizing);
-        }
         let advanced = self.contained("advance", |p2p| {
-            p2p.add_local_input(local, input)?;
-            p2p.advance_frame()
+            (p2p.current_state() == SessionState::Running).then(|| {
+                p2p.add_local_input(local, input)?;
+                p2p.advance_frame()
+            })
         })?;
         let requests = match advanced {
-            Ok(r) => r,
-            Err(GgrsError::PredictionThreshold) => return Ok(Stepped::Waiting),
-            Err(e) => return Err(NetError::Ggrs(e.to_string())),
+            None => return Ok(Stepped::Synchronizing),
+            Some(Ok(r)) => r,
+            Some(Err(GgrsError::PredictionThreshold)) => return Ok(Stepped::Waiting),
+            Some(Err(e)) => return Err(NetError::Ggrs(e.to_string())),
         };
         for r in requests {
             self.carry_out(world, r)?;

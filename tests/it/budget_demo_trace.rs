@@ -9,10 +9,7 @@ use lanegraph_tools::bench::budget::{demo_trace, DEMO_TRACES, DEMO_TRACE_MINUTES
 fn the_demos_mispriced_ladder_over_its_recorded_costs_holds_the_frame_without_hitches() {
     for (tag, text) in DEMO_TRACES {
         let f = demo_trace(text, DEMO_TRACE_MINUTES).expect("the checked-in trace replays");
-        let log: String = f.decisions.iter().map(|d| format!("{d}\n")).collect();
-        if std::env::var_os("DUMP_TRACE_LOG").is_some() {
-            eprintln!("{log}");
-        }
+        let log = lanegraph_tests::decision_lines(&f.decisions);
         eprintln!(
             "demo_trace {tag}: {:.2} probes/min, {:.2} flips/min, p99/budget {:.3}, p50/target {:.3}",
             f.probes_per_min, f.flips_per_min, f.p99_over_budget, f.p50_over_target

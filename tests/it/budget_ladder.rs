@@ -66,11 +66,7 @@ fn demo_shaped(quote_of: impl Fn(f64, u32) -> f64, seed: u64) -> Scenario {
 }
 
 fn log(t: &Trace) -> String {
-    t.decisions
-        .iter()
-        .map(|d| d.to_string())
-        .collect::<Vec<_>>()
-        .join("\n")
+    lanegraph_tests::decision_lines(&t.decisions)
 }
 
 fn check_settles(sc: &Scenario, what: &str) {

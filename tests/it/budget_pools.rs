@@ -19,11 +19,7 @@ fn final_rungs(sc: &Scenario, t: &Trace) -> Vec<u8> {
 }
 
 fn log(t: &Trace) -> String {
-    t.decisions
-        .iter()
-        .map(|d| d.to_string())
-        .collect::<Vec<_>>()
-        .join("\n")
+    lanegraph_tests::decision_lines(&t.decisions)
 }
 
 /// A ladder of `rungs` strategies, best first, quoted right: rung `k` costs `top_ms * (1 - k *

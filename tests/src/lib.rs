@@ -15,6 +15,15 @@ pub use lanegraph_tools::stress;
 
 use lanegraph::hooks::telemetry::{alloc, thread_memory_stats};
 
+/// A controller's decisions as text, one per line: what a failing budget test prints.
+pub fn decision_lines(decisions: &[lanegraph::hooks::budget::Decision]) -> String {
+    decisions
+        .iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Allocation calls `f` made on the calling thread, exact whatever other threads do. Needs the
 /// test binary to install `lanegraph::hooks::telemetry::TrackingAllocator` (the integration suite
 /// does); panics with that fix otherwise, so a missing allocator cannot pass as "no
