@@ -606,3 +606,232 @@ fn the_docs_list_exactly_the_patterns_the_matrix_runs() {
     );
     assert_eq!(outside.len(), 1, "{table:?}");
 }
+
+/// The pattern that needs an engine: a system reads its budget agent's strategy
+/// (`World::agent_strategy`), and the strategy changes what it simulates.
+mod agent_strategy {
+    use super::*;
+    use lanegraph::runtime::Engine;
+    use std::sync::{Arc, OnceLock};
+
+    struct Detail;
+    impl Agent for Detail {
+        fn name(&self) -> &str {
+            "detail"
+        }
+        fn strategies(&self) -> Vec<Strategy> {
+            vec![
+                Strategy::new("fine", 2, Quote::new(CostLaw::Linear, 0.01)),
+                Strategy::new("coarse", 1, Quote::new(CostLaw::Linear, 0.005)),
+            ]
+        }
+    }
+
+    /// The pin in force before frame `t`: the game's schedule, an input like the pad.
+    pub(super) fn pin_at(t: u64) -> &'static str {
+        if t < STEPS / 2 + 2 {
+            "fine"
+        } else {
+            "coarse"
+        }
+    }
+
+    /// An engine running the pattern, its agent pinned to `pin_at(0)` and in force.
+    pub(super) fn engine() -> (Engine, AgentId) {
+        let mut engine = Engine::builder()
+            .lockstep(true)
+            .adaptive(false)
+            .build()
+            .unwrap();
+        let w = engine.world_mut();
+        install(w, "resources");
+        let agent: Arc<OnceLock<AgentId>> = Arc::default();
+        let mine = agent.clone();
+        let sys = w
+            .register_system(
+                SystemDef::new("detail", 1.0, move |w: &mut World, _| {
+                    // Fine moves every body by its velocity, coarse by half of it.
+                    let s = mine.get().and_then(|&id| w.agent_strategy(id));
+                    let scale = match s.map(|s| s.0) {
+                        Some(0) => 1.0,
+                        Some(_) => 0.5,
+                        None => panic!("no strategy in force for a pinned agent"),
+                    };
+                    w.query::<(&mut Pos, &Vel)>()
+                        .unwrap()
+                        .for_each(|(p, v)| p.0 += v.0 * scale);
+                })
+                .after("pad"),
+            )
+            .unwrap();
+        let id = engine
+            .add_agent(Box::new(Detail), AgentCost::System(sys))
+            .unwrap();
+        agent.set(id).unwrap();
+        engine.pin(id, pin_at(0)).unwrap();
+        (engine, id)
+    }
+
+    /// One engine frame on pad value `p` under the pin the schedule gives for frame `t`.
+    pub(super) fn frame(engine: &mut Engine, agent: AgentId, t: u64, p: u8) {
+        engine.pin(agent, pin_at(t)).unwrap();
+        engine.world_mut().resource_mut::<Pad>().unwrap().0 = p;
+        engine.frame().unwrap();
+    }
+}
+
+/// A system reading its agent's strategy, under an engine whose agent is pinned on a schedule
+/// (the pin changes mid-run): a snapshot restored and run again, and a rollback with
+/// mispredictions, end where the straight run does. The pin schedule is an input, re-applied
+/// on re-simulation like the pad.
+#[test]
+fn a_system_reading_its_agents_strategy_rewinds_under_an_engine() {
+    use agent_strategy::{engine, frame};
+    let straight = {
+        let (mut e, id) = engine();
+        for t in 0..STEPS {
+            frame(&mut e, id, t, pad(t));
+        }
+        assert_eq!(
+            e.world().agent_strategy(id).map(|s| s.0),
+            Some(1),
+            "the schedule's second pin is in force"
+        );
+        e.world().state_hash()
+    };
+    // The pin schedule changes what is simulated: a run that stays on `fine` ends elsewhere.
+    let (mut e, id) = engine();
+    for t in 0..STEPS {
+        e.pin(id, "fine").unwrap();
+        e.world_mut().resource_mut::<Pad>().unwrap().0 = pad(t);
+        e.frame().unwrap();
+    }
+    assert_ne!(e.world().state_hash(), straight, "the strategy is read");
+
+    // Snapshot before the pin changes, run past it, restore, run again.
+    let (mut e, id) = engine();
+    for t in 0..STEPS / 2 {
+        frame(&mut e, id, t, pad(t));
+    }
+    let mut snap = Snapshot::default();
+    e.snapshot_into(&mut snap).unwrap();
+    for t in STEPS / 2..STEPS {
+        frame(&mut e, id, t, pad(t));
+    }
+    assert_eq!(e.world().state_hash(), straight, "snapshot (first pass)");
+    e.restore(&snap).unwrap();
+    for t in STEPS / 2..STEPS {
+        frame(&mut e, id, t, pad(t));
+    }
+    assert_eq!(e.world().state_hash(), straight, "snapshot and restore");
+
+    // Rollback: 3 frames on a misprediction, restored, re-simulated on the right pad.
+    let (mut e, id) = engine();
+    let mut capture = Snapshot::default();
+    let mut t = 0;
+    while t < STEPS {
+        e.snapshot_into(&mut capture).unwrap();
+        let span = 3.min(STEPS - t);
+        for k in 0..span {
+            frame(&mut e, id, t + k, mispredicted(t + k));
+        }
+        e.restore(&capture).unwrap();
+        for k in 0..span {
+            frame(&mut e, id, t + k, pad(t + k));
+        }
+        t += span;
+    }
+    assert_eq!(
+        e.world().state_hash(),
+        straight,
+        "rollback with mispredictions"
+    );
+}
+
+/// The same pattern between two ggrs peers: each peer's engine pins the agent alike (the
+/// documented rule for a strategy that changes the simulation), and `lanegraph-netcode` steps
+/// the engine's World. Inputs change at each player's rhythm, so both roll back; every
+/// confirmed frame's checksum agrees.
+#[test]
+fn a_pinned_agents_strategy_agrees_between_two_ggrs_peers_that_roll_back() {
+    use lanegraph_netcode::{LinkConditions, NetConfig, Session, UdpLink};
+    use std::time::{Duration, Instant};
+    const FRAMES: i32 = 60;
+    let link = |seed| {
+        UdpLink::bind(
+            "127.0.0.1:0".parse().unwrap(),
+            LinkConditions {
+                one_way_delay: Duration::from_millis(10),
+                loss: 0.0,
+                seed,
+            },
+        )
+        .unwrap()
+    };
+    let links = [link(7), link(9)];
+    let addrs = [
+        links[0].local_addr().unwrap(),
+        links[1].local_addr().unwrap(),
+    ];
+    let mut peers = Vec::new();
+    for (me, l) in links.into_iter().enumerate() {
+        let cfg = NetConfig::two_players(me, addrs[1 - me]);
+        let apply = |w: &mut World, inputs: &[u8]| {
+            let v = inputs
+                .iter()
+                .fold(0u8, |a, &b| a.wrapping_mul(5).wrapping_add(b));
+            w.resource_mut::<Pad>().unwrap().0 = v % 5;
+        };
+        let (mut engine, id) = agent_strategy::engine();
+        // Pinned alike on both peers, and put in force by one frame before the match.
+        engine.pin(id, "coarse").unwrap();
+        engine.frame().unwrap();
+        assert_eq!(engine.world().agent_strategy(id).map(|s| s.0), Some(1));
+        peers.push((Session::p2p(&cfg, l, apply).unwrap(), engine));
+    }
+    let start = Instant::now();
+    loop {
+        for (me, (s, engine)) in peers.iter_mut().enumerate() {
+            for e in s.poll() {
+                assert!(
+                    !matches!(e, lanegraph_netcode::NetEvent::Desync { .. }),
+                    "{e:?}"
+                );
+            }
+            let frame = s.current_frame().unwrap();
+            if frame >= FRAMES + 10 {
+                continue;
+            }
+            let input = ((frame.max(0) as u32 / (3 + me as u32 * 2)) % 4) as u8;
+            s.step(engine.world_mut(), input).unwrap();
+        }
+        let confirmed = peers
+            .iter()
+            .map(|(s, _)| s.confirmed_frame().unwrap())
+            .min()
+            .unwrap();
+        if confirmed >= FRAMES {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "stuck at {confirmed}"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let mut compared = 0;
+    for f in 0..=FRAMES {
+        if let (Some(a), Some(b)) = (peers[0].0.checksum(f), peers[1].0.checksum(f)) {
+            assert_eq!(a, b, "the peers differ at confirmed frame {f}");
+            compared += 1;
+        }
+    }
+    assert!(
+        compared >= FRAMES as usize,
+        "only {compared} frames compared"
+    );
+    assert!(
+        peers.iter().any(|(s, _)| s.rollbacks() > 0),
+        "no peer rolled back: the cell tested no misprediction"
+    );
+}

@@ -490,11 +490,19 @@ fn refused_log(e: impl std::fmt::Display) -> ExitCode {
 }
 
 /// The run log's text: a regular file (a FIFO, a device or a folder would block or fail
-/// late) of at most `MAX_RUN_LOG_BYTES`, checked before it is read.
+/// late) of at most `MAX_RUN_LOG_BYTES`, checked before it is read. The check reads the open
+/// handle, and a FIFO opens without waiting for a writer (`O_NONBLOCK`), so a path swapped
+/// for a FIFO after a check cannot block the replay.
 fn read_run_log(path: &std::path::Path) -> Result<String, String> {
     use std::io::Read;
     let limit = lanegraph_demo::MAX_RUN_LOG_BYTES;
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot be read: {e}"))?;
+    let unreadable = |e: std::io::Error| format!("cannot be read: {e}");
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = options.open(path).map_err(unreadable)?;
+    let meta = file.metadata().map_err(unreadable)?;
     if !meta.is_file() {
         return Err("is not a regular file".into());
     }
@@ -504,11 +512,10 @@ fn read_run_log(path: &std::path::Path) -> Result<String, String> {
             meta.len()
         ));
     }
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot be read: {e}"))?;
     let mut text = String::new();
     file.take(limit + 1)
         .read_to_string(&mut text)
-        .map_err(|e| format!("cannot be read: {e}"))?;
+        .map_err(unreadable)?;
     if text.len() as u64 > limit {
         return Err(format!("grew past the {limit}-byte limit while read"));
     }
