@@ -28,6 +28,7 @@
 // Everything public is reachable and documented; what a game does not call is `pub(crate)`.
 #![deny(unreachable_pub, missing_docs)]
 
+mod files;
 pub mod game_loop;
 pub mod input;
 pub mod runtime;

@@ -8,7 +8,6 @@
 
 use std::any::Any;
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -148,33 +147,21 @@ pub(crate) fn read_limited(path: &Path, max: u64) -> Result<Vec<u8>, AssetError>
             why: e.to_string(),
         },
     };
-    let meta = std::fs::metadata(path).map_err(io)?;
-    if !meta.is_file() {
+    use crate::files::{read_regular, ReadRefused};
+    read_regular(path, max).map_err(|e| match e {
+        ReadRefused::Io(e) => io(e),
         // A FIFO or a device would block the asset lane, a directory cannot be decoded.
-        return Err(AssetError::Unreadable {
+        ReadRefused::NotAFile => AssetError::Unreadable {
             path: path.to_path_buf(),
             why: "not a regular file".into(),
-        });
-    }
-    let too_large = |bytes: u64| AssetError::TooLarge {
-        path: path.to_path_buf(),
-        what: "file",
-        size: bytes,
-        limit: max,
-    };
-    if meta.len() > max {
-        return Err(too_large(meta.len()));
-    }
-    let file = std::fs::File::open(path).map_err(io)?;
-    // The size can change between the check and the read: read one byte past the limit at most.
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(max.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(io)?;
-    if bytes.len() as u64 > max {
-        return Err(too_large(bytes.len() as u64));
-    }
-    Ok(bytes)
+        },
+        ReadRefused::TooLarge(size) => AssetError::TooLarge {
+            path: path.to_path_buf(),
+            what: "file",
+            size,
+            limit: max,
+        },
+    })
 }
 
 /// Why an asset did not load.

@@ -210,7 +210,21 @@ pub(crate) fn read(
 /// Writes `bytes` to `path` atomically: a temporary file beside it, written, flushed to disk,
 /// renamed over `path`, then the directory flushed. A crash at any moment leaves either the
 /// previous file or the new one, whole.
+///
+/// Once the rename is done the new file is in place: a directory flush that then fails is an
+/// error that says so (a power loss before the folder reaches the disk may bring back the
+/// previous save), and a file system with no directory flush (`EINVAL`, unsupported) is taken
+/// as flushed, since nothing more can be done there.
 pub(crate) fn write_atomically(path: &Path, bytes: &[&[u8]]) -> std::io::Result<()> {
+    write_atomically_with(path, bytes, |dir| std::fs::File::open(dir)?.sync_all())
+}
+
+/// [`write_atomically`] with the directory flush given (a test fails it).
+fn write_atomically_with(
+    path: &Path,
+    bytes: &[&[u8]],
+    sync_dir: impl FnOnce(&Path) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => std::path::PathBuf::from("."),
@@ -238,20 +252,38 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[&[u8]]) -> std::io::Result<
         }
         f.sync_all()?;
         drop(f);
-        std::fs::rename(&tmp, path)?;
-        // The rename is durable once the directory is.
-        std::fs::File::open(&dir)?.sync_all()
+        std::fs::rename(&tmp, path)
     })();
     if result.is_err() && created {
         let _ = std::fs::remove_file(&tmp);
     }
-    result
+    result?;
+    // The rename is durable once the directory is.
+    match sync_dir(&dir) {
+        Ok(()) => Ok(()),
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::InvalidInput | std::io::ErrorKind::Unsupported
+            ) =>
+        {
+            Ok(())
+        }
+        Err(e) => Err(std::io::Error::new(
+            e.kind(),
+            format!(
+                "the save is in place, but its folder could not be flushed to disk ({e}): a \
+                 power loss now may bring back the previous save"
+            ),
+        )),
+    }
 }
 
 /// Opens `path` for a load: a regular file no larger than the limit allows (a FIFO, a
 /// directory or a device is refused before it is read).
 pub(crate) fn open_regular(path: &Path, limit: u64) -> Result<std::fs::File, LoadError> {
-    let meta = std::fs::metadata(path)?;
+    // Checked on the open handle: a path swapped after a check cannot be what is read.
+    let (file, meta) = crate::files::open_to_read(path)?;
     if !meta.is_file() {
         return Err(LoadError::NotAFile {
             path: crate::world::quoted(&path.display().to_string(), 80),
@@ -263,5 +295,45 @@ pub(crate) fn open_regular(path: &Path, limit: u64) -> Result<std::fs::File, Loa
             limit,
         });
     }
-    Ok(std::fs::File::open(path)?)
+    Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("lanegraph-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// A failed folder flush after the rename: an error that says the save is in place, the
+    /// new file whole at the path, no temporary file left.
+    #[test]
+    fn a_failed_folder_flush_after_the_rename_says_the_save_is_in_place() {
+        let dir = scratch("dirsync");
+        let path = dir.join("slot.save");
+        std::fs::write(&path, b"old").unwrap();
+        let err = write_atomically_with(&path, &[b"ne", b"w"], |_| {
+            Err(std::io::Error::other("injected"))
+        })
+        .unwrap_err();
+        let said = err.to_string();
+        assert!(
+            said.contains("in place") && said.contains("injected"),
+            "{said}"
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), b"new");
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+        assert_eq!(left.len(), 1, "a temporary file was left: {left:?}");
+        // A file system without a directory flush is taken as flushed.
+        write_atomically_with(&path, &[b"newer"], |_| {
+            Err(std::io::Error::from(std::io::ErrorKind::InvalidInput))
+        })
+        .unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"newer");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
