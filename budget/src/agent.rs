@@ -108,10 +108,12 @@ pub struct Strategy {
     pub quality: u16,
     /// The agent's quoted cost.
     pub quote: Quote,
-    /// A fixed simulation step this strategy needs, in seconds (physics owns the simulation
-    /// step this way: 1/120, 1/60, 1/30). The game loop steps at the smallest one any agent's
-    /// current strategy declares.
-    pub fixed_step_s: Option<f64>,
+    /// The simulation step this strategy needs, as a divisor of the game's configured step
+    /// rate (1: the configured rate; 2: half of it, each step twice as long). Physics owns the
+    /// simulation step this way; `None`: the strategy has no say in it. The runtime turns the
+    /// smallest divisor any agent's current strategy declares into the step in force (the
+    /// finest step asked for wins); the budget crate never sees seconds.
+    pub step_divisor: Option<std::num::NonZeroU32>,
     /// The strategy works every this many frames (1: every frame). A periodic strategy is
     /// priced by its peak frame (the costliest of its last `period` samples), not by its mean:
     /// the frame that does the work is the one that must fit.
@@ -122,13 +124,13 @@ pub struct Strategy {
 }
 
 impl Strategy {
-    /// A strategy without a fixed step.
+    /// A strategy with no say in the simulation step.
     pub fn new(name: impl Into<String>, quality: u16, quote: Quote) -> Self {
         Strategy {
             name: name.into(),
             quality,
             quote,
-            fixed_step_s: None,
+            step_divisor: None,
             period: 1,
             fraction: None,
         }
@@ -176,9 +178,10 @@ impl Strategy {
         self
     }
 
-    /// The same strategy declaring a fixed simulation step of `seconds`.
-    pub fn with_fixed_step(mut self, seconds: f64) -> Self {
-        self.fixed_step_s = Some(seconds);
+    /// The same strategy stepping the simulation at the configured rate divided by `divisor`
+    /// (1 to 1,000).
+    pub fn with_step_divisor(mut self, divisor: std::num::NonZeroU32) -> Self {
+        self.step_divisor = Some(divisor);
         self
     }
 }
@@ -233,9 +236,8 @@ pub(crate) mod limits {
     pub(crate) const MAX_WEIGHT: u16 = 100;
     /// Longest period of a periodic strategy, frames.
     pub(crate) const MAX_PERIOD: u32 = 8;
-    /// Longest fixed step in seconds: the game loop clamps a frame's real dt to 0.25 s, so a
-    /// longer step could never run.
-    pub(crate) const MAX_FIXED_STEP_S: f64 = 0.25;
+    /// Largest step divisor: a 1,000 Hz configured rate stepped once a second.
+    pub(crate) const MAX_STEP_DIVISOR: u32 = 1_000;
 }
 
 /// What an agent declared wrongly at registration.
@@ -307,15 +309,17 @@ pub enum RegisterError {
         /// The limit.
         max: u32,
     },
-    /// A fixed step is not in `(0, 0.25]` seconds.
-    #[error("agent `{agent}`: strategy `{strategy}` declares fixed step {seconds} s, outside (0, 0.25] (fix: a step like 1/120, 1/60 or 1/30 s)")]
-    BadFixedStep {
+    /// A step divisor is over the limit.
+    #[error("agent `{agent}`: strategy `{strategy}` declares step divisor {divisor}, over {max} (fix: a small divisor of the configured step rate, like 1, 2 or 4)")]
+    BadStepDivisor {
         /// The agent.
         agent: String,
         /// The strategy.
         strategy: String,
-        /// The declared step.
-        seconds: f64,
+        /// The declared divisor.
+        divisor: u32,
+        /// The limit.
+        max: u32,
     },
     /// The agents' quality ranks and weights would make the arbiter's table too large.
     #[error("agent `{agent}`: the arbiter's table would need {cells} cells, more than {max} (fix: use small quality ranks, e.g. 0..=10, and small weights)")]
@@ -397,12 +401,13 @@ pub(crate) fn validate(
                 max: limits::MAX_PERIOD,
             });
         }
-        if let Some(step) = s.fixed_step_s {
-            if !(step.is_finite() && step > 0.0 && step <= limits::MAX_FIXED_STEP_S) {
-                return Err(RegisterError::BadFixedStep {
+        if let Some(d) = s.step_divisor {
+            if d.get() > limits::MAX_STEP_DIVISOR {
+                return Err(RegisterError::BadStepDivisor {
                     agent: agent(),
                     strategy: s.name.clone(),
-                    seconds: step,
+                    divisor: d.get(),
+                    max: limits::MAX_STEP_DIVISOR,
                 });
             }
         }
@@ -410,14 +415,14 @@ pub(crate) fn validate(
     Ok(())
 }
 
-/// The fixed-step rule's one home: the step in force is the smallest any agent's current
-/// strategy declares (`None` when none declares one). The controller and the simulator both
-/// ask it; the game loop applies the answer.
-pub(crate) fn smallest_step<'a>(current: impl IntoIterator<Item = &'a Strategy>) -> Option<f64> {
-    current
-        .into_iter()
-        .filter_map(|s| s.fixed_step_s)
-        .reduce(f64::min)
+/// The step rule's one home: the smallest step divisor the given strategies (each agent's
+/// current one) declare, `None` when none declares one. The finest step asked for wins; the
+/// runtime divides its configured step rate by the answer (the engine each frame, the
+/// simulator likewise).
+pub fn finest_step_divisor<'a>(
+    current: impl IntoIterator<Item = &'a Strategy>,
+) -> Option<std::num::NonZeroU32> {
+    current.into_iter().filter_map(|s| s.step_divisor).min()
 }
 
 #[cfg(test)]
@@ -466,8 +471,13 @@ mod tests {
             Err(RegisterError::BadQuote { .. })
         ));
         assert!(matches!(
-            validate("a", 1, &[s("x", 1, 1.0).with_fixed_step(0.0)], none),
-            Err(RegisterError::BadFixedStep { .. })
+            validate(
+                "a",
+                1,
+                &[s("x", 1, 1.0).with_step_divisor(std::num::NonZeroU32::new(1_001).unwrap())],
+                none
+            ),
+            Err(RegisterError::BadStepDivisor { .. })
         ));
         assert!(matches!(
             validate("a", 101, &[s("x", 1, 1.0)], none),

@@ -53,11 +53,6 @@ use super::providers::{Providers, Readings, ReadingsProvider};
 use super::record::{RecordedFrame, Recording};
 use super::slot::{Bar, Slot};
 
-/// The default fixed step when no agent declares one, seconds: the game loop's
-/// the game loop's default `FixedStep` (60 Hz; `lanegraph` asserts at compile time that the two
-/// agree).
-pub const DEFAULT_FIXED_STEP_S: f64 = 1.0 / 60.0;
-
 /// Standard errors of the measured level added to an upgrade's margin (2: an upgrade made on
 /// a lucky low reading is a 1-in-40 event per look instead of 1-in-2).
 const UPGRADE_NOISE_SIGMAS: f64 = 2.0;
@@ -770,14 +765,6 @@ pub trait ControllerDriver {
     /// module docs): the arbiter will not choose it.
     fn is_barred(&self, id: AgentId, strategy: StrategyIndex) -> bool;
 
-    /// The smallest fixed step any agent's current strategy declares, in seconds; `None` when
-    /// none declares one (the game loop then uses
-    /// [`DEFAULT_FIXED_STEP_S`](crate::DEFAULT_FIXED_STEP_S)).
-    fn smallest_declared_step(&self) -> Option<f64>;
-
-    /// The fixed step the game loop should use: [`Self::smallest_declared_step`] or 1/60 s.
-    fn fixed_step_s(&self) -> f64;
-
     /// True while the death spiral holds (the fixed step kept clamping; every agent is held at
     /// its cheapest strategy). Entering it logs a `budget/death_spiral` warning.
     fn in_death_spiral(&self) -> bool;
@@ -1020,15 +1007,6 @@ impl ControllerDriver for Controller {
             strategy.get() < s.strategies.len()
                 && s.barred(strategy.get(), frame, self.overhead[s.pool.index()])
         })
-    }
-
-    fn smallest_declared_step(&self) -> Option<f64> {
-        super::agent::smallest_step(self.slots.iter().map(|s| &s.strategies[s.current.get()]))
-    }
-
-    fn fixed_step_s(&self) -> f64 {
-        self.smallest_declared_step()
-            .unwrap_or(DEFAULT_FIXED_STEP_S)
     }
 
     fn in_death_spiral(&self) -> bool {

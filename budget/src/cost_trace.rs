@@ -1,5 +1,5 @@
 //! A recorded cost trace: what every rung of every agent measured, frame by frame, on a real
-//! run, so the simulator ([`sim`](crate::sim)) replays a game's real ladder instead of a law
+//! run, so the simulator (`lanegraph_tools::budget_sim`) replays a game's real ladder instead of a law
 //! with noise.
 //!
 //! Owns: the trace, its text form (written by `lanegraph demo --record-costs FILE`, read by

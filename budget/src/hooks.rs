@@ -15,10 +15,20 @@ pub use crate::record::Recording;
 pub trait AgentIdHooks {
     /// The registration index (0 for the first agent registered).
     fn index(self) -> usize;
+
+    /// The id of the agent registered `index`-th (the simulator registers in scenario order);
+    /// `None` past the id space.
+    fn from_index(index: usize) -> Option<Self>
+    where
+        Self: Sized;
 }
 
 impl AgentIdHooks for crate::AgentId {
     fn index(self) -> usize {
         crate::AgentId::index(self)
+    }
+
+    fn from_index(index: usize) -> Option<Self> {
+        u16::try_from(index).ok().map(crate::AgentId)
     }
 }

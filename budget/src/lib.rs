@@ -7,7 +7,10 @@
 //! clock, or iterate a hash map (same inputs, same decisions, bit for bit).
 //!
 //! How it decides, how to write an agent and how to read the log: `docs/budgets.md`. A game
-//! reaches it as `lanegraph::budget` (the runtime re-exports this crate whole).
+//! reaches what it needs as `lanegraph::budget` (agents, strategies, quotes, the controller);
+//! the per-frame tick, replay and recording are the runtime's, through [`hooks`]. The
+//! controller's simulator lives with the bench suites (`lanegraph-tools`), where it drives the
+//! game loop's own fixed-step accumulator.
 //!
 //! | file | idea |
 //! |------|------|
@@ -25,7 +28,6 @@
 //! | `sorted_window` | a window of values kept sorted, for a median that slides one value a frame |
 //! | [`hooks`] | what the runtime, its tools and tests call that no game needs |
 //! | [`cost_trace`] | a real run's per-rung costs, recorded for the simulator |
-//! | [`sim`] | a deterministic simulator (tests and the `budget` bench) |
 
 #![deny(unreachable_pub, missing_docs)]
 
@@ -41,16 +43,17 @@ pub(crate) mod log;
 pub(crate) mod pid;
 pub mod providers;
 pub(crate) mod record;
-pub mod sim;
 pub(crate) mod slot;
 pub(crate) mod sorted_window;
 
-pub use agent::{Agent, AgentId, Pool, Quote, RegisterError, Strategy, StrategyIndex};
+pub use agent::{
+    finest_step_divisor, Agent, AgentId, Pool, Quote, RegisterError, Strategy, StrategyIndex,
+};
 pub use config::{
     AgentSample, ConfigError, ControllerConfig, FrameInput, GpuTiming, InputError, StepReport,
     GPU_READ_LAG_FRAMES,
 };
-pub use controller::{AdaptationMode, Controller, PinError, TickReport, DEFAULT_FIXED_STEP_S};
+pub use controller::{AdaptationMode, Controller, PinError, TickReport};
 pub use cost_model::{CostLaw, CostModel, Fit, WINDOW as COST_MODEL_WINDOW};
 pub use log::{Decision, DecisionLog};
 pub use pid::PidConfig;

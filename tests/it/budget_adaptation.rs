@@ -7,13 +7,13 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use lanegraph::hooks::budget::sim::{self, Driver};
 use lanegraph::hooks::budget::{Agent, Decision, Quote, Strategy, StrategyIndex};
 use lanegraph::hooks::{ControllerDriver, EngineHooks};
 use lanegraph::jobs::LanePlan;
 use lanegraph::runtime::{AgentCost, DecisionEntry, Engine, ReplayError, RunLog};
 use lanegraph::systems::SystemDef;
 use lanegraph::world::World;
+use lanegraph_tools::budget_sim::{self as sim, Driver};
 
 /// Upgrades of `agent` undone (a downgrade of the same agent) within `window` frames: probes
 /// that overran.
@@ -441,8 +441,8 @@ fn replays_refuse_frames_already_run_the_same_way_for_decisions_and_inputs() {
 
 #[test]
 fn a_continuous_strategy_settles_on_the_largest_share_that_fits() {
-    use lanegraph::hooks::budget::sim::{Scenario, SimAgentSpec};
     use lanegraph::hooks::budget::{CostLaw, Pool};
+    use lanegraph_tools::budget_sim::{Scenario, SimAgentSpec};
     // The share of bodies that get a detail pass: 20 ms for all of them (a fifth of it fixed),
     // quoted 4x too cheap; 0.5 ms of overhead; a 15 ms target.
     let strategies = Strategy::fraction_steps("detail", 8, 1, Quote::constant(5.0), 0.2);

@@ -4,12 +4,12 @@
 use std::sync::{Arc, Mutex};
 
 use lanegraph::hooks::budget::providers::{FixedReadings, MemoryState, Readings, ThermalState};
-use lanegraph::hooks::budget::sim::{self, Driver};
 use lanegraph::hooks::budget::{
     AdaptationMode, Agent, AgentSample, Controller, ControllerConfig, FrameInput, InputError,
     PinError, Pool, Quote, RegisterError, Strategy, StrategyIndex,
 };
 use lanegraph::hooks::ControllerDriver;
+use lanegraph_tools::budget_sim::{self as sim, divisor, Driver};
 
 #[test]
 fn death_spiral_degrades_to_cheapest_does_not_freeze_and_says_so() {
@@ -103,9 +103,10 @@ impl Agent for Recorder {
     }
     fn strategies(&self) -> Vec<Strategy> {
         vec![
-            Strategy::new("step_120", 3, Quote::constant(6.0)).with_fixed_step(1.0 / 120.0),
-            Strategy::new("step_60", 2, Quote::constant(3.0)).with_fixed_step(1.0 / 60.0),
-            Strategy::new("step_30", 1, Quote::constant(1.5)).with_fixed_step(1.0 / 30.0),
+            // Divisors of a 120 Hz configured rate.
+            Strategy::new("step_120", 3, Quote::constant(6.0)).with_step_divisor(divisor(1)),
+            Strategy::new("step_60", 2, Quote::constant(3.0)).with_step_divisor(divisor(2)),
+            Strategy::new("step_30", 1, Quote::constant(1.5)).with_step_divisor(divisor(4)),
         ]
     }
     fn apply(&mut self, _: StrategyIndex, s: &Strategy) {
@@ -133,12 +134,21 @@ fn run_frames(c: &mut Controller, from: u64, to: u64, ms: f64) {
     }
 }
 
+/// The step divisor in force: the one rule (`finest_step_divisor`) over every agent's
+/// current strategy, as the engine and the simulator apply it.
+fn divisor_in_force(c: &Controller) -> Option<u32> {
+    lanegraph::hooks::budget::finest_step_divisor(
+        c.agent_ids()
+            .filter_map(|id| c.strategies(id)?.get(c.current(id)?.get())),
+    )
+    .map(|d| d.get())
+}
+
 #[test]
-fn agents_are_told_and_the_fixed_step_follows_physics() {
+fn agents_are_told_and_the_step_divisor_follows_physics() {
     let told = Arc::new(Mutex::new(Vec::new()));
     let mut c = Controller::new(ControllerConfig::default()).unwrap();
-    assert_eq!(c.smallest_declared_step(), None);
-    assert_eq!(c.fixed_step_s(), 1.0 / 60.0);
+    assert_eq!(divisor_in_force(&c), None);
     let id = c
         .register(Box::new(Recorder {
             name: "physics",
@@ -146,7 +156,7 @@ fn agents_are_told_and_the_fixed_step_follows_physics() {
         }))
         .unwrap();
     assert_eq!(*told.lock().unwrap(), vec!["step_120"]);
-    assert_eq!(c.smallest_declared_step(), Some(1.0 / 120.0));
+    assert_eq!(divisor_in_force(&c), Some(1));
     // Physics measures 4x its quote: 24 ms at step_120, 12 ms at step_60 (fits the 15 ms
     // target with 1 ms overhead).
     for frame in 1..20 {
@@ -155,7 +165,7 @@ fn agents_are_told_and_the_fixed_step_follows_physics() {
     }
     assert_eq!(c.current(id), Some(StrategyIndex(1)));
     assert_eq!(*told.lock().unwrap(), vec!["step_120", "step_60"]);
-    assert_eq!(c.smallest_declared_step(), Some(1.0 / 60.0));
+    assert_eq!(divisor_in_force(&c), Some(2));
 }
 
 #[test]
@@ -382,8 +392,8 @@ fn the_decision_log_is_bounded() {
 /// the overrun.
 #[test]
 fn the_costly_agent_moves_first_and_near_zero_agents_are_left_alone() {
-    use lanegraph::hooks::budget::sim::SimAgentSpec;
     use lanegraph::hooks::budget::{CostLaw, Pool, Quote, Strategy};
+    use lanegraph_tools::budget_sim::SimAgentSpec;
     let s = |name: &str, q: u16, law: CostLaw, c: f64| Strategy::new(name, q, Quote::new(law, c));
     let spec = |name: &str, strategies: Vec<Strategy>, truth: Vec<f64>, law: CostLaw, n: u64| {
         SimAgentSpec {

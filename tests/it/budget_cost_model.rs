@@ -2,13 +2,13 @@
 //! law; calibration rescales quotes to measurements (clamped, order preserved); with no
 //! samples the quote stands; an announced workload is costed along the fitted law.
 
-use lanegraph::hooks::budget::sim::SplitMix;
 use lanegraph::hooks::budget::{
     Agent, AgentSample, Controller, CostLaw, CostModel, FrameInput, Pool, Quote, Strategy,
     StrategyIndex,
 };
 use lanegraph::hooks::ControllerDriver;
 use lanegraph::hooks::CostLawHooks;
+use lanegraph_tools::budget_sim::SplitMix;
 
 /// Samples of `c * law(n)` with `n` log-uniform over `[64, 16384]` and relative Gaussian
 /// noise `sigma`.

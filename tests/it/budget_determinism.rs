@@ -2,9 +2,9 @@
 //! clock, so a rerun, a replay of its recorded inputs, and a replay of its decision log all
 //! reproduce the run exactly.
 
-use lanegraph::hooks::budget::sim::{self, Driver, FrameRecord};
 use lanegraph::hooks::ControllerDriver;
 use lanegraph_benches::quick::budget::{noisy_scenario, step_scenario};
+use lanegraph_tools::budget_sim::{self as sim, Driver, FrameRecord};
 
 fn bits(frames: &[FrameRecord]) -> Vec<[u64; 5]> {
     frames

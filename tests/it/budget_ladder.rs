@@ -3,8 +3,8 @@
 //! quote prices moves one rung, the hysteresis is one rung wide, and no reason contradicts its
 //! own figures, even when the game got every quote wrong.
 
-use lanegraph::hooks::budget::sim::{self, Driver, Scenario, SimAgentSpec, Trace};
 use lanegraph::hooks::budget::{CostLaw, Decision, Pool, Quote, Strategy};
+use lanegraph_tools::budget_sim::{self as sim, Driver, Scenario, SimAgentSpec, Trace};
 
 /// 10 simulated minutes at 60 fps.
 const TEN_MINUTES: u64 = 36_000;

@@ -2,8 +2,8 @@
 //! frame lowers what costs GPU time and leaves a CPU agent where its own pool puts it; a load
 //! swinging by +-1.5 % changes nothing, one swinging by +-20 % is followed.
 
-use lanegraph::hooks::budget::sim::{self, Driver, Scenario, SimAgentSpec, Trace};
 use lanegraph::hooks::budget::{CostLaw, Pool, Quote, Strategy};
+use lanegraph_tools::budget_sim::{self as sim, Driver, Scenario, SimAgentSpec, Trace};
 
 /// The strategy index each agent ends on (its best when it never moved).
 fn final_rungs(sc: &Scenario, t: &Trace) -> Vec<u8> {

@@ -1,10 +1,10 @@
 //! The settling figures are not one lucky seed: the step and steady scenarios hold their bars
 //! across seeds (noise draws), and the noisy scenario across a few simulated minutes each.
 
-use lanegraph::hooks::budget::sim::{self, Driver};
 use lanegraph_benches::quick::budget::{
     max_changes, noisy_scenario, steady_scenario, step_scenario,
 };
+use lanegraph_tools::budget_sim::{self as sim, Driver};
 
 #[test]
 fn step_figures_hold_across_seeds() {

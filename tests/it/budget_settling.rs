@@ -3,10 +3,10 @@
 //! the deterministic simulator, so these are exact, reproducible figures, not timings; the
 //! same scenarios feed `lanegraph bench budget`.
 
-use lanegraph::hooks::budget::sim::{self, Driver};
 use lanegraph_benches::quick::budget::{
     climb_frames, max_changes, noisy_scenario, steady_scenario, step_scenario,
 };
+use lanegraph_tools::budget_sim::{self as sim, Driver};
 
 const STEP: u64 = 1000;
 const RELEASE: u64 = 2000;

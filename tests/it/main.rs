@@ -27,6 +27,7 @@ mod docs_blocks;
 mod engine_api;
 mod engine_steady;
 mod engine_stress;
+mod fixed_step;
 mod game_loop_determinism;
 mod game_loop_steps;
 mod gpu_memory_monitor;

@@ -8,9 +8,14 @@
 //! Quotes are a-priori ratios (the controller rescales them to measurements): half resolution
 //! costs about 40 % of the GPU time; a quarter of the instances about 30 %.
 
+use std::num::NonZeroU32;
+
 use lanegraph::runtime::{AssetSettings, BuiltinAgents, PhysicsSettings, RenderSettings, Rung};
 
-/// The physics table, best first. `step_hz` here is a divisor of the configured step rate
+/// The cheapest physics rung's step divisor: half the configured rate.
+const HALF_RATE: NonZeroU32 = NonZeroU32::new(2).unwrap();
+
+/// The physics table, best first. `step_divisor` divides the configured step rate
 /// (1: the configured rate, 2: half of it). Between `full` and `no_detail`, seven rungs cover
 /// the detail pass over 7/8 ... 1/8 of the bodies each step: the controller picks the largest
 /// share that fits (fine-grained quality, not a jump from the whole pass to none). Costs are
@@ -23,7 +28,7 @@ pub const PHYSICS_LADDER: [Rung<PhysicsSettings>; 10] = [
         settings: PhysicsSettings {
             detail_every: 1,
             detail_fraction: 1.0,
-            step_hz: 1,
+            step_divisor: NonZeroU32::MIN,
         },
     },
     Rung {
@@ -33,7 +38,7 @@ pub const PHYSICS_LADDER: [Rung<PhysicsSettings>; 10] = [
         settings: PhysicsSettings {
             detail_every: 1,
             detail_fraction: 0.875,
-            step_hz: 1,
+            step_divisor: NonZeroU32::MIN,
         },
     },
     Rung {
@@ -43,7 +48,7 @@ pub const PHYSICS_LADDER: [Rung<PhysicsSettings>; 10] = [
         settings: PhysicsSettings {
             detail_every: 1,
             detail_fraction: 0.75,
-            step_hz: 1,
+            step_divisor: NonZeroU32::MIN,
         },
     },
     Rung {
@@ -53,7 +58,7 @@ pub const PHYSICS_LADDER: [Rung<PhysicsSettings>; 10] = [
         settings: PhysicsSettings {
             detail_every: 1,
             detail_fraction: 0.625,
-            step_hz: 1,
+            step_divisor: NonZeroU32::MIN,
         },
     },
     Rung {
@@ -63,7 +68,7 @@ pub const PHYSICS_LADDER: [Rung<PhysicsSettings>; 10] = [
         settings: PhysicsSettings {
             detail_every: 1,
             detail_fraction: 0.5,
-            step_hz: 1,
+            step_divisor: NonZeroU32::MIN,
         },
     },
     Rung {
@@ -73,7 +78,7 @@ pub const PHYSICS_LADDER: [Rung<PhysicsSettings>; 10] = [
         settings: PhysicsSettings {
             detail_every: 1,
             detail_fraction: 0.375,
-            step_hz: 1,
+            step_divisor: NonZeroU32::MIN,
         },
     },
     Rung {
@@ -83,7 +88,7 @@ pub const PHYSICS_LADDER: [Rung<PhysicsSettings>; 10] = [
         settings: PhysicsSettings {
             detail_every: 1,
             detail_fraction: 0.25,
-            step_hz: 1,
+            step_divisor: NonZeroU32::MIN,
         },
     },
     Rung {
@@ -93,7 +98,7 @@ pub const PHYSICS_LADDER: [Rung<PhysicsSettings>; 10] = [
         settings: PhysicsSettings {
             detail_every: 1,
             detail_fraction: 0.125,
-            step_hz: 1,
+            step_divisor: NonZeroU32::MIN,
         },
     },
     Rung {
@@ -103,7 +108,7 @@ pub const PHYSICS_LADDER: [Rung<PhysicsSettings>; 10] = [
         settings: PhysicsSettings {
             detail_every: 0,
             detail_fraction: 1.0,
-            step_hz: 1,
+            step_divisor: NonZeroU32::MIN,
         },
     },
     Rung {
@@ -113,7 +118,7 @@ pub const PHYSICS_LADDER: [Rung<PhysicsSettings>; 10] = [
         settings: PhysicsSettings {
             detail_every: 0,
             detail_fraction: 1.0,
-            step_hz: 2,
+            step_divisor: HALF_RATE,
         },
     },
 ];
@@ -222,7 +227,7 @@ mod tests {
         assert_eq!(PHYSICS_LADDER[4].settings.detail_fraction, 0.5);
         let last = PHYSICS_LADDER.last().unwrap();
         assert_eq!(
-            (last.name, last.settings.step_hz),
+            (last.name, last.settings.step_divisor.get()),
             ("no_detail_half_rate", 2)
         );
         for r in &RENDER_LADDER {

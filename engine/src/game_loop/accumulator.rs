@@ -22,12 +22,6 @@ pub const MAX_FRAME_DELTA: Duration = Duration::from_millis(250);
 /// Most fixed steps one frame runs: 5.
 pub const MAX_STEPS_PER_FRAME: u32 = 5;
 
-// The budget crate's simulator and default step model this loop (that crate cannot depend on
-// this one): the compiler checks they agree.
-const _: () = assert!(lanegraph_budget::sim::MAX_STEPS == MAX_STEPS_PER_FRAME);
-const _: () = assert!(lanegraph_budget::sim::MAX_DT_NS == MAX_FRAME_DELTA.as_nanos() as u64);
-const _: () = assert!(lanegraph_budget::DEFAULT_FIXED_STEP_S == FixedStep::DEFAULT.as_secs_f64());
-
 /// What one frame must do.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepPlan {

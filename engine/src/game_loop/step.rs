@@ -79,6 +79,18 @@ impl FixedStep {
         in_range.then(|| FixedStep::reduced(num, den))
     }
 
+    /// This step made `divisor` times longer (the rate divided by `divisor`): how a strategy's
+    /// `step_divisor` becomes the step in force. Exact; over 10 s is refused.
+    pub(crate) fn divided(self, divisor: std::num::NonZeroU32) -> Result<FixedStep, InvalidStep> {
+        let num = u128::from(self.num) * u128::from(divisor.get());
+        if num > u128::from(MAX_STEP_NS) * u128::from(self.den) {
+            return Err(InvalidStep::Length {
+                ns: num / u128::from(self.den),
+            });
+        }
+        Ok(FixedStep::reduced(num as u64, self.den))
+    }
+
     /// Numerator of the step in nanoseconds (`step = numer / denom` ns, lowest terms).
     pub(crate) fn numer_ns(self) -> u64 {
         self.num

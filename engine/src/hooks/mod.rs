@@ -82,6 +82,16 @@ pub use crate::game_loop::accumulator::{
     Accumulator, StepPlan, MAX_FRAME_DELTA, MAX_STEPS_PER_FRAME,
 };
 pub use crate::game_loop::clock::{FrameClock, ManualClock, MonotonicClock};
+
+/// `base` made `divisor` times longer, exactly: how the engine turns the finest step divisor in
+/// force (`budget::finest_step_divisor`) into the step (the simulator and tools that drive a
+/// `GameLoop` themselves do the same). Over 10 s is refused.
+pub fn divided_step(
+    base: crate::game_loop::FixedStep,
+    divisor: std::num::NonZeroU32,
+) -> Result<crate::game_loop::FixedStep, crate::game_loop::InvalidStep> {
+    base.divided(divisor)
+}
 pub use crate::game_loop::runner::{
     FrameReport, GameLoop, LoopOptions, LoopOptionsError, LoopTotals, StepInfo,
 };

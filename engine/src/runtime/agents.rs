@@ -12,6 +12,8 @@
 //! installed leaves its work at the settings' `FULL` (or `DEFAULT`) value, never changing it.
 
 use crate::runtime::BuildError;
+use std::num::NonZeroU32;
+
 use lanegraph_budget::{Agent, CostLaw, Pool, Quote, Strategy, StrategyIndex};
 
 /// What a physics strategy asks of the game's physics hook.
@@ -25,8 +27,10 @@ pub struct PhysicsSettings {
     /// window of this share of its grid, rotating step by step, so every body gets the pass
     /// every `1 / share` steps and each step costs the same).
     pub detail_fraction: f32,
-    /// The fixed step the strategy declares, Hz.
-    pub step_hz: u32,
+    /// The simulation step this rung asks for, as a divisor of the configured fixed-step
+    /// rate (`EngineBuilder::fixed_step_hz`): 1 steps at that rate, 2 at half of it. The hook
+    /// reads the step in force as `PhysicsStep::dt`.
+    pub step_divisor: NonZeroU32,
 }
 
 impl PhysicsSettings {
@@ -35,7 +39,7 @@ impl PhysicsSettings {
     pub const FULL: PhysicsSettings = PhysicsSettings {
         detail_every: 1,
         detail_fraction: 1.0,
-        step_hz: 1,
+        step_divisor: NonZeroU32::MIN,
     };
 }
 
@@ -112,7 +116,7 @@ const ASSET_MS_AT_FOUR: f64 = 0.4;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct BuiltinAgents {
     /// The fixed-step physics agent: the detail pass's frequency and share, and the fixed step
-    /// (`step_hz` is a divisor of the configured rate).
+    /// (`step_divisor` divides the configured rate).
     pub physics: Option<Vec<Rung<PhysicsSettings>>>,
     /// The render-scale agent: resolution scale, instance cap, compute pre-pass.
     pub render: Option<Vec<Rung<RenderSettings>>>,
@@ -152,8 +156,8 @@ impl BuiltinAgents {
         }
         let share = |x: f32| x > 0.0 && x <= 1.0;
         check("physics", &self.physics, |s| {
-            if s.step_hz == 0 {
-                Some("step_hz (a divisor of the configured rate) is 0")
+            if s.step_divisor.get() > 1_000 {
+                Some("step_divisor is over 1,000")
             } else if !share(s.detail_fraction) {
                 Some("detail_fraction is outside (0, 1]")
             } else {
@@ -175,33 +179,47 @@ impl BuiltinAgents {
     }
 }
 
-/// The fixed-step physics agent: detail-pass frequency and share, and fixed step, from the
+/// Refuses a strategy whose step divisor makes a step over 10 s at the configured step `base`
+/// (the longest `FixedStep`): checked before an agent is registered, so the step in force is
+/// always one the game loop can take.
+pub(crate) fn check_step_divisors(
+    base: crate::game_loop::FixedStep,
+    agent: &dyn Agent,
+) -> Result<(), lanegraph_budget::RegisterError> {
+    for s in agent.strategies() {
+        let Some(d) = s.step_divisor else { continue };
+        if base.divided(d).is_err() {
+            let longest = (1..=d.get())
+                .rev()
+                .find(|&k| NonZeroU32::new(k).is_some_and(|k| base.divided(k).is_ok()))
+                .unwrap_or(1);
+            return Err(lanegraph_budget::RegisterError::BadStepDivisor {
+                agent: agent.name().to_string(),
+                strategy: s.name,
+                divisor: d.get(),
+                max: longest,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The fixed-step physics agent: detail-pass frequency and share, and step divisor, from the
 /// game's ladder.
 #[derive(Debug, Clone)]
 pub(crate) struct PhysicsAgent {
-    base_hz: u32,
     ladder: Vec<Rung<PhysicsSettings>>,
 }
 
 impl PhysicsAgent {
-    /// The ladder's strategies stepping at `base_hz` (the configured fixed step) divided by
-    /// each rung's `step_hz`.
-    pub(crate) fn new(base_hz: u32, ladder: Vec<Rung<PhysicsSettings>>) -> Self {
-        PhysicsAgent {
-            base_hz: base_hz.max(1),
-            ladder,
-        }
+    /// The ladder's strategies, each declaring its rung's step divisor.
+    pub(crate) fn new(ladder: Vec<Rung<PhysicsSettings>>) -> Self {
+        PhysicsAgent { ladder }
     }
 
-    /// The settings of strategy `index` (the first for an index out of range), with the step
-    /// rate resolved against the configured one.
+    /// The settings of strategy `index` (the first for an index out of range).
     pub(crate) fn settings(&self, index: StrategyIndex) -> PhysicsSettings {
-        let s = rung(&self.ladder, index).map_or(PhysicsSettings::FULL, |r| r.settings);
-        PhysicsSettings {
-            detail_every: s.detail_every,
-            detail_fraction: s.detail_fraction,
-            step_hz: (self.base_hz / s.step_hz.max(1)).max(1),
-        }
+        rung(&self.ladder, index).map_or(PhysicsSettings::FULL, |r| r.settings)
     }
 }
 
@@ -217,15 +235,13 @@ impl Agent for PhysicsAgent {
     fn strategies(&self) -> Vec<Strategy> {
         self.ladder
             .iter()
-            .enumerate()
-            .map(|(i, r)| {
-                let hz = self.settings(StrategyIndex(i as u8)).step_hz;
+            .map(|r| {
                 Strategy::new(
                     r.name,
                     r.quality,
                     Quote::new(CostLaw::Linear, PHYSICS_MS_PER_ENTITY * r.relative_cost),
                 )
-                .with_fixed_step(1.0 / f64::from(hz))
+                .with_step_divisor(r.settings.step_divisor)
             })
             .collect()
     }
@@ -334,7 +350,7 @@ mod tests {
         name: &'static str,
         quality: u16,
         fraction: f32,
-        hz: u32,
+        divisor: u32,
     ) -> Rung<PhysicsSettings> {
         Rung {
             name,
@@ -343,28 +359,25 @@ mod tests {
             settings: PhysicsSettings {
                 detail_every: 1,
                 detail_fraction: fraction,
-                step_hz: hz,
+                step_divisor: NonZeroU32::new(divisor).unwrap(),
             },
         }
     }
 
     #[test]
     fn strategies_and_settings_come_from_the_games_ladder() {
-        let p = PhysicsAgent::new(
-            60,
-            vec![
-                physics_rung("all", 2, 1.0, 1),
-                physics_rung("half", 1, 0.5, 2),
-            ],
-        );
+        let p = PhysicsAgent::new(vec![
+            physics_rung("all", 2, 1.0, 1),
+            physics_rung("half", 1, 0.5, 2),
+        ]);
         let ps = p.strategies();
         assert_eq!(ps.len(), 2);
         assert_eq!(ps[1].name, "half");
-        assert_eq!(ps[1].fixed_step_s, Some(1.0 / 30.0));
+        assert_eq!(ps[1].step_divisor, NonZeroU32::new(2));
         assert_eq!(p.settings(StrategyIndex(1)).detail_fraction, 0.5);
-        assert_eq!(p.settings(StrategyIndex(1)).step_hz, 30);
+        assert_eq!(p.settings(StrategyIndex(1)).step_divisor.get(), 2);
         // Out of range: the first rung.
-        assert_eq!(p.settings(StrategyIndex(9)).step_hz, 60);
+        assert_eq!(p.settings(StrategyIndex(9)).step_divisor.get(), 1);
         let r = RenderAgent::new(true, Vec::new());
         assert_eq!(r.settings(StrategyIndex(0)), RenderSettings::FULL);
         assert_eq!(r.pool(), Pool::Gpu);
@@ -386,11 +399,11 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("no rung"));
-        let zero_hz = BuiltinAgents {
-            physics: Some(vec![physics_rung("x", 1, 1.0, 0)]),
+        let huge_divisor = BuiltinAgents {
+            physics: Some(vec![physics_rung("x", 1, 1.0, 1_001)]),
             ..BuiltinAgents::default()
         };
-        let e = zero_hz.validate().unwrap_err();
+        let e = huge_divisor.validate().unwrap_err();
         assert!(
             matches!(&e, BuildError::Ladder { agent: "physics", rung, .. } if rung == "x"),
             "{e:?}"

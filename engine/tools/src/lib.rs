@@ -1,6 +1,7 @@
 //! What the `lanegraph` binary runs besides the demo: the quick bench suites behind `lanegraph
-//! bench SUITE --quick --json` ([`bench`]) and the stress harness behind `lanegraph stress`
-//! ([`stress`]).
+//! bench SUITE --quick --json` ([`bench`]), the stress harness behind `lanegraph stress`
+//! ([`stress`]), and the budget controller's deterministic simulator ([`budget_sim`]) that
+//! the `budget` suite and the controller's tests run.
 //!
 //! Owns: the suites and the harness, each figure beside the baseline it is measured against in
 //! the same run. Must never: be a dependency of the runtime (a game links `lanegraph` without
@@ -10,4 +11,5 @@
 #![deny(unreachable_pub, missing_docs)]
 
 pub mod bench;
+pub mod budget_sim;
 pub mod stress;

@@ -107,15 +107,16 @@ impl Engine {
         };
         let has_gpu = pass.as_ref().is_some_and(|p| p.device().name.is_some());
         let config_hz = config.fixed_step_hz;
-        let physics_agent = agents
-            .physics
-            .map(|l| PhysicsAgent::new(config.fixed_step_hz, l));
+        let physics_agent = agents.physics.map(PhysicsAgent::new);
         let render_agent = agents.render.map(|l| RenderAgent::new(has_gpu, l));
         let asset_agent = agents.asset.map(AssetAgent::new);
         let builtins = Builtins {
             physics: physics_agent
                 .as_ref()
-                .map(|a| controller.register(Box::new(a.clone())))
+                .map(|a| {
+                    crate::runtime::agents::check_step_divisors(step, a)?;
+                    controller.register(Box::new(a.clone()))
+                })
                 .transpose()?,
             render: render_agent
                 .as_ref()

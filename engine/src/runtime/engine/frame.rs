@@ -14,6 +14,9 @@ use lanegraph_telemetry::hooks::TraceHistoryHooks;
 use super::*;
 use crate::game_loop::FrameReport;
 
+/// The name the step in force is declared under to the game loop (from the agents' strategies).
+const STEP_DECLARER: &str = "strategies";
+
 impl Engine {
     // ---- the frame ------------------------------------------------------------------------
 
@@ -119,9 +122,7 @@ impl Engine {
     /// the physics hook (under a SyncTest, each step is also re-simulated and compared).
     /// Returns the loop's report and the physics hook's time, ns.
     pub(super) fn run_steps(&mut self) -> (FrameReport, u64) {
-        let physics_settings = self
-            .builtins
-            .physics_settings(&self.controller, self.config.fixed_step_hz);
+        let physics_settings = self.builtins.physics_settings(&self.controller);
         let mut physics_ns = 0u64;
         let report = {
             let lanes = &self.lanes;
@@ -348,14 +349,22 @@ impl Engine {
     /// physics step and render settings of the installed built-in agents, and every agent's
     /// choice where systems read it ([`World::agent_strategy`]).
     pub(super) fn apply_strategies(&mut self) {
-        if self.builtins.physics.is_some() {
-            let p = self
-                .builtins
-                .physics_settings(&self.controller, self.config.fixed_step_hz);
-            if let Ok(step) = FixedStep::from_hz(p.step_hz) {
+        // The step in force: the configured step divided by the smallest divisor any agent's
+        // current strategy declares (checked at registration to stay within 10 s).
+        let c = &self.controller;
+        let finest = lanegraph_budget::finest_step_divisor(
+            c.agent_ids()
+                .filter_map(|id| c.strategies(id)?.get(c.current(id)?.get())),
+        );
+        let base = FixedStep::from_hz(self.config.fixed_step_hz).unwrap_or_default();
+        match finest.and_then(|d| base.divided(d).ok()) {
+            Some(step) => {
                 if self.game.fixed_step() != step {
-                    self.game.declare_fixed_step("physics", step);
+                    self.game.declare_fixed_step(STEP_DECLARER, step);
                 }
+            }
+            None => {
+                self.game.withdraw_fixed_step(STEP_DECLARER);
             }
         }
         if self.builtins.render.is_some() {

@@ -158,13 +158,10 @@ struct Builtins {
 }
 
 impl Builtins {
-    fn physics_settings(&self, c: &Controller, base_hz: u32) -> PhysicsSettings {
+    fn physics_settings(&self, c: &Controller) -> PhysicsSettings {
         match (self.physics, &self.physics_agent) {
             (Some(id), Some(a)) => a.settings(c.current(id).unwrap_or_default()),
-            _ => PhysicsSettings {
-                step_hz: base_hz,
-                ..PhysicsSettings::FULL
-            },
+            _ => PhysicsSettings::FULL,
         }
     }
 
@@ -425,6 +422,8 @@ impl Engine {
         agent: Box<dyn Agent>,
         cost: AgentCost,
     ) -> Result<AgentId, RegisterError> {
+        let base = FixedStep::from_hz(self.config.fixed_step_hz).unwrap_or_default();
+        crate::runtime::agents::check_step_divisors(base, &*agent)?;
         let id = self.controller.register(agent)?;
         self.custom.push((id, cost));
         Ok(id)

@@ -1,5 +1,5 @@
 //! The `budget` bench suite: the adaptive controller's settling figures, from the deterministic
-//! simulator (`budget::sim`), so every figure is reproducible bit for bit on any machine.
+//! simulator (`crate::budget_sim`), so every figure is reproducible bit for bit on any machine.
 //!
 //! Owns: the scenarios behind the figures and their names. Must never: assert on the figures
 //! (the tests in `tests/tests/budget_*.rs` hold the bars) or read a real clock for a figure
@@ -43,7 +43,7 @@
 //!   binary with `taskset` present) on one core: 1 when the world hash is equal, else 0.
 
 use super::{BenchError, BenchOptions, Figure};
-use lanegraph::hooks::budget::sim::{self, Driver, Scenario, Trace};
+use crate::budget_sim::{self as sim, Driver, Scenario, Trace};
 use lanegraph::hooks::budget::{AdaptationMode, Pool, Strategy};
 use lanegraph::hooks::ControllerDriver;
 use lanegraph::runtime::DecisionEntry;

@@ -1,5 +1,6 @@
 //! A deterministic simulator for the controller: a simulated clock, synthetic agents whose cost
-//! follows a known law, GPU figures that arrive two frames late, and a fixed-step accumulator.
+//! follows a known law, GPU figures that arrive two frames late, and the game loop's own
+//! fixed-step accumulator.
 //!
 //! Owns: scenarios, the simulated frame loop and the figures read off a run (settling frames,
 //! missed frames, changes, multiplier excursion). Used by the integration tests and the
@@ -8,9 +9,10 @@
 //!
 //! # The simulated frame `N`
 //! 1. Real dt = `max(frame N-1, budget)` (a vsync'd display never runs faster than its rate),
-//!    clamped to 0.25 s; the fixed-step accumulator (integer nanoseconds, step = the smallest
-//!    step any current strategy declares) runs `floor(acc / step)` steps, capped at 5; capped or
-//!    clamped frames are reported as clamped.
+//!    clamped to 0.25 s; the game loop's [`Accumulator`] (step = the scenario's step divided
+//!    by the smallest divisor any current strategy declares, [`finest_step_divisor`], as the
+//!    engine takes it) runs its steps, capped at 5; capped or clamped frames are reported as
+//!    clamped.
 //! 2. Each agent's true cost = `load * truth[strategy] * law(n) * noise` (per step for
 //!    per-step agents, times the steps run); a periodic strategy (`every(p)`) costs that on
 //!    frames divisible by `p` and nothing on the others.
@@ -19,24 +21,21 @@
 //! 4. The controller ticks with this frame's CPU time and CPU samples, and the GPU time and GPU
 //!    samples of frame `N-2`. Its decisions run from frame `N+1`.
 
-use super::agent::{Agent, Pool, Strategy, StrategyIndex};
-use super::config::{AgentSample, ControllerConfig, FrameInput, GpuTiming, StepReport};
-use super::controller::{Controller, DEFAULT_FIXED_STEP_S};
-use super::cost_model::CostLaw;
-use super::cost_trace::{CostTrace, TraceError};
-use super::log::Decision;
-use super::providers::Readings;
-use super::record::Recording;
-use super::{AgentId, Quote};
-use crate::hooks::ControllerDriver;
+use lanegraph::game_loop::FixedStep;
+use lanegraph::hooks::{divided_step, Accumulator, MAX_FRAME_DELTA, MAX_STEPS_PER_FRAME};
+use lanegraph_budget::cost_trace::{CostTrace, TraceError};
+use lanegraph_budget::hooks::Recording;
+use lanegraph_budget::hooks::{AgentIdHooks, ControllerDriver, CostLawHooks};
+use lanegraph_budget::{
+    finest_step_divisor, Agent, AgentId, AgentSample, ControllerConfig, CostLaw, Decision,
+    FrameInput, GpuTiming, Pool, Quote, Readings, StepReport, Strategy, StrategyIndex,
+};
+use lanegraph_budget::{AdaptationMode, Controller};
 
-/// The fixed-step accumulator's cap on steps per frame (the game loop's `MAX_STEPS_PER_FRAME`;
-/// `lanegraph` asserts at compile time that the two agree).
-pub const MAX_STEPS: u32 = 5;
-/// Real dt clamp, nanoseconds (the game loop's `MAX_FRAME_DELTA`, asserted equal likewise).
-pub const MAX_DT_NS: u64 = 250_000_000;
+/// The accumulator's cap on steps per frame (the game loop's).
+pub const MAX_STEPS: u32 = MAX_STEPS_PER_FRAME;
 /// GPU readings arrive this many frames late.
-pub const GPU_LAG: u64 = super::GPU_READ_LAG_FRAMES;
+pub const GPU_LAG: u64 = lanegraph_budget::GPU_READ_LAG_FRAMES;
 
 /// A synthetic agent: declared strategies plus the truth the simulator charges.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,6 +58,19 @@ pub struct SimAgentSpec {
     pub per_step: bool,
 }
 
+/// Index into the simulator's per-pool arrays.
+fn pool_index(pool: Pool) -> usize {
+    match pool {
+        Pool::Cpu => 0,
+        Pool::Gpu => 1,
+    }
+}
+
+/// A pool's lower-case name (`cpu`, `gpu`).
+fn pool_name(pool: Pool) -> &'static str {
+    ["cpu", "gpu"][pool_index(pool)]
+}
+
 /// A piecewise-constant schedule: `(from frame, value)`, sorted by frame.
 pub type Schedule<T> = Vec<(u64, T)>;
 
@@ -78,6 +90,9 @@ pub struct Scenario {
     pub agents: Vec<SimAgentSpec>,
     /// Frames to run (numbered from 1).
     pub frames: u64,
+    /// The configured fixed step, which strategies' step divisors divide (1/60 s in every
+    /// constructor here).
+    pub step: FixedStep,
     /// Noise seed.
     pub seed: u64,
     /// Relative noise on every cost (standard deviation, 0.05 = 5 %).
@@ -207,10 +222,11 @@ impl SplitMix {
     }
 }
 
-/// Fixed steps in one frame of `frame_ms` at `strategy`'s step, at least one (the peak frame).
-pub fn peak_steps(strategy: &Strategy, frame_ms: f64) -> f64 {
-    match strategy.fixed_step_s {
-        Some(step) => (frame_ms / (step * 1000.0)).round().max(1.0),
+/// Fixed steps in one frame of `frame_ms` at `strategy`'s step (`base` divided by its
+/// divisor), at least one (the peak frame).
+pub fn peak_steps(base: FixedStep, strategy: &Strategy, frame_ms: f64) -> f64 {
+    match strategy.step_divisor.and_then(|d| divided_step(base, d).ok()) {
+        Some(step) => (frame_ms / (step.as_secs_f64() * 1000.0)).round().max(1.0),
         None => 1.0,
     }
 }
@@ -292,7 +308,7 @@ fn run_inner(
         ids.push(id);
     }
     if !matches!(driver, Driver::Adaptive) {
-        ctl.set_mode(super::AdaptationMode::Manual);
+        ctl.set_mode(AdaptationMode::Manual);
     }
     let mut current: Vec<StrategyIndex> = sc
         .agents
@@ -301,7 +317,7 @@ fn run_inner(
         .collect();
     let mut rng = SplitMix(sc.seed);
     let budget_ns = (sc.config.frame_budget_ms * 1e6).round() as u64;
-    let mut acc_ns: u64 = 0;
+    let mut acc = Accumulator::new(sc.step, MAX_FRAME_DELTA, MAX_STEPS_PER_FRAME);
     let mut prev_frame_ms = sc.config.frame_budget_ms;
     // GPU frames and samples waiting to be read (frame, gpu ms, samples).
     let mut gpu_pending: std::collections::VecDeque<(u64, f64, Vec<AgentSample>)> =
@@ -312,27 +328,17 @@ fn run_inner(
     let mut samples = Vec::new();
     for frame in 1..=sc.frames {
         // 1. Fixed steps.
-        let step_s = super::agent::smallest_step(
+        let divisor = finest_step_divisor(
             current
                 .iter()
                 .zip(&sc.agents)
                 .map(|(s, a)| &a.strategies[s.get()]),
         );
-        if matches!(driver, Driver::Adaptive) {
-            debug_assert_eq!(step_s, ctl.smallest_declared_step());
-        }
-        let step_ns = ((step_s.unwrap_or(DEFAULT_FIXED_STEP_S)) * 1e9).round() as u64;
+        acc.set_step(divisor.map_or(sc.step, |d| divided_step(sc.step, d).unwrap_or(sc.step)));
         let dt_ns = ((prev_frame_ms * 1e6).round() as u64).max(budget_ns);
-        let mut clamped = dt_ns > MAX_DT_NS;
-        acc_ns += dt_ns.min(MAX_DT_NS);
-        let mut steps = (acc_ns / step_ns) as u32;
-        if steps > MAX_STEPS {
-            steps = MAX_STEPS;
-            clamped = true;
-            acc_ns %= step_ns;
-        } else {
-            acc_ns -= steps as u64 * step_ns;
-        }
+        let plan = acc.advance(dt_ns);
+        let mut steps = plan.steps;
+        let mut clamped = plan.clamped_ns > 0 || plan.dropped_steps > 0;
         let traced = sc.cost_trace.as_deref().map(|t| (t, t.index_of(frame)));
         if traced.is_some() {
             (steps, clamped) = (1, false);
@@ -359,7 +365,7 @@ fn run_inner(
             // A periodic strategy works one frame in `period` and costs nothing in between.
             let period = u64::from(a.strategies[s].period.max(1));
             let works = if frame % period == 0 { 1.0 } else { 0.0 };
-            let scale = works * load * pool_load[a.pool.index()];
+            let scale = works * load * pool_load[pool_index(a.pool)];
             let (n, unit) = match traced {
                 // `traced` checked every rung of every agent has a measurement.
                 Some((t, i)) => t
@@ -380,7 +386,9 @@ fn run_inner(
             // least one: the peak frame), because how many steps one frame runs depends on the
             // previous frame's dt, not on the strategy. A frame that ran no step reports nothing.
             let reported = if a.per_step {
-                (steps > 0).then(|| unit * peak_steps(&a.strategies[s], sc.config.frame_budget_ms))
+                (steps > 0).then(|| {
+                    unit * peak_steps(sc.step, &a.strategies[s], sc.config.frame_budget_ms)
+                })
             } else {
                 Some(ms)
             };
@@ -555,11 +563,12 @@ pub fn standard_scene() -> Vec<SimAgentSpec> {
             pool: Pool::Cpu,
             weight: 2,
             strategies: vec![
-                s("step_120", 3, Linear, 0.0024).with_fixed_step(1.0 / 120.0),
-                s("step_60", 2, Linear, 0.0012).with_fixed_step(1.0 / 60.0),
+                // Divisors of the scene's 120 Hz step ([`STANDARD_STEP_HZ`]).
+                s("step_120", 3, Linear, 0.0024).with_step_divisor(divisor(1)),
+                s("step_60", 2, Linear, 0.0012).with_step_divisor(divisor(2)),
                 // At 60 Hz a 1/30 s step runs every other frame: its peak frame costs one step,
                 // like 1/60 s. It only pays off below 30 Hz (or for average power).
-                s("step_30", 1, Linear, 0.0012).with_fixed_step(1.0 / 30.0),
+                s("step_30", 1, Linear, 0.0012).with_step_divisor(divisor(4)),
             ],
             law: Linear,
             truth: vec![0.0011, 0.0011, 0.0011],
@@ -607,6 +616,15 @@ pub fn standard_scene() -> Vec<SimAgentSpec> {
     ]
 }
 
+/// The standard scene's configured step rate, Hz: its physics strategies divide it by 1, 2
+/// and 4.
+pub const STANDARD_STEP_HZ: u32 = 120;
+
+/// A step divisor from a literal (0 is taken as 1).
+pub fn divisor(d: u32) -> std::num::NonZeroU32 {
+    std::num::NonZeroU32::new(d).unwrap_or(std::num::NonZeroU32::MIN)
+}
+
 /// A scenario over the standard scene with the given load schedule and noise.
 pub fn standard(frames: u64, load: Schedule<f64>, noise: f64, seed: u64) -> Scenario {
     Scenario {
@@ -614,6 +632,7 @@ pub fn standard(frames: u64, load: Schedule<f64>, noise: f64, seed: u64) -> Scen
         agents: standard_scene(),
         frames,
         seed,
+        step: FixedStep::from_hz(STANDARD_STEP_HZ).unwrap_or_default(),
         noise,
         hitch_chance: 0.0,
         hitch_ms: 0.0,
@@ -627,9 +646,10 @@ pub fn standard(frames: u64, load: Schedule<f64>, noise: f64, seed: u64) -> Scen
     }
 }
 
-/// The id of the `k`-th registered agent (sim agents are registered in scenario order).
+/// The id of the `k`-th registered agent (sim agents are registered in scenario order; `k`
+/// is below the controller's 256 agents).
 pub fn agent_id(k: usize) -> AgentId {
-    AgentId(k as u16)
+    AgentId::from_index(k.min(u16::MAX as usize)).expect("an index within u16")
 }
 
 /// A ladder whose quote is wrong by an order of magnitude (the demo's physics on a slow
@@ -693,9 +713,9 @@ pub fn traced(
                     "agent `{}` was recorded with rungs [{}] on the {} pool; the game declares [{}] on the {} pool",
                     a.name,
                     a.rungs.join(", "),
-                    a.pool.name(),
+                    pool_name(a.pool),
                     names.join(", "),
-                    pool.name()
+                    pool_name(*pool)
                 ),
                 fix: "record the trace again with this build of the game",
             });
@@ -733,6 +753,7 @@ pub fn traced(
         agents,
         frames,
         seed: 0,
+        step: FixedStep::default(),
         noise: 0.0,
         hitch_chance: 0.0,
         hitch_ms: 0.0,
@@ -756,6 +777,7 @@ impl Scenario {
             agents: vec![agent],
             frames,
             seed,
+            step: FixedStep::default(),
             noise: 0.05,
             hitch_chance: 0.0,
             hitch_ms: 0.0,
