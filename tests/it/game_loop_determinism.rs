@@ -4,7 +4,7 @@
 use lanegraph::hooks::{GameLoop, LoopOptions, ManualClock, WorldHooks};
 use lanegraph::simd::SoaComponent;
 use lanegraph::systems::SystemDef;
-use lanegraph::world::{Component, StateHash, World};
+use lanegraph::world::{Component, Entity, StateHash, World};
 
 #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash, SoaComponent)]
 #[component(domains(TRANSFORM))]
@@ -45,12 +45,11 @@ fn sim_world(soa: bool) -> World {
     .unwrap();
     w.register_system(SystemDef::new("integrate", 1.0, |world, ctx| {
         let dt = ctx.dt();
-        let moves: Vec<_> = world
-            .column::<Vel>()
+        let mut moves = Vec::new();
+        world
+            .query::<(Entity, &Vel)>()
             .unwrap()
-            .iter()
-            .map(|(e, v)| (e, *v))
-            .collect();
+            .for_each(|(e, v)| moves.push((e, *v)));
         for (e, v) in moves {
             let p = match world.get::<Pos>(e) {
                 Ok(p) => *p,

@@ -5,8 +5,9 @@
 use std::path::Path;
 
 /// The module folders, relative to the repository root, and the file holding their docs.
-const FOLDERS: [(&str, &str); 13] = [
+const FOLDERS: [(&str, &str); 14] = [
     ("engine/src/world", "mod.rs"),
+    ("engine/src/world/query", "mod.rs"),
     ("engine/src/world/savegame", "mod.rs"),
     ("engine/src/systems", "mod.rs"),
     ("engine/src/game_loop", "mod.rs"),

@@ -5,7 +5,6 @@
 
 use std::sync::{Arc, Mutex};
 
-use lanegraph::hooks::WorldHooks;
 use lanegraph::systems::SystemDef;
 use lanegraph::world::{Component, Entity, Event, EventCursor, StateHash, World};
 
@@ -55,21 +54,22 @@ fn game(
     .unwrap();
     w.register_system(SystemDef::new("move", 1.0, |w: &mut World, ctx| {
         let c = ctx.commands();
-        w.for_each_mut2::<Pos, Vel>(|e, p, v| {
-            let before = p.0;
-            p.0 += v.0;
-            if before < 10.0 && p.0 >= 10.0 {
-                c.spawn((Pos(p.0), Spark));
-                c.send(Crossed { x: p.0 });
-                c.despawn(e);
-            }
-        })
-        .unwrap();
+        w.query::<(Entity, &mut Pos, &Vel)>()
+            .unwrap()
+            .for_each(|(e, p, v)| {
+                let before = p.0;
+                p.0 += v.0;
+                if before < 10.0 && p.0 >= 10.0 {
+                    c.spawn((Pos(p.0), Spark));
+                    c.send(Crossed { x: p.0 });
+                    c.despawn(e);
+                }
+            });
     }))
     .unwrap();
     let mut late = EventCursor::default();
     w.register_system(SystemDef::new("count", 1.0, move |w: &mut World, ctx| {
-        let sparks = w.column::<Spark>().map_or(0, |c| c.entities().len());
+        let sparks = w.query::<&Spark>().map_or(0, |mut q| q.count());
         let events = w.events::<Crossed>().unwrap().read(&mut late).count();
         seen_after
             .lock()
@@ -101,7 +101,7 @@ fn commands_from_inside_a_query_apply_after_the_system_and_events_reach_every_re
     assert_eq!(before[0], 0);
     assert_eq!(before.iter().sum::<usize>(), 10, "{before:?}");
     // Every crossing body was despawned: 20 bodies, 10 crossed, 10 sparks.
-    assert_eq!(w.column::<Vel>().unwrap().entities().len(), 10);
+    assert_eq!(w.query::<&Vel>().unwrap().count(), 10);
     assert_eq!(w.command_failures().0, 0);
 }
 
@@ -139,7 +139,10 @@ fn a_failed_command_is_counted_with_its_error_and_the_rest_still_apply() {
     let (n, last) = w.command_failures();
     assert_eq!(n, 2);
     assert!(last.unwrap().to_string().contains("add_event"), "{last:?}");
-    let alive: Vec<Entity> = w.column::<Pos>().unwrap().entities().to_vec();
+    let mut alive: Vec<Entity> = Vec::new();
+    w.query::<(Entity, &Pos)>()
+        .unwrap()
+        .for_each(|(e, _)| alive.push(e));
     assert_eq!(alive.len(), 1);
     assert_eq!(*w.get::<Vel>(alive[0]).unwrap(), Vel(5.0));
 }
@@ -164,10 +167,8 @@ fn commands_and_events_allocate_nothing_once_warm() {
     .unwrap();
     w.register_system(SystemDef::new("reap", 1.0, |w: &mut World, ctx| {
         let c = ctx.commands();
-        if let Ok(col) = w.column::<Vel>() {
-            for &e in col.entities() {
-                c.despawn(e);
-            }
+        if let Ok(mut q) = w.query::<(Entity, &Vel)>() {
+            q.for_each(|(e, _)| c.despawn(e));
         }
     }))
     .unwrap();

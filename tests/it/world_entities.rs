@@ -2,6 +2,7 @@
 
 use lanegraph::hooks::{ColumnLayout, EntityHooks, WorldHooks};
 use lanegraph::systems::SystemDef;
+use lanegraph::world::Entity;
 use lanegraph::world::WorldError;
 use lanegraph::world::{Component, Domain, DomainSet, StateHash, World};
 use proptest::prelude::*;
@@ -76,12 +77,19 @@ fn storage_stays_dense_and_queries_see_every_live_row() {
     }
     let live = es.iter().filter(|e| e.index() % 3 != 0).count();
     assert_eq!(w.len(), live);
-    assert_eq!(w.column::<Health>().unwrap().len(), live);
-    for (e, h) in w.column::<Health>().unwrap().iter() {
+    assert_eq!(w.query::<&Health>().unwrap().count(), live);
+    let mut rows = Vec::new();
+    w.query::<(Entity, &Health)>()
+        .unwrap()
+        .for_each(|(e, h)| rows.push((e, h.0)));
+    for (e, h) in rows {
         assert!(w.is_alive(e));
-        assert_eq!(h.0, e.index());
+        assert_eq!(h, e.index());
     }
-    let pairs: Vec<_> = w.query_pair::<Position, Health>().unwrap().collect();
+    let mut pairs = Vec::new();
+    w.query::<(Entity, &Position, &Health)>()
+        .unwrap()
+        .for_each(|(e, p, h)| pairs.push((e, *p, *h)));
     assert_eq!(
         pairs.len(),
         es.iter()
@@ -92,14 +100,14 @@ fn storage_stays_dense_and_queries_see_every_live_row() {
         assert_eq!(p.0[0] as u32, h.0);
         assert_eq!(h.0, e.index());
     }
-    // Mutable pair query writes through.
-    for (_, h, p) in w.query_pair_mut::<Health, Position>().unwrap() {
-        h.0 = p.0[0] as u32 + 1;
-    }
+    // A mutable query writes through.
+    w.query::<(&mut Health, &Position)>()
+        .unwrap()
+        .for_each(|(h, p)| h.0 = p.0[0] as u32 + 1);
     let e2 = es[2];
     assert_eq!(w.get::<Health>(e2).unwrap().0, 3);
     assert!(matches!(
-        w.query_pair_mut::<Health, Health>().map(|_| ()),
+        w.query::<(&mut Health, &Health)>().map(|_| ()),
         Err(WorldError::AliasedQuery { .. })
     ));
 }
@@ -130,8 +138,8 @@ fn every_kind_of_mutation_bumps_exactly_its_domains() {
     // Shared reads bump nothing.
     let e3 = w.epochs();
     let _ = w.get::<Position>(e).unwrap();
-    let _ = w.column::<Position>().unwrap();
-    let _ = w.query_pair::<Position, Health>().unwrap().count();
+    let _ = w.query::<&Position>().unwrap().count();
+    let _ = w.query::<(&Position, &Health)>().unwrap().count();
     let _ = w.state_hash();
     w.run_systems();
     assert_eq!(e3, w.epochs());
@@ -140,12 +148,12 @@ fn every_kind_of_mutation_bumps_exactly_its_domains() {
     w.get_mut::<Health>(e).unwrap();
     assert!(e3.changed_in(&w.epochs(), gameplay));
     let e4 = w.epochs();
-    w.column_mut::<Position>().unwrap();
+    w.query::<&mut Position>().unwrap();
     assert!(e4.changed_in(&w.epochs(), transform));
     let e5 = w.epochs();
-    w.query_pair_mut::<Health, Position>()
+    w.query::<(&mut Health, &Position)>()
         .unwrap()
-        .for_each(drop);
+        .for_each(|_| {});
     assert!(e5.changed_in(&w.epochs(), gameplay) && !e5.changed_in(&w.epochs(), transform));
 
     // Remove and despawn bump the component's domains.
@@ -234,9 +242,9 @@ fn access_telemetry_counts_queries_rows_and_bytes() {
         }
     }
     for _ in 0..10 {
-        let _ = w.column::<Position>().unwrap();
+        let _ = w.query::<&Position>().unwrap().count();
     }
-    let _ = w.query_pair::<Health, Position>().unwrap().count();
+    let _ = w.query::<(&Health, &Position)>().unwrap().count();
     let t = w.component_access();
     assert_eq!(t.len(), 2);
     let pos = t.iter().find(|a| a.name == "Position").unwrap();
@@ -244,8 +252,10 @@ fn access_telemetry_counts_queries_rows_and_bytes() {
     assert_eq!(pos.size_bytes, 12);
     assert_eq!(pos.rows, 64);
     assert_eq!(pos.query_count, 11);
-    assert_eq!(pos.rows_scanned, 10 * 64 + 16);
-    assert_eq!(pos.bytes_scanned, (10 * 64 + 16) * 12);
+    // A query records every row of each column it borrows (the pair query borrowed all 64
+    // rows of `Position`, though it visited the 16 that have `Health`).
+    assert_eq!(pos.rows_scanned, 11 * 64);
+    assert_eq!(pos.bytes_scanned, 11 * 64 * 12);
     let h = t.iter().find(|a| a.name == "Health").unwrap();
     assert_eq!((h.query_count, h.rows_scanned), (1, 16));
 }
@@ -322,15 +332,15 @@ proptest! {
             }
         }
         let with_health = model.values().filter(|v| v.is_some()).count();
-        prop_assert_eq!(w.column::<Health>().unwrap().len(), with_health);
+        prop_assert_eq!(w.query::<&Health>().unwrap().count(), with_health);
     }
 }
 
-/// `for_each_mut2` writes both components in one loop, on aligned columns (inserted together)
-/// and misaligned ones (inserted in another order, some entities with one component only),
-/// exactly as the per-entity `get_mut` path does; it bumps both components' domains.
+/// A query writing two components writes both in one loop, on aligned columns (inserted
+/// together) and misaligned ones (inserted in another order, some entities with one component
+/// only), exactly as the per-entity `get_mut` path does; it bumps both components' domains.
 #[test]
-fn for_each_mut2_writes_both_components_whatever_the_row_order() {
+fn a_two_component_query_writes_both_whatever_the_row_order() {
     #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
     #[component(domains(PHYSICS))]
     struct Velocity([f32; 3]);
@@ -384,8 +394,9 @@ fn for_each_mut2_writes_both_components_whatever_the_row_order() {
             }
             let before = fast.epochs();
             let visits = fast
-                .for_each_mut2::<Position, Velocity>(|_, p, v| step(p, v))
-                .unwrap();
+                .query::<(&mut Position, &mut Velocity)>()
+                .unwrap()
+                .for_each(|(p, v)| step(p, v));
             assert_eq!(visits, expected_visits, "aligned {aligned}, round {round}");
             assert!(before.changed_in(&fast.epochs(), DomainSet::of(Domain::TRANSFORM)));
             assert!(before.changed_in(&fast.epochs(), DomainSet::of(Domain::PHYSICS)));
@@ -428,11 +439,17 @@ fn for_each_mut2_writes_both_components_whatever_the_row_order() {
     let e = w.spawn();
     w.insert(e, Position([0.0; 3])).unwrap();
     let err = w
-        .for_each_mut2::<Position, Position>(|_, _, _| {})
+        .query::<(&mut Position, &mut Position)>()
+        .map(|_| ())
         .unwrap_err();
     assert!(matches!(err, WorldError::AliasedQuery { .. }), "{err}");
     assert!(err.to_string().contains("fix:"), "{err}");
-    assert_eq!(w.for_each_mut2::<Position, Health>(|_, _, _| {}), Ok(0));
+    assert_eq!(
+        w.query::<(&mut Position, &mut Health)>()
+            .unwrap()
+            .for_each(|_| {}),
+        0
+    );
 }
 
 /// Resources: typed singletons a system reads and writes, in the state hash, bumping their
@@ -468,13 +485,10 @@ fn resources_are_state_systems_write_them_and_errors_say_how_to_fix() {
 
     // A system writes the score from the world's health each step.
     w.register_system(SystemDef::new("scoring", 1.0, |w: &mut World, _| {
-        let total: u64 = w
-            .column::<Health>()
+        let mut total = 0u64;
+        w.query::<&Health>()
             .unwrap()
-            .values()
-            .iter()
-            .map(|h| u64::from(h.0))
-            .sum();
+            .for_each(|h| total += u64::from(h.0));
         w.resource_mut::<Score>().unwrap().0 += total;
     }))
     .unwrap();
@@ -508,11 +522,11 @@ fn resources_are_state_systems_write_them_and_errors_say_how_to_fix() {
     assert_eq!(w.state_hash(), bare);
 }
 
-/// Filters: `with` and `without` components decide which entities a two-component loop visits,
-/// over aligned and misaligned rows alike; bad filters are typed errors.
+/// Filters: `With` and `Without` components decide which entities a two-component query
+/// visits, over aligned and misaligned rows alike.
 #[test]
-fn for_each_mut2_filtered_visits_exactly_the_entities_that_pass() {
-    use lanegraph::hooks::Filter;
+fn a_filtered_query_visits_exactly_the_entities_that_pass() {
+    use lanegraph::world::{With, Without};
     #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
     #[component(domains(GAMEPLAY))]
     struct Frozen;
@@ -541,14 +555,14 @@ fn for_each_mut2_filtered_visits_exactly_the_entities_that_pass() {
         w.insert(e, Tag(1)).unwrap();
     }
     let mut seen = Vec::new();
-    let filter = Filter::new().with::<Tag>().without::<Frozen>();
     let n = w
-        .for_each_mut2_filtered::<Position, Health>(&filter, |e, p, h| {
+        .query_filtered::<(Entity, &mut Position, &mut Health), (With<Tag>, Without<Frozen>)>()
+        .unwrap()
+        .for_each(|(e, p, h)| {
             p.0[0] = -1.0;
             h.0 += 1000;
             seen.push(e);
-        })
-        .unwrap();
+        });
     let want: Vec<_> = es
         .iter()
         .enumerate()
@@ -571,34 +585,16 @@ fn for_each_mut2_filtered_visits_exactly_the_entities_that_pass() {
     #[derive(Debug, Component, StateHash)]
     #[component(domains(GAMEPLAY))]
     struct Never;
-    let f = Filter::new().with::<Never>();
     assert_eq!(
-        w.for_each_mut2_filtered::<Position, Health>(&f, |_, _, _| {}),
-        Ok(0)
+        w.query_filtered::<(&mut Position, &mut Health), With<Never>>()
+            .unwrap()
+            .for_each(|_| {}),
+        0
     );
-    let f = Filter::new().without::<Never>();
     assert_eq!(
-        w.for_each_mut2_filtered::<Position, Health>(&f, |_, _, _| {}),
-        Ok(300)
+        w.query_filtered::<(&mut Position, &mut Health), Without<Never>>()
+            .unwrap()
+            .for_each(|_| {}),
+        300
     );
-    // Bad filters.
-    let f = Filter::new().with::<Health>();
-    let err = w
-        .for_each_mut2_filtered::<Position, Health>(&f, |_, _, _| {})
-        .unwrap_err();
-    assert!(matches!(err, WorldError::AliasedQuery { .. }), "{err}");
-    let f = Filter::new()
-        .with::<Tag>()
-        .with::<Frozen>()
-        .with::<Never>()
-        .with::<Tag>()
-        .with::<Frozen>();
-    let err = w
-        .for_each_mut2_filtered::<Position, Health>(&f, |_, _, _| {})
-        .unwrap_err();
-    assert!(
-        matches!(err, WorldError::TooManyFilters { max: 4 }),
-        "{err}"
-    );
-    assert!(err.to_string().contains("fix:"), "{err}");
 }

@@ -45,15 +45,12 @@ fn world_with(rows: usize) -> World {
     w
 }
 
-fn sweep(w: &World, times: u64) {
+fn sweep(w: &mut World, times: u64) {
     for _ in 0..times {
-        let heat: f32 = w
-            .column::<Heat>()
-            .unwrap()
-            .iter()
-            .map(|(_, h)| h.value)
-            .sum();
-        let team: u32 = w.column::<Team>().unwrap().iter().map(|(_, t)| t.id).sum();
+        let mut heat = 0.0f32;
+        w.query::<&Heat>().unwrap().for_each(|h| heat += h.value);
+        let mut team = 0u32;
+        w.query::<&Team>().unwrap().for_each(|t| team += t.id);
         std::hint::black_box((heat, team));
     }
 }
@@ -69,8 +66,8 @@ fn advice_for(w: &World, name: &str) -> (LayoutRecommendation, String) {
 
 #[test]
 fn big_all_f32_sweeps_are_advised_field_soa_and_others_are_left_alone() {
-    let w = world_with(SIMD_MIN_ROWS_PER_QUERY as usize * 4);
-    sweep(&w, MIN_QUERIES);
+    let mut w = world_with(SIMD_MIN_ROWS_PER_QUERY as usize * 4);
+    sweep(&mut w, MIN_QUERIES);
     let (heat, why) = advice_for(&w, "Heat");
     assert_eq!(heat, LayoutRecommendation::SimdFieldSoa, "{why}");
     assert!(
@@ -83,24 +80,24 @@ fn big_all_f32_sweeps_are_advised_field_soa_and_others_are_left_alone() {
 
 #[test]
 fn too_few_queries_or_too_few_rows_keep_the_column() {
-    let w = world_with(SIMD_MIN_ROWS_PER_QUERY as usize * 4);
-    sweep(&w, MIN_QUERIES - 1);
+    let mut w = world_with(SIMD_MIN_ROWS_PER_QUERY as usize * 4);
+    sweep(&mut w, MIN_QUERIES - 1);
     let (heat, why) = advice_for(&w, "Heat");
     assert_eq!(heat, LayoutRecommendation::KeepAos, "{why}");
     assert!(why.contains("fewer than"), "{why}");
 
-    let small = world_with(SIMD_MIN_ROWS_PER_QUERY as usize / 2);
-    sweep(&small, MIN_QUERIES * 2);
+    let mut small = world_with(SIMD_MIN_ROWS_PER_QUERY as usize / 2);
+    sweep(&mut small, MIN_QUERIES * 2);
     let (heat, why) = advice_for(&small, "Heat");
     assert_eq!(heat, LayoutRecommendation::KeepAos, "128 rows/query: {why}");
 }
 
 #[test]
 fn a_window_counts_only_what_happened_inside_it() {
-    let w = world_with(SIMD_MIN_ROWS_PER_QUERY as usize * 4);
-    sweep(&w, MIN_QUERIES * 2);
+    let mut w = world_with(SIMD_MIN_ROWS_PER_QUERY as usize * 4);
+    sweep(&mut w, MIN_QUERIES * 2);
     let before: Vec<ColumnAccess> = w.component_access();
-    sweep(&w, 3);
+    sweep(&mut w, 3);
     let now = w.component_access();
     let heat_before = before.iter().find(|a| a.name == "Heat").unwrap();
     let heat_now = now.iter().find(|a| a.name == "Heat").unwrap();

@@ -1,11 +1,12 @@
-//! Parallel pair queries: the same bits as the serial query whatever the chunking, rows handed
-//! to the lane's workers (not run on the caller), filters honoured, a panicking closure a typed
-//! error, and a world without lanes (or whose lanes are gone) running them on the caller.
+//! Parallel queries (`Query::par_for_each`, field-SoA chunks): the same bits as the serial
+//! query whatever the chunking, rows handed to the lane's workers (not run on the caller),
+//! filters honoured, a panicking closure a typed error, and a world without lanes (or whose
+//! lanes are gone) running them on the caller.
 
 use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 
-use lanegraph::hooks::{EntityHooks, Filter, WorldHooks};
+use lanegraph::hooks::{QueryHooks, WorldHooks};
 use lanegraph::jobs::plan::{machine_cores, LaneKind};
 use lanegraph::jobs::{LanePlan, Lanes};
 use lanegraph::world::WorldError;
@@ -77,51 +78,75 @@ fn physics_lanes() -> Arc<Lanes> {
     Arc::new(Lanes::start(plan).unwrap())
 }
 
+/// The serial reference: every entity with both components, in row order.
+fn serial(w: &mut World) -> usize {
+    w.query::<(Entity, &mut Pos, &mut Vel)>()
+        .unwrap()
+        .for_each(|(e, p, v)| step(e, p, v))
+}
+
+/// The same step through `Query::par_for_each`, split into chunks of `chunk` rows (the World
+/// picks no chunk size here: a set one makes every call split), `f` run first on each row.
+fn parallel(
+    w: &mut World,
+    chunk: usize,
+    f: impl Fn(Entity) + Send + Sync,
+) -> Result<usize, lanegraph::jobs::JobPanicked> {
+    let run = w
+        .query::<(Entity, &mut Pos, &mut Vel)>()
+        .unwrap()
+        .chunk_rows(chunk)
+        .par_for_each(|(e, p, v)| {
+            f(e);
+            step(e, p, v)
+        })?;
+    Ok(run.visited)
+}
+
 #[test]
 fn parallel_query_matches_the_serial_one_bit_for_bit_and_runs_on_the_lane() {
     let lanes = physics_lanes();
     let physics = lanes.lane("physics").unwrap();
-    let (mut serial, _) = world(50_000);
-    let (mut par, es) = world(50_000);
+    let (mut reference, _) = world(50_000);
+    let (mut par, _) = world(50_000);
     par.set_parallel_lane(&lanes, physics);
     let caller = std::thread::current().id();
-    let on_caller = Mutex::new(Vec::<Entity>::new());
+    let off_caller = std::sync::atomic::AtomicUsize::new(0);
     for _ in 0..5 {
-        assert_eq!(serial.for_each_mut2::<Pos, Vel>(step).unwrap(), 50_300);
-        let n = par
-            .par_for_each_mut2::<Pos, Vel>(|e, p, v| {
-                if std::thread::current().id() == caller {
-                    on_caller.lock().unwrap().push(e);
-                }
-                step(e, p, v)
-            })
-            .unwrap();
+        assert_eq!(serial(&mut reference), 50_300);
+        let n = parallel(&mut par, 4096, |_| {
+            if std::thread::current().id() != caller {
+                off_caller.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        })
+        .unwrap();
         assert_eq!(n, 50_300);
     }
-    assert_eq!(par.state_hash(), serial.state_hash());
-    // The 50,000 aligned rows ran on the lane's workers; only the 300 misaligned ones (run
-    // after the chunks) ran on the caller.
-    let mut ran_here = on_caller.into_inner().unwrap();
-    ran_here.sort_by_key(|e| e.index());
-    ran_here.dedup();
-    assert_eq!(ran_here, es[50_000..].to_vec());
+    assert_eq!(par.state_hash(), reference.state_hash());
+    // The chunks ran on the lane's workers (the caller does not serve this lane).
+    assert!(off_caller.into_inner() > 0);
 }
 
 #[test]
 fn filtered_parallel_query_visits_exactly_the_serial_set() {
+    use lanegraph::world::Without;
     let lanes = physics_lanes();
-    let (mut serial, _) = world(20_000);
+    let (mut reference, _) = world(20_000);
     let (mut par, _) = world(20_000);
     par.set_parallel_lane(&lanes, lanes.lane("physics").unwrap());
-    let filter = Filter::new().without::<Frozen>();
-    let a = serial
-        .for_each_mut2_filtered::<Pos, Vel>(&filter, step)
-        .unwrap();
+    let a = reference
+        .query_filtered::<(Entity, &mut Pos, &mut Vel), Without<Frozen>>()
+        .unwrap()
+        .for_each(|(e, p, v)| step(e, p, v));
     let b = par
-        .par_for_each_mut2_filtered::<Pos, Vel>(&filter, step)
-        .unwrap();
+        .query_filtered::<(Entity, &mut Pos, &mut Vel), Without<Frozen>>()
+        .unwrap()
+        .chunk_rows(4096)
+        .par_for_each(|(e, p, v)| step(e, p, v))
+        .unwrap()
+        .visited;
     assert_eq!((a, b), (16_240, 16_240));
-    assert_eq!(par.state_hash(), serial.state_hash());
+    assert_eq!(par.state_hash(), reference.state_hash());
 }
 
 #[test]
@@ -130,23 +155,19 @@ fn a_panicking_closure_is_a_typed_error_and_the_world_lives_on() {
     let (mut w, es) = world(30_000);
     w.set_parallel_lane(&lanes, lanes.lane("physics").unwrap());
     let bad = es[12_345];
-    let err = w
-        .par_for_each_mut2::<Pos, Vel>(|e, _, _| {
-            if e == bad {
-                panic!("bad particle");
-            }
-        })
-        .unwrap_err();
-    match err {
-        WorldError::Panicked(p) => assert!(p.message.contains("bad particle"), "{p}"),
-        other => panic!("expected Panicked, got {other:?}"),
-    }
-    assert_eq!(w.par_for_each_mut2::<Pos, Vel>(step).unwrap(), 30_300);
+    let err = parallel(&mut w, 4096, |e| {
+        if e == bad {
+            panic!("bad particle");
+        }
+    })
+    .unwrap_err();
+    assert!(err.message.contains("bad particle"), "{err}");
+    assert_eq!(parallel(&mut w, 4096, |_| {}).unwrap(), 30_300);
 }
 
 #[test]
 fn without_lanes_or_after_they_are_gone_the_caller_runs_the_query() {
-    let (mut serial, _) = world(10_000);
+    let (mut reference, _) = world(10_000);
     let (mut bare, _) = world(10_000);
     let (mut orphan, _) = world(10_000);
     {
@@ -157,17 +178,16 @@ fn without_lanes_or_after_they_are_gone_the_caller_runs_the_query() {
     assert_eq!(orphan.parallel_lane(), None);
     let caller = std::thread::current().id();
     let threads = Mutex::new(Vec::<ThreadId>::new());
-    serial.for_each_mut2::<Pos, Vel>(step).unwrap();
+    serial(&mut reference);
     for w in [&mut bare, &mut orphan] {
-        w.par_for_each_mut2::<Pos, Vel>(|e, p, v| {
+        parallel(w, 4096, |_| {
             let id = std::thread::current().id();
             if id != caller {
                 threads.lock().unwrap().push(id);
             }
-            step(e, p, v)
         })
         .unwrap();
-        assert_eq!(w.state_hash(), serial.state_hash());
+        assert_eq!(w.state_hash(), reference.state_hash());
     }
     assert!(threads.into_inner().unwrap().is_empty());
 }
@@ -178,11 +198,11 @@ fn parallel_query_errors_are_the_serial_ones() {
     let e = w.spawn();
     w.insert(e, Pos([0.0; 3])).unwrap();
     assert!(matches!(
-        w.par_for_each_mut2::<Pos, Pos>(|_, _, _| {}),
+        w.query::<(&mut Pos, &mut Pos)>().map(|_| ()),
         Err(WorldError::AliasedQuery { .. })
     ));
     // Nothing has Vel yet: nothing visited.
-    assert_eq!(w.par_for_each_mut2::<Pos, Vel>(|_, _, _| {}), Ok(0));
+    assert_eq!(parallel(&mut w, 4096, |_| {}).unwrap(), 0);
 }
 
 #[test]
@@ -259,11 +279,10 @@ mod soa_chunks {
 
     /// The same step by the per-entity query (the reference).
     fn query_step(w: &mut World) {
-        w.for_each_mut2::<P, V>(|_, p, v| {
+        w.query::<(&mut P, &V)>().unwrap().for_each(|(p, v)| {
             p.x += v.x * 0.25;
             p.y += v.y * 0.25;
-        })
-        .unwrap();
+        });
     }
 
     #[test]
@@ -365,7 +384,7 @@ fn one_thread_runs_on_the_caller_with_the_same_panic_report() {
     w.set_parallel_lane(&lanes, lanes.lane("physics").unwrap());
     let caller = std::thread::current().id();
     let elsewhere = std::sync::atomic::AtomicUsize::new(0);
-    w.par_for_each_mut2::<Pos, Vel>(|_, _, _| {
+    parallel(&mut w, 4096, |_| {
         if std::thread::current().id() != caller {
             elsewhere.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
@@ -373,11 +392,6 @@ fn one_thread_runs_on_the_caller_with_the_same_panic_report() {
     .unwrap();
     assert_eq!(elsewhere.into_inner(), 0);
     let bad = es[10];
-    let err = w
-        .par_for_each_mut2::<Pos, Vel>(|e, _, _| assert!(e != bad, "bad row"))
-        .unwrap_err();
-    assert!(
-        matches!(err, WorldError::Panicked(ref p) if p.message.contains("bad row")),
-        "{err:?}"
-    );
+    let err = parallel(&mut w, 4096, |e| assert!(e != bad, "bad row")).unwrap_err();
+    assert!(err.message.contains("bad row"), "{err:?}");
 }

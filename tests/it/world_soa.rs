@@ -179,13 +179,13 @@ fn soa_columns_are_resident_and_reported_as_such() {
     ));
 }
 
-/// `for_each_mut2` and `par_for_each_mut2` over field-SoA components (either or both, rows
-/// aligned or not, filtered) end in the same state as over AoS ones: the layout is storage,
-/// not semantics.
+/// Two-component queries, serial and parallel, over field-SoA components (either or both,
+/// rows aligned or not, filtered) end in the same state as over AoS ones: the layout is
+/// storage, not semantics.
 #[test]
 fn pair_queries_over_field_soa_components_match_the_aos_ones() {
-    use lanegraph::hooks::Filter;
-    use lanegraph::world::Entity;
+    use lanegraph::hooks::QueryHooks;
+    use lanegraph::world::{Entity, Without};
     #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
     #[component(domains(GAMEPLAY))]
     struct Sleeping;
@@ -246,14 +246,21 @@ fn pair_queries_over_field_soa_components_match_the_aos_ones() {
         }
         w
     };
-    let awake = Filter::new().without::<Sleeping>();
+    type Pair<'a> = (Entity, &'a mut Pos, &'a mut Vel);
+    let serial = |w: &mut World| {
+        let all = w
+            .query::<Pair>()
+            .unwrap()
+            .for_each(|(e, p, v)| step(e, p, v));
+        let some = w
+            .query_filtered::<Pair, Without<Sleeping>>()
+            .unwrap()
+            .for_each(|(e, p, v)| step(e, p, v));
+        (all, some)
+    };
     let mut reference = build([false, false]);
     for _ in 0..3 {
-        assert_eq!(reference.for_each_mut2::<Pos, Vel>(step), Ok(550));
-        assert_eq!(
-            reference.for_each_mut2_filtered::<Pos, Vel>(&awake, step),
-            Ok(550 - 79)
-        );
+        assert_eq!(serial(&mut reference), (550, 550 - 79));
     }
     for soa in [[true, false], [false, true], [true, true]] {
         for parallel in [false, true] {
@@ -261,15 +268,21 @@ fn pair_queries_over_field_soa_components_match_the_aos_ones() {
             for _ in 0..3 {
                 let (all, some) = if parallel {
                     (
-                        w.par_for_each_mut2::<Pos, Vel>(step).unwrap(),
-                        w.par_for_each_mut2_filtered::<Pos, Vel>(&awake, step)
-                            .unwrap(),
+                        w.query::<Pair>()
+                            .unwrap()
+                            .chunk_rows(64)
+                            .par_for_each(|(e, p, v)| step(e, p, v))
+                            .unwrap()
+                            .visited,
+                        w.query_filtered::<Pair, Without<Sleeping>>()
+                            .unwrap()
+                            .chunk_rows(64)
+                            .par_for_each(|(e, p, v)| step(e, p, v))
+                            .unwrap()
+                            .visited,
                     )
                 } else {
-                    (
-                        w.for_each_mut2::<Pos, Vel>(step).unwrap(),
-                        w.for_each_mut2_filtered::<Pos, Vel>(&awake, step).unwrap(),
-                    )
+                    serial(&mut w)
                 };
                 assert_eq!((all, some), (550, 550 - 79), "soa {soa:?}");
             }
@@ -282,13 +295,12 @@ fn pair_queries_over_field_soa_components_match_the_aos_ones() {
     }
 }
 
-/// `for_each_mut3` over every mix of layouts, rows aligned or not, filtered or not, ends in the
-/// state the per-entity `get`/`insert` path gives; three equal components or a filter naming
-/// one are typed errors.
+/// A three-component query over every mix of layouts, rows aligned or not, filtered or not,
+/// ends in the state the per-entity `get`/`insert` path gives; a component named twice is a
+/// typed error.
 #[test]
 fn three_component_queries_match_the_per_entity_path_in_every_layout() {
-    use lanegraph::hooks::Filter;
-    use lanegraph::world::Entity;
+    use lanegraph::world::{Entity, Without};
     #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
     #[component(domains(PHYSICS))]
     struct Mass(f32);
@@ -343,7 +355,6 @@ fn three_component_queries_match_the_per_entity_path_in_every_layout() {
         }
         (w, es)
     };
-    let free = Filter::new().without::<Pinned>();
     let pinned = (0..440).filter(|i| i % 9 == 0).count();
     // The reference: per entity, through get/insert, on AoS storage.
     let (mut reference, es) = build([false, false]);
@@ -375,13 +386,17 @@ fn three_component_queries_match_the_per_entity_path_in_every_layout() {
         let (mut w, _) = build(soa);
         for _ in 0..2 {
             assert_eq!(
-                w.for_each_mut3::<Mass, Pos, Vel>(|_, m, p, v| step(p, v, m)),
-                Ok(440),
+                w.query::<(&mut Mass, &mut Pos, &mut Vel)>()
+                    .unwrap()
+                    .for_each(|(m, p, v)| step(p, v, m)),
+                440,
                 "soa {soa:?}"
             );
             assert_eq!(
-                w.for_each_mut3_filtered::<Mass, Pos, Vel>(&free, |_, m, p, v| step(p, v, m)),
-                Ok(440 - pinned),
+                w.query_filtered::<(&mut Mass, &mut Pos, &mut Vel), Without<Pinned>>()
+                    .unwrap()
+                    .for_each(|(m, p, v)| step(p, v, m)),
+                440 - pinned,
                 "soa {soa:?}"
             );
         }
@@ -389,11 +404,7 @@ fn three_component_queries_match_the_per_entity_path_in_every_layout() {
     }
     let (mut w, _) = build([false, false]);
     assert!(matches!(
-        w.for_each_mut3::<Pos, Vel, Pos>(|_, _, _, _| {}),
-        Err(WorldError::AliasedQuery { .. })
-    ));
-    assert!(matches!(
-        w.for_each_mut3_filtered::<Pos, Vel, Mass>(&Filter::new().with::<Mass>(), |_, _, _, _| {}),
+        w.query::<(&mut Pos, &mut Vel, &mut Pos)>().map(|_| ()),
         Err(WorldError::AliasedQuery { .. })
     ));
 }

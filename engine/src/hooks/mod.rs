@@ -49,14 +49,13 @@ pub use crate::world::resource::ResourceMeta;
 
 pub use crate::world::access::{ColumnAccess, ColumnLayout};
 pub use crate::world::epoch::{Epochs, WorldId, MAX_DOMAINS};
-pub use crate::world::par_query::{MAX_CHUNKS, MIN_CHUNK_ROWS};
-pub use crate::world::query::{ColumnMut, ColumnRef, Filter};
-pub use crate::world::query_data::MAX_QUERY_COMPONENTS;
+pub use crate::world::query::data::MAX_QUERY_COMPONENTS;
+pub use crate::world::query::parallel::{MAX_CHUNKS, MIN_CHUNK_ROWS};
+pub use crate::world::query::PAR_CHUNK_MIN_NS;
 pub use crate::world::resource_set::ResourceParam;
 #[cfg(feature = "savegame")]
 pub use crate::world::savegame::SAVE_FORMAT;
 pub use crate::world::soa::SoaMut;
-pub use crate::world::typed_query::PAR_CHUNK_MIN_NS;
 
 pub use crate::systems::def::{Budget, RunCondition, SystemFn};
 pub use crate::systems::events::{EngineEvent, EventCounts, Severity};

@@ -11,7 +11,7 @@ use lanegraph_jobs::{LaneId, Lanes};
 use lanegraph_simd::SoaComponent;
 
 use crate::game_loop::FixedStep;
-use crate::hooks::{ColumnMut, ColumnRef, EngineEvent, Filter, SoaMut};
+use crate::hooks::{EngineEvent, SoaMut};
 use crate::hooks::{EventCounts, RollingWindow, SYSTEM_TIMING_WINDOW_SAMPLES};
 use crate::systems::*;
 use crate::world::*;
@@ -56,137 +56,6 @@ pub trait WorldHooks {
     /// Parallel queries run on the calling thread from now on.
     fn clear_parallel_lane(&mut self);
 
-    /// [`WorldHooks::for_each_mut2`] with the rows split into chunks that run in parallel on the
-    /// world's parallel lane (the physics lane inside an engine); returns how many entities it
-    /// visited. `f` runs once per entity that has both components, on some thread of that
-    /// lane, so it is `Fn + Sync`: it may read shared data, and must write only through its
-    /// arguments for the result to be the same whatever the chunking (it then is, bit for
-    /// bit: each row is computed alone).
-    ///
-    /// The rows where `A` and `B` are aligned (inserted together) run in parallel; any others
-    /// run after them, on the calling thread, and so does the whole query when either
-    /// component is field-SoA (its parallel form is the kernels over `lend_soa_pair` chunks)
-    /// or fewer than two threads would serve it. A panic in `f` is
-    /// [`WorldError::Panicked`] wherever it ran. Without a parallel lane (a bare `World`, or the
-    /// engine gone) everything runs on the calling thread. Allocation-free once warm (the first
-    /// query of a column pair caches its aligned-row count).
-    ///
-    /// ```
-    /// use lanegraph::hooks::WorldHooks;
-    /// use lanegraph::world::{Component, StateHash, World};
-    ///
-    /// #[derive(Clone, Copy, Component, StateHash)]
-    /// struct Pos(f32);
-    /// #[derive(Clone, Copy, Component, StateHash)]
-    /// struct Vel(f32);
-    ///
-    /// let mut world = World::new();
-    /// for i in 0..10_000 {
-    ///     let e = world.spawn();
-    ///     world.insert(e, Pos(i as f32)).unwrap();
-    ///     world.insert(e, Vel(1.0)).unwrap();
-    /// }
-    /// let dt = 0.5;
-    /// let n = world
-    ///     .par_for_each_mut2::<Pos, Vel>(|_, p, v| {
-    ///         v.0 = v.0 * 0.9;
-    ///         p.0 = p.0 + v.0 * dt;
-    ///     })
-    ///     .unwrap();
-    /// assert_eq!(n, 10_000);
-    /// ```
-    fn par_for_each_mut2<A: Component, B: Component>(
-        &mut self,
-        f: impl Fn(Entity, &mut A, &mut B) + Sync,
-    ) -> Result<usize, WorldError>;
-
-    /// [`WorldHooks::par_for_each_mut2`] over the entities that also pass `filter` (see
-    /// [`WorldHooks::for_each_mut2_filtered`]).
-    fn par_for_each_mut2_filtered<A: Component, B: Component>(
-        &mut self,
-        filter: &Filter,
-        f: impl Fn(Entity, &mut A, &mut B) + Sync,
-    ) -> Result<usize, WorldError>;
-
-    /// Borrows `T`'s column for reading (empty when no entity has `T`).
-    fn column<T: Component>(&self) -> Result<ColumnRef<'_, T>, WorldError>;
-
-    /// Borrows `T`'s column for writing; bumps `T::DOMAINS` (the caller may write any row).
-    fn column_mut<T: Component>(&mut self) -> Result<ColumnMut<'_, T>, WorldError>;
-
-    /// Every `(entity, &A, &B)` for entities that have both; iterates `A`'s column and probes
-    /// `B`'s (put the rarer component first).
-    fn query_pair<A: Component, B: Component>(
-        &self,
-    ) -> Result<impl Iterator<Item = (Entity, &A, &B)> + '_, WorldError>;
-
-    /// Every `(entity, &mut A, &B)` for entities that have both; bumps `A::DOMAINS`.
-    /// `A` and `B` must differ ([`WorldError::AliasedQuery`](crate::world::WorldError::AliasedQuery) otherwise).
-    fn query_pair_mut<A: Component, B: Component>(
-        &mut self,
-    ) -> Result<impl Iterator<Item = (Entity, &mut A, &B)> + '_, WorldError>;
-
-    /// Calls `f(entity, &mut a, &mut b)` for every entity that has both `A` and `B`, writing
-    /// both in one loop; returns how many it visited. Bumps `A::DOMAINS` and `B::DOMAINS`.
-    /// `A` and `B` must differ ([`WorldError::AliasedQuery`](crate::world::WorldError::AliasedQuery) otherwise). Either may
-    /// be stored field-SoA:
-    /// its rows are then read whole, handed over and written back (convenient, not fast: the
-    /// `f32x8` kernels are the fast path for field-SoA data).
-    ///
-    /// Walks `A`'s dense rows (put the rarer component first). The leading rows where `B`'s row
-    /// at the same index holds the same entity (all of them when the components were inserted
-    /// together, or after [`WorldHooks::compact`]) run as two linear sweeps with no per-row check;
-    /// that count is cached per pair of columns and recounted only after a row was added,
-    /// removed or reordered in either. Each later row uses `B`'s row at the same index when it
-    /// holds the same entity, else `B`'s sparse index (one indexed load).
-    ///
-    /// ```
-    /// use lanegraph::hooks::WorldHooks;
-    /// use lanegraph::world::{Component, StateHash, World};
-    ///
-    /// #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
-    /// #[component(domains(TRANSFORM))]
-    /// struct Pos(f32);
-    /// #[derive(Debug, Clone, Copy, PartialEq, Component, StateHash)]
-    /// #[component(domains(PHYSICS))]
-    /// struct Vel(f32);
-    ///
-    /// let mut world = World::new();
-    /// let e = world.spawn();
-    /// world.insert(e, Pos(120.0)).unwrap();
-    /// world.insert(e, Vel(5.0)).unwrap();
-    /// let dt = 0.5;
-    /// world
-    ///     .for_each_mut2::<Pos, Vel>(|_, p, v| {
-    ///         v.0 = v.0 - 9.81 * dt;
-    ///         p.0 = p.0 + v.0 * dt;
-    ///         if p.0 > 100.0 {
-    ///             p.0 = 100.0;
-    ///             v.0 = -v.0;
-    ///         }
-    ///     })
-    ///     .unwrap();
-    /// assert_eq!(*world.get::<Pos>(e).unwrap(), Pos(100.0));
-    /// assert_eq!(*world.get::<Vel>(e).unwrap(), Vel(-(5.0 - 9.81 * 0.5)));
-    /// ```
-    fn for_each_mut2<A: Component, B: Component>(
-        &mut self,
-        f: impl FnMut(Entity, &mut A, &mut B),
-    ) -> Result<usize, WorldError>;
-
-    /// [`WorldHooks::for_each_mut2`] over the entities that also pass `filter`: every component of
-    /// [`Filter::with`] present, none of [`Filter::without`]. A `with` component the world
-    /// never stored matches nothing; a `without` one excludes nothing.
-    ///
-    /// Errors: as `for_each_mut2`, plus [`WorldError::TooManyFilters`] for more than
-    /// [`Filter::MAX`] filter components, and [`WorldError::AliasedQuery`] when a filter names
-    /// `A` or `B`.
-    fn for_each_mut2_filtered<A: Component, B: Component>(
-        &mut self,
-        filter: &Filter,
-        f: impl FnMut(Entity, &mut A, &mut B),
-    ) -> Result<usize, WorldError>;
-
     /// How many resources the world holds.
     fn resource_count(&self) -> usize;
 
@@ -214,50 +83,6 @@ pub trait WorldHooks {
     fn align_soa_rows<A: Component + SoaComponent, B: Component + SoaComponent>(
         &mut self,
     ) -> Result<bool, WorldError>;
-
-    /// Calls `f(entity, &mut a, &mut b, &mut c)` for every entity that has `A`, `B` and `C`;
-    /// returns how many it visited. Bumps all three components' domains. The three must
-    /// differ ([`WorldError::AliasedQuery`](crate::world::WorldError::AliasedQuery) otherwise); any may be field-SoA. Walks
-    /// `A`'s rows (put the rarest first).
-    ///
-    /// ```
-    /// use lanegraph::hooks::WorldHooks;
-    /// use lanegraph::world::{Component, StateHash, World};
-    ///
-    /// #[derive(Clone, Copy, Component, StateHash)]
-    /// struct Pos(f32);
-    /// #[derive(Clone, Copy, Component, StateHash)]
-    /// struct Vel(f32);
-    /// #[derive(Clone, Copy, Component, StateHash)]
-    /// struct Mass(f32);
-    ///
-    /// let mut world = World::new();
-    /// let e = world.spawn();
-    /// world.insert(e, Pos(0.0)).unwrap();
-    /// world.insert(e, Vel(0.0)).unwrap();
-    /// world.insert(e, Mass(2.0)).unwrap();
-    /// let (force, dt) = (10.0, 0.5);
-    /// world
-    ///     .for_each_mut3::<Pos, Vel, Mass>(|_, p, v, m| {
-    ///         v.0 = v.0 + force / m.0 * dt;
-    ///         p.0 = p.0 + v.0 * dt;
-    ///     })
-    ///     .unwrap();
-    /// assert_eq!(world.get::<Pos>(e).unwrap().0, 1.25);
-    /// ```
-    fn for_each_mut3<A: Component, B: Component, C: Component>(
-        &mut self,
-        f: impl FnMut(Entity, &mut A, &mut B, &mut C),
-    ) -> Result<usize, WorldError>;
-
-    /// [`WorldHooks::for_each_mut3`] over the entities that also pass `filter` (see
-    /// [`WorldHooks::for_each_mut2_filtered`]; a filter naming any of the three is
-    /// [`WorldError::AliasedQuery`]).
-    fn for_each_mut3_filtered<A: Component, B: Component, C: Component>(
-        &mut self,
-        filter: &Filter,
-        f: impl FnMut(Entity, &mut A, &mut B, &mut C),
-    ) -> Result<usize, WorldError>;
 
     /// Records every system run as a trace span named after the system, on the running
     /// thread's track, from the scheduler's own timing stamps (while trace spans are on:
@@ -346,56 +171,6 @@ impl WorldHooks for World {
         World::clear_parallel_lane(self)
     }
 
-    fn par_for_each_mut2<A: Component, B: Component>(
-        &mut self,
-        f: impl Fn(Entity, &mut A, &mut B) + Sync,
-    ) -> Result<usize, WorldError> {
-        World::par_for_each_mut2(self, f)
-    }
-
-    fn par_for_each_mut2_filtered<A: Component, B: Component>(
-        &mut self,
-        filter: &Filter,
-        f: impl Fn(Entity, &mut A, &mut B) + Sync,
-    ) -> Result<usize, WorldError> {
-        World::par_for_each_mut2_filtered(self, filter, f)
-    }
-
-    fn column<T: Component>(&self) -> Result<ColumnRef<'_, T>, WorldError> {
-        World::column::<T>(self)
-    }
-
-    fn column_mut<T: Component>(&mut self) -> Result<ColumnMut<'_, T>, WorldError> {
-        World::column_mut::<T>(self)
-    }
-
-    fn query_pair<A: Component, B: Component>(
-        &self,
-    ) -> Result<impl Iterator<Item = (Entity, &A, &B)> + '_, WorldError> {
-        World::query_pair::<A, B>(self)
-    }
-
-    fn query_pair_mut<A: Component, B: Component>(
-        &mut self,
-    ) -> Result<impl Iterator<Item = (Entity, &mut A, &B)> + '_, WorldError> {
-        World::query_pair_mut::<A, B>(self)
-    }
-
-    fn for_each_mut2<A: Component, B: Component>(
-        &mut self,
-        f: impl FnMut(Entity, &mut A, &mut B),
-    ) -> Result<usize, WorldError> {
-        World::for_each_mut2(self, f)
-    }
-
-    fn for_each_mut2_filtered<A: Component, B: Component>(
-        &mut self,
-        filter: &Filter,
-        f: impl FnMut(Entity, &mut A, &mut B),
-    ) -> Result<usize, WorldError> {
-        World::for_each_mut2_filtered(self, filter, f)
-    }
-
     fn resource_count(&self) -> usize {
         World::resource_count(self)
     }
@@ -420,21 +195,6 @@ impl WorldHooks for World {
         &mut self,
     ) -> Result<bool, WorldError> {
         World::align_soa_rows::<A, B>(self)
-    }
-
-    fn for_each_mut3<A: Component, B: Component, C: Component>(
-        &mut self,
-        f: impl FnMut(Entity, &mut A, &mut B, &mut C),
-    ) -> Result<usize, WorldError> {
-        World::for_each_mut3(self, f)
-    }
-
-    fn for_each_mut3_filtered<A: Component, B: Component, C: Component>(
-        &mut self,
-        filter: &Filter,
-        f: impl FnMut(Entity, &mut A, &mut B, &mut C),
-    ) -> Result<usize, WorldError> {
-        World::for_each_mut3_filtered(self, filter, f)
     }
 
     fn set_system_spans(&mut self, on: bool) {

@@ -10,8 +10,7 @@
 //! asks for them (then every row counts as changed once, the way a new row does). From then
 //! on every write path stamps the rows it hands out mutably: a typed query's `&mut T` stamps
 //! each row it visits, `insert` and `get_mut` stamp one row, a new row is stamped when added,
-//! and the whole-column accessors (`column_mut`, `lend_soa`, the pair and triple queries)
-//! stamp every row, since the caller may write any of them. "Changed" therefore means "handed
+//! and the whole-column accessors (`lend_soa`, `par_soa_chunks2`) stamp every row, since the caller may write any of them. "Changed" therefore means "handed
 //! out mutably", as in bevy: a write of the same value counts.
 //!
 //! Ticks are simulation state for determinism (a `Changed<T>` query's rows steer a system), so

@@ -237,10 +237,6 @@ impl<T: Send + Sync + 'static> AosColumn<T> {
         Some(&mut self.values[r])
     }
 
-    pub(crate) fn access_counters(&self) -> &AccessCounters {
-        &self.access
-    }
-
     /// The rows and the first value as raw parts for a typed query; records one query of
     /// every row.
     pub(crate) fn raw_parts(&mut self) -> (RawRows, *mut T) {
@@ -381,7 +377,7 @@ impl<T: super::Component> ErasedColumn for AosColumn<T> {
     }
 }
 
-/// A column's rows and sparse index as raw parts, for typed queries (`query_data`): valid while
+/// A column's rows and sparse index as raw parts, for typed queries (`query::data`): valid while
 /// the `&mut World` that made them is held and nothing spawns, despawns, inserts or removes.
 #[derive(Clone, Copy)]
 #[doc(hidden)]
@@ -399,7 +395,7 @@ pub struct RawRows {
 }
 
 // Opted in from the workspace's `unsafe_code = "deny"`: a row lookup through the raw parts (see
-// `query_data`'s module docs for the invariants).
+// `query::data`'s module docs for the invariants).
 #[allow(unsafe_code)]
 impl RawRows {
     pub(crate) fn of(entities: &[Entity], index: &SparseIndex, order: u64) -> Self {

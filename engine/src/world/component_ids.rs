@@ -125,12 +125,6 @@ impl ColumnIds {
         }
     }
 
-    /// The column of the type `ty`, if it has one.
-    #[inline]
-    pub(crate) fn get_type(&self, ty: TypeId) -> Option<usize> {
-        self.by_type.get(&ty).copied()
-    }
-
     /// Records that `T`'s column is column `i`.
     pub(crate) fn insert<T: Component>(&mut self, i: usize) {
         self.by_type.insert(TypeId::of::<T>(), i);

@@ -11,8 +11,8 @@
 //! - `column`: the sparse-set column per component (AoS), behind a type-erased interface.
 //! - `soa`: field-SoA columns from `lanegraph-simd` for hot numeric components, and lending
 //!   them to the physics lane for one step.
-//! - `query`: borrowing columns alone or joined; `par_query`: the same, in chunks on a lane;
-//!   `mixed_query`: the pair query over field-SoA components; `triple_query`: three components.
+//! - `query`: the typed query (`World::query`), one engine for every layout and width, with
+//!   its parallel forms on a lane.
 //! - `resource`: typed singletons (the score, the wind), hashed and epoch-bumped like components.
 //! - `epoch`, `hash`, `access`: change epochs, the state hash, access telemetry.
 //!
@@ -75,7 +75,6 @@
 //! | `bundle` | Several components spawned together (`Bundle`: tuples of 1-8 components), and spawning many at once straight into their columns ... |
 //! | `change_ticks` | Per-row change ticks: which rows of a column were written since a reader last looked, for the `Changed` query filter |
 //! | `column` | Component columns: the type-erased column interface and the plain typed (AoS) column |
-//! | `column_refs` | Borrows of one component's dense column: `ColumnRef` (shared) and `ColumnMut` (exclusive), as the `World`'s column queries hand them out ... |
 //! | `commands` | Deferred world changes: spawn, despawn, insert, remove and events, queued where the world cannot be borrowed (inside a query's closure) ... |
 //! | `component` | What a component is, and the errors of component access |
 //! | `component_ids` | Finding a component's column: a dense id per component type, resolved once per process, and the world's table from those ids (and, for ... |
@@ -84,13 +83,7 @@
 //! | `error` | `WorldError`: every way a World call can fail, in one type |
 //! | `events` | Gameplay events: typed messages between systems, double-buffered per fixed step |
 //! | `hash` | The world state hash: a fixed, platform-independent digest of entities and component data |
-//! | `mixed_query` | Pair queries where either component is stored field-SoA: the same `for_each_mut2` a game writes for AoS components, over any mix of layouts |
-//! | `par_costs` | When a parallel query splits: the costs it learns per call site (ns per row, whether past splits paid) and the outcome of a run ... |
-//! | `par_query` | Parallel queries: a mutable pair query whose rows run as chunks on the physics lane |
-//! | `query` | Queries: borrowing component columns densely, alone or joined with a second column |
-//! | `query_data` | What a typed query asks for and which entities it keeps: `QueryData` (`&T`, `&mut T`, `Option<&T>`, `Option<&mut T>`, `Entity` and ... |
-//! | `query_fetch` | A typed query's column access: each requested component resolved once to its column's raw parts (`RawRows`, `ColumnsView`), the driving ... |
-//! | `query_filter` | Which entities a typed query keeps: `QueryFilter` (`With`, `Without`, `Changed` and tuples of 1-4 of them) |
+//! | [`query`] | Typed queries: `World::query` / `World::query_filtered`, their data and filters, column access, and the parallel forms (its own table) |
 //! | `resource` | Resources: typed singletons that systems read and write (the score, the wind, the RNG), held by the World beside its components |
 //! | `resource_set` | Several resources at once, and a world split into its components, resources and input, so a system holds what it needs without borrow fights |
 //! | `savegame` | Savegames: a World's simulation state written to a file and read back, across program runs and across versions of the game's types |
@@ -99,15 +92,12 @@
 //! | `soa_raw` | One field-SoA column as raw parts for typed queries: each field's first row and the row codec (`SoaRaw`), and the cached field pointers ... |
 //! | `sync_test` | SyncTest: every step, roll the World back and re-simulate the last N steps, comparing a checksum of every component, resource and the ... |
 //! | `tests` | Unit tests of the world: entities, components, epochs, the hash, telemetry, SoA columns |
-//! | `triple_query` | The three-component query: `for_each_mut3::<A, B, C>(\|e, a, b, c\| ..)`, every component mutable, any layout |
 //! | `type_map` | The World's maps from a Rust type to its column or resource index |
-//! | `typed_query` | Typed queries of any width, one API for every layout: `World::query` / `World::query_filtered` make a `Query` whose `for_each` runs on ... |
 
 pub(crate) mod access;
 pub(crate) mod bundle;
 pub(crate) mod change_ticks;
 pub(crate) mod column;
-pub(crate) mod column_refs;
 pub(crate) mod commands;
 pub(crate) mod component;
 pub(crate) mod component_ids;
@@ -116,13 +106,7 @@ pub(crate) mod epoch;
 pub(crate) mod error;
 pub(crate) mod events;
 pub(crate) mod hash;
-pub(crate) mod mixed_query;
-pub(crate) mod par_costs;
-pub(crate) mod par_query;
 pub(crate) mod query;
-pub(crate) mod query_data;
-pub(crate) mod query_fetch;
-pub(crate) mod query_filter;
 pub(crate) mod resource;
 pub(crate) mod resource_set;
 #[cfg(feature = "savegame")]
@@ -131,11 +115,7 @@ pub(crate) mod snapshot;
 pub(crate) mod soa;
 pub(crate) mod soa_raw;
 pub(crate) mod sync_test;
-pub(crate) mod triple_query;
 pub(crate) mod type_map;
-pub(crate) mod typed_query;
-
-use std::collections::HashMap;
 
 pub(crate) use access::ColumnAccess;
 pub use bundle::Bundle;
@@ -157,7 +137,8 @@ pub use events::{Event, EventCursor, Events};
 pub use hash::{StateHash, StateHasher};
 /// The derives, each named as its trait: `#[derive(Component, StateHash)]`, `#[derive(Resource)]`.
 pub use lanegraph_derive::{Component, Resource, StateHash};
-pub use query_data::{Changed, QueryData, QueryFilter, With, Without};
+pub use query::data::{Changed, QueryData, QueryFilter, With, Without};
+pub use query::{Components, ParRun, Query, SerialReason};
 pub use resource::Resource;
 pub use resource_set::ResourceSet;
 #[cfg(feature = "savegame")]
@@ -167,7 +148,6 @@ pub use snapshot::probe as __snapshot_probe;
 pub use snapshot::{Snapshot, SnapshotRing};
 pub use soa::SoaRef;
 pub use sync_test::SyncTest;
-pub use typed_query::{Components, ParRun, Query, SerialReason};
 
 use crate::game_loop::FixedStep;
 use crate::systems::events::EventLog;
@@ -199,18 +179,14 @@ pub struct World {
     pub(crate) frame: u64,
     /// The fixed step systems simulate (set by the game loop).
     pub(crate) fixed_step: FixedStep,
-    /// Per pair of AoS columns `(a, b)`: their order generations when last compared, and how
-    /// many leading rows of `a` hold the same entity as `b`'s row at the same index (see
-    /// [`World::for_each_mut2`]).
-    pub(crate) pair_rows: HashMap<(usize, usize), (u64, u64, usize)>,
     /// Typed singletons ([`Resource`]).
     resources: resource::Resources,
     /// Where parallel queries run ([`World::set_parallel_lane`]); `None`: on the caller.
-    parallel: Option<par_query::ParallelLane>,
+    parallel: Option<query::parallel::ParallelLane>,
     /// Per (driving column, other column) of typed queries: where their rows run in step.
-    pub(crate) query_align: query_data::AlignCache,
+    pub(crate) query_align: query::data::AlignCache,
     /// What each parallel query call site learned of its cost per row.
-    par_costs: typed_query::ParCosts,
+    par_costs: query::ParCosts,
     /// This step's input and the state it left ([`World::input`]). Not part of the state
     /// hash: it is an input, and what systems make of it is in the hashed state.
     pub(crate) input: crate::input::Input,
@@ -301,11 +277,10 @@ impl World {
             tick: 0,
             frame: 0,
             fixed_step: FixedStep::DEFAULT,
-            pair_rows: HashMap::new(),
             resources: resource::Resources::default(),
             parallel: None,
-            par_costs: typed_query::ParCosts::default(),
-            query_align: query_data::AlignCache::default(),
+            par_costs: query::ParCosts::default(),
+            query_align: query::data::AlignCache::default(),
             input: crate::input::Input::default(),
             agent_strategies: Vec::new(),
             command_buf: commands::Commands::default(),
@@ -452,7 +427,6 @@ impl World {
         debug_assert_eq!(self.columns[i].name(), column.name());
         self.columns[i] = column;
         // The new column's order counter starts afresh: forget alignments cached against it.
-        self.pair_rows.retain(|&(a, b), _| a != i && b != i);
         self.query_align.retain(|&(a, b), _| a != i && b != i);
     }
 
@@ -514,6 +488,19 @@ impl World {
         let value = value.ok_or_else(missing)?;
         self.epochs.bump(T::DOMAINS);
         Ok(value)
+    }
+
+    /// The error for `T`, stored at column `i`, asked for in the `requested` layout.
+    pub(crate) fn wrong_layout<T: Component>(
+        &self,
+        i: usize,
+        requested: &'static str,
+    ) -> WorldError {
+        WorldError::WrongLayout {
+            component: T::NAME,
+            actual: self.columns[i].layout().name(),
+            requested,
+        }
     }
 
     /// Reads `entity`'s `T` (AoS components; field-SoA ones use `get_fields`).

@@ -7,8 +7,8 @@
 //! out mutably without bumping its domains.
 
 use super::epoch::Epochs;
+use super::query::Components;
 use super::resource::{ErasedResource, Resource, ResourceMeta, Resources};
-use super::typed_query::Components;
 use super::World;
 use crate::world::error::WorldError;
 

@@ -268,7 +268,6 @@ impl World {
         for c in &mut self.columns {
             c.ticks_mut().set_now(now);
         }
-        self.pair_rows.clear();
         self.query_align.clear();
         self.epochs.bump(DomainSet::ALL);
         Ok(())

@@ -47,18 +47,14 @@ pub(crate) struct SoaColumn<T> {
     /// Each field's first row as of the latest `raw_parts` (what a typed query's `SoaRaw`
     /// points at).
     ptrs: FieldPtrs,
-    /// Reads and writes one row as a `T` without naming `T: SoaComponent` (for pair queries
-    /// whose bounds are only `Component`).
+    /// Converts one row to and from a `T` without naming `T: SoaComponent` (for queries whose
+    /// bounds are only `Component`).
     io: SoaRowIo<T>,
 }
 
 /// Whole-row access to a field-SoA column of `T`, as plain function pointers captured where
 /// `T: SoaComponent` is known (at opt-in).
 pub(crate) struct SoaRowIo<T> {
-    /// Row -> value.
-    pub(crate) read: fn(&SoaTable, usize) -> T,
-    /// Value -> row.
-    pub(crate) write: fn(&mut SoaTable, usize, &T),
     /// Field values (in `FIELDS` order) -> value.
     pub(crate) from_fields: fn(&[f32]) -> T,
     /// Value -> field values (in `FIELDS` order).
@@ -71,26 +67,6 @@ impl<T> Clone for SoaRowIo<T> {
     }
 }
 impl<T> Copy for SoaRowIo<T> {}
-
-fn read_row<T: SoaComponent>(table: &SoaTable, row: usize) -> T {
-    table
-        .get::<T>(row)
-        .expect("SoaColumn: table built for T, row in range (broken invariant)")
-}
-
-fn write_row<T: SoaComponent>(table: &mut SoaTable, row: usize, value: &T) {
-    table
-        .set(row, value)
-        .expect("SoaColumn: table built for T, row in range (broken invariant)");
-}
-
-/// One field-SoA column's rows, borrowed for a pair query.
-pub(crate) struct SoaRowsMut<'w, T> {
-    pub(crate) entities: &'w [Entity],
-    pub(crate) table: &'w mut SoaTable,
-    pub(crate) index: &'w SparseIndex,
-    pub(crate) io: SoaRowIo<T>,
-}
 
 impl<T> SoaColumn<T> {
     /// Appends a row for `entity`, which has none (a fresh spawn: see `bundle`).
@@ -115,7 +91,7 @@ impl<T> SoaColumn<T> {
         self.ticks.reserve(additional);
     }
 
-    /// Everything a typed query needs, as raw parts (see `query_data`): the rows' entities, the
+    /// Everything a typed query needs, as raw parts (see `query::data`): the rows' entities, the
     /// sparse index, each field's first row and the row codec. Records one query of every row.
     pub(crate) fn raw_parts(&mut self) -> (RawRows, SoaRaw<T>) {
         self.access.record_mut(self.entities.len());
@@ -133,18 +109,6 @@ impl<T> SoaColumn<T> {
         };
         (rows, raw)
     }
-
-    /// The rows, for a pair query (records one query of `rows` rows).
-    pub(crate) fn rows_mut(&mut self, rows: usize) -> SoaRowsMut<'_, T> {
-        self.access.record(rows);
-        self.ticks.stamp_all();
-        SoaRowsMut {
-            entities: &self.entities,
-            table: &mut self.table,
-            index: &self.index,
-            io: self.io,
-        }
-    }
 }
 
 impl<T: Component + SoaComponent> SoaColumn<T> {
@@ -161,8 +125,6 @@ impl<T: Component + SoaComponent> SoaColumn<T> {
             ticks: Default::default(),
             ptrs: FieldPtrs([std::ptr::null_mut(); lanegraph_simd::MAX_FIELDS]),
             io: SoaRowIo {
-                read: read_row::<T>,
-                write: write_row::<T>,
                 from_fields: <T as SoaComponent>::read,
                 to_fields: <T as SoaComponent>::write,
             },

@@ -5,7 +5,7 @@
 //! `&mut World` that made the parts is released.
 
 // Opted in from the workspace's `unsafe_code = "deny"`: a row is gathered and scattered
-// through raw field pointers (see `query_data`'s module docs for the invariants).
+// through raw field pointers (see `query::data`'s module docs for the invariants).
 #![allow(unsafe_code)]
 
 use lanegraph_simd::MAX_FIELDS;

@@ -225,7 +225,10 @@ impl SplitMix {
 /// Fixed steps in one frame of `frame_ms` at `strategy`'s step (`base` divided by its
 /// divisor), at least one (the peak frame).
 pub fn peak_steps(base: FixedStep, strategy: &Strategy, frame_ms: f64) -> f64 {
-    match strategy.step_divisor.and_then(|d| divided_step(base, d).ok()) {
+    match strategy
+        .step_divisor
+        .and_then(|d| divided_step(base, d).ok())
+    {
         Some(step) => (frame_ms / (step.as_secs_f64() * 1000.0)).round().max(1.0),
         None => 1.0,
     }

@@ -107,27 +107,20 @@ pub(super) fn save_column<T: Component + Serialize>(
     let rows = world.columns[i].len();
     let mut values = ValuesOut::new(form, rows);
     let mut entities = Vec::with_capacity(rows);
-    if let Ok(col) = world.column::<T>() {
-        for (e, v) in col.entities().iter().zip(col.values()) {
-            entities.push(e.to_bits());
-            values.push(T::NAME, v)?;
+    // Every layout through one query: the rows in the column's row order.
+    let mut failed = None;
+    let mut q = world.query::<(Entity, &T)>().map_err(|e| SaveError::Read {
+        name: T::NAME,
+        reason: e.to_string(),
+    })?;
+    q.for_each(|(e, v)| {
+        entities.push(e.to_bits());
+        if let Err(e) = values.push(T::NAME, v) {
+            failed = Some(e);
         }
-    } else {
-        // Field-SoA: each row gathered by a query, in the column's row order.
-        let mut failed = None;
-        let mut q = world.query::<(Entity, &T)>().map_err(|e| SaveError::Read {
-            name: T::NAME,
-            reason: e.to_string(),
-        })?;
-        q.for_each(|(e, v)| {
-            entities.push(e.to_bits());
-            if let Err(e) = values.push(T::NAME, v) {
-                failed = Some(e);
-            }
-        });
-        if let Some(e) = failed {
-            return Err(e);
-        }
+    });
+    if let Some(e) = failed {
+        return Err(e);
     }
     Ok(Some(SavedColumn {
         name: T::NAME.to_owned(),

@@ -639,7 +639,6 @@ impl SaveSchema {
         world.frame = file.frame;
         world.fixed_step = step;
         world.advance_change_tick();
-        world.pair_rows.clear();
         world.query_align.clear();
         world.epochs.bump(DomainSet::ALL);
         // The hash covers the whole world: comparable when the save held all of the saved

@@ -13,7 +13,7 @@
 //! - `kernel_sequence_step_{n}`: the same step as three separate kernels (forces, integrate,
 //!   walls), three passes over the columns; baseline the plain loop.
 //! - `query_loop_step_{n}`: the loop a game writes on the World: `Position` and `Velocity`
-//!   components (AoS, inserted together), `World::for_each_mut2` with the plain loop's body;
+//!   components (AoS, inserted together), `World::query` with the plain loop's body;
 //!   baseline the plain loop.
 //! - `checksum_equal_{n}`: 1 when the fused step's final columns, the kernel sequence's and
 //!   the World's components all equal the plain loop's bit for bit after every timed pass (the
@@ -30,8 +30,8 @@
 //! - `plan_physics_step_10k` (2-core machines only): the fused step at 10 Ki through the World
 //!   on the automatic plan against the earlier plan that put physics on render's core.
 //!
-//! - `parallel_query_step_1Mi` (2 threads): `World::par_for_each_mut2` with the query loop's
-//!   body, on the same physics lane (the World picks the chunks); baseline `for_each_mut2` on
+//! - `parallel_query_step_1Mi` (2 threads): `Query::par_for_each` with the query loop's
+//!   body, on the same physics lane (the World picks the chunks); baseline `for_each` on
 //!   the calling thread alone, interleaved; the two worlds' state hashes must match.
 //!
 //! The plain loop is what a game writes without an engine: two `Vec`s of `{x, y, z}` structs
@@ -91,10 +91,22 @@ fn plain_step(pos: &mut [Vec3], vel: &mut [Vec3]) {
     }
 }
 
-/// The World's query loop: the same body through `for_each_mut2`.
+/// The World's query loop: the same body through `World::query`.
 fn query_step(world: &mut World) -> Result<(), BenchError> {
     world
-        .for_each_mut2::<Position, Velocity>(|_, p, v| body(&mut p.0, &mut v.0))
+        .query::<(&mut Position, &mut Velocity)>()
+        .map(|mut q| {
+            q.for_each(|(p, v)| body(&mut p.0, &mut v.0));
+        })
+        .map_err(|e| BenchError::failed(SUITE, e.to_string()))
+}
+
+/// The query loop through `Query::par_for_each` (the World picks the split).
+fn par_query_step(world: &mut World) -> Result<(), BenchError> {
+    let mut q = world
+        .query::<(&mut Position, &mut Velocity)>()
+        .map_err(|e| BenchError::failed(SUITE, e.to_string()))?;
+    q.par_for_each(|(p, v)| body(&mut p.0, &mut v.0))
         .map(drop)
         .map_err(|e| BenchError::failed(SUITE, e.to_string()))
 }
@@ -292,8 +304,8 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
     Ok(figures)
 }
 
-/// The query loop at 1 Mi on two threads (`World::par_for_each_mut2` on a physics lane of one
-/// worker the calling thread serves too, as in the engine) against `for_each_mut2` on one.
+/// The query loop at 1 Mi on two threads (`Query::par_for_each` on a physics lane of one
+/// worker the calling thread serves too, as in the engine) against `for_each` on one.
 fn parallel_query(samples: usize) -> Result<Figure, BenchError> {
     let entities = 1 << 20;
     let (w_par, _) = world(entities)?;
@@ -304,11 +316,7 @@ fn parallel_query(samples: usize) -> Result<Figure, BenchError> {
         samples,
         entities,
         [w_par, w_one],
-        |w| {
-            w.par_for_each_mut2::<Position, Velocity>(|_, p, v| body(&mut p.0, &mut v.0))
-                .map(drop)
-                .map_err(|e| BenchError::failed(SUITE, e.to_string()))
-        },
+        par_query_step,
         query_step,
     )
 }
@@ -526,12 +534,7 @@ fn allocations() -> Result<Vec<Figure>, BenchError> {
     paths.push((
         "parallel_query",
         2,
-        Box::new(|| {
-            aos_par
-                .par_for_each_mut2::<Position, Velocity>(|_, p, v| body(&mut p.0, &mut v.0))
-                .map(drop)
-                .map_err(|e| BenchError::failed(SUITE, e.to_string()))
-        }),
+        Box::new(|| par_query_step(&mut aos_par)),
     ));
     paths.push(("parallel_fused", 2, Box::new(|| fused_world_step(&mut soa))));
     let mut figures = Vec::new();

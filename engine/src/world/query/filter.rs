@@ -3,17 +3,17 @@
 //!
 //! Owns: the filters. Must never: fetch a component (a filter only tests presence or change).
 
-// Opted in from the workspace's `unsafe_code = "deny"`: see `query_data`'s module docs (raw
+// Opted in from the workspace's `unsafe_code = "deny"`: see `query::data`'s module docs (raw
 // parts resolved once per query; each unsafe block states why its pointer is valid and
 // unaliased).
 #![allow(unsafe_code)]
 
 use std::marker::PhantomData;
 
-use super::component::Component;
-use super::entity::Entity;
+use crate::world::component::Component;
+use crate::world::entity::Entity;
 
-use super::query_fetch::*;
+use super::fetch::*;
 
 /// Which entities a typed query keeps: [`With`], [`Without`], `()` (all), or a tuple of 1-4.
 pub trait QueryFilter: sealed::Filter {
@@ -38,8 +38,8 @@ pub struct Without<T>(PhantomData<fn() -> T>);
 /// Keeps entities whose `T` was added or handed out mutably since the reader last looked: in
 /// a system, since that system's previous run ended (every row, on its first run); outside
 /// systems, since the latest step began. "Handed out mutably" counts a `&mut T` query term, an
-/// `insert`, a `get_mut`, and every row of a whole-column accessor (`column_mut`,
-/// `lend_soa`, the pair and triple queries), whether or not the value moved, as in bevy.
+/// `insert`, a `get_mut`, and every row of a whole-column accessor (`lend_soa`,
+/// `par_soa_chunks2`), whether or not the value moved, as in bevy.
 ///
 /// The first `Changed<T>` query over a component starts keeping one change tick per row for
 /// it (every row then counts as changed once); components no `Changed` query names keep none

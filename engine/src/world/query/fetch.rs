@@ -1,28 +1,28 @@
 //! A typed query's column access: each requested component resolved once to its column's raw
 //! parts ([`RawRows`], [`ColumnsView`]), the driving column and its rows ([`Driver`]), and the
 //! per-row fetch of AoS and field-SoA columns ([`ColumnFetch`], [`OptionFetch`]); why a query
-//! could not be made ([`WorldError`]) and the sealed traits `query_data` and `query_filter`
+//! could not be made ([`WorldError`]) and the sealed traits `query::data` and `query::filter`
 //! implement.
 //!
 //! Owns: raw column parts and the per-row lookup. Must never: hand one row to two `&mut`s or
 //! let a pointer outlive the `&mut World` that made it.
 
-// Opted in from the workspace's `unsafe_code = "deny"`: see `query_data`'s module docs (raw
+// Opted in from the workspace's `unsafe_code = "deny"`: see `query::data`'s module docs (raw
 // parts resolved once per query; each unsafe block states why its pointer is valid and
 // unaliased).
 #![allow(unsafe_code)]
 
-use super::change_ticks::ChangeClock;
-use super::column::{AosColumn, ErasedColumn};
-use super::component::Component;
-use super::component_ids::ColumnIds;
-use super::entity::Entity;
-use super::epoch::Epochs;
-use super::soa::SoaColumn;
+use crate::world::change_ticks::ChangeClock;
+use crate::world::column::{AosColumn, ErasedColumn};
+use crate::world::component::Component;
+use crate::world::component_ids::ColumnIds;
+use crate::world::entity::Entity;
+use crate::world::epoch::Epochs;
+use crate::world::soa::SoaColumn;
 
-pub(crate) use super::column::RawRows;
-pub(crate) use super::soa_raw::SoaRaw;
+pub(crate) use crate::world::column::RawRows;
 use crate::world::error::WorldError;
+pub(crate) use crate::world::soa_raw::SoaRaw;
 
 /// The most components one query (its data and filter together) names.
 pub const MAX_QUERY_COMPONENTS: usize = 16;

@@ -23,10 +23,24 @@
 //! than 95 % of it, the site's threshold doubles (memory-bound loops gain little from a second core on a
 //! shared machine), one that paid lowers the threshold to its work, and a site held back
 //! probes a split now and then.
+//!
+//! | file | idea |
+//! |------|------|
+//! | `data` | What a query asks for (`QueryData`: `&T`, `&mut T`, `Option`, `Entity`, tuples) and the filters it re-exports |
+//! | `fetch` | Each requested component resolved once to its column's raw parts; the driving column; the per-row fetch for AoS and field-SoA |
+//! | `filter` | Which entities a query keeps: `With`, `Without`, `Changed` and tuples of them |
+//! | `par_costs` | What a parallel call site learned of its cost per row and whether its splits paid |
+//! | `parallel` | The lane a world's parallel work runs on, the chunking rule, and field-SoA chunks (`World::par_soa_chunks2`) |
 
 // Opted in from the workspace's `unsafe_code = "deny"`: the row walk calls the raw-parts
-// accessors of `query_data`, and a parallel run shares the resolved parts with its chunks.
+// accessors of `data`, and a parallel run shares the resolved parts with its chunks.
 #![allow(unsafe_code)]
+
+pub(crate) mod data;
+pub(crate) mod fetch;
+pub(crate) mod filter;
+pub(crate) mod par_costs;
+pub(crate) mod parallel;
 
 use std::ops::Range;
 use std::panic::Location;
@@ -34,17 +48,17 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use lanegraph_jobs::{clock, JobPanicked};
 
-use super::change_ticks::ChangeClock;
-use super::column::ErasedColumn;
-use super::component_ids::ColumnIds;
-use super::entity::EntityTable;
-use super::epoch::Epochs;
-use super::par_query::{into_panicked, lane_threads, on_caller, ParallelLane, MAX_CHUNKS};
-use super::query_data::{AlignCache, ColumnsView, Driver, DriverRow, QueryData, QueryFilter};
-use super::World;
+use self::data::{AlignCache, ColumnsView, Driver, DriverRow, QueryData, QueryFilter};
+use self::parallel::{into_panicked, lane_threads, on_caller, ParallelLane, MAX_CHUNKS};
+use crate::world::change_ticks::ChangeClock;
+use crate::world::column::ErasedColumn;
+use crate::world::component_ids::ColumnIds;
+use crate::world::entity::EntityTable;
+use crate::world::epoch::Epochs;
+use crate::world::World;
 
-pub(crate) use super::par_costs::{ParCosts, ParSite, LEARN_RUNS};
-pub use super::par_costs::{ParRun, SerialReason, PAR_CHUNK_MIN_NS};
+pub(crate) use self::par_costs::{ParCosts, ParSite, LEARN_RUNS};
+pub use self::par_costs::{ParRun, SerialReason, PAR_CHUNK_MIN_NS};
 use crate::world::error::WorldError;
 
 /// A typed query over a world's components: made by [`World::query`] or
@@ -442,7 +456,7 @@ impl World {
         &mut self,
     ) -> (
         Components<'_>,
-        &mut super::resource::Resources,
+        &mut crate::world::resource::Resources,
         &crate::input::Input,
     ) {
         (
@@ -462,7 +476,7 @@ impl World {
     }
 
     /// A typed query of any width, over AoS and field-SoA components alike: `Q` is `&T`,
-    /// `&mut T`, `Option<&T>`, `Option<&mut T>`, [`Entity`](super::Entity) or a tuple of 1-8 of them. Asking
+    /// `&mut T`, `Option<&T>`, `Option<&mut T>`, [`Entity`](crate::world::Entity) or a tuple of 1-8 of them. Asking
     /// for one component mutably and again is [`WorldError::AliasedQuery`]. Making it bumps the
     /// domains of every `&mut` component. Structural changes (spawn, insert, despawn) wait
     /// until the query is dropped: inside a system, queue them on `ctx.commands()`.
@@ -505,8 +519,8 @@ impl World {
         self.query_filtered::<Q, ()>()
     }
 
-    /// [`World::query`] over the entities that also pass `F`: [`With<T>`](super::With),
-    /// [`Without<T>`](super::Without), or a tuple of 1-4 of them.
+    /// [`World::query`] over the entities that also pass `F`: [`With<T>`](crate::world::With),
+    /// [`Without<T>`](crate::world::Without), or a tuple of 1-4 of them.
     ///
     /// ```
     /// use lanegraph::prelude::*;

@@ -13,7 +13,7 @@ pub const PAR_CHUNK_MIN_NS: u64 = 100_000;
 /// The least predicted work a fresh call site splits.
 pub(crate) const SPLIT_MIN_NS: f64 = 2.0 * PAR_CHUNK_MIN_NS as f64;
 
-/// What a [`Query::par_for_each`](super::Query::par_for_each) did.
+/// What a [`Query::par_for_each`](crate::world::Query::par_for_each) did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ParRun {
     /// Entities visited.

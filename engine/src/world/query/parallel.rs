@@ -1,8 +1,8 @@
-//! Parallel queries: a mutable pair query whose rows run as chunks on the physics lane.
+//! Parallel queries: where a world's parallel work runs, and field-SoA chunks split across it.
 //!
 //! Owns: the lane a world's parallel queries run on ([`World::set_parallel_lane`]; the engine
-//! sets its physics lane), and [`World::par_for_each_mut2`] /
-//! [`World::par_for_each_mut2_filtered`]. Must never: hand one row to two threads, return
+//! sets its physics lane; `Query::par_for_each` runs there), the chunking rule, and
+//! [`World::par_soa_chunks2`]. Must never: hand one row to two threads, return
 //! before every chunk is done, allocate per call, or keep the lanes alive (the world holds a
 //! weak handle: once the engine's lanes are gone, queries run on the calling thread).
 //!
@@ -10,18 +10,14 @@
 //! lane (so a slow chunk can be balanced), never under [`MIN_CHUNK_ROWS`] rows (a chunk costs
 //! a claim and a wake-up), at most [`MAX_CHUNKS`] (a stack array: no allocation).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 
 use lanegraph_jobs::{JobPanicked, LaneId, Lanes, ParallelError};
 use lanegraph_simd::{SoaChunkMut, SoaComponent};
 
-use super::component::Component;
-use super::entity::Entity;
-use super::mixed_query::mixed_rows;
-use super::query::{sweep_aligned, tail_rows, Filter, PairColumns};
-use super::World;
+use crate::world::component::Component;
 use crate::world::error::WorldError;
+use crate::world::World;
 
 /// Fewest rows a chunk holds (below it the hand-off costs more than the rows).
 pub const MIN_CHUNK_ROWS: usize = 4096;
@@ -56,96 +52,13 @@ impl World {
     pub(crate) fn clear_parallel_lane(&mut self) {
         self.parallel = None;
     }
-
-    /// The body of [`WorldHooks::par_for_each_mut2`](crate::hooks::WorldHooks::par_for_each_mut2), which documents it.
-    pub(crate) fn par_for_each_mut2<A: Component, B: Component>(
-        &mut self,
-        f: impl Fn(Entity, &mut A, &mut B) + Sync,
-    ) -> Result<usize, WorldError> {
-        self.par_for_each_mut2_filtered(&Filter::new(), f)
-    }
-
-    /// The body of [`WorldHooks::par_for_each_mut2_filtered`](crate::hooks::WorldHooks::par_for_each_mut2_filtered), which documents it.
-    pub(crate) fn par_for_each_mut2_filtered<A: Component, B: Component>(
-        &mut self,
-        filter: &Filter,
-        f: impl Fn(Entity, &mut A, &mut B) + Sync,
-    ) -> Result<usize, WorldError> {
-        let target = self.parallel.clone();
-        let parts = match self.pair_columns::<A, B>(filter)? {
-            None => return Ok(0),
-            // Field-SoA rows are gathered and scattered one at a time; their parallel form is
-            // the kernels over `par_soa_chunks2`. Same result, on the caller.
-            Some(PairColumns::Mixed(split)) => {
-                let mut visited = 0;
-                on_caller("par_for_each_mut2", || {
-                    visited = mixed_rows(split, |e, a, b| f(e, a, b));
-                })
-                .map_err(WorldError::Panicked)?;
-                return Ok(visited);
-            }
-            Some(PairColumns::Aos(parts)) => parts,
-        };
-        let lanes = target.as_ref().and_then(|t| t.lanes.upgrade());
-        let threads = match (&lanes, &target) {
-            (Some(l), Some(t)) => lane_threads(l, t.lane),
-            _ => 0,
-        };
-        let aligned = parts.aligned;
-        let conditions = parts.filter;
-        let grain = chunk_rows(aligned, threads);
-        let visited = AtomicUsize::new(0);
-        let run_chunk = |(entities, a, b): (&[Entity], &mut [A], &mut [B])| {
-            let n = sweep_aligned(entities, a, b, conditions, |e, x, y| f(e, x, y));
-            visited.fetch_add(n, Ordering::Relaxed);
-        };
-        let head = (
-            &parts.a_entities[..aligned],
-            &mut parts.a_values[..aligned],
-            &mut parts.b_values[..aligned],
-        );
-        match (lanes, target) {
-            (Some(lanes), Some(t)) if threads >= 2 && grain < aligned => {
-                let mut chunks: [RowChunk<'_, A, B>; MAX_CHUNKS] = std::array::from_fn(|_| None);
-                let (mut ents, mut av, mut bv) = head;
-                let mut k = 0;
-                while !ents.is_empty() {
-                    let n = grain.min(ents.len());
-                    let (e0, e1) = ents.split_at(n);
-                    let (a0, a1) = av.split_at_mut(n);
-                    let (b0, b1) = bv.split_at_mut(n);
-                    chunks[k] = Some((e0, a0, b0));
-                    (ents, av, bv) = (e1, a1, b1);
-                    k += 1;
-                }
-                lanes
-                    .parallel_chunks_mut(t.lane, &mut chunks[..k], 1, |_, c| {
-                        for chunk in c.iter_mut().filter_map(Option::take) {
-                            run_chunk(chunk);
-                        }
-                    })
-                    .map_err(|e| WorldError::Panicked(into_panicked(e, "par_for_each_mut2")))?;
-            }
-            // No lane, or one thread (a lone worker while the caller only waits): the caller
-            // runs it, a panic reported as from a chunk.
-            _ => {
-                on_caller("par_for_each_mut2", || run_chunk(head)).map_err(WorldError::Panicked)?
-            }
-        }
-        let mut tail = 0;
-        on_caller("par_for_each_mut2", || {
-            tail = tail_rows(parts, |e, a, b| f(e, a, b))
-        })
-        .map_err(WorldError::Panicked)?;
-        Ok(visited.into_inner() + tail)
-    }
 }
 
 impl World {
     /// Runs `f` on disjoint chunks of two field-SoA components' columns (position and
     /// velocity for an integrator), in parallel on the world's parallel lane (the physics lane
     /// inside an engine), the chunk size chosen by the World as for
-    /// [`WorldHooks::par_for_each_mut2`](crate::hooks::WorldHooks::par_for_each_mut2); returns the rows swept. Each chunk holds the same rows of
+    /// [`Query::par_for_each`](crate::world::Query::par_for_each); returns the rows swept. Each chunk holds the same rows of
     /// both (`first_row`, `rows`), as `f32x8` vectors per field, for the kernels. Bumps both
     /// components' domains; allocation-free once the rows are aligned.
     ///
@@ -307,9 +220,6 @@ pub(crate) fn into_panicked(e: ParallelError, job: &str) -> JobPanicked {
         },
     }
 }
-
-/// One chunk of aligned rows (taken by the thread that claims it).
-type RowChunk<'a, A, B> = Option<(&'a [Entity], &'a mut [A], &'a mut [B])>;
 
 /// Rows per chunk for `rows` rows on `threads` threads (0: no lane, one chunk).
 fn chunk_rows(rows: usize, threads: usize) -> usize {

@@ -12,7 +12,7 @@
 //! Why gather/scatter for field-SoA rather than a second API: whether a component is stored
 //! AoS or field-SoA is a storage choice, and a system written against `&mut Position` must not
 //! change when the layout does. The kernels keep their typed per-field slices for speed
-//! ([`World::lend_soa`](super::World::lend_soa)); a query over a field-SoA component costs one
+//! ([`World::lend_soa`](crate::world::World::lend_soa)); a query over a field-SoA component costs one
 //! gather (and one scatter when mutable) of its fields per row.
 
 // Opted in from the workspace's `unsafe_code = "deny"`: a query holds several columns of one
@@ -22,12 +22,12 @@
 // driving row is visited once".
 #![allow(unsafe_code)]
 
-use super::component::Component;
-use super::entity::Entity;
+use crate::world::component::Component;
+use crate::world::entity::Entity;
 
-pub use super::query_fetch::MAX_QUERY_COMPONENTS;
-pub(crate) use super::query_fetch::*;
-pub use super::query_filter::{Changed, QueryFilter, With, Without};
+pub use super::fetch::MAX_QUERY_COMPONENTS;
+pub(crate) use super::fetch::*;
+pub use super::filter::{Changed, QueryFilter, With, Without};
 use crate::world::error::WorldError;
 
 /// What a typed query hands its closure per entity: `&T`, `&mut T`, `Option<&T>`,
