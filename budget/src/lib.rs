@@ -22,7 +22,7 @@
 //! | `arbitration` | the exact multiple-choice knapsack |
 //! | `log` | the bounded decision log |
 //! | `config` | tuning constants, per-frame inputs, input errors |
-//! | `controller` | the tick: triggers, hysteresis, dwell, manual mode |
+//! | `controller` | the controller and its tick: triggers, hysteresis, dwell, manual mode (its own table) |
 //! | `record` | recording and replay of inputs |
 //! | `slot` | one agent's state in the controller: its cost memory, the ladder's prices, probes and bars |
 //! | `sorted_window` | a window of values kept sorted, for a median that slides one value a frame |
