@@ -254,15 +254,10 @@ impl CostTrace {
     /// Reads the text form (module docs). Every line is checked: a damaged or hand-edited
     /// trace is an error naming its line, never a silently different ladder.
     pub fn parse(text: &str) -> Result<CostTrace, TraceError> {
-        let err = |line: usize, what: String| TraceError {
-            line,
-            what,
-            fix: RERECORD,
-        };
         let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim()));
         match lines.next() {
             Some((_, l)) if l == MAGIC => {}
-            _ => return Err(err(1, format!("the first line is not `{MAGIC}`"))),
+            _ => return Err(trace_error(1, format!("the first line is not `{MAGIC}`"))),
         }
         let mut t = CostTrace::new(0.0);
         let mut budget = None;
@@ -274,90 +269,135 @@ impl CostTrace {
                 t.notes.push(note.trim().to_string());
                 continue;
             }
-            let mut w = line.split_ascii_whitespace();
-            let key = w.next().unwrap_or_default();
-            let num = |v: Option<&str>, what: &str| -> Result<f64, TraceError> {
-                v.and_then(|v| v.parse::<f64>().ok())
-                    .filter(|v| v.is_finite() && *v >= 0.0)
-                    .ok_or_else(|| err(no, format!("`{key}` needs {what}, a finite number >= 0")))
-            };
-            let int = |v: Option<&str>, what: &str| -> Result<u64, TraceError> {
-                v.and_then(|v| v.parse::<u64>().ok())
-                    .ok_or_else(|| err(no, format!("`{key}` needs {what}, a whole number")))
-            };
+            let mut words = line.split_ascii_whitespace();
+            let key = words.next().unwrap_or_default();
+            let mut l = Line { no, key, words };
             match key {
-                "budget_ms" => {
-                    let b = num(w.next(), "the frame budget in ms")?;
-                    if !(0.1..=1000.0).contains(&b) {
-                        return Err(err(no, format!("budget {b} ms is outside 0.1..=1000")));
-                    }
-                    budget = Some(b);
-                }
-                "agent" => {
-                    if !t.frames.is_empty() {
-                        return Err(err(no, "an agent declared after the first frame".into()));
-                    }
-                    let name = w
-                        .next()
-                        .ok_or_else(|| err(no, "an agent without a name".into()))?;
-                    let pool = match w.next() {
-                        Some("cpu") => Pool::Cpu,
-                        Some("gpu") => Pool::Gpu,
-                        other => {
-                            return Err(err(no, format!("pool {other:?} is not `cpu` or `gpu`")))
-                        }
-                    };
-                    let rungs: Vec<String> = w.by_ref().map(str::to_string).collect();
-                    if rungs.is_empty() || rungs.len() > usize::from(u8::MAX) {
-                        return Err(err(no, format!("agent `{name}` has {} rungs", rungs.len())));
-                    }
-                    t.add_agent(name, pool, rungs);
-                }
-                "frame" => {
-                    if t.frames.len() >= MAX_FRAMES {
-                        return Err(err(no, format!("more than {MAX_FRAMES} frames")));
-                    }
-                    let frame = int(w.next(), "the frame number")?;
-                    let cpu = num(w.next(), "the CPU time in ms")?;
-                    let gpu = match w.next() {
-                        Some("-") => None,
-                        v => Some(num(v, "the GPU time in ms or `-`")?),
-                    };
-                    if t.frames.last().is_some_and(|f| f.frame >= frame) {
-                        return Err(err(
-                            no,
-                            format!("frame {frame} is not after the one before"),
-                        ));
-                    }
-                    t.push_frame(frame, cpu, gpu);
-                }
-                "s" => {
-                    if t.frames.is_empty() {
-                        return Err(err(no, "a sample before the first frame".into()));
-                    }
-                    let a = int(w.next(), "the agent index")? as usize;
-                    let r = int(w.next(), "the rung index")? as usize;
-                    let n = int(w.next(), "the workload")?;
-                    let ms = num(w.next(), "the time in ms")?;
-                    let Some(agent) = t.agents.get(a) else {
-                        return Err(err(no, format!("agent {a} was never declared")));
-                    };
-                    if r >= agent.rungs.len() {
-                        return Err(err(no, format!("agent `{}` has no rung {r}", agent.name)));
-                    }
-                    t.push_sample(a, r, n, ms);
-                }
-                other => return Err(err(no, format!("unknown line kind `{other}`"))),
+                "budget_ms" => budget = Some(l.budget()?),
+                "agent" => t.parse_agent(&mut l)?,
+                "frame" => t.parse_frame(&mut l)?,
+                "s" => t.parse_sample(&mut l)?,
+                other => return Err(l.err(format!("unknown line kind `{other}`"))),
             }
-            if let Some(extra) = w.next() {
-                return Err(err(no, format!("unexpected `{extra}` at the end")));
+            if let Some(extra) = l.words.next() {
+                return Err(l.err(format!("unexpected `{extra}` at the end")));
             }
         }
-        t.budget_ms = budget.ok_or_else(|| err(0, "no `budget_ms` line".into()))?;
+        t.budget_ms = budget.ok_or_else(|| trace_error(0, "no `budget_ms` line".into()))?;
         if t.frames.is_empty() || t.agents.is_empty() {
-            return Err(err(0, "no frames or no agents".into()));
+            return Err(trace_error(0, "no frames or no agents".into()));
         }
         Ok(t)
+    }
+
+    /// An `agent NAME POOL RUNG...` line.
+    fn parse_agent(&mut self, l: &mut Line<'_>) -> Result<(), TraceError> {
+        if !self.frames.is_empty() {
+            return Err(l.err("an agent declared after the first frame".into()));
+        }
+        let name = l
+            .words
+            .next()
+            .ok_or_else(|| l.err("an agent without a name".into()))?;
+        let pool = match l.words.next() {
+            Some("cpu") => Pool::Cpu,
+            Some("gpu") => Pool::Gpu,
+            other => return Err(l.err(format!("pool {other:?} is not `cpu` or `gpu`"))),
+        };
+        let rungs: Vec<String> = l.words.by_ref().map(str::to_string).collect();
+        if rungs.is_empty() || rungs.len() > usize::from(u8::MAX) {
+            return Err(l.err(format!("agent `{name}` has {} rungs", rungs.len())));
+        }
+        self.add_agent(name, pool, rungs);
+        Ok(())
+    }
+
+    /// A `frame N CPU_MS GPU_MS|-` line.
+    fn parse_frame(&mut self, l: &mut Line<'_>) -> Result<(), TraceError> {
+        if self.frames.len() >= MAX_FRAMES {
+            return Err(l.err(format!("more than {MAX_FRAMES} frames")));
+        }
+        let frame = l.int("the frame number")?;
+        let cpu = l.num("the CPU time in ms")?;
+        let gpu = match l.words.clone().next() {
+            Some("-") => {
+                l.words.next();
+                None
+            }
+            _ => Some(l.num("the GPU time in ms or `-`")?),
+        };
+        if self.frames.last().is_some_and(|f| f.frame >= frame) {
+            return Err(l.err(format!("frame {frame} is not after the one before")));
+        }
+        self.push_frame(frame, cpu, gpu);
+        Ok(())
+    }
+
+    /// An `s AGENT RUNG N MS` sample line.
+    fn parse_sample(&mut self, l: &mut Line<'_>) -> Result<(), TraceError> {
+        if self.frames.is_empty() {
+            return Err(l.err("a sample before the first frame".into()));
+        }
+        let a = l.int("the agent index")? as usize;
+        let r = l.int("the rung index")? as usize;
+        let n = l.int("the workload")?;
+        let ms = l.num("the time in ms")?;
+        let Some(agent) = self.agents.get(a) else {
+            return Err(l.err(format!("agent {a} was never declared")));
+        };
+        if r >= agent.rungs.len() {
+            return Err(l.err(format!("agent `{}` has no rung {r}", agent.name)));
+        }
+        self.push_sample(a, r, n, ms);
+        Ok(())
+    }
+}
+
+/// A trace error at `line` (0: the trace as a whole), with the one fix: record it again.
+fn trace_error(line: usize, what: String) -> TraceError {
+    TraceError {
+        line,
+        what,
+        fix: RERECORD,
+    }
+}
+
+/// One line of a trace being read: its number, its kind, and the words after the kind.
+struct Line<'a> {
+    no: usize,
+    key: &'a str,
+    words: std::str::SplitAsciiWhitespace<'a>,
+}
+
+impl Line<'_> {
+    fn err(&self, what: String) -> TraceError {
+        trace_error(self.no, what)
+    }
+
+    /// The next word as a finite number >= 0.
+    fn num(&mut self, what: &str) -> Result<f64, TraceError> {
+        self.words
+            .next()
+            .and_then(|v| v.parse::<f64>().ok())
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .ok_or_else(|| self.err(format!("`{}` needs {what}, a finite number >= 0", self.key)))
+    }
+
+    /// The next word as a whole number.
+    fn int(&mut self, what: &str) -> Result<u64, TraceError> {
+        self.words
+            .next()
+            .and_then(|v| v.parse::<u64>().ok())
+            .ok_or_else(|| self.err(format!("`{}` needs {what}, a whole number", self.key)))
+    }
+
+    /// A `budget_ms MS` line's budget, 0.1 to 1,000 ms.
+    fn budget(&mut self) -> Result<f64, TraceError> {
+        let b = self.num("the frame budget in ms")?;
+        if !(0.1..=1000.0).contains(&b) {
+            return Err(self.err(format!("budget {b} ms is outside 0.1..=1000")));
+        }
+        Ok(b)
     }
 }
 

@@ -17,7 +17,7 @@
 //! | `agent` | the `Agent` trait, strategies, quotes, ids, registration checks |
 //! | `cost_model` | law fitting over `{1, n, n log n, n^2}`, level tracking, calibration |
 //! | [`providers`] | thermal, battery and memory readings and the trait that reports them |
-//! | `heuristics` | the heuristics and their collapse into one target and cap |
+//! | `heuristics` | the heuristics and their collapse into one target and cap (its own table) |
 //! | `pid` | the anti-windup PID driving each pool's budget multiplier |
 //! | `arbitration` | the exact multiple-choice knapsack |
 //! | `log` | the bounded decision log |

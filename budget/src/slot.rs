@@ -365,97 +365,123 @@ impl Slot {
         if !self.any_measured() {
             return;
         }
+        for s in 0..count {
+            if !self.measured(s) {
+                let price = self.estimated(out, s);
+                out[s] = if price.is_finite() { price } else { out[s] };
+            }
+        }
+        self.bound_by_the_rung_in_force(out);
+        self.rising_with_quality(out);
+    }
+
+    /// The quality rank of strategy `i`.
+    fn quality(&self, i: usize) -> u16 {
+        self.strategies[i].quality
+    }
+
+    /// The measured rung nearest below quality `under` (not `s`); ties in quality: the dearer
+    /// price, the safer side.
+    fn measured_below(&self, out: &[f64], s: usize, under: u16) -> Option<usize> {
+        (0..self.strategies.len())
+            .filter(|&m| m != s && self.measured(m) && self.quality(m) < under)
+            .max_by(|&a, &b| {
+                (self.quality(a), out[a])
+                    .partial_cmp(&(self.quality(b), out[b]))
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            })
+    }
+
+    /// The measured rung nearest above strategy `s` in quality; ties: the dearer price.
+    fn measured_above(&self, out: &[f64], s: usize) -> Option<usize> {
+        (0..self.strategies.len())
+            .filter(|&m| self.measured(m) && self.quality(m) > self.quality(s))
+            .min_by(|&a, &b| {
+                (self.quality(a), -out[a])
+                    .partial_cmp(&(self.quality(b), -out[b]))
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            })
+    }
+
+    /// The price of unmeasured strategy `s` from the measured rungs around it (`out` holds
+    /// the calibrated prices, and the estimates made so far).
+    fn estimated(&self, out: &[f64], s: usize) -> f64 {
         let n = self.workload();
         let quote = |i: usize| self.strategies[i].quote.ms(n);
-        let quality = |i: usize| self.strategies[i].quality;
-        // The measured rung nearest below `s` in quality (and the next one below that), and
-        // the nearest above. Ties in quality: the dearer price, the safer side.
-        let nearest_below = |out: &[f64], s: usize, under: u16| {
-            (0..count)
-                .filter(|&m| m != s && self.measured(m) && quality(m) < under)
-                .max_by(|&a, &b| {
-                    (quality(a), out[a])
-                        .partial_cmp(&(quality(b), out[b]))
-                        .unwrap_or(std::cmp::Ordering::Equal)
-                })
-        };
-        for s in 0..count {
-            if self.measured(s) {
-                continue;
+        let qs = quote(s);
+        let carried = |m: usize| {
+            let qm = quote(m);
+            if qm > 0.0 && qs > 0.0 {
+                out[m] * qs / qm
+            } else {
+                out[m]
             }
-            let qs = quote(s);
-            let below = nearest_below(out, s, quality(s));
-            let above = (0..count)
-                .filter(|&m| self.measured(m) && quality(m) > quality(s))
-                .min_by(|&a, &b| {
-                    (quality(a), -out[a])
-                        .partial_cmp(&(quality(b), -out[b]))
-                        .unwrap_or(std::cmp::Ordering::Equal)
-                });
-            let carried = |m: usize| {
-                let qm = quote(m);
-                if qm > 0.0 && qs > 0.0 {
-                    out[m] * qs / qm
+        };
+        match (
+            self.measured_below(out, s, self.quality(s)),
+            self.measured_above(out, s),
+        ) {
+            (Some(b), Some(a)) => {
+                // Between two measured rungs: their measured-to-quoted ratios, interpolated
+                // geometrically by the rung's place between their quotes (by quality when the
+                // quotes cannot place it), times its own quote.
+                let (qb, qa) = (quote(b), quote(a));
+                let t = if qa > qb && (qb..=qa).contains(&qs) {
+                    (qs - qb) / (qa - qb)
                 } else {
-                    out[m]
+                    f64::from(self.quality(s) - self.quality(b))
+                        / f64::from(self.quality(a) - self.quality(b))
+                };
+                if qb > 0.0 && qa > 0.0 && qs > 0.0 {
+                    let (fb, fa) = (out[b] / qb, out[a] / qa);
+                    qs * fb.powf(1.0 - t) * fa.powf(t)
+                } else {
+                    out[b] + t * (out[a] - out[b])
                 }
-            };
-            let price = match (below, above) {
-                (Some(b), Some(a)) => {
-                    // Between two measured rungs: their measured-to-quoted ratios, interpolated
-                    // geometrically by the rung's place between their quotes (by quality when
-                    // the quotes cannot place it), times its own quote.
-                    let (qb, qa) = (quote(b), quote(a));
-                    let t = if qa > qb && (qb..=qa).contains(&qs) {
-                        (qs - qb) / (qa - qb)
-                    } else {
-                        f64::from(quality(s) - quality(b)) / f64::from(quality(a) - quality(b))
-                    };
-                    if qb > 0.0 && qa > 0.0 && qs > 0.0 {
-                        let (fb, fa) = (out[b] / qb, out[a] / qa);
-                        qs * fb.powf(1.0 - t) * fa.powf(t)
-                    } else {
-                        out[b] + t * (out[a] - out[b])
-                    }
-                }
-                (Some(b), None) => {
-                    // Beyond the richest measured rung: the measured-to-quoted ratio carried,
-                    // or the measured slope through the two richest measured rungs carried on,
-                    // whichever is dearer.
-                    let mut p = carried(b);
-                    if let Some(b2) = nearest_below(out, b, quality(b)) {
-                        let (qb, qb2) = (quote(b), quote(b2));
-                        if qb > qb2 && qs > qb {
-                            let slope = (out[b] - out[b2]) / (qb - qb2);
-                            if slope > 0.0 {
-                                p = p.max(out[b] + slope * (qs - qb));
-                            }
+            }
+            (Some(b), None) => {
+                // Beyond the richest measured rung: the measured-to-quoted ratio carried, or
+                // the measured slope through the two richest measured rungs carried on,
+                // whichever is dearer.
+                let mut p = carried(b);
+                if let Some(b2) = self.measured_below(out, b, self.quality(b)) {
+                    let (qb, qb2) = (quote(b), quote(b2));
+                    if qb > qb2 && qs > qb {
+                        let slope = (out[b] - out[b2]) / (qb - qb2);
+                        if slope > 0.0 {
+                            p = p.max(out[b] + slope * (qs - qb));
                         }
                     }
-                    p
                 }
-                (None, Some(a)) => carried(a),
-                (None, None) => out[s],
-            };
-            out[s] = if price.is_finite() { price } else { out[s] };
+                p
+            }
+            (None, Some(a)) => carried(a),
+            (None, None) => out[s],
         }
-        // The rung in force, once its own samples since the switch arrive, is the freshest
-        // evidence there is: an upper bound for every cheaper rung. A cheaper rung remembered
-        // from a heavier moment must not lift it (through the floor below) above what it
-        // measures now, or its first sample reads as an overrun it did not have.
+    }
+
+    /// The rung in force, once its own samples since the switch arrive, is the freshest
+    /// evidence there is: an upper bound for every cheaper rung. A cheaper rung remembered from
+    /// a heavier moment must not lift it (through the floor of `rising_with_quality`) above
+    /// what it measures now, or its first sample reads as an overrun it did not have.
+    fn bound_by_the_rung_in_force(&self, out: &mut [f64]) {
         let cur = self.current.get();
         if self.levels[cur].level().is_some() {
-            for s in 0..count {
-                if quality(s) < quality(cur) {
+            for s in 0..out.len() {
+                if self.quality(s) < self.quality(cur) {
                     out[s] = out[s].min(out[cur]);
                 }
             }
         }
-        // A rung measured at X ms is a lower bound for every richer rung, and a rung not
-        // measured costs no more than any richer rung: prices never fall as quality rises.
+    }
+
+    /// A rung measured at X ms is a lower bound for every richer rung, and a rung not measured
+    /// costs no more than any richer rung: prices never fall as quality rises.
+    fn rising_with_quality(&self, out: &mut [f64]) {
+        let count = out.len();
         for s in 0..count {
             let floor = (0..count)
-                .filter(|&m| self.measured(m) && quality(m) < quality(s))
+                .filter(|&m| self.measured(m) && self.quality(m) < self.quality(s))
                 .map(|m| out[m])
                 .fold(0.0f64, f64::max);
             out[s] = out[s].max(floor);
@@ -463,7 +489,7 @@ impl Slot {
         for s in 0..count {
             if !self.measured(s) {
                 let ceiling = (0..count)
-                    .filter(|&r| quality(r) > quality(s))
+                    .filter(|&r| self.quality(r) > self.quality(s))
                     .map(|r| out[r])
                     .fold(f64::INFINITY, f64::min);
                 out[s] = out[s].min(ceiling);

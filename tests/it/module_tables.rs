@@ -5,7 +5,7 @@
 use std::path::Path;
 
 /// The module folders, relative to the repository root, and the file holding their docs.
-const FOLDERS: [(&str, &str); 15] = [
+const FOLDERS: [(&str, &str); 16] = [
     ("engine/src/world", "mod.rs"),
     ("engine/src/world/query", "mod.rs"),
     ("engine/src/world/savegame", "mod.rs"),
@@ -17,6 +17,7 @@ const FOLDERS: [(&str, &str); 15] = [
     ("engine/src/runtime/engine", "mod.rs"),
     ("budget/src", "lib.rs"),
     ("budget/src/controller", "mod.rs"),
+    ("budget/src/heuristics", "mod.rs"),
     ("jobs/src", "lib.rs"),
     ("telemetry/src", "lib.rs"),
     ("simd/src", "lib.rs"),
