@@ -18,7 +18,7 @@
 //! | `latch` | A counting completion latch: the caller of a graph run, a scope or a parallel-for waits on one until every job it published has finished |
 //! | `parallel` | Data-parallel helpers on a lane: a parallel for over an index range, and over disjoint `&mut` chunks of a slice |
 //! | `plan` | Lane plans: which lanes exist, how many workers each has, and which core each worker is pinned to |
-//! | `queue` | A lane's run queues, and how its workers find work, sleep and wake |
+//! | `queue` | A lane's run queues, and how its workers find work, sleep and wake (its own table) |
 //! | `scope` | Scoped jobs: closures that borrow from the caller's stack, spawned onto lanes, each optionally after earlier jobs; the scope returns ... |
 //! | `sync` | The one seam between lanegraph-jobs and its concurrency primitives |
 

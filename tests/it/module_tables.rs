@@ -5,7 +5,7 @@
 use std::path::Path;
 
 /// The module folders, relative to the repository root, and the file holding their docs.
-const FOLDERS: [(&str, &str); 16] = [
+const FOLDERS: [(&str, &str); 17] = [
     ("engine/src/world", "mod.rs"),
     ("engine/src/world/query", "mod.rs"),
     ("engine/src/world/savegame", "mod.rs"),
@@ -19,6 +19,7 @@ const FOLDERS: [(&str, &str); 16] = [
     ("budget/src/controller", "mod.rs"),
     ("budget/src/heuristics", "mod.rs"),
     ("jobs/src", "lib.rs"),
+    ("jobs/src/queue", "mod.rs"),
     ("telemetry/src", "lib.rs"),
     ("simd/src", "lib.rs"),
     ("netcode/src", "lib.rs"),
