@@ -180,51 +180,66 @@ impl Engine {
         let sync_test = config
             .sync_test
             .map(|n| (crate::world::SyncTest::new(n), None));
+        let history = TraceHistory::new(config.trace_frames);
         let mut engine = Engine {
-            history: TraceHistory::new(config.trace_frames),
-            #[cfg(feature = "puffin")]
-            puffin: None,
             config,
-            game,
-            lockstep: manual,
-            lockstep_base: (0, 0, step),
-            replay: None,
-            controller,
-            builtins,
-            custom: Vec::new(),
-            readings: None,
-            reported: Vec::new(),
-            samples: Vec::new(),
-            physics: None,
-            sync_test,
-            view,
-            last_view: None,
-            render,
-            last_render_sample: 0,
-            last_gpu_frame: 0,
-            render_on_gpu: has_gpu,
-            assets,
-            completions: Vec::new(),
-            loaded: std::collections::VecDeque::new(),
-            asset_failures: Vec::new(),
-            registry,
-            metrics,
-            record,
-            recording: true,
-            lane_ids,
-            lane_workers,
-            lane_busy_now: vec![0.0; n],
-            lane_busy_prev: vec![0; n],
-            lane_jobs_prev: vec![0; n],
-            lane_panics_prev: vec![0; n],
-            system_series: Vec::new(),
-            agent_series: Vec::new(),
             frame: 0,
-            pending_input: Vec::new(),
-            input_log: Vec::new(),
-            input_log_dropped: 0,
-            input_replay: None,
-            live_input_ignored: 0,
+            stepper: Stepper {
+                game,
+                lockstep: manual,
+                lockstep_base: (0, 0, step),
+                physics: None,
+                sync_test,
+            },
+            budget: BudgetSide {
+                controller,
+                builtins,
+                custom: Vec::new(),
+                readings: None,
+                reported: Vec::new(),
+                samples: Vec::new(),
+                last_render_sample: 0,
+                last_gpu_frame: 0,
+                render_on_gpu: has_gpu,
+            },
+            render: RenderSide {
+                view,
+                last_view: None,
+                lane: render,
+            },
+            assets: AssetSide {
+                stream: assets,
+                completions: Vec::new(),
+                loaded: std::collections::VecDeque::new(),
+                failures: Vec::new(),
+            },
+            meter: Meter {
+                registry,
+                metrics,
+                history,
+                #[cfg(feature = "puffin")]
+                puffin: None,
+                record,
+                recording: true,
+                system_series: Vec::new(),
+                agent_series: Vec::new(),
+                lane: LaneMeter {
+                    ids: lane_ids,
+                    workers: lane_workers,
+                    busy_now: vec![0.0; n],
+                    busy_prev: vec![0; n],
+                    jobs_prev: vec![0; n],
+                    panics_prev: vec![0; n],
+                },
+            },
+            tape: Tape {
+                decisions: None,
+                pending_input: Vec::new(),
+                input_log: Vec::new(),
+                input_log_dropped: 0,
+                input_replay: None,
+                live_input_ignored: 0,
+            },
             physics_lane,
             lanes: Arc::new(lanes),
         };
@@ -238,7 +253,11 @@ impl Engine {
         // The world's parallel queries run where physics does.
         if let Some(lane) = engine.physics_lane {
             let lanes = Arc::clone(&engine.lanes);
-            engine.game.world_mut().set_parallel_lane(&lanes, lane);
+            engine
+                .stepper
+                .game
+                .world_mut()
+                .set_parallel_lane(&lanes, lane);
         }
         Ok(engine)
     }

@@ -46,9 +46,9 @@ impl Engine {
         self.frame = frame;
 
         // 4. Telemetry.
-        let collected = self.history.collect_frame(frame);
+        let collected = self.meter.history.collect_frame(frame);
         #[cfg(feature = "puffin")]
-        if let Some(p) = self.puffin.as_mut() {
+        if let Some(p) = self.meter.puffin.as_mut() {
             p.publish(&collected, &telemetry::spans::tracks());
         }
         let _ = collected;
@@ -60,11 +60,11 @@ impl Engine {
 
         // 5. The controller.
         let gpu = self.gather_samples(frame, physics_ns, asset_settings, asset_ms, report.steps);
-        let tick = self.controller.tick(&FrameInput {
+        let tick = self.budget.controller.tick(&FrameInput {
             frame,
             cpu_ms: frame_ms,
             gpu,
-            samples: &self.samples,
+            samples: &self.budget.samples,
             step: Some(StepReport {
                 steps: report.steps,
                 clamped: report.dropped_steps > 0 || report.clamped_ns > 0,
@@ -101,11 +101,11 @@ impl Engine {
         self.apply_replay(frame);
         self.apply_strategies();
         self.deliver_input(frame);
-        if let Some(m) = &self.lockstep {
+        if let Some(m) = &self.stepper.lockstep {
             // Exactly one step per frame, also across a change of step: the clock advances one
             // step of the step in force for every frame since the step last changed.
-            let s = self.game.fixed_step();
-            let (base_frame, base_ns, base_step) = &mut self.lockstep_base;
+            let s = self.stepper.game.fixed_step();
+            let (base_frame, base_ns, base_step) = &mut self.stepper.lockstep_base;
             if *base_step != s {
                 *base_frame = frame - 1;
                 *base_ns = m.get_ns();
@@ -122,12 +122,15 @@ impl Engine {
     /// the physics hook (under a SyncTest, each step is also re-simulated and compared).
     /// Returns the loop's report and the physics hook's time, ns.
     pub(super) fn run_steps(&mut self) -> (FrameReport, u64) {
-        let physics_settings = self.builtins.physics_settings(&self.controller);
+        let physics_settings = self
+            .budget
+            .builtins
+            .physics_settings(&self.budget.controller);
         let mut physics_ns = 0u64;
         let report = {
             let lanes = &self.lanes;
             let lane = self.physics_lane;
-            let physics = &mut self.physics;
+            let physics = &mut self.stepper.physics;
             // The hook after a step's systems (the world's tick is the one they left).
             let mut physics_hook = |world: &mut World, dt: f32| {
                 if let Some(f) = physics.as_mut() {
@@ -144,10 +147,10 @@ impl Engine {
                     physics_ns += clock::now().ns_since(p0);
                 }
             };
-            match self.sync_test.as_mut() {
+            match self.stepper.sync_test.as_mut() {
                 // SyncTest mode: each step, systems and hook, is re-simulated from a snapshot
                 // `check_distance` steps back and compared stage by stage.
-                Some((sync, found)) => self.game.frame_stepping(|world, info| {
+                Some((sync, found)) => self.stepper.game.frame_stepping(|world, info| {
                     let dt = info.step.as_secs_f64() as f32;
                     if let Err(e) = sync.step_with(world, &mut |w| physics_hook(w, dt)) {
                         if found.is_none() {
@@ -156,7 +159,7 @@ impl Engine {
                         }
                     }
                 }),
-                None => self.game.frame_with(|world, info| {
+                None => self.stepper.game.frame_with(|world, info| {
                     physics_hook(world, info.step.as_secs_f64() as f32);
                 }),
             }
@@ -168,12 +171,12 @@ impl Engine {
     /// Step 3: the RenderView, re-derived only when the domains it reads moved, published to
     /// the render lane's mailbox.
     pub(super) fn publish_view(&mut self, frame: u64) {
-        if let Some(source) = self.view.as_mut() {
+        if let Some(source) = self.render.view.as_mut() {
             let _s = crate::span!("render_view.publish");
-            let v = source.publishable(self.game.world(), frame);
+            let v = source.publishable(self.stepper.game.world(), frame);
             // Replaced in place: the old pointer is dropped, nothing allocates.
-            self.last_view = Some(v.clone());
-            self.render.publish(&self.lanes, v);
+            self.render.last_view = Some(v.clone());
+            self.render.lane.publish(&self.lanes, v);
         }
     }
 
@@ -191,26 +194,26 @@ impl Engine {
         asset_ms: f64,
         steps: u32,
     ) -> Option<GpuTiming> {
-        self.samples.clear();
-        if let Some(agent) = self.builtins.physics {
+        self.budget.samples.clear();
+        if let Some(agent) = self.budget.builtins.physics {
             // No physics hook: no work (the agent takes no decisions).
-            let n = if self.physics.is_some() {
-                (self.game.world().len() as u64).max(1)
+            let n = if self.stepper.physics.is_some() {
+                (self.stepper.game.world().len() as u64).max(1)
             } else {
                 0
             };
-            self.samples.push(AgentSample {
+            self.budget.samples.push(AgentSample {
                 agent,
                 frame,
                 n,
                 ms: physics_ns as f64 / 1e6,
             });
         }
-        if let Some(agent) = self.builtins.asset {
+        if let Some(agent) = self.budget.builtins.asset {
             // The workload is what the stream had to do: completions applied and loads still
             // waiting; nothing to load is no work.
-            let work = self.completions.len() as u64 + self.assets.pending();
-            self.samples.push(AgentSample {
+            let work = self.assets.completions.len() as u64 + self.assets.stream.pending();
+            self.budget.samples.push(AgentSample {
                 agent,
                 frame,
                 n: if work > 0 {
@@ -221,25 +224,27 @@ impl Engine {
                 ms: asset_ms,
             });
         }
-        let rstats = self.render.pulse();
+        let rstats = self.render.lane.pulse();
         // The pass tags a GPU reading with the frame whose draw it measured (`GpuFrame::frame`,
         // the draw's `DrawOutput::frame`): it reaches the controller as that frame's, however
         // many draws later it was read. A tag that names no frame run yet (0, or ahead of this
         // one) is a pass that does not tag its readings: not fed.
         let gpu = rstats.gpu.and_then(|(gpu_frame, total_ms)| {
-            (gpu_frame != self.last_gpu_frame && (1..=frame).contains(&gpu_frame)).then(|| {
-                self.last_gpu_frame = gpu_frame;
-                GpuTiming {
-                    frame: gpu_frame,
-                    ms: total_ms,
-                }
-            })
+            (gpu_frame != self.budget.last_gpu_frame && (1..=frame).contains(&gpu_frame)).then(
+                || {
+                    self.budget.last_gpu_frame = gpu_frame;
+                    GpuTiming {
+                        frame: gpu_frame,
+                        ms: total_ms,
+                    }
+                },
+            )
         });
-        match (gpu, self.render_on_gpu, self.builtins.render) {
+        match (gpu, self.budget.render_on_gpu, self.budget.builtins.render) {
             (_, _, None) => {}
             // On the GPU pool, the render agent's cost is the GPU frame.
             // Its workload is what that draw drew.
-            (Some(g), true, Some(agent)) => self.samples.push(AgentSample {
+            (Some(g), true, Some(agent)) => self.budget.samples.push(AgentSample {
                 agent,
                 frame: g.frame,
                 n: rstats.gpu_instances.unwrap_or(rstats.last_instances),
@@ -248,9 +253,9 @@ impl Engine {
             (_, false, Some(agent)) => {
                 // Without a GPU, it is the render job's CPU time on the render lane.
                 if let Some((vf, ns)) = rstats.last {
-                    if vf > self.last_render_sample && vf <= frame {
-                        self.last_render_sample = vf;
-                        self.samples.push(AgentSample {
+                    if vf > self.budget.last_render_sample && vf <= frame {
+                        self.budget.last_render_sample = vf;
+                        self.budget.samples.push(AgentSample {
                             agent,
                             frame: vf,
                             n: rstats.last_instances,
@@ -263,7 +268,7 @@ impl Engine {
         }
         self.collect_custom_samples(frame, steps);
         if let Some((_, total_ms)) = rstats.gpu {
-            self.metrics.gpu_frame.set(total_ms / 1000.0);
+            self.meter.metrics.gpu_frame.set(total_ms / 1000.0);
         }
         gpu
     }
@@ -279,19 +284,22 @@ impl Engine {
         tick: &TickReport,
     ) {
         // OpenMetrics' base unit is the second; the engine reads milliseconds.
-        self.metrics.frame_time.observe(frame_ms / 1000.0);
-        self.metrics.alpha.set(report.alpha);
-        self.metrics.completed.inc();
-        self.metrics.steps.add(u64::from(report.steps));
-        self.metrics.dropped.add(report.dropped_steps);
-        self.metrics.target.set(tick.target_ms / 1000.0);
+        self.meter.metrics.frame_time.observe(frame_ms / 1000.0);
+        self.meter.metrics.alpha.set(report.alpha);
+        self.meter.metrics.completed.inc();
+        self.meter.metrics.steps.add(u64::from(report.steps));
+        self.meter.metrics.dropped.add(report.dropped_steps);
+        self.meter.metrics.target.set(tick.target_ms / 1000.0);
         if frame_ms > tick.target_ms {
-            self.metrics.over_target.inc();
+            self.meter.metrics.over_target.inc();
         }
-        self.metrics.multiplier.set(tick.multiplier);
-        self.metrics.switches.add(tick.decisions as u64);
-        self.metrics.asset_pending.set(self.assets.pending() as f64);
-        if self.recording {
+        self.meter.metrics.multiplier.set(tick.multiplier);
+        self.meter.metrics.switches.add(tick.decisions as u64);
+        self.meter
+            .metrics
+            .asset_pending
+            .set(self.assets.stream.pending() as f64);
+        if self.meter.recording {
             let figures = FrameFigures {
                 frame,
                 frame_ms,
@@ -302,10 +310,10 @@ impl Engine {
                 multiplier: tick.multiplier,
                 budget_ms: 1000.0 / self.config.target_fps,
                 decided: tick.decisions > 0,
-                lane_busy: &self.lane_busy_now,
-                world: self.game.world(),
+                lane_busy: &self.meter.lane.busy_now,
+                world: self.stepper.game.world(),
             };
-            self.record.record(&figures);
+            self.meter.record.record(&figures);
         }
     }
 
@@ -314,34 +322,39 @@ impl Engine {
     /// game may call it between frames (a loading screen) to let loads finish. Returns the
     /// settings used and the time it took, ms.
     pub fn pump_assets(&mut self) -> (AssetSettings, f64) {
-        let asset_settings = self.builtins.asset_settings(&self.controller);
+        let asset_settings = self.budget.builtins.asset_settings(&self.budget.controller);
         let asset_t0 = clock::now();
         let _s = crate::span!("assets.drain");
-        self.completions.clear();
+        self.assets.completions.clear();
         self.assets
-            .drain(asset_settings.jobs_per_frame, &mut self.completions);
-        for c in &self.completions {
+            .stream
+            .drain(asset_settings.jobs_per_frame, &mut self.assets.completions);
+        for c in &self.assets.completions {
             match &c.result {
                 Ok(Asset::Image(_)) => {
                     // Already with the render pass: the graph's `upload` node ran on the render
                     // lane.
-                    self.metrics.asset_loaded.inc();
+                    self.meter.metrics.asset_loaded.inc();
                 }
                 Ok(Asset::Data(d)) => {
-                    self.metrics.asset_loaded.inc();
-                    self.loaded.push_back((c.path.clone(), Arc::clone(d)));
+                    self.meter.metrics.asset_loaded.inc();
+                    self.assets
+                        .loaded
+                        .push_back((c.path.clone(), Arc::clone(d)));
                 }
                 Err(e) => {
-                    self.metrics.asset_failed.inc();
+                    self.meter.metrics.asset_failed.inc();
                     tracing::warn!(target: "lanegraph", code = "LG-ASSET-001", error = %e, "asset failed to load; skipped, the game goes on");
-                    if self.asset_failures.len() < MAX_ASSET_FAILURES {
-                        self.asset_failures.push(e.to_string());
+                    if self.assets.failures.len() < MAX_ASSET_FAILURES {
+                        self.assets.failures.push(e.to_string());
                     }
                 }
             }
         }
 
-        self.assets.pump(&self.lanes, asset_settings.jobs_per_frame);
+        self.assets
+            .stream
+            .pump(&self.lanes, asset_settings.jobs_per_frame);
         (asset_settings, clock::now().ms_since(asset_t0))
     }
 
@@ -351,7 +364,7 @@ impl Engine {
     pub(super) fn apply_strategies(&mut self) {
         // The step in force: the configured step divided by the smallest divisor any agent's
         // current strategy declares (checked at registration to stay within 10 s).
-        let c = &self.controller;
+        let c = &self.budget.controller;
         let finest = lanegraph_budget::finest_step_divisor(
             c.agent_ids()
                 .filter_map(|id| c.strategies(id)?.get(c.current(id)?.get())),
@@ -359,20 +372,23 @@ impl Engine {
         let base = FixedStep::from_hz(self.config.fixed_step_hz).unwrap_or_default();
         match finest.and_then(|d| base.divided(d).ok()) {
             Some(step) => {
-                if self.game.fixed_step() != step {
-                    self.game.declare_fixed_step(STEP_DECLARER, step);
+                if self.stepper.game.fixed_step() != step {
+                    self.stepper.game.declare_fixed_step(STEP_DECLARER, step);
                 }
             }
             None => {
-                self.game.withdraw_fixed_step(STEP_DECLARER);
+                self.stepper.game.withdraw_fixed_step(STEP_DECLARER);
             }
         }
-        if self.builtins.render.is_some() {
-            self.render
-                .set_settings(self.builtins.render_settings(&self.controller));
+        if self.budget.builtins.render.is_some() {
+            self.render.lane.set_settings(
+                self.budget
+                    .builtins
+                    .render_settings(&self.budget.controller),
+            );
         }
-        let controller = &self.controller;
-        let world = self.game.world_mut();
+        let controller = &self.budget.controller;
+        let world = self.stepper.game.world_mut();
         world.agent_strategies.clear();
         world.agent_strategies.extend(
             controller
@@ -382,11 +398,11 @@ impl Engine {
     }
 
     pub(super) fn collect_custom_samples(&mut self, frame: u64, steps: u32) {
-        for &(id, cost) in &self.custom {
+        for &(id, cost) in &self.budget.custom {
             if let AgentCost::System(sys) = cost {
-                if let Ok(s) = self.game.world().system_timing_stats(sys) {
+                if let Ok(s) = self.stepper.game.world().system_timing_stats(sys) {
                     if steps > 0 {
-                        self.samples.push(AgentSample {
+                        self.budget.samples.push(AgentSample {
                             agent: id,
                             frame,
                             n: s.workload.unwrap_or(1).max(1),
@@ -396,9 +412,9 @@ impl Engine {
                 }
             }
         }
-        for mut s in self.reported.drain(..) {
+        for mut s in self.budget.reported.drain(..) {
             s.frame = s.frame.min(frame);
-            self.samples.push(s);
+            self.budget.samples.push(s);
         }
     }
 }

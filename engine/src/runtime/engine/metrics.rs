@@ -246,15 +246,16 @@ impl Engine {
     /// [`SYSTEM_METRICS_EVERY`] frames: the per-run timing stays in the scheduler's window, so
     /// the metrics cost nothing per system run). Registers the series of new systems.
     pub(super) fn update_system_metrics(&mut self) {
-        let world = self.game.world();
+        let world = self.stepper.game.world();
         for (i, id) in world.system_ids().enumerate() {
-            if i == self.system_series.len() {
+            if i == self.meter.system_series.len() {
                 let name = world.system_name(id).unwrap_or("unknown");
-                self.system_series
-                    .push(SystemSeries::register(&self.registry, name).ok());
+                self.meter
+                    .system_series
+                    .push(SystemSeries::register(&self.meter.registry, name).ok());
             }
             let (Some(series), Ok(stats)) = (
-                self.system_series[i].as_mut(),
+                self.meter.system_series[i].as_mut(),
                 world.system_timing_stats(id),
             ) else {
                 continue;
@@ -271,11 +272,12 @@ impl Engine {
     /// Each agent's current strategy into its `budget.strategy{agent}` gauge (registering the
     /// gauges of agents registered since).
     pub(super) fn update_agent_metrics(&mut self) {
-        for (i, id) in self.controller.agent_ids().enumerate() {
-            if i == self.agent_series.len() {
-                let name = self.controller.agent_name(id).unwrap_or("unknown");
-                self.agent_series.push(
-                    self.registry
+        for (i, id) in self.budget.controller.agent_ids().enumerate() {
+            if i == self.meter.agent_series.len() {
+                let name = self.budget.controller.agent_name(id).unwrap_or("unknown");
+                self.meter.agent_series.push(
+                    self.meter
+                        .registry
                         .register_gauge(
                             "budget.strategy",
                             &[("agent", name)],
@@ -285,7 +287,10 @@ impl Engine {
                         .ok(),
                 );
             }
-            if let (Some(g), Some(c)) = (&self.agent_series[i], self.controller.current(id)) {
+            if let (Some(g), Some(c)) = (
+                &self.meter.agent_series[i],
+                self.budget.controller.current(id),
+            ) {
                 g.set(c.0 as f64);
             }
         }
@@ -293,27 +298,29 @@ impl Engine {
 
     /// Each lane's busy share of the frame, into `lane_busy_now` (no allocation, no lookup).
     pub(super) fn update_lane_busy(&mut self, frame_ms: f64) {
-        for (i, id) in self.lane_ids.iter().enumerate() {
+        for (i, id) in self.meter.lane.ids.iter().enumerate() {
             let Some(id) = *id else {
                 continue;
             };
             let s = self.lanes.stats(id).unwrap_or_default();
-            let busy = s.busy_ns.saturating_sub(self.lane_busy_prev[i]);
-            let jobs = s.jobs.saturating_sub(self.lane_jobs_prev[i]);
-            self.lane_busy_prev[i] = s.busy_ns;
-            self.lane_jobs_prev[i] = s.jobs;
+            let busy = s.busy_ns.saturating_sub(self.meter.lane.busy_prev[i]);
+            let jobs = s.jobs.saturating_sub(self.meter.lane.jobs_prev[i]);
+            self.meter.lane.busy_prev[i] = s.busy_ns;
+            self.meter.lane.jobs_prev[i] = s.jobs;
             let share = if frame_ms > 0.0 {
-                (busy as f64 / 1e6 / (frame_ms * self.lane_workers[i])).min(1.0)
+                (busy as f64 / 1e6 / (frame_ms * self.meter.lane.workers[i])).min(1.0)
             } else {
                 0.0
             };
-            self.metrics.lane_busy[i].set(share);
-            self.metrics.lane_jobs[i].add(jobs);
-            self.metrics.lane_queued[i].set(s.queued as f64);
-            let panics = s.detached_panics.saturating_sub(self.lane_panics_prev[i]);
-            self.lane_panics_prev[i] = s.detached_panics;
-            self.metrics.lane_panics[i].add(panics);
-            self.lane_busy_now[i] = share;
+            self.meter.metrics.lane_busy[i].set(share);
+            self.meter.metrics.lane_jobs[i].add(jobs);
+            self.meter.metrics.lane_queued[i].set(s.queued as f64);
+            let panics = s
+                .detached_panics
+                .saturating_sub(self.meter.lane.panics_prev[i]);
+            self.meter.lane.panics_prev[i] = s.detached_panics;
+            self.meter.metrics.lane_panics[i].add(panics);
+            self.meter.lane.busy_now[i] = share;
         }
     }
 }

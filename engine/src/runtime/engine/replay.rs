@@ -83,10 +83,10 @@ impl Engine {
     pub fn replay(&mut self, log: &RunLog) -> Result<(), ReplayError> {
         self.check_decisions(&log.decisions)?;
         self.check_inputs(&log.inputs)?;
-        self.controller.set_mode(AdaptationMode::Manual);
-        self.replay = Some(log.decisions.iter().cloned().collect());
-        self.pending_input.clear();
-        self.input_replay = Some(log.inputs.iter().cloned().collect());
+        self.budget.controller.set_mode(AdaptationMode::Manual);
+        self.tape.decisions = Some(log.decisions.iter().cloned().collect());
+        self.tape.pending_input.clear();
+        self.tape.input_replay = Some(log.inputs.iter().cloned().collect());
         Ok(())
     }
 
@@ -105,7 +105,7 @@ impl Engine {
             let Some(id) = self.agent_by_name(&d.agent) else {
                 return Err(ReplayError::UnknownAgent(d.agent.clone()));
             };
-            let known = self.controller.strategies(id).unwrap_or(&[]);
+            let known = self.budget.controller.strategies(id).unwrap_or(&[]);
             if !known.iter().any(|s| s.name == d.to) {
                 return Err(ReplayError::UnknownStrategy {
                     agent: d.agent.clone(),
@@ -122,13 +122,13 @@ impl Engine {
     }
 
     pub(super) fn agent_by_name(&self, name: &str) -> Option<AgentId> {
-        self.controller.agent_id(name)
+        self.budget.controller.agent_id(name)
     }
 
     /// Applies the recorded decisions made at frames before `frame` (the end of frame N is
     /// the start of frame N + 1).
     pub(super) fn apply_replay(&mut self, frame: u64) {
-        while let Some(d) = self.replay.as_mut().and_then(|r| {
+        while let Some(d) = self.tape.decisions.as_mut().and_then(|r| {
             r.front()
                 .filter(|d| d.frame < frame)
                 .is_some()
@@ -138,10 +138,10 @@ impl Engine {
             if let Some(id) = self.agent_by_name(&d.agent) {
                 if d.reason.starts_with("manual: unpinned") {
                     // Logged again as the live run logged it; the strategy stays.
-                    self.controller.unpin(id);
+                    self.budget.controller.unpin(id);
                 } else {
                     // Checked in `replay`: the agent and the strategy exist.
-                    let _ = self.controller.pin(id, &d.to);
+                    let _ = self.budget.controller.pin(id, &d.to);
                 }
             }
         }
@@ -153,26 +153,26 @@ impl Engine {
     /// (`world.input()`, see [`crate::input`]) and logs it (the run summary's `inputs`). Ignored
     /// (and counted) while a replay of recorded input runs.
     pub fn push_input(&mut self, event: InputEvent) {
-        if self.input_replay.is_some() {
-            self.live_input_ignored += 1;
+        if self.tape.input_replay.is_some() {
+            self.tape.live_input_ignored += 1;
         } else {
-            self.pending_input.push(event);
+            self.tape.pending_input.push(event);
         }
     }
 
     /// The body of [`EngineHooks::input_log`](crate::hooks::EngineHooks::input_log), which documents it.
     pub(crate) fn input_log(&self) -> &[RecordedInput] {
-        &self.input_log
+        &self.tape.input_log
     }
 
     /// The body of [`EngineHooks::input_log_dropped`](crate::hooks::EngineHooks::input_log_dropped), which documents it.
     pub(crate) fn input_log_dropped(&self) -> u64 {
-        self.input_log_dropped
+        self.tape.input_log_dropped
     }
 
     /// The body of [`EngineHooks::live_input_ignored`](crate::hooks::EngineHooks::live_input_ignored), which documents it.
     pub(crate) fn live_input_ignored(&self) -> u64 {
-        self.live_input_ignored
+        self.tape.live_input_ignored
     }
 
     pub(super) fn check_inputs(&self, inputs: &[RecordedInput]) -> Result<(), ReplayError> {
@@ -191,7 +191,7 @@ impl Engine {
 
     /// Hands this frame's input to the world and logs it (step 2 of [`crate::input`]).
     pub(super) fn deliver_input(&mut self, frame: u64) {
-        let world = self.game.world_mut();
+        let world = self.stepper.game.world_mut();
         let mut log = |event: InputEvent, log: &mut Vec<RecordedInput>, dropped: &mut u64| {
             world.input.deliver(event);
             if log.len() < MAX_LOGGED_INPUTS {
@@ -200,14 +200,22 @@ impl Engine {
                 *dropped += 1;
             }
         };
-        if let Some(replay) = self.input_replay.as_mut() {
+        if let Some(replay) = self.tape.input_replay.as_mut() {
             while let Some(r) = replay.front().filter(|r| r.frame <= frame).copied() {
                 replay.pop_front();
-                log(r.event, &mut self.input_log, &mut self.input_log_dropped);
+                log(
+                    r.event,
+                    &mut self.tape.input_log,
+                    &mut self.tape.input_log_dropped,
+                );
             }
         } else {
-            for event in self.pending_input.drain(..) {
-                log(event, &mut self.input_log, &mut self.input_log_dropped);
+            for event in self.tape.pending_input.drain(..) {
+                log(
+                    event,
+                    &mut self.tape.input_log,
+                    &mut self.tape.input_log_dropped,
+                );
             }
         }
     }
