@@ -5,8 +5,6 @@
 //! name up or allocate per frame (every handle is registered at build or on first sight of a
 //! system or agent).
 
-use lanegraph_budget::hooks::ControllerDriver;
-
 use super::*;
 use lanegraph_telemetry::hooks::BucketsHooks;
 
@@ -238,89 +236,5 @@ impl SystemSeries {
             runs_seen: 0,
             over_seen: 0,
         })
-    }
-}
-
-impl Engine {
-    /// Copies each system's counters into its `system.*{system}` series (every
-    /// [`SYSTEM_METRICS_EVERY`] frames: the per-run timing stays in the scheduler's window, so
-    /// the metrics cost nothing per system run). Registers the series of new systems.
-    pub(super) fn update_system_metrics(&mut self) {
-        let world = self.stepper.game.world();
-        for (i, id) in world.system_ids().enumerate() {
-            if i == self.meter.system_series.len() {
-                let name = world.system_name(id).unwrap_or("unknown");
-                self.meter
-                    .system_series
-                    .push(SystemSeries::register(&self.meter.registry, name).ok());
-            }
-            let (Some(series), Ok(stats)) = (
-                self.meter.system_series[i].as_mut(),
-                world.system_timing_stats(id),
-            ) else {
-                continue;
-            };
-            series.runs.add(stats.runs.saturating_sub(series.runs_seen));
-            series
-                .over
-                .add(stats.warns.saturating_sub(series.over_seen));
-            (series.runs_seen, series.over_seen) = (stats.runs, stats.warns);
-            series.last.set(stats.last_ns as f64 / 1e9);
-        }
-    }
-
-    /// Each agent's current strategy into its `budget.strategy{agent}` gauge (registering the
-    /// gauges of agents registered since).
-    pub(super) fn update_agent_metrics(&mut self) {
-        for (i, id) in self.budget.controller.agent_ids().enumerate() {
-            if i == self.meter.agent_series.len() {
-                let name = self.budget.controller.agent_name(id).unwrap_or("unknown");
-                self.meter.agent_series.push(
-                    self.meter
-                        .registry
-                        .register_gauge(
-                            "budget.strategy",
-                            &[("agent", name)],
-                            Unit::None,
-                            "Index of the agent's current strategy (0: its first, fullest one).",
-                        )
-                        .ok(),
-                );
-            }
-            if let (Some(g), Some(c)) = (
-                &self.meter.agent_series[i],
-                self.budget.controller.current(id),
-            ) {
-                g.set(c.0 as f64);
-            }
-        }
-    }
-
-    /// Each lane's busy share of the frame, into `lane_busy_now` (no allocation, no lookup).
-    pub(super) fn update_lane_busy(&mut self, frame_ms: f64) {
-        for (i, id) in self.meter.lane.ids.iter().enumerate() {
-            let Some(id) = *id else {
-                continue;
-            };
-            let s = self.lanes.stats(id).unwrap_or_default();
-            let busy = s.busy_ns.saturating_sub(self.meter.lane.busy_prev[i]);
-            let jobs = s.jobs.saturating_sub(self.meter.lane.jobs_prev[i]);
-            self.meter.lane.busy_prev[i] = s.busy_ns;
-            self.meter.lane.jobs_prev[i] = s.jobs;
-            let share = if frame_ms > 0.0 {
-                (busy as f64 / 1e6 / (frame_ms * self.meter.lane.workers[i])).min(1.0)
-            } else {
-                0.0
-            };
-            self.meter.metrics.lane_busy[i].set(share);
-            self.meter.metrics.lane_jobs[i].add(jobs);
-            self.meter.metrics.lane_queued[i].set(s.queued as f64);
-            let panics = s
-                .detached_panics
-                .saturating_sub(self.meter.lane.panics_prev[i]);
-            self.meter.lane.panics_prev[i] = s.detached_panics;
-            self.meter.metrics.lane_panics[i].add(panics);
-            self.meter.lane.busy_now[i] = share;
-        }
     }
 }

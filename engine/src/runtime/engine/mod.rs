@@ -43,8 +43,8 @@ use std::sync::Arc;
 use lanegraph_budget::hooks::ControllerDriver;
 use lanegraph_budget::providers::FixedReadings;
 use lanegraph_budget::{
-    AdaptationMode, Agent, AgentId, AgentSample, Controller, ControllerConfig, FrameInput,
-    GpuTiming, InputError, PinError, RegisterError, StepReport, StrategyIndex,
+    AdaptationMode, Agent, AgentId, AgentSample, Controller, ControllerConfig, InputError,
+    PinError, RegisterError, StrategyIndex,
 };
 use lanegraph_jobs::{clock, LaneId, Lanes};
 use lanegraph_telemetry::{
@@ -56,14 +56,13 @@ use super::agents::{
 };
 use super::assets::AssetStream;
 use super::config::EngineConfig;
-use super::loaders::Asset;
-use super::record::{FrameFigures, RunRecorder};
+use super::record::RunRecorder;
 use super::render::{RenderDevice, RenderLane};
 use super::run_log::{DecisionEntry, RunLog};
 use super::view::RenderSetup;
 use super::view::ViewCacheStats;
 use crate::game_loop::{FixedStep, FrameClock, GameLoop, LoopOptions, ManualClock, MonotonicClock};
-use crate::input::{InputEvent, RecordedInput, MAX_LOGGED_INPUTS};
+use crate::input::{InputEvent, RecordedInput};
 use crate::systems::SystemId;
 use crate::world::World;
 
@@ -80,7 +79,6 @@ mod tape;
 
 pub use build::BuildError;
 use metrics::Metrics;
-pub(crate) use metrics::SYSTEM_METRICS_EVERY;
 pub use replay::ReplayError;
 
 use asset_side::AssetSide;

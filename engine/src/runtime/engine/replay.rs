@@ -128,22 +128,8 @@ impl Engine {
     /// Applies the recorded decisions made at frames before `frame` (the end of frame N is
     /// the start of frame N + 1).
     pub(super) fn apply_replay(&mut self, frame: u64) {
-        while let Some(d) = self.tape.decisions.as_mut().and_then(|r| {
-            r.front()
-                .filter(|d| d.frame < frame)
-                .is_some()
-                .then(|| r.pop_front())
-                .flatten()
-        }) {
-            if let Some(id) = self.agent_by_name(&d.agent) {
-                if d.reason.starts_with("manual: unpinned") {
-                    // Logged again as the live run logged it; the strategy stays.
-                    self.budget.controller.unpin(id);
-                } else {
-                    // Checked in `replay`: the agent and the strategy exist.
-                    let _ = self.budget.controller.pin(id, &d.to);
-                }
-            }
+        while let Some(d) = self.tape.due_decision(frame) {
+            self.budget.apply_replayed(&d);
         }
     }
 
@@ -153,11 +139,7 @@ impl Engine {
     /// (`world.input()`, see [`crate::input`]) and logs it (the run summary's `inputs`). Ignored
     /// (and counted) while a replay of recorded input runs.
     pub fn push_input(&mut self, event: InputEvent) {
-        if self.tape.input_replay.is_some() {
-            self.tape.live_input_ignored += 1;
-        } else {
-            self.tape.pending_input.push(event);
-        }
+        self.tape.push(event);
     }
 
     /// The body of [`EngineHooks::input_log`](crate::hooks::EngineHooks::input_log), which documents it.
@@ -191,32 +173,6 @@ impl Engine {
 
     /// Hands this frame's input to the world and logs it (step 2 of [`crate::input`]).
     pub(super) fn deliver_input(&mut self, frame: u64) {
-        let world = self.stepper.game.world_mut();
-        let mut log = |event: InputEvent, log: &mut Vec<RecordedInput>, dropped: &mut u64| {
-            world.input.deliver(event);
-            if log.len() < MAX_LOGGED_INPUTS {
-                log.push(RecordedInput { frame, event });
-            } else {
-                *dropped += 1;
-            }
-        };
-        if let Some(replay) = self.tape.input_replay.as_mut() {
-            while let Some(r) = replay.front().filter(|r| r.frame <= frame).copied() {
-                replay.pop_front();
-                log(
-                    r.event,
-                    &mut self.tape.input_log,
-                    &mut self.tape.input_log_dropped,
-                );
-            }
-        } else {
-            for event in self.tape.pending_input.drain(..) {
-                log(
-                    event,
-                    &mut self.tape.input_log,
-                    &mut self.tape.input_log_dropped,
-                );
-            }
-        }
+        self.tape.deliver(frame, self.stepper.game.world_mut());
     }
 }
