@@ -141,13 +141,13 @@ fn values_cut(message: &str, max: usize) -> String {
 impl EngineConfig {
     /// Checks every value; the error names the key (its line is filled in by the file reader).
     pub fn validate(&self) -> Result<(), ConfigError> {
-        let bad = |key: &str, message: String, fix: &str| ConfigError {
-            file: None,
-            key: key.into(),
-            line: None,
-            message,
-            fix: fix.into(),
-        };
+        self.check_rates()?;
+        self.check_lanes()?;
+        self.check_limits()
+    }
+
+    /// The present mode, the GPU churn alert, the target frame rate and the fixed step rate.
+    fn check_rates(&self) -> Result<(), ConfigError> {
         if !(self.gpu_churn_alert_per_second.is_finite() && self.gpu_churn_alert_per_second > 0.0) {
             return Err(bad(
                 "gpu.churn_alert_per_second",
@@ -176,6 +176,11 @@ impl EngineConfig {
                 "use a step rate such as 60 or 120",
             ));
         }
+        Ok(())
+    }
+
+    /// The lane spec, against this machine's cores.
+    fn check_lanes(&self) -> Result<(), ConfigError> {
         if let Some(spec) = &self.lanes {
             // Against this machine's cores: the worker bound is per core.
             let cores = lanegraph_jobs::plan::machine_cores();
@@ -188,6 +193,11 @@ impl EngineConfig {
                 return Err(bad("engine.lanes", message.to_string(), fix));
             }
         }
+        Ok(())
+    }
+
+    /// The asset limits, the telemetry windows and the SyncTest distance.
+    fn check_limits(&self) -> Result<(), ConfigError> {
         let l = &self.asset_limits;
         if !(1..=MAX_ASSET_FILE_LIMIT).contains(&l.max_file_bytes) {
             return Err(bad(
@@ -230,5 +240,16 @@ impl EngineConfig {
             }
         }
         Ok(())
+    }
+}
+
+/// A config error for `key`, with its fix (the file and line are filled in by the reader).
+fn bad(key: &str, message: String, fix: &str) -> ConfigError {
+    ConfigError {
+        file: None,
+        key: key.into(),
+        line: None,
+        message,
+        fix: fix.into(),
     }
 }

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::adaptation::{adaptation_of, AdaptationEntry};
 use super::engine::Engine;
 use super::record::{RunRecorder, RunRecorderHooks};
+use super::render::{RenderDevice, RenderStats};
 pub use super::run_log::{DecisionEntry, RunLog};
 use super::verdict::{target_verdict, VerdictFigures};
 use crate::world::World;
@@ -288,93 +289,15 @@ impl From<&RunSummary> for RunLog {
 impl RunSummary {
     /// Builds the summary of a finished run from the engine and the run record it keeps
     /// (`EngineConfig::record_frames`). Waits for the render lane (end of a run).
-    ///
-    /// One function on purpose (about 120 lines): every key is filled in one struct literal
-    /// (the compiler checks none is left out) from the engine and its record.
     pub fn from_engine(engine: &Engine) -> RunSummary {
         let rec = engine.run_record();
         let times = rec.frame_ms();
-        let lanes = engine
-            .lanes()
-            .plan()
-            .lanes()
-            .iter()
-            .enumerate()
-            .map(|(i, l)| LaneEntry {
-                name: l.name.clone(),
-                kind: match l.kind {
-                    lanegraph_jobs::LaneKind::FrameCritical => "frame_critical".into(),
-                    lanegraph_jobs::LaneKind::Background => "background".into(),
-                },
-                workers: l.worker_cores.len(),
-                cores: l.worker_cores.clone(),
-                mean_busy: rec.mean_lane_busy(i).unwrap_or(0.0),
-            })
-            .collect();
         let dev = engine.render_device();
         let rstats = engine.render_stats();
-        let gpu = GpuEntry {
-            available: dev.name.is_some(),
-            device: dev.name,
-            unavailable_reason: dev.unavailable,
-            passes: rstats
-                .gpu
-                .as_ref()
-                .map(|g| g.passes.clone())
-                .unwrap_or_default(),
-            frame_ms: rstats.gpu.as_ref().map(|g| g.total_ms),
-        };
+        let gpu = gpu_of(&dev, &rstats);
         let c = engine.controller();
         let decisions: Vec<DecisionEntry> = c.log().iter().map(DecisionEntry::from).collect();
-        let mut strategies = BTreeMap::new();
-        for id in c.agent_ids() {
-            if let (Some(name), Some(cur), Some(list)) =
-                (c.agent_name(id), c.current(id), c.strategies(id))
-            {
-                strategies.insert(name.to_string(), list[cur.get()].name.clone());
-            }
-        }
-        let cheapest = |id: AgentId| match (c.current(id), c.strategies(id)) {
-            (Some(cur), Some(list)) => cur.get() + 1 >= list.len(),
-            _ => true,
-        };
-        // Every agent counts for "cheapest": the built-in ones the game installed and its own.
-        let cpu_agents: Vec<AgentId> = c
-            .agent_ids()
-            .filter(|&id| c.pool(id) == Some(lanegraph_budget::Pool::Cpu))
-            .collect();
-        let render_id = engine.render_agent();
-        // The GPU frame as the controller sees it: the passes' smoothed times (one raw reading
-        // is one frame's noise).
-        let gpu_ms = (!gpu.passes.is_empty())
-            .then(|| gpu.passes.iter().map(|p| p.ema_ms).sum::<f64>())
-            .or(gpu.frame_ms);
-        let target_verdict = target_verdict(
-            VerdictFigures {
-                cpu_p50: times.percentile(50.0).unwrap_or(0.0),
-                cpu_p99: times.percentile(99.0).unwrap_or(0.0),
-                gpu_ms,
-                target: rec.last_target_ms(),
-                budget: 1000.0 / engine.config().target_fps,
-                over_target: rec.frames_over_target(),
-                frames: rec.frames(),
-            },
-            cpu_agents.iter().copied().all(cheapest),
-            render_id.is_none_or(cheapest),
-        );
-        // Read off the decisions before they move into the summary.
-        let adaptation = adaptation_of(
-            c.agent_ids().filter_map(|id| c.agent_name(id)),
-            &decisions,
-            engine.frames(),
-            (2.0 * engine.config().target_fps).round() as u64,
-            rec.frames_over_budget_after_a_decision(),
-            c.log().dropped() == 0,
-        );
-        let minutes = engine.frames() as f64 / engine.config().target_fps / 60.0;
-        let target_verdict = format!("{target_verdict}; {}", adaptation.verdict(minutes));
-        let (totals, failures) = engine.asset_report();
-        let vc = engine.view_cache_stats();
+        let (target_verdict, adaptation) = verdicts_of(engine, &gpu, &decisions);
         let lt = engine.loop_totals();
         RunSummary {
             frames: engine.frames(),
@@ -395,40 +318,8 @@ impl RunSummary {
             decisions_complete: c.log().dropped() == 0,
             inputs: engine.input_log().to_vec(),
             inputs_complete: engine.input_log_dropped() == 0,
-            strategies,
-            detail: RunDetail {
-                lanes,
-                gpu,
-                assets: AssetEntry {
-                    requested: totals.requested,
-                    pending: totals.requested - totals.loaded - totals.failed,
-                    loaded: totals.loaded,
-                    failed: totals.failed,
-                    failures: failures.to_vec(),
-                    uploaded: rstats.textures,
-                    uploaded_gpu: rstats.gpu_textures,
-                },
-                view_cache: BTreeMap::from([
-                    ("hits".into(), vc.hits),
-                    ("misses".into(), vc.misses),
-                ]),
-                render: BTreeMap::from([
-                    ("drawn".into(), rstats.drawn),
-                    ("skipped".into(), rstats.skipped),
-                ]),
-                present: rstats.present.map(|p| PresentEntry {
-                    mode: p.mode.into(),
-                    presented: p.presented,
-                    skipped_minimised: p.skipped_minimised,
-                    recreated: p.recreated,
-                    interval_ms: rstats.present_interval_ms,
-                    refresh_ms: (p.refresh_ns > 0).then(|| p.refresh_ns as f64 / 1e6),
-                }),
-                gpu_memory: gpu_memory_of(&rstats),
-                layout_advice: layout_rows(engine.world()),
-                systems: systems_of(engine.world(), rec),
-                adaptation,
-            },
+            strategies: strategies_of(c),
+            detail: detail_of(engine, &rstats, gpu, adaptation),
             target_verdict,
             sync_test: engine.sync_test_desync().map(|e| e.to_string()),
         }
@@ -477,6 +368,40 @@ impl RunSummary {
         rows
     }
 
+    /// The `lanes` row: each lane's workers and busy share.
+    fn lanes_row(&self) -> String {
+        self.detail
+            .lanes
+            .iter()
+            .map(|l| {
+                format!(
+                    "{}={} ({:.0}% busy)",
+                    l.name,
+                    l.workers,
+                    l.mean_busy * 100.0
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The `gpu` row: the device and its passes, or why there is none.
+    fn gpu_row(&self) -> String {
+        let gpu = &self.detail.gpu;
+        match (&gpu.device, &gpu.unavailable_reason) {
+            (Some(d), _) => format!(
+                "{d}; {}",
+                gpu.passes
+                    .iter()
+                    .map(|p| format!("{} {:.3} ms", p.name, p.ema_ms))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            (None, Some(why)) => format!("unavailable: {why}"),
+            (None, None) => "unavailable".into(),
+        }
+    }
+
     fn rows_headless(&self) -> Vec<(&'static str, String)> {
         vec![
             ("frames", self.frames.to_string()),
@@ -489,37 +414,8 @@ impl RunSummary {
                     self.frame_ms.p50, self.frame_ms.p99, self.target_ms, self.frame_budget_ms
                 ),
             ),
-            (
-                "lanes",
-                self.detail.lanes
-                    .iter()
-                    .map(|l| {
-                        format!(
-                            "{}={} ({:.0}% busy)",
-                            l.name,
-                            l.workers,
-                            l.mean_busy * 100.0
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            ),
-            (
-                "gpu",
-                match (&self.detail.gpu.device, &self.detail.gpu.unavailable_reason) {
-                    (Some(d), _) => format!(
-                        "{d}; {}",
-                        self.detail.gpu
-                            .passes
-                            .iter()
-                            .map(|p| format!("{} {:.3} ms", p.name, p.ema_ms))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                    (None, Some(why)) => format!("unavailable: {why}"),
-                    (None, None) => "unavailable".into(),
-                },
-            ),
+            ("lanes", self.lanes_row()),
+            ("gpu", self.gpu_row()),
             (
                 "validation messages",
                 self.validation_messages
@@ -653,4 +549,145 @@ fn systems_of(world: &World, rec: &RunRecorder) -> Vec<SystemEntry> {
             })
         })
         .collect()
+}
+
+/// Each plan lane with its mean busy share over the recorded frames.
+fn lanes_of(engine: &Engine, rec: &RunRecorder) -> Vec<LaneEntry> {
+    engine
+        .lanes()
+        .plan()
+        .lanes()
+        .iter()
+        .enumerate()
+        .map(|(i, l)| LaneEntry {
+            name: l.name.clone(),
+            kind: match l.kind {
+                lanegraph_jobs::LaneKind::FrameCritical => "frame_critical".into(),
+                lanegraph_jobs::LaneKind::Background => "background".into(),
+            },
+            workers: l.worker_cores.len(),
+            cores: l.worker_cores.clone(),
+            mean_busy: rec.mean_lane_busy(i).unwrap_or(0.0),
+        })
+        .collect()
+}
+
+/// The GPU: its device (or why there is none), its passes and the last frame's time.
+fn gpu_of(dev: &RenderDevice, rstats: &RenderStats) -> GpuEntry {
+    GpuEntry {
+        available: dev.name.is_some(),
+        device: dev.name.clone(),
+        unavailable_reason: dev.unavailable.clone(),
+        passes: rstats
+            .gpu
+            .as_ref()
+            .map(|g| g.passes.clone())
+            .unwrap_or_default(),
+        frame_ms: rstats.gpu.as_ref().map(|g| g.total_ms),
+    }
+}
+
+/// Each agent's strategy in force, by name.
+fn strategies_of(c: &lanegraph_budget::Controller) -> BTreeMap<String, String> {
+    let mut strategies = BTreeMap::new();
+    for id in c.agent_ids() {
+        if let (Some(name), Some(cur), Some(list)) =
+            (c.agent_name(id), c.current(id), c.strategies(id))
+        {
+            strategies.insert(name.to_string(), list[cur.get()].name.clone());
+        }
+    }
+    strategies
+}
+
+/// The run's verdict (frame target, then adaptation) and the adaptation figures it read.
+fn verdicts_of(
+    engine: &Engine,
+    gpu: &GpuEntry,
+    decisions: &[DecisionEntry],
+) -> (String, AdaptationEntry) {
+    let rec = engine.run_record();
+    let times = rec.frame_ms();
+    let c = engine.controller();
+    let cheapest = |id: AgentId| match (c.current(id), c.strategies(id)) {
+        (Some(cur), Some(list)) => cur.get() + 1 >= list.len(),
+        _ => true,
+    };
+    // Every agent counts for "cheapest": the built-in ones the game installed and its own.
+    let cpu_cheapest = c
+        .agent_ids()
+        .filter(|&id| c.pool(id) == Some(lanegraph_budget::Pool::Cpu))
+        .all(cheapest);
+    // The GPU frame as the controller sees it: the passes' smoothed times (one raw reading is
+    // one frame's noise).
+    let gpu_ms = (!gpu.passes.is_empty())
+        .then(|| gpu.passes.iter().map(|p| p.ema_ms).sum::<f64>())
+        .or(gpu.frame_ms);
+    let target_verdict = target_verdict(
+        VerdictFigures {
+            cpu_p50: times.percentile(50.0).unwrap_or(0.0),
+            cpu_p99: times.percentile(99.0).unwrap_or(0.0),
+            gpu_ms,
+            target: rec.last_target_ms(),
+            budget: 1000.0 / engine.config().target_fps,
+            over_target: rec.frames_over_target(),
+            frames: rec.frames(),
+        },
+        cpu_cheapest,
+        engine.render_agent().is_none_or(cheapest),
+    );
+    let adaptation = adaptation_of(
+        c.agent_ids().filter_map(|id| c.agent_name(id)),
+        decisions,
+        engine.frames(),
+        (2.0 * engine.config().target_fps).round() as u64,
+        rec.frames_over_budget_after_a_decision(),
+        c.log().dropped() == 0,
+    );
+    let minutes = engine.frames() as f64 / engine.config().target_fps / 60.0;
+    let verdict = format!("{target_verdict}; {}", adaptation.verdict(minutes));
+    (verdict, adaptation)
+}
+
+/// The summary's detail: lanes, GPU, assets, caches, presents, memory, layout, systems and
+/// the adaptation figures.
+fn detail_of(
+    engine: &Engine,
+    rstats: &RenderStats,
+    gpu: GpuEntry,
+    adaptation: AdaptationEntry,
+) -> RunDetail {
+    let rec = engine.run_record();
+    let (totals, failures) = engine.asset_report();
+    let vc = engine.view_cache_stats();
+    RunDetail {
+        lanes: lanes_of(engine, rec),
+        gpu,
+        assets: AssetEntry {
+            requested: totals.requested,
+            pending: totals.requested - totals.loaded - totals.failed,
+            loaded: totals.loaded,
+            failed: totals.failed,
+            failures: failures.to_vec(),
+            uploaded: rstats.textures,
+            uploaded_gpu: rstats.gpu_textures,
+        },
+        view_cache: BTreeMap::from([("hits".into(), vc.hits), ("misses".into(), vc.misses)]),
+        render: BTreeMap::from([
+            ("drawn".into(), rstats.drawn),
+            ("skipped".into(), rstats.skipped),
+        ]),
+        present: rstats.present.map(|p| PresentEntry {
+            mode: p.mode.into(),
+            presented: p.presented,
+            skipped_minimised: p.skipped_minimised,
+            recreated: p.recreated,
+            interval_ms: rstats.present_interval_ms,
+            refresh_ms: (p.refresh_ns > 0).then(|| p.refresh_ns as f64 / 1e6),
+        }),
+        gpu_memory: gpu_memory_of(rstats),
+        layout_advice: layout_rows(engine.world()),
+        systems: systems_of(engine.world(), rec),
+        adaptation,
+    }
 }

@@ -142,9 +142,6 @@ impl World {
     /// order (an unknown name is [`RegisterError::UnknownOrderTarget`], a cycle
     /// [`RegisterError::OrderCycle`]); never grows the table
     /// (sized for [`MAX_SYSTEMS`] at construction).
-    ///
-    /// About 80 lines: each check (name, budget, order, capacity) returns its own typed error
-    /// before anything is stored, so a refused definition leaves the table untouched.
     pub fn register_system(&mut self, def: SystemDef) -> Result<SystemId, RegisterError> {
         let SystemDef {
             name,
@@ -155,21 +152,9 @@ impl World {
             order,
             run_if,
         } = def;
-        let t = &mut self.systems;
-        if t.running {
-            return Err(RegisterError::WhileRunning {
-                name: name.into_owned(),
-            });
-        }
-        if name.trim().is_empty() {
-            return Err(RegisterError::EmptyName);
-        }
-        if let Some(i) = t.records.iter().position(|r| r.name == name) {
-            return Err(RegisterError::DuplicateName {
-                name: name.into_owned(),
-                existing: SystemId::new(self.id(), i as u32),
-            });
-        }
+        // Every check returns its typed error before anything is stored: a refused definition
+        // leaves the table untouched.
+        self.check_new_system(&name)?;
         let budget = match budget.validate() {
             Ok(b) => b,
             Err(source) => {
@@ -179,35 +164,14 @@ impl World {
                 })
             }
         };
-        if t.records.len() >= MAX_SYSTEMS {
+        if self.systems.records.len() >= MAX_SYSTEMS {
             return Err(RegisterError::TooMany {
                 name: name.into_owned(),
                 max: MAX_SYSTEMS,
             });
         }
-        // The order with this system in it; refused whole on an unknown name or a cycle.
-        let schedule = {
-            let mut names: Vec<&str> = t.records.iter().map(|r| r.name.as_ref()).collect();
-            names.push(name.as_ref());
-            let mut orders = t.orders.clone();
-            orders.push(order.clone());
-            super::order::schedule(&names, &orders)
-        };
-        let schedule = match schedule {
-            Ok(s) => s,
-            Err(OrderError::UnknownTarget { target, .. }) => {
-                return Err(RegisterError::UnknownOrderTarget {
-                    name: name.into_owned(),
-                    target,
-                })
-            }
-            Err(OrderError::Cycle { cycle }) => {
-                return Err(RegisterError::OrderCycle {
-                    name: name.into_owned(),
-                    cycle,
-                })
-            }
-        };
+        let schedule = self.schedule_with(&name, &order)?;
+        let t = &mut self.systems;
         let index = t.records.len() as u32;
         t.order.clear();
         t.order.extend(schedule);
@@ -231,6 +195,49 @@ impl World {
         // not on the first step, so a step allocates nothing.
         self.change.system_seen.push(0);
         Ok(SystemId::new(self.id(), index))
+    }
+
+    /// A system named `name` may join the table: none is running, and the name is not empty
+    /// and not taken.
+    fn check_new_system(&self, name: &str) -> Result<(), RegisterError> {
+        let t = &self.systems;
+        if t.running {
+            return Err(RegisterError::WhileRunning { name: name.into() });
+        }
+        if name.trim().is_empty() {
+            return Err(RegisterError::EmptyName);
+        }
+        if let Some(i) = t.records.iter().position(|r| r.name == name) {
+            return Err(RegisterError::DuplicateName {
+                name: name.into(),
+                existing: SystemId::new(self.id(), i as u32),
+            });
+        }
+        Ok(())
+    }
+
+    /// The schedule with system `name` (ordered by `order`) in it; refused whole on an unknown
+    /// name or a cycle.
+    fn schedule_with(
+        &self,
+        name: &str,
+        order: &super::order::Ordering,
+    ) -> Result<Vec<u32>, RegisterError> {
+        let t = &self.systems;
+        let mut names: Vec<&str> = t.records.iter().map(|r| r.name.as_ref()).collect();
+        names.push(name);
+        let mut orders = t.orders.clone();
+        orders.push(order.clone());
+        super::order::schedule(&names, &orders).map_err(|e| match e {
+            OrderError::UnknownTarget { target, .. } => RegisterError::UnknownOrderTarget {
+                name: name.into(),
+                target,
+            },
+            OrderError::Cycle { cycle } => RegisterError::OrderCycle {
+                name: name.into(),
+                cycle,
+            },
+        })
     }
 
     /// The body of [`WorldHooks::system_count`](crate::hooks::WorldHooks::system_count), which documents it.

@@ -63,43 +63,19 @@ pub(super) struct Metrics {
     pub(super) lane_panics: Vec<Counter>,
 }
 
+/// The per-lane series, each a family with the lane as its label
+/// (OpenMetrics: `..{lane="physics"}`), in plan order.
+type LaneSeries = (Vec<Gauge>, Vec<Counter>, Vec<Gauge>, Vec<Counter>);
+
 impl Metrics {
-    /// Registers every engine metric once (`docs/telemetry.md` lists them). A list of about
-    /// 100 lines, one registration per metric with its unit and help text, kept in one place
-    /// so the exported names are read in one place.
+    /// Registers every engine metric once (`docs/telemetry.md` lists them), one line per
+    /// metric with its unit and help text, so the exported names are read in one place.
     pub(super) fn new(r: &Registry, lanes: &Lanes) -> Result<Metrics, telemetry::RegisterError> {
         let _ = telemetry::register_memory_metrics(r);
         let _ = telemetry::spans::register_metrics(r);
-        let (mut lane_busy, mut lane_jobs) = (Vec::new(), Vec::new());
-        let (mut lane_queued, mut lane_panics) = (Vec::new(), Vec::new());
-        for l in lanes.plan().lanes() {
-            // One family per quantity, the lane a label (OpenMetrics: `..{lane="physics"}`).
-            let lane: &[(&str, &str)] = &[("lane", &l.name)];
-            lane_busy.push(r.register_gauge(
-                "lane.busy",
-                lane,
-                Unit::Ratio,
-                "Share of the last frame the lane's workers were busy.",
-            )?);
-            lane_jobs.push(r.register_counter(
-                "lane.jobs",
-                lane,
-                Unit::None,
-                "Jobs the lane's workers popped.",
-            )?);
-            lane_queued.push(r.register_gauge(
-                "lane.queue_depth",
-                lane,
-                Unit::None,
-                "Jobs waiting on the lane at the frame's end.",
-            )?);
-            lane_panics.push(r.register_counter(
-                "lane.panics",
-                lane,
-                Unit::None,
-                "Detached jobs on the lane that panicked (the lane lives on).",
-            )?);
-        }
+        let (lane_busy, lane_jobs, lane_queued, lane_panics) = Self::lane_series(r, lanes)?;
+        let counter = |name, help| r.register_counter(name, &[], Unit::None, help);
+        let gauge = |name, unit, help| r.register_gauge(name, &[], unit, help);
         Ok(Metrics {
             frame_time: r.register_histogram(
                 "frame.time",
@@ -108,75 +84,40 @@ impl Metrics {
                 "Wall time of one frame on the owner thread.",
                 Buckets::frame_time_seconds(),
             )?,
-            completed: r.register_counter(
-                "frame.completed",
-                &[],
-                Unit::None,
-                "Frames completed.",
-            )?,
-            steps: r.register_counter(
-                "frame.sim_steps",
-                &[],
-                Unit::None,
-                "Fixed simulation steps taken.",
-            )?,
-            dropped: r.register_counter(
+            completed: counter("frame.completed", "Frames completed.")?,
+            steps: counter("frame.sim_steps", "Fixed simulation steps taken.")?,
+            dropped: counter(
                 "frame.steps_dropped",
-                &[],
-                Unit::None,
                 "Fixed steps dropped by the 5-step cap (slow motion).",
             )?,
-            target: r.register_gauge(
+            target: gauge(
                 "frame.target",
-                &[],
                 Unit::Seconds,
                 "The budget controller's current frame-time target.",
             )?,
-            over_target: r.register_counter(
+            over_target: counter(
                 "frame.over_target",
-                &[],
-                Unit::None,
                 "Frames whose wall time exceeded the target.",
             )?,
-            multiplier: r.register_gauge(
+            multiplier: gauge(
                 "budget.multiplier",
-                &[],
                 Unit::Ratio,
                 "The PID's global budget multiplier.",
             )?,
-            switches: r.register_counter(
+            switches: counter(
                 "budget.switches",
-                &[],
-                Unit::None,
                 "Strategy switches, each logged with its reason.",
             )?,
-            asset_loaded: r.register_counter(
-                "asset.loaded",
-                &[],
-                Unit::None,
-                "Assets loaded and applied.",
-            )?,
-            asset_failed: r.register_counter(
-                "asset.failed",
-                &[],
-                Unit::None,
-                "Asset requests that ended in an error.",
-            )?,
-            asset_pending: r.register_gauge(
-                "asset.pending",
-                &[],
-                Unit::None,
-                "Asset requests in flight.",
-            )?,
-            gpu_frame: r.register_gauge(
+            asset_loaded: counter("asset.loaded", "Assets loaded and applied.")?,
+            asset_failed: counter("asset.failed", "Asset requests that ended in an error.")?,
+            asset_pending: gauge("asset.pending", Unit::None, "Asset requests in flight.")?,
+            gpu_frame: gauge(
                 "gpu.frame.time",
-                &[],
                 Unit::Seconds,
                 "GPU time of the whole frame (EMA-smoothed).",
             )?,
-            alpha: r.register_gauge(
+            alpha: gauge(
                 "frame.interpolation_alpha",
-                &[],
                 Unit::Ratio,
                 "Leftover of the fixed-step accumulator, 0..1.",
             )?,
@@ -185,6 +126,39 @@ impl Metrics {
             lane_queued,
             lane_panics,
         })
+    }
+
+    /// `lane.busy`, `lane.jobs`, `lane.queue_depth` and `lane.panics` for every plan lane.
+    fn lane_series(r: &Registry, lanes: &Lanes) -> Result<LaneSeries, telemetry::RegisterError> {
+        let mut out: LaneSeries = Default::default();
+        for l in lanes.plan().lanes() {
+            let lane: &[(&str, &str)] = &[("lane", &l.name)];
+            out.0.push(r.register_gauge(
+                "lane.busy",
+                lane,
+                Unit::Ratio,
+                "Share of the last frame the lane's workers were busy.",
+            )?);
+            out.1.push(r.register_counter(
+                "lane.jobs",
+                lane,
+                Unit::None,
+                "Jobs the lane's workers popped.",
+            )?);
+            out.2.push(r.register_gauge(
+                "lane.queue_depth",
+                lane,
+                Unit::None,
+                "Jobs waiting on the lane at the frame's end.",
+            )?);
+            out.3.push(r.register_counter(
+                "lane.panics",
+                lane,
+                Unit::None,
+                "Detached jobs on the lane that panicked (the lane lives on).",
+            )?);
+        }
+        Ok(out)
     }
 }
 

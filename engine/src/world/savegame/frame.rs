@@ -108,6 +108,46 @@ pub(crate) fn read(
     limit: u64,
     formats: std::ops::RangeInclusive<u32>,
 ) -> Result<Read1, LoadError> {
+    let head = header_line(&mut input)?;
+    if !head.starts_with(HEADER_MAGIC.as_bytes()) {
+        let mut rest = head;
+        let cap = limit.saturating_add(1);
+        (&mut input)
+            .take(cap.saturating_sub(rest.len() as u64))
+            .read_to_end(&mut rest)?;
+        if rest.len() as u64 > limit {
+            return Err(LoadError::TooLarge { size: None, limit });
+        }
+        return Ok(Read1::Unframed(rest));
+    }
+    let h = Header::parse(&head, limit, formats)?;
+    let doc = read_exactly(&mut input, h.size)?;
+    if (doc.len() as u64) < h.size {
+        return Err(corrupt(format!(
+            "the file is cut: {} of {} document bytes",
+            doc.len(),
+            h.size
+        )));
+    }
+    if input.read(&mut [0u8; 1])? != 0 {
+        return Err(corrupt("bytes follow the document"));
+    }
+    let (c, f) = checksums(&doc);
+    if u64::from(c) != h.crc || f != h.fnv {
+        return Err(LoadError::Corrupt {
+            at: "checksum".into(),
+            reason: "the document does not match the checksums in its header (the file was \
+                     damaged, or edited by hand: reseal an edited text save with \
+                     `SaveSchema::reseal`)"
+                .into(),
+        });
+    }
+    Ok(Read1::Framed(doc, h.form, h.version))
+}
+
+/// The header line, read a byte at a time up to its newline (at most `MAX_HEADER` bytes), or
+/// the first bytes of an unframed save, up to where they stop matching the magic.
+fn header_line(input: &mut impl Read) -> Result<Vec<u8>, LoadError> {
     let mut head = Vec::with_capacity(MAX_HEADER);
     let mut byte = [0u8; 1];
     loop {
@@ -126,85 +166,81 @@ pub(crate) fn read(
             break;
         }
     }
-    if !head.starts_with(HEADER_MAGIC.as_bytes()) {
-        let mut rest = head;
-        let cap = limit.saturating_add(1);
-        (&mut input)
-            .take(cap.saturating_sub(rest.len() as u64))
-            .read_to_end(&mut rest)?;
-        if rest.len() as u64 > limit {
-            return Err(LoadError::TooLarge { size: None, limit });
-        }
-        return Ok(Read1::Unframed(rest));
-    }
-    let line = std::str::from_utf8(&head)
-        .ok()
-        .and_then(|l| l.strip_suffix('\n'))
-        .ok_or_else(|| corrupt("the header line is cut or not text"))?;
-    let words: Vec<&str> = line.split(' ').collect();
-    let [_, version, size, crc, fnv, kind] = words[..] else {
-        return Err(corrupt(format!(
-            "the header has {} words, not 6",
-            words.len()
-        )));
-    };
-    let version: u64 = version
-        .parse()
-        .map_err(|_| corrupt("the header's format is not a number"))?;
-    let Some(version) = u32::try_from(version).ok().filter(|v| formats.contains(v)) else {
-        return Err(LoadError::Format {
-            found: version,
-            supported: *formats.end(),
-        });
-    };
-    let size: u64 = size
-        .parse()
-        .map_err(|_| corrupt("the header's size is not a number"))?;
-    if size > limit {
-        return Err(LoadError::TooLarge {
-            size: Some(size),
-            limit,
-        });
-    }
-    let hex = |s: &str, digits: usize| {
-        (s.len() == digits)
-            .then(|| u64::from_str_radix(s, 16).ok())
-            .flatten()
-    };
-    let (Some(crc), Some(fnv)) = (hex(crc, 8), hex(fnv, 16)) else {
-        return Err(corrupt("the header's checksums are not hexadecimal"));
-    };
-    let form = match kind {
-        "cbor" => Form::Binary,
-        "json" => Form::Text,
-        other => {
+    Ok(head)
+}
+
+/// A framed save's header: `lanegraph-save VERSION SIZE CRC32 FNV64 KIND`.
+struct Header {
+    version: u32,
+    size: u64,
+    crc: u64,
+    fnv: u64,
+    form: Form,
+}
+
+impl Header {
+    /// Parses and checks a header line: a supported format, a size within `limit`, checksums
+    /// in hexadecimal, a known document kind.
+    fn parse(
+        head: &[u8],
+        limit: u64,
+        formats: std::ops::RangeInclusive<u32>,
+    ) -> Result<Header, LoadError> {
+        let line = std::str::from_utf8(head)
+            .ok()
+            .and_then(|l| l.strip_suffix('\n'))
+            .ok_or_else(|| corrupt("the header line is cut or not text"))?;
+        let words: Vec<&str> = line.split(' ').collect();
+        let [_, version, size, crc, fnv, kind] = words[..] else {
             return Err(corrupt(format!(
-                "unknown document kind {:?}",
-                crate::world::quoted(other, 80)
-            )))
+                "the header has {} words, not 6",
+                words.len()
+            )));
+        };
+        let version: u64 = version
+            .parse()
+            .map_err(|_| corrupt("the header's format is not a number"))?;
+        let Some(version) = u32::try_from(version).ok().filter(|v| formats.contains(v)) else {
+            return Err(LoadError::Format {
+                found: version,
+                supported: *formats.end(),
+            });
+        };
+        let size: u64 = size
+            .parse()
+            .map_err(|_| corrupt("the header's size is not a number"))?;
+        if size > limit {
+            return Err(LoadError::TooLarge {
+                size: Some(size),
+                limit,
+            });
         }
-    };
-    let doc = read_exactly(&mut input, size)?;
-    if (doc.len() as u64) < size {
-        return Err(corrupt(format!(
-            "the file is cut: {} of {size} document bytes",
-            doc.len()
-        )));
+        let hex = |s: &str, digits: usize| {
+            (s.len() == digits)
+                .then(|| u64::from_str_radix(s, 16).ok())
+                .flatten()
+        };
+        let (Some(crc), Some(fnv)) = (hex(crc, 8), hex(fnv, 16)) else {
+            return Err(corrupt("the header's checksums are not hexadecimal"));
+        };
+        let form = match kind {
+            "cbor" => Form::Binary,
+            "json" => Form::Text,
+            other => {
+                return Err(corrupt(format!(
+                    "unknown document kind {:?}",
+                    crate::world::quoted(other, 80)
+                )))
+            }
+        };
+        Ok(Header {
+            version,
+            size,
+            crc,
+            fnv,
+            form,
+        })
     }
-    if input.read(&mut byte)? != 0 {
-        return Err(corrupt("bytes follow the document"));
-    }
-    let (c, f) = checksums(&doc);
-    if u64::from(c) != crc || f != fnv {
-        return Err(LoadError::Corrupt {
-            at: "checksum".into(),
-            reason: "the document does not match the checksums in its header (the file was \
-                     damaged, or edited by hand: reseal an edited text save with \
-                     `SaveSchema::reseal`)"
-                .into(),
-        });
-    }
-    Ok(Read1::Framed(doc, form, version))
 }
 
 /// Writes `bytes` to `path` atomically: a temporary file beside it, written, flushed to disk,

@@ -547,8 +547,7 @@ impl SaveSchema {
 
     /// Applies a decoded save to `world`: every column and resource is decoded before the first
     /// one is applied (a corrupt column changes nothing), then the world's hash is checked
-    /// against the saved one. One function (about 80 lines) because that decode-everything-then-
-    /// apply order is its contract.
+    /// against the saved one.
     fn apply(&self, world: &mut World, file: SaveFile) -> Result<LoadReport, LoadError> {
         let table = EntityTable::from_saved_parts(
             &file.entities.generations,
@@ -559,74 +558,9 @@ impl SaveSchema {
             at: "entity table".into(),
             reason: reason.into(),
         })?;
-        let step =
-            FixedStep::from_parts(file.fixed_step.0, file.fixed_step.1).ok_or_else(|| {
-                LoadError::Corrupt {
-                    at: "header".into(),
-                    reason: format!(
-                        "fixed step {:?} (nanoseconds over a denominator) is not a step of 1 us \
-                         to 10 s",
-                        file.fixed_step
-                    ),
-                }
-            })?;
-        // The fingerprint is of the shapes the file lists: a file whose shapes were damaged
-        // (so a value could be misread as another version's) is refused here.
-        let listed = fingerprint(&file.components, &file.resources);
-        if listed != file.fingerprint {
-            return Err(LoadError::Corrupt {
-                at: "header".into(),
-                reason: format!(
-                    "the schema fingerprint {:#018x} does not match the shapes listed \
-                     ({listed:#018x})",
-                    file.fingerprint
-                ),
-            });
-        }
-        // The step counter in simulated time: past a century of steps, it is damage or a
-        // forgery (2^40 steps is 580 years at 60 Hz), not a game's save.
-        let simulated_ns =
-            u128::from(file.tick) * u128::from(step.numer_ns()) / u128::from(step.denom());
-        // The frame counter too: past 2^53 frames (a million years at 300 fps) it is a forgery,
-        // and counting on from near u64::MAX would overflow.
-        if file.frame > 1 << 53 {
-            return Err(LoadError::Corrupt {
-                at: "header".into(),
-                reason: format!("frame {} is past 2^53", file.frame),
-            });
-        }
-        if simulated_ns > MAX_SIMULATED_NS {
-            return Err(LoadError::Corrupt {
-                at: "header".into(),
-                reason: format!(
-                    "tick {} at a {} s step is more than a century of simulated time",
-                    file.tick,
-                    step.as_secs_f64()
-                ),
-            });
-        }
-        let mut admitted = Admitted::default();
-        let mut writes: Vec<Apply> = Vec::new();
-        for col in file.components {
-            let i = admitted.admit(
-                "component",
-                self.components.iter().map(|c| (c.name, c.schema)),
-                &col.name,
-                &col.schema,
-            )?;
-            writes.push((self.components[i].load)(world, col, &table)?);
-        }
+        let step = checked_header(&file)?;
         let saved_resources = file.resources.len();
-        for res in file.resources {
-            let i = admitted.admit(
-                "resource",
-                self.resources.iter().map(|r| (r.name, r.schema)),
-                &res.name,
-                &res.schema,
-            )?;
-            writes.push((self.resources[i].load)(world, res)?);
-        }
-        let migrated = admitted.migrated;
+        let (writes, migrated) = self.decode_all(world, file.components, file.resources, &table)?;
         // Every part decoded and checked: now write.
         for c in &mut world.columns {
             c.clear_rows();
@@ -656,4 +590,87 @@ impl SaveSchema {
             tick: file.tick,
         })
     }
+
+    /// Every saved column and resource admitted against the schema (migrating an older
+    /// shape) and decoded into a write, none applied yet; with the names migrated.
+    fn decode_all(
+        &self,
+        world: &mut World,
+        components: Vec<SavedColumn>,
+        resources: Vec<SavedResource>,
+        table: &EntityTable,
+    ) -> Result<(Vec<Apply>, Vec<&'static str>), LoadError> {
+        let mut admitted = Admitted::default();
+        let mut writes: Vec<Apply> = Vec::new();
+        for col in components {
+            let i = admitted.admit(
+                "component",
+                self.components.iter().map(|c| (c.name, c.schema)),
+                &col.name,
+                &col.schema,
+            )?;
+            writes.push((self.components[i].load)(world, col, table)?);
+        }
+        for res in resources {
+            let i = admitted.admit(
+                "resource",
+                self.resources.iter().map(|r| (r.name, r.schema)),
+                &res.name,
+                &res.schema,
+            )?;
+            writes.push((self.resources[i].load)(world, res)?);
+        }
+        Ok((writes, admitted.migrated))
+    }
+}
+
+/// The save's header values checked: the fixed step, the fingerprint of the shapes it lists,
+/// and the tick and frame counters within what a game can reach. Returns the step.
+fn checked_header(file: &SaveFile) -> Result<FixedStep, LoadError> {
+    let step = FixedStep::from_parts(file.fixed_step.0, file.fixed_step.1).ok_or_else(|| {
+        LoadError::Corrupt {
+            at: "header".into(),
+            reason: format!(
+                "fixed step {:?} (nanoseconds over a denominator) is not a step of 1 us \
+                     to 10 s",
+                file.fixed_step
+            ),
+        }
+    })?;
+    // The fingerprint is of the shapes the file lists: a file whose shapes were damaged
+    // (so a value could be misread as another version's) is refused here.
+    let listed = fingerprint(&file.components, &file.resources);
+    if listed != file.fingerprint {
+        return Err(LoadError::Corrupt {
+            at: "header".into(),
+            reason: format!(
+                "the schema fingerprint {:#018x} does not match the shapes listed \
+                 ({listed:#018x})",
+                file.fingerprint
+            ),
+        });
+    }
+    // The step counter in simulated time: past a century of steps, it is damage or a
+    // forgery (2^40 steps is 580 years at 60 Hz), not a game's save.
+    let simulated_ns =
+        u128::from(file.tick) * u128::from(step.numer_ns()) / u128::from(step.denom());
+    // The frame counter too: past 2^53 frames (a million years at 300 fps) it is a forgery,
+    // and counting on from near u64::MAX would overflow.
+    if file.frame > 1 << 53 {
+        return Err(LoadError::Corrupt {
+            at: "header".into(),
+            reason: format!("frame {} is past 2^53", file.frame),
+        });
+    }
+    if simulated_ns > MAX_SIMULATED_NS {
+        return Err(LoadError::Corrupt {
+            at: "header".into(),
+            reason: format!(
+                "tick {} at a {} s step is more than a century of simulated time",
+                file.tick,
+                step.as_secs_f64()
+            ),
+        });
+    }
+    Ok(step)
 }
