@@ -142,11 +142,9 @@ pub fn chrome_trace_json(spans: &[SpanRecord], tracks: &[TrackInfo], dropped: u6
 }
 
 /// [`chrome_trace_json`] with a [`COUNTER_MEMORY`] sample per frame: `memory` holds (frame
-/// number, live heap bytes), placed at that frame's `frame` span start.
-///
-/// One function (about 90 lines) on purpose: the track metadata, the complete events and the
-/// per-frame counter samples are built from one sorted copy of the spans, in the order the
-/// document lists them.
+/// number, live heap bytes), placed at that frame's `frame` span start. The track metadata,
+/// the complete events and the per-frame counter samples come from one sorted copy of the
+/// spans, in the order the document lists them.
 pub fn chrome_trace_json_with_memory(
     spans: &[SpanRecord],
     tracks: &[TrackInfo],
@@ -156,26 +154,8 @@ pub fn chrome_trace_json_with_memory(
     let pid = std::process::id();
     let mut sorted = spans.to_vec();
     sort_for_export(&mut sorted);
-
-    let used: BTreeSet<TrackId> = sorted.iter().map(|s| s.track).collect();
     let mut events: Vec<Value> = Vec::with_capacity(sorted.len() + 2 * tracks.len() + 1);
-    events.push(json!({
-        "ph": "M", "name": "process_name", "pid": pid, "tid": 0,
-        "args": {"name": "lanegraph"}
-    }));
-    for t in tracks
-        .iter()
-        .filter(|t| used.contains(&t.id) || t.kind.order() < 3)
-    {
-        events.push(json!({
-            "ph": "M", "name": "thread_name", "pid": pid, "tid": t.id.0,
-            "args": {"name": t.name}
-        }));
-        events.push(json!({
-            "ph": "M", "name": "thread_sort_index", "pid": pid, "tid": t.id.0,
-            "args": {"sort_index": sort_index(tracks, t)}
-        }));
-    }
+    track_metadata(&sorted, tracks, pid, &mut events);
     // The owner's frame spans (`n` = the frame number), by start: every event inside one gets
     // its frame number, and each frame adds counter samples.
     let mut frames: Vec<&SpanRecord> = sorted
@@ -189,29 +169,7 @@ pub fn chrome_trace_json_with_memory(
         (t <= f.end).then_some(f.n).flatten()
     };
     for s in &sorted {
-        let start_ns = s.start.as_ns();
-        let dur_ns = s.duration_ns();
-        let mut e = json!({
-            "ph": "X", "cat": category(tracks, s.track), "name": s.name, "pid": pid,
-            "tid": s.track.0, "ts": start_ns as f64 / 1000.0, "dur": dur_ns as f64 / 1000.0,
-        });
-        let mut args = serde_json::Map::new();
-        if s.name == FRAME_SPAN {
-            if let Some(n) = s.n {
-                args.insert("frame".into(), n.into());
-            }
-        } else {
-            if let Some(n) = s.n {
-                args.insert("n".into(), n.into());
-            }
-            if let Some(f) = frame_at(s.start) {
-                args.insert("frame".into(), f.into());
-            }
-        }
-        if !args.is_empty() {
-            e["args"] = Value::Object(args);
-        }
-        events.push(e);
+        events.push(complete_event(s, tracks, pid, frame_at(s.start)));
     }
     events.extend(counters(&sorted, tracks, &frames, pid));
     for f in &frames {
@@ -233,6 +191,56 @@ pub fn chrome_trace_json_with_memory(
         }
     })
     .to_string()
+}
+
+/// The process's name, then each track's name and sort index (tracks with spans, and the
+/// owner's, workers' and helpers' tracks even without).
+fn track_metadata(sorted: &[SpanRecord], tracks: &[TrackInfo], pid: u32, events: &mut Vec<Value>) {
+    let used: BTreeSet<TrackId> = sorted.iter().map(|s| s.track).collect();
+    events.push(json!({
+        "ph": "M", "name": "process_name", "pid": pid, "tid": 0,
+        "args": {"name": "lanegraph"}
+    }));
+    for t in tracks
+        .iter()
+        .filter(|t| used.contains(&t.id) || t.kind.order() < 3)
+    {
+        events.push(json!({
+            "ph": "M", "name": "thread_name", "pid": pid, "tid": t.id.0,
+            "args": {"name": t.name}
+        }));
+        events.push(json!({
+            "ph": "M", "name": "thread_sort_index", "pid": pid, "tid": t.id.0,
+            "args": {"sort_index": sort_index(tracks, t)}
+        }));
+    }
+}
+
+/// One span as a complete (`X`) event: a frame span carries its number; any other span its
+/// `n` and the number of the frame it falls in.
+fn complete_event(s: &SpanRecord, tracks: &[TrackInfo], pid: u32, frame: Option<u64>) -> Value {
+    let mut e = json!({
+        "ph": "X", "cat": category(tracks, s.track), "name": s.name, "pid": pid,
+        "tid": s.track.0, "ts": s.start.as_ns() as f64 / 1000.0,
+        "dur": s.duration_ns() as f64 / 1000.0,
+    });
+    let mut args = serde_json::Map::new();
+    if s.name == FRAME_SPAN {
+        if let Some(n) = s.n {
+            args.insert("frame".into(), n.into());
+        }
+    } else {
+        if let Some(n) = s.n {
+            args.insert("n".into(), n.into());
+        }
+        if let Some(f) = frame {
+            args.insert("frame".into(), f.into());
+        }
+    }
+    if !args.is_empty() {
+        e["args"] = Value::Object(args);
+    }
+    e
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 /// The module folders, relative to the repository root, and the file holding their docs.
-const FOLDERS: [(&str, &str); 17] = [
+const FOLDERS: [(&str, &str); 18] = [
     ("engine/src/world", "mod.rs"),
     ("engine/src/world/query", "mod.rs"),
     ("engine/src/world/savegame", "mod.rs"),
@@ -20,6 +20,7 @@ const FOLDERS: [(&str, &str); 17] = [
     ("budget/src/heuristics", "mod.rs"),
     ("jobs/src", "lib.rs"),
     ("jobs/src/queue", "mod.rs"),
+    ("jobs/src/lanes", "mod.rs"),
     ("telemetry/src", "lib.rs"),
     ("simd/src", "lib.rs"),
     ("netcode/src", "lib.rs"),

@@ -401,11 +401,9 @@ mod pipeline_tests {
         Arc::new(Lanes::start(plan).expect("lanes"))
     }
 
-    /// Decode on the asset lane, upload on the render lane, one graph: every request completes
-    /// exactly once (good, corrupt, missing, panicking), only good images reach the sink, and
-    /// they reach it on a render-lane thread.
-    #[test]
-    fn one_graph_decodes_on_asset_and_uploads_on_render() {
+    /// Five good PNGs, a corrupt one, a missing one and one named to panic, in a fresh
+    /// folder.
+    fn asset_files() -> (PathBuf, Vec<PathBuf>) {
         let dir = std::env::temp_dir().join(format!("lanegraph-assets-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let png = encode_png(2, 2, &[7u8; 16]).unwrap();
@@ -420,6 +418,15 @@ mod pipeline_tests {
         let boom = dir.join("panic_me.png");
         std::fs::write(&boom, &png).unwrap();
         files.extend([corrupt, dir.join("missing.png"), boom]);
+        (dir, files)
+    }
+
+    /// Decode on the asset lane, upload on the render lane, one graph: every request completes
+    /// exactly once (good, corrupt, missing, panicking), only good images reach the sink, and
+    /// they reach it on a render-lane thread.
+    #[test]
+    fn one_graph_decodes_on_asset_and_uploads_on_render() {
+        let (dir, files) = asset_files();
 
         let lanes = lanes();
         let uploads: Arc<Mutex<Vec<(PathBuf, String)>>> = Arc::default();

@@ -149,26 +149,8 @@ impl<C: Sync> Graph<C> {
         lanes: &Lanes,
     ) -> Graph<C> {
         let n = names.len();
-        let mut succ_off = Vec::with_capacity(n + 1);
-        let mut succs = Vec::new();
-        for list in &succ_lists {
-            succ_off.push(succs.len() as u32);
-            succs.extend_from_slice(list);
-        }
-        succ_off.push(succs.len() as u32);
-        let mut roots: Vec<u32> = (0..n as u32).filter(|&i| preds[i as usize] == 0).collect();
-        roots.sort_by_key(|&i| (lane_of[i as usize], i));
-        let mut root_groups = Vec::new();
-        let mut start = 0;
-        while start < roots.len() {
-            let lane = lane_of[roots[start] as usize];
-            let mut end = start;
-            while end < roots.len() && lane_of[roots[end] as usize] == lane {
-                end += 1;
-            }
-            root_groups.push((lane, start as u32, end as u32));
-            start = end;
-        }
+        let (succ_off, succs) = flatten_successors(&succ_lists);
+        let (roots, root_groups) = roots_by_lane(&preds, &lane_of);
         // Room in each lane's queue for all of this graph's nodes on it: no grow in a run.
         let mut per_lane = vec![0usize; lanes.plan().lanes().len()];
         for l in &lane_of {
@@ -338,6 +320,38 @@ impl<C: Sync> Graph<C> {
             &self.timings
         }
     }
+}
+
+/// The successor lists as one array and each node's offset into it (`n + 1` offsets).
+fn flatten_successors(succ_lists: &[Vec<u32>]) -> (Vec<u32>, Vec<u32>) {
+    let mut succ_off = Vec::with_capacity(succ_lists.len() + 1);
+    let mut succs = Vec::new();
+    for list in succ_lists {
+        succ_off.push(succs.len() as u32);
+        succs.extend_from_slice(list);
+    }
+    succ_off.push(succs.len() as u32);
+    (succ_off, succs)
+}
+
+/// The nodes without predecessors, sorted by lane, and the `(lane, start, end)` ranges of
+/// `roots` each lane's roots take.
+fn roots_by_lane(preds: &[u32], lane_of: &[LaneId]) -> (Vec<u32>, Vec<(LaneId, u32, u32)>) {
+    let n = preds.len() as u32;
+    let mut roots: Vec<u32> = (0..n).filter(|&i| preds[i as usize] == 0).collect();
+    roots.sort_by_key(|&i| (lane_of[i as usize], i));
+    let mut root_groups = Vec::new();
+    let mut start = 0;
+    while start < roots.len() {
+        let lane = lane_of[roots[start] as usize];
+        let mut end = start;
+        while end < roots.len() && lane_of[roots[end] as usize] == lane {
+            end += 1;
+        }
+        root_groups.push((lane, start as u32, end as u32));
+        start = end;
+    }
+    (roots, root_groups)
 }
 
 /// The entry function of a graph node job.

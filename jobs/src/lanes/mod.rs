@@ -17,8 +17,14 @@
 //! 2. Workers finish what is queued (nothing published is lost; detached jobs run to the end)
 //!    and exit when their queue is empty.
 //! 3. Drop joins every worker. Graph runs and scopes borrow the `Lanes`, so none can be in flight.
+//!
+//! | file | idea |
+//! |------|------|
+//! | `pin` | Pinning a worker to its core, and the background lanes' lower priority |
+//! | `start` | Starting the lanes: who may spin, the queues, and each worker's thread |
 
 mod pin;
+mod start;
 
 pub use pin::{PinOutcome, BACKGROUND_NICE};
 
@@ -185,119 +191,6 @@ pub enum StartError {
 pub const MAX_TICK: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl Lanes {
-    /// Starts every lane of `plan` with default options.
-    pub fn start(plan: LanePlan) -> Result<Lanes, StartError> {
-        Lanes::start_with(plan, LaneOptions::default())
-    }
-
-    /// Starts every lane of `plan`.
-    pub fn start_with(plan: LanePlan, opts: LaneOptions) -> Result<Lanes, StartError> {
-        clock::init();
-        // Cache the core list before any worker pins itself (see `plan::machine_cores`).
-        let _cores = crate::plan::machine_cores();
-        let n = plan.lanes().len();
-        let id = NEXT_LANES_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        // More threads than cores (workers plus the owner): nobody may spin, a spinner would
-        // hold the core its peer needs (the "never spin on a peer that may share a core" rule).
-        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-        let frame_workers: usize = plan
-            .lanes()
-            .iter()
-            .filter(|l| l.kind == LaneKind::FrameCritical)
-            .map(|l| l.worker_cores.len())
-            .sum();
-        // Workers may spin when the frame-critical workers fit the cores (the owner parks while
-        // it waits in that case); the owner may spin only when it fits beside them.
-        let workers_fit = frame_workers <= cores;
-        let oversubscribed = frame_workers + 1 > cores;
-        let spin_ns: Box<[u64]> = (0..n)
-            .map(|i| {
-                let id = LaneId(i as u16);
-                let spec = &plan.lanes()[i];
-                let pinned = opts.pin && spec.worker_cores.iter().all(Option::is_some);
-                let alone = if pinned {
-                    !plan.lane_shares_core(id)
-                } else {
-                    workers_fit
-                };
-                let may_spin = opts.spin && spec.kind == LaneKind::FrameCritical && alone;
-                if may_spin && !cfg!(loom) {
-                    WORKER_SPIN_NS
-                } else {
-                    0
-                }
-            })
-            .collect();
-        // A spinning worker yields its core at each clock check where the lane's threads and
-        // the owner outnumber the cores.
-        let queues: Box<[LaneQueue]> = plan
-            .lanes()
-            .iter()
-            .enumerate()
-            .map(|(i, l)| {
-                let yield_in_spin = spin_ns[i] > 0 && oversubscribed;
-                LaneQueue::new(id, LaneId(i as u16), l.worker_cores.len(), yield_in_spin)
-            })
-            .collect();
-        let counters: Box<[LaneCounters]> = (0..n).map(|_| LaneCounters::default()).collect();
-        // The owner spins while it waits unless it would take a core from a frame-critical worker.
-        let owner_shares = plan.owner_core().is_some_and(|c| {
-            plan.lanes()
-                .iter()
-                .any(|l| l.kind == LaneKind::FrameCritical && l.worker_cores.contains(&Some(c)))
-        });
-        let owner_alone = if opts.pin {
-            !owner_shares
-        } else {
-            !oversubscribed
-        };
-        let wait_spin_ns = if opts.spin && owner_alone && !cfg!(loom) {
-            WAIT_SPIN_NS
-        } else {
-            0
-        };
-        let shared = Arc::new(Shared {
-            id,
-            queues,
-            spin_ns,
-            counters,
-            plan: plan.clone(),
-            owner_thread: AtomicU32::new(NO_OWNER),
-            wait_spin_ns,
-            pin_outcomes: Mutex::new(Vec::new()),
-            detached_panic_log: Mutex::new(Vec::new()),
-        });
-        let mut lanes = Lanes {
-            shared,
-            threads: Vec::with_capacity(plan.total_workers()),
-        };
-        for (li, spec) in plan.lanes().iter().enumerate() {
-            for (wi, core) in spec.worker_cores.iter().enumerate() {
-                let shared = Arc::clone(&lanes.shared);
-                let core = if opts.pin { *core } else { None };
-                let kind = spec.kind;
-                let name = format!("lg-{}-{wi}", spec.name);
-                let body = move || worker_main(shared, LaneId(li as u16), wi as u16, core, kind);
-                #[cfg(not(loom))]
-                let handle = thread::Builder::new()
-                    .name(name)
-                    .spawn(body)
-                    .map_err(|source| StartError::Spawn {
-                        lane: spec.name.clone(),
-                        worker: wi,
-                        source,
-                    })?;
-                #[cfg(loom)]
-                let handle = {
-                    let _ = name;
-                    thread::spawn(body)
-                };
-                lanes.threads.push(handle);
-            }
-        }
-        Ok(lanes)
-    }
-
     /// Makes the calling thread these lanes' owner thread: while it waits for a graph, scope
     /// or parallel-for it started, it runs jobs of the plan's owner lane
     /// ([`LanePlan::with_owner_lane`]), if the plan has one. One owner at a time: a call from
