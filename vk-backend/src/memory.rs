@@ -168,6 +168,30 @@ impl Drop for GpuBuffer {
     }
 }
 
+/// A 2D, single-mip, single-sample, optimally tiled image of `extent` and `format`, for
+/// `usage`, starting `UNDEFINED`.
+fn image_info(
+    extent: vk::Extent2D,
+    format: vk::Format,
+    usage: vk::ImageUsageFlags,
+) -> vk::ImageCreateInfo<'static> {
+    vk::ImageCreateInfo::default()
+        .image_type(vk::ImageType::TYPE_2D)
+        .format(format)
+        .extent(vk::Extent3D {
+            width: extent.width,
+            height: extent.height,
+            depth: 1,
+        })
+        .mip_levels(1)
+        .array_layers(1)
+        .samples(vk::SampleCountFlags::TYPE_1)
+        .tiling(vk::ImageTiling::OPTIMAL)
+        .usage(usage)
+        .sharing_mode(vk::SharingMode::EXCLUSIVE)
+        .initial_layout(vk::ImageLayout::UNDEFINED)
+}
+
 /// A 2D colour image with its memory and one view.
 pub struct GpuImage {
     shared: Arc<Shared>,
@@ -201,21 +225,7 @@ impl GpuImage {
         }
         let shared = gpu.shared.clone();
         let device = &shared.device;
-        let info = vk::ImageCreateInfo::default()
-            .image_type(vk::ImageType::TYPE_2D)
-            .format(format)
-            .extent(vk::Extent3D {
-                width: extent.width,
-                height: extent.height,
-                depth: 1,
-            })
-            .mip_levels(1)
-            .array_layers(1)
-            .samples(vk::SampleCountFlags::TYPE_1)
-            .tiling(vk::ImageTiling::OPTIMAL)
-            .usage(usage)
-            .sharing_mode(vk::SharingMode::EXCLUSIVE)
-            .initial_layout(vk::ImageLayout::UNDEFINED);
+        let info = image_info(extent, format, usage);
         // SAFETY: valid device and create info.
         let image = unsafe { device.create_image(&info, None) }.map_err(vk_err("vkCreateImage"))?;
         // SAFETY: `image` was just created from `device`.

@@ -50,6 +50,139 @@ struct Texture {
     resident: bool,
 }
 
+/// Records a copy of `image` into `dst`, between barriers: shader reads before the copy, then
+/// the image back to `SHADER_READ_ONLY` and the buffer to the host.
+///
+/// # Safety
+/// `rec` is recording, outside a render pass; `image` is resident (its upload was recorded
+/// earlier in this or a previous submission on the same queue and left it in
+/// `SHADER_READ_ONLY_OPTIMAL` through a barrier whose second scope is the fragment stage);
+/// `dst` holds the whole image.
+unsafe fn record_readback(gpu: &Gpu, rec: &Recording, image: &GpuImage, dst: &GpuBuffer) {
+    let extent = image.extent();
+    let d = &gpu.shared.device;
+    let cmd = rec.cmd();
+    let img = image.raw();
+    let to_src = image_barrier(
+        img,
+        vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+        vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+        // The upload's own barrier made its copy's writes available (and chains into this
+        // one through the fragment stage): only shader reads are left to order here, and
+        // an access the old layout cannot have is what best practices reports.
+        vk::AccessFlags::SHADER_READ,
+        vk::AccessFlags::TRANSFER_READ,
+    );
+    let back = image_barrier(
+        img,
+        vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+        vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+        vk::AccessFlags::TRANSFER_READ,
+        vk::AccessFlags::SHADER_READ,
+    );
+    let to_host = vk::BufferMemoryBarrier::default()
+        .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+        .dst_access_mask(vk::AccessFlags::HOST_READ)
+        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .buffer(dst.raw())
+        .offset(0)
+        .size(vk::WHOLE_SIZE);
+    // SAFETY: the caller's contract. `rec` is recording, outside a render pass. The texture is resident, so its
+    // upload was recorded earlier in this or a previous submission on the same queue and
+    // left it in SHADER_READ_ONLY_OPTIMAL through a barrier whose second scope is the
+    // fragment stage; the first barrier here chains after it (fragment stage in its first
+    // scope) and orders any shader read before this read. `dst` holds the whole image.
+    unsafe {
+        d.cmd_pipeline_barrier(
+            cmd,
+            vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::FRAGMENT_SHADER,
+            vk::PipelineStageFlags::TRANSFER,
+            vk::DependencyFlags::empty(),
+            &[],
+            &[],
+            &[to_src],
+        );
+        d.cmd_copy_image_to_buffer(
+            cmd,
+            img,
+            vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+            dst.raw(),
+            &[copy_region(0, extent)],
+        );
+        d.cmd_pipeline_barrier(
+            cmd,
+            vk::PipelineStageFlags::TRANSFER,
+            vk::PipelineStageFlags::FRAGMENT_SHADER | vk::PipelineStageFlags::HOST,
+            vk::DependencyFlags::empty(),
+            &[],
+            &[to_host],
+            &[back],
+        );
+    }
+}
+
+/// Records one image's upload into `rec`: `UNDEFINED -> TRANSFER_DST`, the copy from
+/// `staging` at `offset`, then `-> SHADER_READ_ONLY` for the fragment shader.
+///
+/// # Safety
+/// `rec` is recording, outside a render pass; `image` was never used (layout `UNDEFINED`,
+/// contents discarded by design); `staging[offset..]` holds the image's width * height * 4
+/// bytes and no pending GPU work reads it.
+unsafe fn record_upload(
+    gpu: &Gpu,
+    rec: &Recording,
+    staging: vk::Buffer,
+    image: &GpuImage,
+    offset: u64,
+) {
+    let d = &gpu.shared.device;
+    let cmd = rec.cmd();
+    let to_dst = image_barrier(
+        image.raw(),
+        vk::ImageLayout::UNDEFINED,
+        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+        vk::AccessFlags::empty(),
+        vk::AccessFlags::TRANSFER_WRITE,
+    );
+    let to_read = image_barrier(
+        image.raw(),
+        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+        vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+        vk::AccessFlags::TRANSFER_WRITE,
+        vk::AccessFlags::SHADER_READ,
+    );
+    // SAFETY: the caller's contract: `rec` records outside a render pass, the image is unused
+    // and the staging range is the image's bytes, read by no pending GPU work.
+    unsafe {
+        d.cmd_pipeline_barrier(
+            cmd,
+            vk::PipelineStageFlags::TOP_OF_PIPE,
+            vk::PipelineStageFlags::TRANSFER,
+            vk::DependencyFlags::empty(),
+            &[],
+            &[],
+            &[to_dst],
+        );
+        d.cmd_copy_buffer_to_image(
+            cmd,
+            staging,
+            image.raw(),
+            vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+            &[copy_region(offset, image.extent())],
+        );
+        d.cmd_pipeline_barrier(
+            cmd,
+            vk::PipelineStageFlags::TRANSFER,
+            vk::PipelineStageFlags::FRAGMENT_SHADER,
+            vk::DependencyFlags::empty(),
+            &[],
+            &[],
+            &[to_read],
+        );
+    }
+}
+
 /// Every texture of a renderer (see the module protocol).
 pub struct TextureStore {
     textures: Vec<Texture>,
@@ -162,18 +295,7 @@ impl TextureStore {
             return Ok(());
         };
         let need = (first.len() as u64).max(INITIAL_STAGING);
-        let have = self.staging[slot].as_ref().map_or(0, GpuBuffer::size);
-        if have < need {
-            // Rare: the first upload of this slot, or an image larger than any before.
-            self.staging[slot] = None;
-            self.staging[slot] = Some(GpuBuffer::new(
-                gpu,
-                "texture staging",
-                need.next_power_of_two(),
-                vk::BufferUsageFlags::TRANSFER_SRC,
-                MemoryLocation::CpuToGpu,
-            )?);
-        }
+        self.ensure_staging(gpu, slot, need)?;
         let Some(staging) = self.staging[slot].as_mut() else {
             return Ok(());
         };
@@ -182,8 +304,6 @@ impl TextureStore {
         let Some(bytes) = staging.mapped_mut() else {
             return Err(crate::error::unmapped());
         };
-        let d = &gpu.shared.device;
-        let cmd = rec.cmd();
         let mut offset = 0u64;
         while let Some((index, pixels)) = self.pending.front() {
             let len = pixels.len() as u64;
@@ -191,58 +311,32 @@ impl TextureStore {
                 break; // the rest goes with the next frame
             }
             bytes[offset as usize..(offset + len) as usize].copy_from_slice(pixels);
-            let image = &self.textures[*index].image;
-            let extent = image.extent();
-            let to_dst = image_barrier(
-                image.raw(),
-                vk::ImageLayout::UNDEFINED,
-                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                vk::AccessFlags::empty(),
-                vk::AccessFlags::TRANSFER_WRITE,
-            );
-            let to_read = image_barrier(
-                image.raw(),
-                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
-                vk::AccessFlags::TRANSFER_WRITE,
-                vk::AccessFlags::SHADER_READ,
-            );
-            // SAFETY: `rec` is recording, outside a render pass. The image was created by this
-            // store and never used (layout UNDEFINED, contents discarded by design). The staging
-            // range [offset, offset + len) lies inside the buffer, holds exactly the image's
-            // width * height * 4 bytes, and is not read by any pending GPU work: the ring waited
-            // this slot's fence before this frame, and this frame writes each byte range once.
-            unsafe {
-                d.cmd_pipeline_barrier(
-                    cmd,
-                    vk::PipelineStageFlags::TOP_OF_PIPE,
-                    vk::PipelineStageFlags::TRANSFER,
-                    vk::DependencyFlags::empty(),
-                    &[],
-                    &[],
-                    &[to_dst],
-                );
-                d.cmd_copy_buffer_to_image(
-                    cmd,
-                    raw,
-                    image.raw(),
-                    vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                    &[copy_region(offset, extent)],
-                );
-                d.cmd_pipeline_barrier(
-                    cmd,
-                    vk::PipelineStageFlags::TRANSFER,
-                    vk::PipelineStageFlags::FRAGMENT_SHADER,
-                    vk::DependencyFlags::empty(),
-                    &[],
-                    &[],
-                    &[to_read],
-                );
-            }
+            // SAFETY: the staging range [offset, offset + len) lies inside the buffer, holds
+            // exactly the image's width * height * 4 bytes, and is not read by any pending GPU
+            // work: the ring waited this slot's fence before this frame, and this frame writes
+            // each byte range once. The image was created by this store and never used.
+            unsafe { record_upload(gpu, rec, raw, &self.textures[*index].image, offset) };
             self.textures[*index].resident = true;
             self.uploaded_bytes += len;
             offset = (offset + len).div_ceil(STAGING_ALIGN) * STAGING_ALIGN;
             self.pending.pop_front();
+        }
+        Ok(())
+    }
+
+    /// Slot `slot`'s staging buffer holds at least `need` bytes (rare: the first upload of the
+    /// slot, or an image larger than any before, makes a new one of the next power of two).
+    fn ensure_staging(&mut self, gpu: &Gpu, slot: usize, need: u64) -> Result<(), GpuError> {
+        let have = self.staging[slot].as_ref().map_or(0, GpuBuffer::size);
+        if have < need {
+            self.staging[slot] = None;
+            self.staging[slot] = Some(GpuBuffer::new(
+                gpu,
+                "texture staging",
+                need.next_power_of_two(),
+                vk::BufferUsageFlags::TRANSFER_SRC,
+                MemoryLocation::CpuToGpu,
+            )?);
         }
         Ok(())
     }
@@ -274,66 +368,9 @@ impl TextureStore {
                 why: "the destination buffer is smaller than the image".into(),
             });
         }
-        let d = &gpu.shared.device;
-        let cmd = rec.cmd();
-        let img = t.image.raw();
-        let to_src = image_barrier(
-            img,
-            vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
-            vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
-            // The upload's own barrier made its copy's writes available (and chains into this
-            // one through the fragment stage): only shader reads are left to order here, and
-            // an access the old layout cannot have is what best practices reports.
-            vk::AccessFlags::SHADER_READ,
-            vk::AccessFlags::TRANSFER_READ,
-        );
-        let back = image_barrier(
-            img,
-            vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
-            vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
-            vk::AccessFlags::TRANSFER_READ,
-            vk::AccessFlags::SHADER_READ,
-        );
-        let to_host = vk::BufferMemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-            .dst_access_mask(vk::AccessFlags::HOST_READ)
-            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .buffer(dst.raw())
-            .offset(0)
-            .size(vk::WHOLE_SIZE);
-        // SAFETY: `rec` is recording, outside a render pass. The texture is resident, so its
-        // upload was recorded earlier in this or a previous submission on the same queue and
-        // left it in SHADER_READ_ONLY_OPTIMAL through a barrier whose second scope is the
-        // fragment stage; the first barrier here chains after it (fragment stage in its first
-        // scope) and orders any shader read before this read. `dst` holds the whole image.
-        unsafe {
-            d.cmd_pipeline_barrier(
-                cmd,
-                vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::FRAGMENT_SHADER,
-                vk::PipelineStageFlags::TRANSFER,
-                vk::DependencyFlags::empty(),
-                &[],
-                &[],
-                &[to_src],
-            );
-            d.cmd_copy_image_to_buffer(
-                cmd,
-                img,
-                vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
-                dst.raw(),
-                &[copy_region(0, extent)],
-            );
-            d.cmd_pipeline_barrier(
-                cmd,
-                vk::PipelineStageFlags::TRANSFER,
-                vk::PipelineStageFlags::FRAGMENT_SHADER | vk::PipelineStageFlags::HOST,
-                vk::DependencyFlags::empty(),
-                &[],
-                &[to_host],
-                &[back],
-            );
-        }
+        // SAFETY: `rec` is recording, outside a render pass; the texture is resident (checked
+        // above) and `dst` holds the whole image (checked above).
+        unsafe { record_readback(gpu, rec, &t.image, dst) };
         Ok(())
     }
 }

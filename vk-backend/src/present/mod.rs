@@ -12,6 +12,7 @@
 //! (`raw-window-handle`), so any windowing library can drive it. The engine's
 //! `lanegraph::window` uses `winit`.
 
+mod choice;
 pub mod surface;
 pub mod swapchain;
 

@@ -32,66 +32,12 @@ use std::time::Duration;
 
 use ash::vk;
 
+use super::choice::choose;
+pub use super::choice::PresentMode;
 use super::surface::Surface;
 use crate::clock::monotonic_ns;
 use crate::context::Gpu;
 use crate::error::{vk_err, GpuError};
-
-/// How presented images reach the screen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum PresentMode {
-    /// Vsync: one image per refresh, queued in order; never tears. Every device offers it.
-    #[default]
-    Fifo,
-    /// Vsync without queueing: the newest image replaces a waiting one; lowest latency
-    /// without tearing. Falls back to FIFO where the surface does not offer it.
-    Mailbox,
-    /// No vsync: presents at once, may tear. Falls back to FIFO where not offered.
-    Immediate,
-}
-
-impl PresentMode {
-    /// Every mode, in the order the docs list them.
-    pub const ALL: [PresentMode; 3] = [
-        PresentMode::Fifo,
-        PresentMode::Mailbox,
-        PresentMode::Immediate,
-    ];
-
-    /// The name used in config files and on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            PresentMode::Fifo => "fifo",
-            PresentMode::Mailbox => "mailbox",
-            PresentMode::Immediate => "immediate",
-        }
-    }
-
-    fn vk(self) -> vk::PresentModeKHR {
-        match self {
-            PresentMode::Fifo => vk::PresentModeKHR::FIFO,
-            PresentMode::Mailbox => vk::PresentModeKHR::MAILBOX,
-            PresentMode::Immediate => vk::PresentModeKHR::IMMEDIATE,
-        }
-    }
-}
-
-impl std::fmt::Display for PresentMode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for PresentMode {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        PresentMode::ALL
-            .into_iter()
-            .find(|m| m.name() == s)
-            .ok_or_else(|| format!("`{s}` is no present mode; fix: use fifo, mailbox or immediate"))
-    }
-}
 
 /// How to build a [`Swapchain`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,9 +142,6 @@ impl std::fmt::Debug for Swapchain {
             .finish_non_exhaustive()
     }
 }
-
-/// Formats the picture can be blitted into without a shader: 8-bit UNORM, either order.
-const FORMATS: [vk::Format; 2] = [vk::Format::B8G8R8A8_UNORM, vk::Format::R8G8B8A8_UNORM];
 
 impl Swapchain {
     /// Builds the swapchain for `surface` (its device must be the one `surface` was made with).
@@ -598,83 +541,14 @@ impl Swapchain {
     /// has no area; nothing was built and the swapchain stays stale.
     fn rebuild(&mut self) -> Result<bool, GpuError> {
         let offer = self.surface.query()?;
-        let caps = offer.caps;
-        let no_area = self.extent_hint.0 == 0 || self.extent_hint.1 == 0;
-        if caps.current_extent.width == u32::MAX && no_area {
-            // The surface leaves the size to us and the window has none: minimised.
+        let Some(c) = choose(&offer, self.extent_hint, self.wanted, |f| {
+            self.format_features(f)
+        })?
+        else {
             return Ok(false);
-        }
-        let extent = if caps.current_extent.width == u32::MAX {
-            vk::Extent2D {
-                width: self
-                    .extent_hint
-                    .0
-                    .clamp(caps.min_image_extent.width, caps.max_image_extent.width),
-                height: self
-                    .extent_hint
-                    .1
-                    .clamp(caps.min_image_extent.height, caps.max_image_extent.height),
-            }
-        } else {
-            caps.current_extent
         };
-        if extent.width == 0 || extent.height == 0 {
-            return Ok(false);
-        }
-        if !caps
-            .supported_usage_flags
-            .contains(vk::ImageUsageFlags::TRANSFER_DST)
-        {
-            return Err(GpuError::NoPresent {
-                why: "the surface's images cannot be transfer destinations".into(),
-            });
-        }
-        let Some(format) = FORMATS.into_iter().find_map(|f| {
-            offer
-                .formats
-                .iter()
-                .find(|s| s.format == f && s.color_space == vk::ColorSpaceKHR::SRGB_NONLINEAR)
-                .copied()
-        }) else {
-            return Err(GpuError::NoPresent {
-                why: format!(
-                    "the surface offers no 8-bit UNORM format (it offers {:?})",
-                    offer.formats.iter().map(|f| f.format).collect::<Vec<_>>()
-                ),
-            });
-        };
-        let mode = if offer.modes.contains(&self.wanted.vk()) {
-            self.wanted
-        } else {
-            tracing::warn!(wanted = %self.wanted, "present mode not offered; using fifo");
-            PresentMode::Fifo
-        };
-        // One more image than the minimum so the driver never makes acquire wait for an image
-        // it holds, within the maximum (0: none).
-        let mut count = caps.min_image_count + 1;
-        if caps.max_image_count > 0 {
-            count = count.min(caps.max_image_count);
-        }
-        let alpha = [
-            vk::CompositeAlphaFlagsKHR::OPAQUE,
-            vk::CompositeAlphaFlagsKHR::INHERIT,
-            vk::CompositeAlphaFlagsKHR::PRE_MULTIPLIED,
-            vk::CompositeAlphaFlagsKHR::POST_MULTIPLIED,
-        ]
-        .into_iter()
-        .find(|a| caps.supported_composite_alpha.contains(*a))
-        .unwrap_or(vk::CompositeAlphaFlagsKHR::OPAQUE);
-        if !self
-            .format_features(format.format)
-            .contains(vk::FormatFeatureFlags::BLIT_DST)
-        {
-            return Err(GpuError::NoPresent {
-                why: format!(
-                    "the surface's format {:?} cannot be a blit destination",
-                    format.format
-                ),
-            });
-        }
+        let (extent, format, mode, count, alpha, caps) =
+            (c.extent, c.format, c.mode, c.count, c.alpha, offer.caps);
         self.gpu.wait_idle()?;
         let info = vk::SwapchainCreateInfoKHR::default()
             .surface(self.surface.raw())
@@ -803,14 +677,5 @@ mod tests {
         // A 1-pixel window still gets a 1-pixel picture.
         let [a, b] = fit(ext(512, 512), ext(1, 1));
         assert_eq!((b.x - a.x, b.y - a.y), (1, 1));
-    }
-
-    #[test]
-    fn present_modes_parse_by_name_and_name_the_fix_otherwise() {
-        for m in PresentMode::ALL {
-            assert_eq!(m.name().parse::<PresentMode>(), Ok(m));
-        }
-        let e = "vsync".parse::<PresentMode>().unwrap_err();
-        assert!(e.contains("fifo, mailbox or immediate"), "{e}");
     }
 }

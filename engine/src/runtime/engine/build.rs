@@ -50,12 +50,9 @@ pub enum BuildError {
 impl Engine {
     /// Puts an engine together from the builder's parts: lanes (already started), the world,
     /// the loop, the controller and the built-in agents the game asked for, the render and
-    /// asset lanes, the metrics.
-    ///
-    /// One function on purpose (about 170 lines): the parts are built in dependency order and
-    /// a failure at any step returns through `?`, dropping what was built so far in reverse
-    /// (the lanes stop, nothing is half-registered); the order is the contract, and one body
-    /// keeps it visible.
+    /// asset lanes, the metrics. The parts are built in dependency order and a failure at any
+    /// step returns through `?`, dropping what was built so far in reverse (the lanes stop,
+    /// nothing is half-registered).
     pub(in crate::runtime) fn assemble(
         config: EngineConfig,
         lanes: Lanes,
@@ -70,6 +67,101 @@ impl Engine {
         telemetry::spans::set_enabled(config.spans);
         telemetry::spans::name_current_thread("owner", telemetry::TrackKind::Owner);
         let step = FixedStep::from_hz(config.fixed_step_hz)?;
+        let stepper = Stepper::build(&config, world, lockstep, step)?;
+        let (view, pass) = match render {
+            Some(r) => (Some(r.source), Some(r.pass)),
+            None => (None, None),
+        };
+        let has_gpu = pass.as_ref().is_some_and(|p| p.device().name.is_some());
+        let mut budget = BudgetSide::build(&config, agents, has_gpu, step)?;
+        let registry = Registry::default();
+        let render = RenderLane::new(
+            &lanes,
+            lanes.lane(lanegraph_jobs::plan::names::RENDER),
+            pass,
+            budget.builtins.render_settings(&budget.controller),
+            registry.clone(),
+            config.gpu_churn_alert_per_second,
+        );
+        // The render pass's GPU memory readings reach the controller as its GPU memory signal.
+        budget.controller.set_gpu_memory_provider(Box::new(
+            crate::runtime::gpu_memory::GpuMemoryProvider(render.gpu_memory_pressure()),
+        ));
+        let assets = AssetStream::new(
+            &lanes,
+            lanes.lane(lanegraph_jobs::plan::names::ASSET),
+            lanes.lane(lanegraph_jobs::plan::names::RENDER),
+            render.texture_sink(),
+            loaders,
+        );
+        let meter = Meter::build(&config, &lanes, registry)?;
+        let physics_lane = lanes.lane(lanegraph_jobs::plan::names::PHYSICS);
+        log_start(&lanes, config.fixed_step_hz, has_gpu);
+        let mut engine = Engine {
+            config,
+            frame: 0,
+            stepper,
+            budget,
+            render: RenderSide {
+                view,
+                last_view: None,
+                lane: render,
+            },
+            assets: AssetSide {
+                stream: assets,
+                completions: Vec::new(),
+                loaded: std::collections::VecDeque::new(),
+                failures: Vec::new(),
+            },
+            meter,
+            tape: Tape::default(),
+            physics_lane,
+            lanes: Arc::new(lanes),
+        };
+        // The world's parallel queries run where physics does.
+        if let Some(lane) = engine.physics_lane {
+            let lanes = Arc::clone(&engine.lanes);
+            engine
+                .stepper
+                .game
+                .world_mut()
+                .set_parallel_lane(&lanes, lane);
+        }
+        Ok(engine)
+    }
+}
+
+/// Says the engine started: its lanes, its step rate and whether a GPU came up.
+fn log_start(lanes: &Lanes, fixed_step_hz: u32, gpu: bool) {
+    tracing::info!(
+        target: "lanegraph",
+        lanes = %lanes.plan().lanes().iter().map(|l| format!("{}={}", l.name, l.worker_cores.len())).collect::<Vec<_>>().join(","),
+        fixed_step_hz,
+        gpu,
+        "engine started"
+    );
+}
+
+/// A config value the loop or the controller refused, named by the config key it came from (a
+/// validated config passes both; they hold the line for a caller that built it by hand).
+fn refused(key: &str, e: &dyn std::fmt::Display, fix: &str) -> ConfigError {
+    ConfigError {
+        file: None,
+        key: key.into(),
+        line: None,
+        message: e.to_string(),
+        fix: fix.into(),
+    }
+}
+
+impl Stepper {
+    /// The game loop over `world` at `step`, on the lockstep clock or the real one.
+    fn build(
+        config: &EngineConfig,
+        world: World,
+        lockstep: bool,
+        step: FixedStep,
+    ) -> Result<Stepper, BuildError> {
         let manual = lockstep.then(ManualClock::new);
         let clk = match &manual {
             Some(m) => EngineClock::Lockstep(m.clone()),
@@ -77,16 +169,6 @@ impl Engine {
         };
         let mut world = world;
         world.set_system_spans(config.system_spans);
-        // The loop's and the controller's own checks, named by the config key each value came
-        // from (a validated config passes both; they hold the line for a caller that built
-        // the config by hand).
-        let refused = |key: &str, e: &dyn std::fmt::Display, fix: &str| ConfigError {
-            file: None,
-            key: key.into(),
-            line: None,
-            message: e.to_string(),
-            fix: fix.into(),
-        };
         let game = GameLoop::with_clock(
             world,
             clk,
@@ -96,17 +178,32 @@ impl Engine {
             },
         )
         .map_err(|e| refused("engine.fixed_step_hz", &e, "a step rate of 1 to 1000 Hz"))?;
+        Ok(Stepper {
+            game,
+            lockstep: manual,
+            lockstep_base: (0, 0, step),
+            physics: None,
+            sync_test: config
+                .sync_test
+                .map(|n| (crate::world::SyncTest::new(n), None)),
+        })
+    }
+}
+
+impl BudgetSide {
+    /// The controller at the config's target, with the built-in agents the game installed
+    /// registered (the physics ladder's divisors checked against `step`).
+    fn build(
+        config: &EngineConfig,
+        agents: crate::runtime::agents::BuiltinAgents,
+        has_gpu: bool,
+        step: FixedStep,
+    ) -> Result<BudgetSide, BuildError> {
         let mut controller = Controller::new(ControllerConfig {
             frame_budget_ms: 1000.0 / config.target_fps,
             ..ControllerConfig::default()
         })
         .map_err(|e| refused("engine.target_fps", &e, "a target of 4 to 1000 fps"))?;
-        let (view, pass) = match render {
-            Some(r) => (Some(r.source), Some(r.pass)),
-            None => (None, None),
-        };
-        let has_gpu = pass.as_ref().is_some_and(|p| p.device().name.is_some());
-        let config_hz = config.fixed_step_hz;
         let physics_agent = agents.physics.map(PhysicsAgent::new);
         let render_agent = agents.render.map(|l| RenderAgent::new(has_gpu, l));
         let asset_agent = agents.asset.map(AssetAgent::new);
@@ -133,28 +230,30 @@ impl Engine {
         if !config.adaptive {
             controller.set_mode(AdaptationMode::Manual);
         }
-        let registry = Registry::default();
-        let render = RenderLane::new(
-            &lanes,
-            lanes.lane(lanegraph_jobs::plan::names::RENDER),
-            pass,
-            builtins.render_settings(&controller),
-            registry.clone(),
-            config.gpu_churn_alert_per_second,
-        );
-        // The render pass's GPU memory readings reach the controller as its GPU memory signal.
-        controller.set_gpu_memory_provider(Box::new(
-            crate::runtime::gpu_memory::GpuMemoryProvider(render.gpu_memory_pressure()),
-        ));
-        let assets = AssetStream::new(
-            &lanes,
-            lanes.lane(lanegraph_jobs::plan::names::ASSET),
-            lanes.lane(lanegraph_jobs::plan::names::RENDER),
-            render.texture_sink(),
-            loaders,
-        );
-        let metrics = Metrics::new(&registry, &lanes).map_err(|e| {
-            BuildError::Config(crate::runtime::config::ConfigError {
+        Ok(BudgetSide {
+            controller,
+            builtins,
+            custom: Vec::new(),
+            readings: None,
+            reported: Vec::new(),
+            samples: Vec::new(),
+            last_render_sample: 0,
+            last_gpu_frame: 0,
+            render_on_gpu: has_gpu,
+        })
+    }
+}
+
+impl Meter {
+    /// The engine's metrics in `registry`, the lane meter for the plan's lanes, the trace
+    /// history and the run record, sized by the config.
+    fn build(
+        config: &EngineConfig,
+        lanes: &Lanes,
+        registry: Registry,
+    ) -> Result<Meter, BuildError> {
+        let metrics = Metrics::new(&registry, lanes).map_err(|e| {
+            BuildError::Config(ConfigError {
                 file: None,
                 key: "(metrics)".into(),
                 line: None,
@@ -162,103 +261,29 @@ impl Engine {
                 fix: "rename the lane so its metric names are valid".into(),
             })
         })?;
-        let n = lanes.plan().lanes().len();
-        let lane_ids = lanes
-            .plan()
-            .lanes()
-            .iter()
-            .map(|l| lanes.lane(&l.name))
-            .collect();
-        let lane_workers = lanes
-            .plan()
-            .lanes()
-            .iter()
-            .map(|l| l.worker_cores.len().max(1) as f64)
-            .collect();
-        let physics_lane = lanes.lane(lanegraph_jobs::plan::names::PHYSICS);
-        let record = RunRecorder::new(config.record_frames);
-        let sync_test = config
-            .sync_test
-            .map(|n| (crate::world::SyncTest::new(n), None));
-        let history = TraceHistory::new(config.trace_frames);
-        let mut engine = Engine {
-            config,
-            frame: 0,
-            stepper: Stepper {
-                game,
-                lockstep: manual,
-                lockstep_base: (0, 0, step),
-                physics: None,
-                sync_test,
+        let plan = lanes.plan().lanes();
+        let n = plan.len();
+        Ok(Meter {
+            registry,
+            metrics,
+            history: TraceHistory::new(config.trace_frames),
+            #[cfg(feature = "puffin")]
+            puffin: None,
+            record: RunRecorder::new(config.record_frames),
+            recording: true,
+            system_series: Vec::new(),
+            agent_series: Vec::new(),
+            lane: LaneMeter {
+                ids: plan.iter().map(|l| lanes.lane(&l.name)).collect(),
+                workers: plan
+                    .iter()
+                    .map(|l| l.worker_cores.len().max(1) as f64)
+                    .collect(),
+                busy_now: vec![0.0; n],
+                busy_prev: vec![0; n],
+                jobs_prev: vec![0; n],
+                panics_prev: vec![0; n],
             },
-            budget: BudgetSide {
-                controller,
-                builtins,
-                custom: Vec::new(),
-                readings: None,
-                reported: Vec::new(),
-                samples: Vec::new(),
-                last_render_sample: 0,
-                last_gpu_frame: 0,
-                render_on_gpu: has_gpu,
-            },
-            render: RenderSide {
-                view,
-                last_view: None,
-                lane: render,
-            },
-            assets: AssetSide {
-                stream: assets,
-                completions: Vec::new(),
-                loaded: std::collections::VecDeque::new(),
-                failures: Vec::new(),
-            },
-            meter: Meter {
-                registry,
-                metrics,
-                history,
-                #[cfg(feature = "puffin")]
-                puffin: None,
-                record,
-                recording: true,
-                system_series: Vec::new(),
-                agent_series: Vec::new(),
-                lane: LaneMeter {
-                    ids: lane_ids,
-                    workers: lane_workers,
-                    busy_now: vec![0.0; n],
-                    busy_prev: vec![0; n],
-                    jobs_prev: vec![0; n],
-                    panics_prev: vec![0; n],
-                },
-            },
-            tape: Tape {
-                decisions: None,
-                pending_input: Vec::new(),
-                input_log: Vec::new(),
-                input_log_dropped: 0,
-                input_replay: None,
-                live_input_ignored: 0,
-            },
-            physics_lane,
-            lanes: Arc::new(lanes),
-        };
-        tracing::info!(
-            target: "lanegraph",
-            lanes = %engine.lanes.plan().lanes().iter().map(|l| format!("{}={}", l.name, l.worker_cores.len())).collect::<Vec<_>>().join(","),
-            fixed_step_hz = config_hz,
-            gpu = has_gpu,
-            "engine started"
-        );
-        // The world's parallel queries run where physics does.
-        if let Some(lane) = engine.physics_lane {
-            let lanes = Arc::clone(&engine.lanes);
-            engine
-                .stepper
-                .game
-                .world_mut()
-                .set_parallel_lane(&lanes, lane);
-        }
-        Ok(engine)
+        })
     }
 }

@@ -11,6 +11,7 @@ use crate::input::{InputEvent, RecordedInput, MAX_LOGGED_INPUTS};
 use crate::world::World;
 
 /// The tape: input and decisions as a run log holds them; live input pushed and logged, or recorded input and decisions replayed.
+#[derive(Default)]
 pub(super) struct Tape {
     /// Recorded strategy decisions to apply instead of the live controller's, in frame order.
     /// Writer: `replay` (between frames); `apply_replay` (step 0) pops the due ones.

@@ -117,14 +117,13 @@ impl<'q, Q: QueryData, F: QueryFilter> Query<'q, Q, F> {
     /// its arguments for the result to be the same whatever the split (it then is, bit for
     /// bit: each row is computed alone). A panic in `f` is the error, wherever it ran.
     #[track_caller]
-    ///
-    /// Long (about 110 lines) on purpose: the split decision, the chunking and the timing that
-    /// teaches the call site's cost model share the resolved column parts, which may not
-    /// outlive this call (they are raw pointers into the borrowed world).
     pub fn par_for_each(
         &mut self,
         f: impl for<'a> Fn(Q::Item<'a>) + Send + Sync,
     ) -> Result<ParRun, JobPanicked> {
+        // Kept whole (`scripts/surface` lists it with this contract): the split decision, the
+        // chunking and the timing that teaches the call site's cost model share the resolved
+        // column parts, which may not outlive this call (raw pointers into the borrowed world).
         let at = Location::caller();
         let Some(state) = self.state.as_mut() else {
             return Ok(ParRun {
