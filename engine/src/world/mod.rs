@@ -83,7 +83,7 @@
 //! | `error` | `WorldError`: every way a World call can fail, in one type |
 //! | `events` | Gameplay events: typed messages between systems, double-buffered per fixed step |
 //! | `hash` | The world state hash: a fixed, platform-independent digest of entities and component data |
-//! | [`query`] | Typed queries: `World::query` / `World::query_filtered`, their data and filters, column access, and the parallel forms (its own table) |
+//! | `query` | Typed queries: `World::query` / `World::query_filtered`, their data and filters, column access, and the parallel forms (its own table) |
 //! | `resource` | Resources: typed singletons that systems read and write (the score, the wind, the RNG), held by the World beside its components |
 //! | `resource_set` | Several resources at once, and a world split into its components, resources and input, so a system holds what it needs without borrow fights |
 //! | `savegame` | Savegames: a World's simulation state written to a file and read back, across program runs and across versions of the game's types |

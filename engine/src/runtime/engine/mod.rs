@@ -422,7 +422,7 @@ impl Engine {
         self.assets.stream.request(path);
     }
 
-    /// Takes the data assets loaded so far (those a loader returned as [`Asset::Data`]; images
+    /// Takes the data assets loaded so far (those a loader returned as [`Asset::Data`](super::Asset::Data); images
     /// went to the render pass), oldest first, with the path each was requested by.
     pub fn take_loaded(
         &mut self,
