@@ -18,6 +18,32 @@ pub trait SoaComponent: Sized + 'static {
     fn write(&self, out: &mut [f32]);
     /// Builds the component from `fields`, in `FIELDS` order.
     fn read(fields: &[f32]) -> Self;
+
+    /// Builds the component from field `i`'s value `field(i)` for each `i` in `FIELDS` order,
+    /// with no slice in between: a query reads a row's fields straight from their columns.
+    /// The default goes through [`read`](Self::read) over a stack buffer as long as `FIELDS`
+    /// (a constant, so the loop unrolls and the buffer folds away once inlined).
+    #[inline(always)]
+    fn read_with(mut field: impl FnMut(usize) -> f32) -> Self {
+        let mut buf = [0.0f32; crate::MAX_FIELDS];
+        let n = Self::FIELDS.len().min(crate::MAX_FIELDS);
+        for (i, b) in buf[..n].iter_mut().enumerate() {
+            *b = field(i);
+        }
+        Self::read(&buf[..n])
+    }
+
+    /// Hands each field's value to `field(i, value)`, in `FIELDS` order (the inverse of
+    /// [`read_with`](Self::read_with)).
+    #[inline(always)]
+    fn write_with(&self, mut field: impl FnMut(usize, f32)) {
+        let mut buf = [0.0f32; crate::MAX_FIELDS];
+        let n = Self::FIELDS.len().min(crate::MAX_FIELDS);
+        self.write(&mut buf[..n]);
+        for (i, v) in buf[..n].iter().enumerate() {
+            field(i, *v);
+        }
+    }
 }
 
 /// Typed, named access to a field-SoA component's columns: `#[derive(SoaComponent)]` on

@@ -201,6 +201,20 @@ fn expand_named_trait(
                 use ::lanegraph::world::__snapshot_probe::{ViaRows as _, ViaSoa as _};
                 (&&::lanegraph::world::__snapshot_probe::Probe::<Self>::new()).use_field_soa_fn()
             }
+            #[inline(always)]
+            fn soa_read(
+                row: ::lanegraph::world::__SoaRow<'_>,
+            ) -> ::core::option::Option<Self> {
+                #[allow(unused_imports)]
+                use ::lanegraph::world::__snapshot_probe::{ViaRows as _, ViaSoa as _};
+                (&&::lanegraph::world::__snapshot_probe::Probe::<Self>::new()).soa_read(row)
+            }
+            #[inline(always)]
+            fn soa_write(&self, row: ::lanegraph::world::__SoaRowMut<'_>) -> bool {
+                #[allow(unused_imports)]
+                use ::lanegraph::world::__snapshot_probe::{ViaRows as _, ViaSoa as _};
+                (&&::lanegraph::world::__snapshot_probe::Probe::<Self>::new()).soa_write(self, row)
+            }
         }
     } else {
         quote!()
@@ -448,6 +462,8 @@ fn expand_soa(input: &DeriveInput) -> syn::Result<TokenStream2> {
     let strs = names.iter().map(|n| n.to_string());
     let idx = 0..names.len();
     let idx2 = 0..names.len();
+    let idx3 = 0..names.len();
+    let idx4 = 0..names.len();
     let count = names.len();
     let vis = &input.vis;
     let fields_ident = syn::Ident::new(&format!("{ident}Fields"), ident.span());
@@ -489,6 +505,14 @@ fn expand_soa(input: &DeriveInput) -> syn::Result<TokenStream2> {
             #[inline]
             fn read(fields: &[f32]) -> Self {
                 #ident { #( #names: fields[#idx2] ),* }
+            }
+            #[inline(always)]
+            fn read_with(mut field: impl FnMut(usize) -> f32) -> Self {
+                #ident { #( #names: field(#idx3) ),* }
+            }
+            #[inline(always)]
+            fn write_with(&self, mut field: impl FnMut(usize, f32)) {
+                #( field(#idx4, self.#names); )*
             }
         }
     })

@@ -105,6 +105,28 @@ pub trait ComponentMeta {
         None
     }
 
+    /// Reads one field-SoA row as `Self` through the type's own `SoaComponent` impl, statically
+    /// (a typed query's hot path): the derive fills it in for every type that also derives
+    /// `SoaComponent`. `None`: the query uses the codec captured at opt-in.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn soa_read(row: super::soa_raw::SoaRow<'_>) -> Option<Self>
+    where
+        Self: Sized,
+    {
+        let _ = row;
+        None
+    }
+
+    /// Writes `self` into one field-SoA row (see [`soa_read`](Self::soa_read)); false when the
+    /// type has no such path.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn soa_write(&self, row: super::soa_raw::SoaRowMut<'_>) -> bool {
+        let _ = row;
+        false
+    }
+
     /// How a snapshot copies a whole column of values into a buffer it reuses: the derive
     /// fills it in with `Vec::extend_from_slice` for `Clone` types (one `memcpy` for `Copy`
     /// ones); `None` falls back to [`snapshot_clone`](Self::snapshot_clone) per value.

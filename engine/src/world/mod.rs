@@ -147,6 +147,8 @@ pub use savegame::{LoadError, LoadReport, SaveError, SaveSchema};
 pub use snapshot::probe as __snapshot_probe;
 pub use snapshot::{Snapshot, SnapshotRing};
 pub use soa::SoaRef;
+#[doc(hidden)]
+pub use soa_raw::{SoaRow as __SoaRow, SoaRowMut as __SoaRowMut};
 pub use sync_test::SyncTest;
 
 use crate::game_loop::FixedStep;

@@ -325,11 +325,24 @@ pub mod probe {
     pub trait ViaSoa<T> {
         /// `Some(World::use_field_soa::<T>)`.
         fn use_field_soa_fn(&self) -> Option<crate::world::component::UseFieldSoa>;
+        /// `Some` of the row read field by field through `T`'s own impl.
+        fn soa_read(&self, row: crate::world::soa_raw::SoaRow<'_>) -> Option<T>;
+        /// Writes `value` field by field; true.
+        fn soa_write(&self, value: &T, row: crate::world::soa_raw::SoaRowMut<'_>) -> bool;
     }
 
     impl<T: crate::world::Component + lanegraph_simd::SoaComponent> ViaSoa<T> for &Probe<T> {
         fn use_field_soa_fn(&self) -> Option<crate::world::component::UseFieldSoa> {
             Some(|w| w.use_field_soa::<T>())
+        }
+        #[inline(always)]
+        fn soa_read(&self, row: crate::world::soa_raw::SoaRow<'_>) -> Option<T> {
+            Some(T::read_with(|i| row.get(i)))
+        }
+        #[inline(always)]
+        fn soa_write(&self, value: &T, mut row: crate::world::soa_raw::SoaRowMut<'_>) -> bool {
+            value.write_with(|i, v| row.set(i, v));
+            true
         }
     }
 
@@ -337,11 +350,23 @@ pub mod probe {
     pub trait ViaRows<T> {
         /// `None`.
         fn use_field_soa_fn(&self) -> Option<crate::world::component::UseFieldSoa>;
+        /// `None`.
+        fn soa_read(&self, row: crate::world::soa_raw::SoaRow<'_>) -> Option<T>;
+        /// False.
+        fn soa_write(&self, value: &T, row: crate::world::soa_raw::SoaRowMut<'_>) -> bool;
     }
 
     impl<T> ViaRows<T> for Probe<T> {
         fn use_field_soa_fn(&self) -> Option<crate::world::component::UseFieldSoa> {
             None
+        }
+        #[inline(always)]
+        fn soa_read(&self, _: crate::world::soa_raw::SoaRow<'_>) -> Option<T> {
+            None
+        }
+        #[inline(always)]
+        fn soa_write(&self, _: &T, _: crate::world::soa_raw::SoaRowMut<'_>) -> bool {
+            false
         }
     }
 

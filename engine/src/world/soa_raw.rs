@@ -40,12 +40,107 @@ impl<T> Clone for SoaRaw<T> {
 }
 impl<T> Copy for SoaRaw<T> {}
 
-impl<T> SoaRaw<T> {
-    /// Gathers row `row`.
+/// One row of a field-SoA column, to read: what a component's own [`SoaComponent`] impl
+/// reads field by field, statically ([`ComponentMeta::soa_read`]), with no row gathered into a
+/// buffer or codec called through a pointer.
+///
+/// [`SoaComponent`]: lanegraph_simd::SoaComponent
+/// [`ComponentMeta::soa_read`]: crate::world::component::ComponentMeta::soa_read
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub struct SoaRow<'a> {
+    fields: &'a [*mut f32; MAX_FIELDS],
+    n: usize,
+    row: usize,
+}
+
+impl<'a> SoaRow<'a> {
+    /// # Safety
+    /// `fields[..n]` are live field columns with more than `row` rows, and no `&mut` to the
+    /// row is live while the value exists.
+    pub(crate) unsafe fn new(fields: &'a [*mut f32; MAX_FIELDS], n: usize, row: usize) -> Self {
+        SoaRow { fields, n, row }
+    }
+
+    /// Field `i`'s value in this row (0 past the column's fields).
+    #[inline(always)]
+    pub fn get(&self, i: usize) -> f32 {
+        if i >= self.n {
+            return 0.0;
+        }
+        // SAFETY: the constructor's contract; `i` is one of the column's fields.
+        unsafe { *self.fields[i].add(self.row) }
+    }
+}
+
+/// One row of a field-SoA column, to write (see [`SoaRow`]).
+#[doc(hidden)]
+pub struct SoaRowMut<'a> {
+    fields: &'a [*mut f32; MAX_FIELDS],
+    n: usize,
+    row: usize,
+}
+
+impl<'a> SoaRowMut<'a> {
+    /// # Safety
+    /// As for [`SoaRow::new`], and no other reference to the row is live (the row is this
+    /// query's, or its chunk's, alone).
+    pub(crate) unsafe fn new(fields: &'a [*mut f32; MAX_FIELDS], n: usize, row: usize) -> Self {
+        SoaRowMut { fields, n, row }
+    }
+
+    /// Sets field `i` of this row (a field past the column's is ignored).
+    #[inline(always)]
+    pub fn set(&mut self, i: usize, value: f32) {
+        if i < self.n {
+            // SAFETY: the constructor's contract; `i` is one of the column's fields.
+            unsafe { *self.fields[i].add(self.row) = value };
+        }
+    }
+}
+
+impl<T: crate::world::component::ComponentMeta> SoaRaw<T> {
+    /// Reads row `row`: through the type's own field-SoA impl when it has one (statically,
+    /// inlined), else through the codec captured at opt-in.
     ///
     /// # Safety
     /// The parts are valid and `row` is below the column's length; no `&mut` to the row is live.
+    #[inline]
     pub(crate) unsafe fn read(&self, row: usize) -> T {
+        // SAFETY: the column (boxed, borrowed by the query) owns the array, written only by
+        // `raw_parts` before the query was made; the caller's contract for the row.
+        let fields = unsafe { &*self.fields };
+        // SAFETY: as above.
+        match T::soa_read(unsafe { SoaRow::new(fields, self.n, row) }) {
+            Some(v) => v,
+            // SAFETY: the caller's contract.
+            None => unsafe { self.gather(row) },
+        }
+    }
+
+    /// Writes `value` into row `row` (see [`read`](Self::read)).
+    ///
+    /// # Safety
+    /// As for `read`, and no other reference to the row is live (the row is this query's
+    /// alone: its chunk's, in a parallel query).
+    #[inline]
+    pub(crate) unsafe fn write(&self, row: usize, value: &T) {
+        // SAFETY: as in `read`.
+        let fields = unsafe { &*self.fields };
+        // SAFETY: the caller's contract.
+        if !value.soa_write(unsafe { SoaRowMut::new(fields, self.n, row) }) {
+            // SAFETY: the caller's contract.
+            unsafe { self.scatter(row, value) };
+        }
+    }
+}
+
+impl<T> SoaRaw<T> {
+    /// Gathers row `row` through the codec.
+    ///
+    /// # Safety
+    /// The parts are valid and `row` is below the column's length; no `&mut` to the row is live.
+    unsafe fn gather(&self, row: usize) -> T {
         let mut buf = [0.0f32; MAX_FIELDS];
         // SAFETY: the column (boxed, borrowed by the query) owns the array, written only by
         // `raw_parts` before the query was made.
@@ -57,12 +152,11 @@ impl<T> SoaRaw<T> {
         (self.from_fields)(&buf[..self.n])
     }
 
-    /// Scatters `value` into row `row`.
+    /// Scatters `value` into row `row` through the codec.
     ///
     /// # Safety
-    /// As for `read`, and no other reference to the row is live (the row is this query's
-    /// alone: its chunk's, in a parallel query).
-    pub(crate) unsafe fn write(&self, row: usize, value: &T) {
+    /// As for `write`.
+    unsafe fn scatter(&self, row: usize, value: &T) {
         let mut buf = [0.0f32; MAX_FIELDS];
         (self.to_fields)(value, &mut buf[..self.n]);
         // SAFETY: as in `read`.

@@ -14,6 +14,7 @@
 pub mod budget;
 pub mod dispatch;
 pub mod ecs;
+pub mod ecs_soa;
 pub mod ecs_suite;
 #[cfg(feature = "bevy-baseline")]
 mod ecs_suite_bevy;
@@ -202,6 +203,7 @@ pub fn run_suite(name: &str, opts: BenchOptions) -> Option<Result<Vec<Figure>, B
         "snapshot" => snapshot::run(opts),
         "ecs" => ecs::run(opts).and_then(|mut figures| {
             figures.extend(ecs_suite::run(opts)?);
+            figures.extend(ecs_soa::run(opts.quick)?);
             Ok(figures)
         }),
         _ => return None,
