@@ -157,7 +157,8 @@ impl EngineHooks for Engine {
 
 /// Makes every asset decode whose path contains `marker` panic on the asset lane, as a broken
 /// decoder would: each is reported as a failed load (`AssetError::Panicked`) and the game goes
-/// on (`lanegraph stress` checks this under load).
+/// on (`lanegraph stress` checks this under load). Feature `testing`: a game never ships it.
+#[cfg(feature = "testing")]
 pub fn inject_asset_panics(engine: &mut Engine, marker: &str) {
     engine.assets_mut().inject_panics_for(marker);
 }

@@ -98,7 +98,9 @@ pub use crate::game_loop::runner::{
 pub(crate) mod engine_hooks;
 pub(crate) mod world_hooks;
 
-pub use engine_hooks::{inject_asset_panics, EngineHooks};
+#[cfg(feature = "testing")]
+pub use engine_hooks::inject_asset_panics;
+pub use engine_hooks::EngineHooks;
 pub use world_hooks::{
     run_systems_untimed, EntityHooks, QueryHooks, SnapshotHooks, SystemIdHooks, WorldHooks,
 };

@@ -84,8 +84,10 @@ struct Batch {
     /// Where decoded images go (the render lane's texture intake). Writer: `AssetStream::new`.
     /// Reader: the `upload.i` nodes (render lane).
     sink: TextureSink,
-    /// Test hook: decodes whose path contains this panic (the stress run injects them).
-    /// Writer: `inject_panics_for` (owner thread). Reader: `decode_slot` (asset lane).
+    /// Fault injection (feature `testing`): decodes whose path contains this panic (the
+    /// stress run injects them). Writer: `inject_panics_for` (owner thread). Reader:
+    /// `decode_slot` (asset lane).
+    #[cfg(feature = "testing")]
     panic_marker: Mutex<Option<String>>,
 }
 
@@ -156,6 +158,7 @@ impl AssetStream {
                             slots: Default::default(),
                             loaders,
                             sink,
+                            #[cfg(feature = "testing")]
                             panic_marker: Mutex::new(None),
                         }),
                         in_flight: Arc::new(AtomicBool::new(false)),
@@ -176,6 +179,7 @@ impl AssetStream {
     }
 
     /// Makes decodes panic for paths containing `marker` (fault injection for stress runs).
+    #[cfg(feature = "testing")]
     pub(crate) fn inject_panics_for(&mut self, marker: &str) {
         if let Some(p) = &self.pipeline {
             *lock(&p.batch.panic_marker) = Some(marker.to_string());
@@ -331,8 +335,10 @@ fn decode_slot(batch: &Batch, i: usize) {
         return;
     };
     let _span = crate::span!("asset.decode");
+    #[cfg(feature = "testing")]
     let marker = lock(&batch.panic_marker).clone();
     let result = catch_unwind(AssertUnwindSafe(|| {
+        #[cfg(feature = "testing")]
         if let Some(m) = &marker {
             if path.to_string_lossy().contains(m.as_str()) {
                 panic!("injected fault for `{}`", path.display());
@@ -390,6 +396,7 @@ fn run_batch(
 #[cfg(all(test, feature = "png"))]
 mod pipeline_tests {
     use super::*;
+    #[cfg(feature = "testing")]
     use crate::runtime::encode_png;
     use lanegraph_jobs::{LaneKind, LanePlan};
 
@@ -403,6 +410,7 @@ mod pipeline_tests {
 
     /// Five good PNGs, a corrupt one, a missing one and one named to panic, in a fresh
     /// folder.
+    #[cfg(feature = "testing")]
     fn asset_files() -> (PathBuf, Vec<PathBuf>) {
         let dir = std::env::temp_dir().join(format!("lanegraph-assets-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -425,6 +433,7 @@ mod pipeline_tests {
     /// exactly once (good, corrupt, missing, panicking), only good images reach the sink, and
     /// they reach it on a render-lane thread.
     #[test]
+    #[cfg(feature = "testing")]
     fn one_graph_decodes_on_asset_and_uploads_on_render() {
         let (dir, files) = asset_files();
 

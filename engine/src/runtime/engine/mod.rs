@@ -430,7 +430,8 @@ impl Engine {
         self.assets.loaded.drain(..)
     }
 
-    /// The asset stream, for the runtime's fault-injection hooks ([`super::hooks`]).
+    /// The asset stream, for the runtime's fault-injection hooks (feature `testing`).
+    #[cfg(feature = "testing")]
     pub(crate) fn assets_mut(&mut self) -> &mut AssetStream {
         &mut self.assets.stream
     }
