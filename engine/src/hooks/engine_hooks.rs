@@ -37,12 +37,6 @@ pub trait EngineHooks {
     /// The built-in physics agent's id, when installed.
     fn physics_agent(&self) -> Option<AgentId>;
 
-    /// The built-in render agent's id, when installed.
-    fn render_agent(&self) -> Option<AgentId>;
-
-    /// The built-in asset agent's id, when installed.
-    fn asset_agent(&self) -> Option<AgentId>;
-
     /// The first failure of the SyncTest mode ([`EngineConfig::sync_test`](crate::EngineConfig::sync_test)),
     /// typed: a [`WorldError::Desync`](crate::world::WorldError::Desync) naming the step, the
     /// system (or `after the systems (the physics hook)`) and what differs. The run summary's
@@ -67,10 +61,6 @@ pub trait EngineHooks {
     /// Switches the controller between adapting and manual (every agent holds its strategy
     /// unless pinned) mid-run; a game chooses once, with `EngineBuilder::adaptive`.
     fn set_adaptation(&mut self, mode: AdaptationMode);
-
-    /// Events handed over but not logged (the log holds 2^20 events at most): non-zero means
-    /// the log cannot replay the run.
-    fn input_log_dropped(&self) -> u64;
 
     /// Live events ignored because recorded input was being replayed.
     fn live_input_ignored(&self) -> u64;
@@ -106,14 +96,6 @@ impl EngineHooks for Engine {
         Engine::physics_agent(self)
     }
 
-    fn render_agent(&self) -> Option<AgentId> {
-        Engine::render_agent(self)
-    }
-
-    fn asset_agent(&self) -> Option<AgentId> {
-        Engine::asset_agent(self)
-    }
-
     fn sync_test_desync(&self) -> Option<&crate::world::WorldError> {
         Engine::sync_test_desync(self)
     }
@@ -128,10 +110,6 @@ impl EngineHooks for Engine {
 
     fn loop_totals(&self) -> crate::game_loop::LoopTotals {
         Engine::loop_totals(self)
-    }
-
-    fn input_log_dropped(&self) -> u64 {
-        Engine::input_log_dropped(self)
     }
 
     fn live_input_ignored(&self) -> u64 {

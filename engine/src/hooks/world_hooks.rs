@@ -31,9 +31,6 @@ pub trait WorldHooks {
     /// render view cache keys on it; a game's systems use [`when_changed`] instead.
     fn epochs(&self) -> Epochs;
 
-    /// Frames begun so far (each `begin_frame` call is one).
-    fn frame_index(&self) -> u64;
-
     /// Sets the fixed step systems read (the game loop does this; tests may too).
     fn set_fixed_step(&mut self, step: FixedStep);
 
@@ -52,9 +49,6 @@ pub trait WorldHooks {
 
     /// The lane parallel queries run on: `None` when none was set or its lanes are gone.
     fn parallel_lane(&self) -> Option<LaneId>;
-
-    /// Parallel queries run on the calling thread from now on.
-    fn clear_parallel_lane(&mut self);
 
     /// How many resources the world holds.
     fn resource_count(&self) -> usize;
@@ -143,10 +137,6 @@ impl WorldHooks for World {
         World::epochs(self)
     }
 
-    fn frame_index(&self) -> u64 {
-        World::frame_index(self)
-    }
-
     fn set_fixed_step(&mut self, step: FixedStep) {
         World::set_fixed_step(self, step)
     }
@@ -165,10 +155,6 @@ impl WorldHooks for World {
 
     fn parallel_lane(&self) -> Option<LaneId> {
         World::parallel_lane(self)
-    }
-
-    fn clear_parallel_lane(&mut self) {
-        World::clear_parallel_lane(self)
     }
 
     fn resource_count(&self) -> usize {
@@ -258,18 +244,11 @@ pub fn run_systems_untimed(world: &mut World) {
 pub trait EntityHooks {
     /// The slot index (reused after despawn, under a new generation).
     fn index(self) -> u32;
-
-    /// How many times the slot had been reused when this handle was made (starts at 1).
-    fn generation(self) -> u32;
 }
 
 impl EntityHooks for Entity {
     fn index(self) -> u32 {
         Entity::index(self)
-    }
-
-    fn generation(self) -> u32 {
-        Entity::generation(self)
     }
 }
 

@@ -36,12 +36,6 @@ impl Entity {
         self.index
     }
 
-    /// The body of [`EntityHooks::generation`](crate::hooks::EntityHooks::generation), which documents it.
-    #[inline]
-    pub(crate) fn generation(self) -> u32 {
-        self.generation.get()
-    }
-
     /// The handle as one `u64` (`generation << 32 | index`), e.g. for hashing or logs.
     #[inline]
     pub fn to_bits(self) -> u64 {
@@ -313,7 +307,7 @@ mod tests {
         );
         let c = t.spawn();
         assert_eq!(c.index(), a.index());
-        assert_eq!(c.generation(), 2);
+        assert_eq!(c.generation.get(), 2);
         assert!(t.is_alive(c) && t.is_alive(b) && !t.is_alive(a));
         assert_eq!(
             t.despawn(a),

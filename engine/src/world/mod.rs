@@ -304,11 +304,6 @@ impl World {
         self.tick
     }
 
-    /// The body of [`WorldHooks::frame_index`](crate::hooks::WorldHooks::frame_index), which documents it.
-    pub(crate) fn frame_index(&self) -> u64 {
-        self.frame
-    }
-
     /// The fixed step the systems simulate (exact; see [`FixedStep`]).
     pub fn fixed_step(&self) -> FixedStep {
         self.fixed_step

@@ -398,11 +398,6 @@ impl Engine {
         self.budget.builtins.render
     }
 
-    /// The body of [`EngineHooks::asset_agent`](crate::hooks::EngineHooks::asset_agent), which documents it.
-    pub(crate) fn asset_agent(&self) -> Option<AgentId> {
-        self.budget.builtins.asset
-    }
-
     /// Pins `agent` to `strategy` from the next frame on (live, or before the first frame).
     /// The pin is logged as a decision at the current frame and takes effect at the next frame
     /// boundary, exactly as a controller decision or a replayed one does, so a replay of the

@@ -47,11 +47,6 @@ impl World {
             .filter(|t| t.lanes.strong_count() > 0)
             .map(|t| t.lane)
     }
-
-    /// The body of [`WorldHooks::clear_parallel_lane`](crate::hooks::WorldHooks::clear_parallel_lane), which documents it.
-    pub(crate) fn clear_parallel_lane(&mut self) {
-        self.parallel = None;
-    }
 }
 
 impl World {
