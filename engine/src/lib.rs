@@ -28,7 +28,9 @@
 // Everything public is reachable and documented; what a game does not call is `pub(crate)`.
 #![deny(unreachable_pub, missing_docs)]
 
+mod engine_events;
 mod files;
+mod fixed_step;
 pub mod game_loop;
 pub mod input;
 pub mod runtime;

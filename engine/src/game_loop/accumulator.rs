@@ -15,7 +15,7 @@
 
 use std::time::Duration;
 
-use super::step::FixedStep;
+use crate::fixed_step::FixedStep;
 
 /// Longest real frame delta the loop accumulates: 0.25 s.
 pub const MAX_FRAME_DELTA: Duration = Duration::from_millis(250);

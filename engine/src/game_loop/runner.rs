@@ -17,8 +17,8 @@ use std::time::Duration;
 
 use super::accumulator::{Accumulator, StepPlan, MAX_FRAME_DELTA, MAX_STEPS_PER_FRAME};
 use super::clock::{FrameClock, MonotonicClock};
-use super::step::FixedStep;
-use crate::systems::events::{limiter_now, EngineEvent, EVENT_TARGET};
+use crate::engine_events::{limiter_now, EngineEvent, EVENT_TARGET};
+use crate::fixed_step::FixedStep;
 use crate::world::World;
 
 /// Loop settings; the defaults are the accumulator's constants.

@@ -57,8 +57,8 @@ pub use crate::world::resource_set::ResourceParam;
 pub use crate::world::savegame::SAVE_FORMAT;
 pub use crate::world::soa::SoaMut;
 
+pub use crate::engine_events::{EngineEvent, EventCounts, Severity};
 pub use crate::systems::def::{Budget, RunCondition, SystemFn};
-pub use crate::systems::events::{EngineEvent, EventCounts, Severity};
 pub use crate::systems::registry::MAX_SYSTEMS;
 pub use crate::systems::window::{RollingWindow, WindowStats, SYSTEM_TIMING_WINDOW_SAMPLES};
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use lanegraph_jobs::{LaneId, Lanes};
 use lanegraph_simd::SoaComponent;
 
-use crate::game_loop::FixedStep;
+use crate::fixed_step::FixedStep;
 use crate::hooks::{EngineEvent, SoaMut};
 use crate::hooks::{EventCounts, RollingWindow, SYSTEM_TIMING_WINDOW_SAMPLES};
 use crate::systems::*;

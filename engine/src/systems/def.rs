@@ -9,7 +9,7 @@ use std::fmt;
 use std::num::NonZeroU64;
 use std::time::Duration;
 
-use crate::game_loop::FixedStep;
+use crate::fixed_step::FixedStep;
 use crate::world::{Domain, World, WorldId};
 
 /// The run function of a system: called once per fixed step on the owner thread.

@@ -8,11 +8,11 @@
 //!
 //! The contract, point by point, is in `docs/systems.md`.
 //!
-//! Import cycle with `world` and `game_loop`, kept on purpose: the World owns its system table,
-//! event queues and fixed step (a system gets one `&mut World` and reads them all from it),
-//! systems are closures over that `&mut World`, and the game loop steps the World. The three
-//! are one object model split by idea; cutting the cycle would mean a World that cannot run
-//! its own systems, or systems that cannot reach the World.
+//! Import cycle with `world`, kept on purpose: the World owns its system table (a system gets
+//! one `&mut World` and reads everything from it, and `World::run_systems` runs the schedule),
+//! and systems are closures over that `&mut World`. The game loop left the cycle when the fixed
+//! step (`fixed_step`) and the engine's events (`engine_events`) became modules of their own;
+//! the World's schedule as a type apart is what would end it.
 //!
 //! - `def`: definitions, budgets, ids, the run context.
 //! - `registry`: registration and validation.
@@ -24,7 +24,6 @@
 //! | file | idea |
 //! |------|------|
 //! | `def` | What a system is: its definition, its exact budget, its id and the context it runs with |
-//! | `events` | Structured, rate-limited engine events: the catalogue and the limiter |
 //! | `order` | System order: before/after constraints on systems and named sets, and the deterministic topological order the schedule runs in |
 //! | `registry` | The system table: registration, validation and lookup |
 //! | `run` | Running the schedule: per-system timing, the budget check, and the frame boundary |
@@ -34,7 +33,6 @@
 //! | `window` | The rolling timing window: the last `N` samples of one system, and their statistics |
 
 pub(crate) mod def;
-pub(crate) mod events;
 pub(crate) mod order;
 pub(crate) mod registry;
 pub(crate) mod run;

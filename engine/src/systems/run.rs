@@ -18,10 +18,10 @@ use std::panic::{self, AssertUnwindSafe};
 use lanegraph_jobs::clock;
 
 use super::def::{SystemContext, SystemFn, SystemId};
-use super::events::{limiter_now, EngineEvent, EVENT_TARGET};
 use super::registry::SystemRecord;
 use super::window::ns_to_ms;
-use crate::systems::events::EventLog;
+use crate::engine_events::EventLog;
+use crate::engine_events::{limiter_now, EngineEvent, EVENT_TARGET};
 use crate::world::World;
 
 impl World {

@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 
 use super::*;
-use crate::systems::events::{RATE_LIMITED_MSG, RATE_LIMIT_WINDOW_NS};
+use crate::engine_events::{RATE_LIMITED_MSG, RATE_LIMIT_WINDOW_NS};
 use crate::systems::test_capture::capturing;
 use crate::systems::{SystemDef, BUDGET_CRITICAL_MULTIPLIER};
 

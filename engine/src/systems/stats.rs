@@ -4,8 +4,8 @@
 //! counters. Must never: allocate, log, or change anything (an invalid id is an error, silently).
 
 use super::def::SystemId;
-use super::events::{EngineEvent, EventCounts};
 use super::window::{ns_to_ms, RollingWindow, SYSTEM_TIMING_WINDOW_SAMPLES};
+use crate::engine_events::{EngineEvent, EventCounts};
 use crate::world::World;
 use crate::world::WorldError;
 

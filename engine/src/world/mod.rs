@@ -151,8 +151,8 @@ pub use soa::SoaRef;
 pub use soa_raw::{SoaRow as __SoaRow, SoaRowMut as __SoaRowMut};
 pub use sync_test::SyncTest;
 
-use crate::game_loop::FixedStep;
-use crate::systems::events::EventLog;
+use crate::engine_events::EventLog;
+use crate::fixed_step::FixedStep;
 use crate::systems::registry::SystemTable;
 use column::{AosColumn, ErasedColumn};
 use entity::EntityTable;
@@ -173,7 +173,7 @@ pub struct World {
     epochs: Epochs,
     /// Systems, their timing windows and budgets (see [`crate::systems`]).
     pub(crate) systems: SystemTable,
-    /// Rate-limited structured events (see [`crate::systems::events`]).
+    /// Rate-limited structured events (see [`crate::engine_events`]).
     pub(crate) events: EventLog,
     /// Fixed steps run since construction (incremented by `run_systems`).
     pub(crate) tick: u64,

@@ -30,7 +30,7 @@ use super::entity::EntityTable;
 use super::epoch::{DomainSet, WorldId};
 use super::resource::ErasedResource;
 use super::World;
-use crate::game_loop::FixedStep;
+use crate::fixed_step::FixedStep;
 use crate::world::error::WorldError;
 
 /// Everything a World's simulation owns, captured by [`World::snapshot_into`] and put back by

@@ -40,12 +40,9 @@ impl<T> Clone for SoaRaw<T> {
 }
 impl<T> Copy for SoaRaw<T> {}
 
-/// One row of a field-SoA column, to read: what a component's own [`SoaComponent`] impl
-/// reads field by field, statically ([`ComponentMeta::soa_read`]), with no row gathered into a
-/// buffer or codec called through a pointer.
-///
-/// [`SoaComponent`]: lanegraph_simd::SoaComponent
-/// [`ComponentMeta::soa_read`]: crate::world::component::ComponentMeta::soa_read
+/// One row of a field-SoA column, to read: what a component's own `SoaComponent` impl reads
+/// field by field, statically (`ComponentMeta::soa_read`), with no row gathered into a buffer
+/// or codec called through a pointer.
 #[doc(hidden)]
 #[derive(Clone, Copy)]
 pub struct SoaRow<'a> {
@@ -99,39 +96,28 @@ impl<'a> SoaRowMut<'a> {
     }
 }
 
-impl<T: crate::world::component::ComponentMeta> SoaRaw<T> {
-    /// Reads row `row`: through the type's own field-SoA impl when it has one (statically,
-    /// inlined), else through the codec captured at opt-in.
+impl<T> SoaRaw<T> {
+    /// Row `row`, to read field by field ([`SoaRow`]).
     ///
     /// # Safety
-    /// The parts are valid and `row` is below the column's length; no `&mut` to the row is live.
+    /// The parts are valid and `row` is below the column's length; no `&mut` to the row is live
+    /// while the value exists.
     #[inline]
-    pub(crate) unsafe fn read(&self, row: usize) -> T {
+    pub(crate) unsafe fn row(&self, row: usize) -> SoaRow<'_> {
         // SAFETY: the column (boxed, borrowed by the query) owns the array, written only by
         // `raw_parts` before the query was made; the caller's contract for the row.
-        let fields = unsafe { &*self.fields };
-        // SAFETY: as above.
-        match T::soa_read(unsafe { SoaRow::new(fields, self.n, row) }) {
-            Some(v) => v,
-            // SAFETY: the caller's contract.
-            None => unsafe { self.gather(row) },
-        }
+        unsafe { SoaRow::new(&*self.fields, self.n, row) }
     }
 
-    /// Writes `value` into row `row` (see [`read`](Self::read)).
+    /// Row `row`, to write field by field ([`SoaRowMut`]).
     ///
     /// # Safety
-    /// As for `read`, and no other reference to the row is live (the row is this query's
-    /// alone: its chunk's, in a parallel query).
+    /// As for [`row`](Self::row), and no other reference to the row is live (the row is this
+    /// query's, or its chunk's, alone).
     #[inline]
-    pub(crate) unsafe fn write(&self, row: usize, value: &T) {
-        // SAFETY: as in `read`.
-        let fields = unsafe { &*self.fields };
-        // SAFETY: the caller's contract.
-        if !value.soa_write(unsafe { SoaRowMut::new(fields, self.n, row) }) {
-            // SAFETY: the caller's contract.
-            unsafe { self.scatter(row, value) };
-        }
+    pub(crate) unsafe fn row_mut(&self, row: usize) -> SoaRowMut<'_> {
+        // SAFETY: as in `row`.
+        unsafe { SoaRowMut::new(&*self.fields, self.n, row) }
     }
 }
 
@@ -140,7 +126,7 @@ impl<T> SoaRaw<T> {
     ///
     /// # Safety
     /// The parts are valid and `row` is below the column's length; no `&mut` to the row is live.
-    unsafe fn gather(&self, row: usize) -> T {
+    pub(crate) unsafe fn gather(&self, row: usize) -> T {
         let mut buf = [0.0f32; MAX_FIELDS];
         // SAFETY: the column (boxed, borrowed by the query) owns the array, written only by
         // `raw_parts` before the query was made.
@@ -155,8 +141,8 @@ impl<T> SoaRaw<T> {
     /// Scatters `value` into row `row` through the codec.
     ///
     /// # Safety
-    /// As for `write`.
-    unsafe fn scatter(&self, row: usize, value: &T) {
+    /// As for `gather`, and no other reference to the row is live.
+    pub(crate) unsafe fn scatter(&self, row: usize, value: &T) {
         let mut buf = [0.0f32; MAX_FIELDS];
         (self.to_fields)(value, &mut buf[..self.n]);
         // SAFETY: as in `read`.

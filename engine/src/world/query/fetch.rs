@@ -421,7 +421,7 @@ impl<T: Component> ColumnFetch<T> {
             Store::Aos(p) => unsafe { &*p.add(self.row) },
             Store::Soa(raw) => {
                 // SAFETY: the row is in range (`locate`).
-                let v = self.scratch.insert(unsafe { raw.read(self.row) });
+                let v = self.scratch.insert(unsafe { soa_read(raw, self.row) });
                 // SAFETY: the copy lives in this fetch until the next row; the closure takes
                 // the item for every lifetime, so it cannot keep it past this call.
                 unsafe { &*(v as *const T) }
@@ -444,7 +444,7 @@ impl<T: Component> ColumnFetch<T> {
             Store::Aos(p) => unsafe { &mut *p.add(self.row) },
             Store::Soa(raw) => {
                 // SAFETY: as in `shared`.
-                let v = self.scratch.insert(unsafe { raw.read(self.row) });
+                let v = self.scratch.insert(unsafe { soa_read(raw, self.row) });
                 // SAFETY: as in `shared`; `commit` writes it back after the call.
                 unsafe { &mut *(v as *mut T) }
             }
@@ -461,8 +461,37 @@ impl<T: Component> ColumnFetch<T> {
         if let Store::Soa(raw) = &self.store {
             if let Some(v) = self.scratch.take() {
                 // SAFETY: the caller's contract.
-                unsafe { raw.write(self.row, &v) };
+                unsafe { soa_write(raw, self.row, &v) };
             }
         }
+    }
+}
+
+/// Reads field-SoA row `row`: through the component's own field-SoA impl when it has one
+/// (statically, inlined), else through the codec captured at opt-in.
+///
+/// # Safety
+/// The parts are valid and `row` is below the column's length; no `&mut` to the row is live.
+#[inline]
+unsafe fn soa_read<T: Component>(raw: &SoaRaw<T>, row: usize) -> T {
+    // SAFETY: the caller's contract.
+    match T::soa_read(unsafe { raw.row(row) }) {
+        Some(v) => v,
+        // SAFETY: the caller's contract.
+        None => unsafe { raw.gather(row) },
+    }
+}
+
+/// Writes `value` into field-SoA row `row` (see [`soa_read`]).
+///
+/// # Safety
+/// As for `soa_read`, and no other reference to the row is live (the row is this query's
+/// alone: its chunk's, in a parallel query).
+#[inline]
+unsafe fn soa_write<T: Component>(raw: &SoaRaw<T>, row: usize, value: &T) {
+    // SAFETY: the caller's contract.
+    if !value.soa_write(unsafe { raw.row_mut(row) }) {
+        // SAFETY: the caller's contract.
+        unsafe { raw.scatter(row, value) };
     }
 }

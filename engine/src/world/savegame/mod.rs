@@ -54,7 +54,7 @@ use super::access::ColumnLayout;
 use super::entity::{Entity, EntityTable};
 use super::epoch::DomainSet;
 use super::{Component, Resource, World};
-use crate::game_loop::FixedStep;
+use crate::fixed_step::FixedStep;
 
 mod columns;
 mod document;
