@@ -367,10 +367,23 @@ fn cheap_parallel_queries_stay_on_the_caller_and_a_set_chunk_size_splits() {
         );
     }
     let run = last.unwrap();
-    assert!(
-        matches!(run.serial, Some(SerialReason::TooLittleWork { .. })),
-        "{run:?}"
-    );
+    // The reason says the threshold in force: the site's first, twice the chunk minimum, not
+    // raised by any split, and above the predicted work.
+    match run.serial {
+        Some(SerialReason::TooLittleWork {
+            predicted_ns,
+            threshold_ns,
+            raised,
+        }) => {
+            assert_eq!(
+                threshold_ns,
+                2 * lanegraph::hooks::PAR_CHUNK_MIN_NS,
+                "{run:?}"
+            );
+            assert!(predicted_ns < threshold_ns && !raised, "{run:?}");
+        }
+        other => panic!("expected TooLittleWork, got {other:?}"),
+    }
     let run = w
         .query::<(&mut Pos, &Vel)>()
         .unwrap()

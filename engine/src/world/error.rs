@@ -57,8 +57,8 @@ pub enum WorldError {
     /// The component is stored in the other layout (AoS or field-SoA).
     #[error(
         "component `{component}` is stored {actual}, but it was accessed as {requested}; the \
-         layout is chosen once per component; fix: use the accessors of its layout (`get`/`query` \
-         for AoS, `get_fields`/`soa_columns` for field-SoA)"
+         layout is chosen once per component; fix: reach it with `World::query`, which reads and \
+         writes either layout (a field-SoA component's rows by field: `World::soa_columns`)"
     )]
     WrongLayout {
         /// The component's `NAME`.

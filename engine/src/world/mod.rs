@@ -500,7 +500,8 @@ impl World {
         }
     }
 
-    /// Reads `entity`'s `T` (AoS components; field-SoA ones use `get_fields`).
+    /// Reads `entity`'s `T` (AoS components: a field-SoA one is [`WorldError::WrongLayout`];
+    /// [`World::query`] reads either layout, `World::soa_columns` a field-SoA one by field).
     pub fn get<T: Component>(&self, entity: Entity) -> Result<&T, WorldError> {
         self.entities.check(entity)?;
         let missing = || WorldError::MissingComponent {

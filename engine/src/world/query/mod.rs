@@ -150,10 +150,8 @@ impl<'q, Q: QueryData, F: QueryFilter> Query<'q, Q, F> {
             Ok(Some(n))
         } else if predicted.is_nan() || site.samples < LEARN_RUNS {
             Err(SerialReason::Learning)
-        } else if !site.splits(predicted) {
-            Err(SerialReason::TooLittleWork {
-                predicted_ns: predicted as u64,
-            })
+        } else if let Some(reason) = site.serial_reason(predicted) {
+            Err(reason)
         } else {
             Ok(None)
         };
@@ -245,6 +243,7 @@ pub(crate) fn serial_span(reason: Option<SerialReason>) -> &'static str {
         Some(SerialReason::OneThread) => "par_query.serial.one_thread",
         Some(SerialReason::Learning) => "par_query.serial.learning",
         Some(SerialReason::TooLittleWork { .. }) => "par_query.serial.too_little_work",
+        Some(SerialReason::Probing { .. }) => "par_query.serial.probing",
     }
 }
 

@@ -35,8 +35,21 @@ pub enum SerialReason {
     OneThread,
     /// One of the call site's first runs: they are timed to learn the cost per row.
     Learning,
-    /// The predicted work is too small to pay for a hand-off.
+    /// The predicted work is under the call site's split threshold.
     TooLittleWork {
+        /// The predicted work, in nanoseconds.
+        predicted_ns: u64,
+        /// The call site's threshold in force, in nanoseconds: at first twice
+        /// [`PAR_CHUNK_MIN_NS`], doubled each time this site's splits stopped paying (they
+        /// averaged more than 95 % of the time the caller alone would take), lowered again by
+        /// a split that paid.
+        threshold_ns: u64,
+        /// True when past splits that did not pay raised the threshold above its start.
+        raised: bool,
+    },
+    /// The site splits as a rule, and this run is its periodic run alone on the caller, which
+    /// keeps its serial cost fresh (its 8th, 16th and 32nd runs, then one in 64).
+    Probing {
         /// The predicted work, in nanoseconds.
         predicted_ns: u64,
     },
@@ -132,8 +145,27 @@ impl ParSite {
         }
     }
 
+    /// Why this run, predicted at `predicted_ns`, stays on the caller (`None`: it splits).
+    pub(crate) fn serial_reason(&self, predicted_ns: f64) -> Option<SerialReason> {
+        if self.splits(predicted_ns) {
+            return None;
+        }
+        let predicted = predicted_ns as u64;
+        Some(if predicted_ns >= self.split_min_ns {
+            SerialReason::Probing {
+                predicted_ns: predicted,
+            }
+        } else {
+            SerialReason::TooLittleWork {
+                predicted_ns: predicted,
+                threshold_ns: self.split_min_ns as u64,
+                raised: self.split_min_ns > SPLIT_MIN_NS,
+            }
+        })
+    }
+
     /// Whether this run, predicted at `predicted_ns`, splits.
-    pub(crate) fn splits(&self, predicted_ns: f64) -> bool {
+    fn splits(&self, predicted_ns: f64) -> bool {
         // A young site probes sooner (its 8th, 16th and 32nd runs), then once in
         // `PROBE_EVERY`: the serial cost it learned in its first runs is often a cold one, and
         // a split judged against a serial time too high looks like it pays when it does not.
