@@ -444,90 +444,97 @@ fn every_pattern_runs_alike_on_three_lane_plans_under_an_engine() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// Two ggrs peers over loopback (10 ms one way), each stepping `worlds[me]` (reached through
+/// `world`) through `lanegraph-netcode`. Both players' bytes land on the one pad, and each player
+/// changes its input at its own rhythm, so each change is a misprediction for the other peer:
+/// both must roll back, and they must agree on every confirmed frame's checksum up to `frames`.
+fn two_peers_roll_back_and_agree<W>(
+    label: &str,
+    frames: i32,
+    seeds: [u64; 2],
+    worlds: &mut [W; 2],
+    world: fn(&mut W) -> &mut World,
+) {
+    use lanegraph_netcode::{LinkConditions, NetConfig, Session, UdpLink};
+    use std::time::{Duration, Instant};
+    let link = |seed| {
+        UdpLink::bind(
+            "127.0.0.1:0".parse().unwrap(),
+            LinkConditions {
+                one_way_delay: Duration::from_millis(10),
+                loss: 0.0,
+                seed,
+            },
+        )
+        .unwrap()
+    };
+    let links = [link(seeds[0]), link(seeds[1])];
+    let addrs = [
+        links[0].local_addr().unwrap(),
+        links[1].local_addr().unwrap(),
+    ];
+    let mut sessions = Vec::new();
+    for (me, l) in links.into_iter().enumerate() {
+        let cfg = NetConfig::two_players(me, addrs[1 - me]);
+        let apply = |w: &mut World, inputs: &[u8]| {
+            let v = inputs
+                .iter()
+                .fold(0u8, |a, &b| a.wrapping_mul(5).wrapping_add(b));
+            w.resource_mut::<Pad>().unwrap().0 = v % 5;
+        };
+        sessions.push(Session::p2p(&cfg, l, apply).unwrap());
+    }
+    let start = Instant::now();
+    loop {
+        for (me, s) in sessions.iter_mut().enumerate() {
+            for e in s.poll() {
+                assert!(
+                    !matches!(e, lanegraph_netcode::NetEvent::Desync { .. }),
+                    "`{label}`: {e:?}"
+                );
+            }
+            let frame = s.current_frame().unwrap();
+            if frame >= frames + 10 {
+                continue;
+            }
+            let input = ((frame.max(0) as u32 / (3 + me as u32 * 2)) % 4) as u8;
+            s.step(world(&mut worlds[me]), input).unwrap();
+        }
+        let confirmed = sessions
+            .iter()
+            .map(|s| s.confirmed_frame().unwrap())
+            .min()
+            .unwrap();
+        if confirmed >= frames {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "`{label}`: stuck at {confirmed}"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let mut compared = 0;
+    for f in 0..=frames {
+        if let (Some(a), Some(b)) = (sessions[0].checksum(f), sessions[1].checksum(f)) {
+            assert_eq!(a, b, "`{label}`: the peers differ at confirmed frame {f}");
+            compared += 1;
+        }
+    }
+    assert!(
+        compared >= frames as usize,
+        "`{label}`: only {compared} frames compared"
+    );
+    assert!(
+        sessions.iter().any(|s| s.rollbacks() > 0),
+        "`{label}`: no peer rolled back: the cell tested no misprediction"
+    );
+}
+
 #[test]
 fn every_pattern_agrees_between_two_ggrs_peers_that_roll_back() {
-    use lanegraph_netcode::{LinkConditions, NetConfig, Session, Stepped, UdpLink};
-    use std::time::{Duration, Instant};
-    const FRAMES: i32 = 90;
     for p in PATTERNS {
-        let link = |seed| {
-            UdpLink::bind(
-                "127.0.0.1:0".parse().unwrap(),
-                LinkConditions {
-                    one_way_delay: Duration::from_millis(10),
-                    loss: 0.0,
-                    seed,
-                },
-            )
-            .unwrap()
-        };
-        let links = [link(3), link(5)];
-        let addrs = [
-            links[0].local_addr().unwrap(),
-            links[1].local_addr().unwrap(),
-        ];
-        let mut sessions = Vec::new();
-        for (me, l) in links.into_iter().enumerate() {
-            let cfg = NetConfig::two_players(me, addrs[1 - me]);
-            // Both players' bytes on the one pad: either player's change is a misprediction
-            // for the other peer.
-            let apply = |w: &mut World, inputs: &[u8]| {
-                let v = inputs
-                    .iter()
-                    .fold(0u8, |a, &b| a.wrapping_mul(5).wrapping_add(b));
-                w.resource_mut::<Pad>().unwrap().0 = v % 5;
-            };
-            sessions.push(Session::p2p(&cfg, l, apply).unwrap());
-        }
-        let mut worlds = [build(p), build(p)];
-        let start = Instant::now();
-        loop {
-            for (me, s) in sessions.iter_mut().enumerate() {
-                for e in s.poll() {
-                    assert!(
-                        !matches!(e, lanegraph_netcode::NetEvent::Desync { .. }),
-                        "`{p}`: {e:?}"
-                    );
-                }
-                let frame = s.current_frame().unwrap();
-                if frame >= FRAMES + 10 {
-                    continue;
-                }
-                // Each player changes its input every few frames, at its own rhythm.
-                let input = ((frame.max(0) as u32 / (3 + me as u32 * 2)) % 4) as u8;
-                match s.step(&mut worlds[me], input).unwrap() {
-                    Stepped::Advanced | Stepped::Waiting | Stepped::Synchronizing => {}
-                }
-            }
-            let confirmed = sessions
-                .iter()
-                .map(|s| s.confirmed_frame().unwrap())
-                .min()
-                .unwrap();
-            if confirmed >= FRAMES {
-                break;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "`{p}`: stuck at {confirmed}"
-            );
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        let mut compared = 0;
-        for f in 0..=FRAMES {
-            if let (Some(a), Some(b)) = (sessions[0].checksum(f), sessions[1].checksum(f)) {
-                assert_eq!(a, b, "`{p}`: the peers differ at confirmed frame {f}");
-                compared += 1;
-            }
-        }
-        assert!(
-            compared >= FRAMES as usize,
-            "`{p}`: only {compared} frames compared"
-        );
-        assert!(
-            sessions.iter().any(|s| s.rollbacks() > 0),
-            "`{p}`: no peer rolled back: the cell tested no misprediction"
-        );
+        two_peers_roll_back_and_agree(p, 90, [3, 5], &mut [build(p), build(p)], |w| w);
     }
 }
 
@@ -754,84 +761,15 @@ fn a_system_reading_its_agents_strategy_rewinds_under_an_engine() {
 /// confirmed frame's checksum agrees.
 #[test]
 fn a_pinned_agents_strategy_agrees_between_two_ggrs_peers_that_roll_back() {
-    use lanegraph_netcode::{LinkConditions, NetConfig, Session, UdpLink};
-    use std::time::{Duration, Instant};
-    const FRAMES: i32 = 60;
-    let link = |seed| {
-        UdpLink::bind(
-            "127.0.0.1:0".parse().unwrap(),
-            LinkConditions {
-                one_way_delay: Duration::from_millis(10),
-                loss: 0.0,
-                seed,
-            },
-        )
-        .unwrap()
-    };
-    let links = [link(7), link(9)];
-    let addrs = [
-        links[0].local_addr().unwrap(),
-        links[1].local_addr().unwrap(),
-    ];
-    let mut peers = Vec::new();
-    for (me, l) in links.into_iter().enumerate() {
-        let cfg = NetConfig::two_players(me, addrs[1 - me]);
-        let apply = |w: &mut World, inputs: &[u8]| {
-            let v = inputs
-                .iter()
-                .fold(0u8, |a, &b| a.wrapping_mul(5).wrapping_add(b));
-            w.resource_mut::<Pad>().unwrap().0 = v % 5;
-        };
+    let mut engines = [0, 1].map(|_| {
         let (mut engine, id) = agent_strategy::engine();
         // Pinned alike on both peers, and put in force by one frame before the match.
         engine.pin(id, "coarse").unwrap();
         engine.frame().unwrap();
         assert_eq!(engine.world().agent_strategy(id).map(|s| s.0), Some(1));
-        peers.push((Session::p2p(&cfg, l, apply).unwrap(), engine));
-    }
-    let start = Instant::now();
-    loop {
-        for (me, (s, engine)) in peers.iter_mut().enumerate() {
-            for e in s.poll() {
-                assert!(
-                    !matches!(e, lanegraph_netcode::NetEvent::Desync { .. }),
-                    "{e:?}"
-                );
-            }
-            let frame = s.current_frame().unwrap();
-            if frame >= FRAMES + 10 {
-                continue;
-            }
-            let input = ((frame.max(0) as u32 / (3 + me as u32 * 2)) % 4) as u8;
-            s.step(engine.world_mut(), input).unwrap();
-        }
-        let confirmed = peers
-            .iter()
-            .map(|(s, _)| s.confirmed_frame().unwrap())
-            .min()
-            .unwrap();
-        if confirmed >= FRAMES {
-            break;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "stuck at {confirmed}"
-        );
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    let mut compared = 0;
-    for f in 0..=FRAMES {
-        if let (Some(a), Some(b)) = (peers[0].0.checksum(f), peers[1].0.checksum(f)) {
-            assert_eq!(a, b, "the peers differ at confirmed frame {f}");
-            compared += 1;
-        }
-    }
-    assert!(
-        compared >= FRAMES as usize,
-        "only {compared} frames compared"
-    );
-    assert!(
-        peers.iter().any(|(s, _)| s.rollbacks() > 0),
-        "no peer rolled back: the cell tested no misprediction"
-    );
+        engine
+    });
+    two_peers_roll_back_and_agree("agent strategy", 60, [7, 9], &mut engines, |e| {
+        e.world_mut()
+    });
 }

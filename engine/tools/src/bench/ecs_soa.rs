@@ -47,31 +47,29 @@ struct V4 {
     w: f32,
 }
 
-/// A world of `n` entities with both components, field-SoA when `soa`.
-fn world2(n: usize, soa: bool) -> Result<World, BenchError> {
+/// A world of `n` entities with `make(i)`'s two components, both field-SoA when `soa`.
+fn world<A, B>(n: usize, soa: bool, make: impl Fn(f32) -> (A, B)) -> Result<World, BenchError>
+where
+    A: Component + SoaComponent,
+    B: Component + SoaComponent,
+{
     let mut w = World::new();
     let fail = |e: lanegraph::world::WorldError| BenchError::failed(SUITE, e.to_string());
     if soa {
-        w.use_field_soa::<P2>().map_err(fail)?;
-        w.use_field_soa::<V2>().map_err(fail)?;
+        w.use_field_soa::<A>().map_err(fail)?;
+        w.use_field_soa::<B>().map_err(fail)?;
     }
-    w.spawn_batch((0..n).map(|i| {
-        let f = i as f32;
-        (P2 { x: f, y: -f }, V2 { x: 1.0, y: 0.5 })
-    }))
-    .map_err(fail)?;
+    w.spawn_batch((0..n).map(|i| make(i as f32)))
+        .map_err(fail)?;
     Ok(w)
 }
 
+fn world2(n: usize, soa: bool) -> Result<World, BenchError> {
+    world(n, soa, |f| (P2 { x: f, y: -f }, V2 { x: 1.0, y: 0.5 }))
+}
+
 fn world4(n: usize, soa: bool) -> Result<World, BenchError> {
-    let mut w = World::new();
-    let fail = |e: lanegraph::world::WorldError| BenchError::failed(SUITE, e.to_string());
-    if soa {
-        w.use_field_soa::<P4>().map_err(fail)?;
-        w.use_field_soa::<V4>().map_err(fail)?;
-    }
-    w.spawn_batch((0..n).map(|i| {
-        let f = i as f32;
+    world(n, soa, |f| {
         (
             P4 {
                 x: f,
@@ -86,9 +84,7 @@ fn world4(n: usize, soa: bool) -> Result<World, BenchError> {
                 w: 0.0,
             },
         )
-    }))
-    .map_err(fail)?;
-    Ok(w)
+    })
 }
 
 const DT: f32 = 1.0 / 64.0;
