@@ -326,3 +326,62 @@ fn a_chain_on_one_thread_shares_stamps_one_read_per_node() {
         assert!(x.ran && ns >= 200_000, "{x:?}: {ns} ns");
     }
 }
+
+/// A graph on a lane of two workers must count its joins with atomic read-modify-writes: its
+/// plain-counter path is for one thread only (`Core::one_thread`). Eight fan-outs of eight nodes
+/// each feed a join, 2,000 runs; every node runs exactly once a run. With plain counters two
+/// workers lose a decrement (a join never readied: the run hangs, caught by the deadline) or
+/// double one (a node runs twice).
+#[test]
+fn joins_on_a_two_worker_lane_run_once_each_however_the_workers_race() {
+    use lanegraph_jobs::plan::{machine_cores, LaneKind};
+    use lanegraph_jobs::{LanePlan, Lanes};
+    const STAGES: usize = 8;
+    const FAN: usize = 8;
+    const RUNS: usize = 2_000;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let plan = LanePlan::empty(&machine_cores())
+            .with_lane("work", LaneKind::FrameCritical, vec![None, None])
+            .unwrap();
+        let lanes = Lanes::start(plan).unwrap();
+        let nodes = STAGES * (FAN + 1) + 1;
+        let counts: Vec<AtomicUsize> = (0..nodes).map(|_| AtomicUsize::new(0)).collect();
+        let mut b = GraphBuilder::<Vec<AtomicUsize>>::new("joins");
+        let mut id = 0usize;
+        let mut node = |b: &mut GraphBuilder<Vec<AtomicUsize>>| {
+            let me = id;
+            id += 1;
+            b.node(&format!("n{me}"), "work", move |_, c: &Vec<AtomicUsize>| {
+                c[me].fetch_add(1, Ordering::Relaxed);
+            })
+        };
+        let mut join = node(&mut b);
+        for _ in 0..STAGES {
+            let fan: Vec<_> = (0..FAN).map(|_| node(&mut b)).collect();
+            for &f in &fan {
+                b.edge(join, f);
+            }
+            let next = node(&mut b);
+            b.edges_from(&fan, next);
+            join = next;
+        }
+        let mut g = b.build(&lanes).unwrap();
+        for run in 1..=RUNS {
+            g.run(&lanes, &counts).unwrap();
+            if let Some(n) = counts.iter().position(|c| c.load(Ordering::Relaxed) != run) {
+                let _ = tx.send(Err(format!(
+                    "run {run}: node n{n} ran {} times",
+                    counts[n].load(Ordering::Relaxed)
+                )));
+                return;
+            }
+        }
+        let _ = tx.send(Ok(()));
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(120)) {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => panic!("{e}"),
+        Err(_) => panic!("a run never finished: a join lost a decrement"),
+    }
+}
