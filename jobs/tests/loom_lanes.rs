@@ -151,6 +151,37 @@ fn owner_helping_its_lane_is_woken_by_completion() {
     });
 }
 
+/// A graph whose only nodes are two roots on the owner's lane: the owner keeps one root to run
+/// itself (`push_batch_keeping_one`) and must wake the lane's worker for the other. The roots
+/// meet (each signals, then waits for both), so they must run at once.
+/// Fails when: the push wakes one sleeper too few (loom reports a deadlock: the owner blocks in
+/// its root, the worker sleeps on).
+#[test]
+fn roots_kept_back_by_the_owner_still_wake_a_worker_for_the_rest() {
+    loom::model(|| {
+        let plan = LanePlan::empty(&[0])
+            .with_lane("main", LaneKind::FrameCritical, vec![None])
+            .unwrap()
+            .with_owner_lane("main")
+            .unwrap();
+        let lanes = Lanes::start(plan).unwrap();
+        lanes.register_owner();
+        let mut g = GraphBuilder::<Signal>::new("meet");
+        g.node("a", "main", |_, s| {
+            s.add();
+            s.wait_for(2);
+        });
+        g.node("b", "main", |_, s| {
+            s.add();
+            s.wait_for(2);
+        });
+        let mut g = g.build(&lanes).unwrap();
+        let s = Signal::default();
+        g.run(&lanes, &s).unwrap();
+        drop(lanes);
+    });
+}
+
 /// A one-shot flag a loom thread blocks on (a spin-wait would make loom explore every spin).
 #[derive(Default)]
 struct Signal {
