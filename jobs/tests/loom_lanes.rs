@@ -360,6 +360,40 @@ fn a_dependent_queued_by_the_spawner_sees_its_dependency_write() {
     });
 }
 
+/// A dependent of two jobs that finish on the lane's two workers: whichever worker takes its
+/// last count (step 4 of a scope job) runs or queues it, and it reads both jobs' plain writes,
+/// so that decrement must acquire the other job's release.
+/// Fails when: step 4's successor decrement is `Release` instead of `AcqRel` (loom reports a
+/// causality violation on the other job's cell).
+#[test]
+fn a_dependent_of_two_jobs_sees_both_writes_whoever_releases_it() {
+    loom::model(|| {
+        let lanes = lanes(&[("physics", 2)]);
+        let physics = lanes.lane("physics").unwrap();
+        let (x, y) = (
+            Plain(loom::cell::UnsafeCell::new(0)),
+            Plain(loom::cell::UnsafeCell::new(0)),
+        );
+        let seen = AtomicUsize::new(0);
+        lanes
+            .scope(|s| {
+                let (x, y) = (&x, &y);
+                // SAFETY: `c` runs after `a` and `b` (its dependencies); nothing else touches
+                // `x` or `y`.
+                let a = s.spawn(physics, || unsafe { x.write(1) }).unwrap();
+                let b = s.spawn(physics, || unsafe { y.write(2) }).unwrap();
+                s.spawn_after(physics, &[a, b], || {
+                    // SAFETY: as above.
+                    seen.store(unsafe { x.read() + y.read() }, Ordering::Relaxed);
+                })
+                .unwrap();
+            })
+            .unwrap();
+        assert_eq!(seen.load(Ordering::Relaxed), 3);
+        drop(lanes);
+    });
+}
+
 /// The lost wake-up: a physics job waits on a scope whose job runs on the asset lane
 /// (its worker parks on the latch as a helper: the most recent sleeper), a second physics job
 /// is pushed while the other physics worker sleeps, then the latch completes and the first job
