@@ -182,6 +182,30 @@ fn roots_kept_back_by_the_owner_still_wake_a_worker_for_the_rest() {
     });
 }
 
+/// A join on a lane of two workers: its two predecessors run on both workers (the first inline
+/// after the root, the second stolen while the first waits for it), so both decrement the
+/// join's count at once. Only a lane of one worker may count with a plain load and store.
+/// Fails when: the one-thread counter path is taken on a two-worker lane (a decrement is lost:
+/// loom reports the join never runs and the run deadlocks).
+#[test]
+fn a_join_on_a_two_worker_lane_is_counted_by_both_workers() {
+    loom::model(|| {
+        let lanes = lanes(&[("physics", 2)]);
+        let mut g = GraphBuilder::<Signal>::new("join");
+        let a = g.node("a", "physics", |_, _| {});
+        // `b` runs inline after `a` and waits until `c` has started on the other worker.
+        let b = g.node("b", "physics", |_, s| s.wait_for(1));
+        let c = g.node("c", "physics", |_, s| s.add());
+        let d = g.node("d", "physics", |_, s| s.add());
+        g.edge(a, b).edge(a, c).edge(b, d).edge(c, d);
+        let mut g = g.build(&lanes).unwrap();
+        let s = Signal::default();
+        g.run(&lanes, &s).unwrap();
+        assert_eq!(*s.set.lock().unwrap(), 2);
+        drop(lanes);
+    });
+}
+
 /// A one-shot flag a loom thread blocks on (a spin-wait would make loom explore every spin).
 #[derive(Default)]
 struct Signal {
