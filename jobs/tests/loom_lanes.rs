@@ -25,6 +25,18 @@ fn lanes(spec: &[(&str, usize)]) -> Lanes {
     Lanes::start(plan).unwrap()
 }
 
+/// A lane `main` of one worker that the calling thread owns and helps while it waits.
+fn owner_served_main() -> Lanes {
+    let plan = LanePlan::empty(&[0])
+        .with_lane("main", LaneKind::FrameCritical, vec![None])
+        .unwrap()
+        .with_owner_lane("main")
+        .unwrap();
+    let lanes = Lanes::start(plan).unwrap();
+    lanes.register_owner();
+    lanes
+}
+
 struct Diamond {
     a: AtomicUsize,
     b: AtomicUsize,
@@ -126,13 +138,7 @@ fn parallel_for_claims_each_chunk_once() {
 #[test]
 fn owner_helping_its_lane_is_woken_by_completion() {
     loom::model(|| {
-        let plan = LanePlan::empty(&[0])
-            .with_lane("main", LaneKind::FrameCritical, vec![None])
-            .unwrap()
-            .with_owner_lane("main")
-            .unwrap();
-        let lanes = Lanes::start(plan).unwrap();
-        lanes.register_owner();
+        let lanes = owner_served_main();
         let mut g = GraphBuilder::<AtomicUsize>::new("helped");
         let a = g.node("a", "main", |_, n| {
             n.fetch_add(1, Ordering::Relaxed);
@@ -159,13 +165,7 @@ fn owner_helping_its_lane_is_woken_by_completion() {
 #[test]
 fn roots_kept_back_by_the_owner_still_wake_a_worker_for_the_rest() {
     loom::model(|| {
-        let plan = LanePlan::empty(&[0])
-            .with_lane("main", LaneKind::FrameCritical, vec![None])
-            .unwrap()
-            .with_owner_lane("main")
-            .unwrap();
-        let lanes = Lanes::start(plan).unwrap();
-        lanes.register_owner();
+        let lanes = owner_served_main();
         let mut g = GraphBuilder::<Signal>::new("meet");
         g.node("a", "main", |_, s| {
             s.add();

@@ -149,28 +149,28 @@ impl EngineConfig {
     /// The present mode, the GPU churn alert, the target frame rate and the fixed step rate.
     fn check_rates(&self) -> Result<(), ConfigError> {
         if !(self.gpu_churn_alert_per_second.is_finite() && self.gpu_churn_alert_per_second > 0.0) {
-            return Err(bad(
+            return Err(ConfigError::at_key(
                 "gpu.churn_alert_per_second",
                 format!("{} is not a positive rate", self.gpu_churn_alert_per_second),
                 "a positive number of allocations plus frees per second, e.g. 1000.0",
             ));
         }
         if !PRESENT_MODES.contains(&self.present_mode.as_str()) {
-            return Err(bad(
+            return Err(ConfigError::at_key(
                 "window.present_mode",
                 format!("`{}` is no present mode", self.present_mode),
                 "one of fifo (vsync), mailbox or immediate",
             ));
         }
         if !(self.target_fps.is_finite() && self.target_fps >= 4.0 && self.target_fps <= 1000.0) {
-            return Err(bad(
+            return Err(ConfigError::at_key(
                 "engine.target_fps",
                 format!("{} is not a frame rate between 4 and 1000", self.target_fps),
                 "use a rate such as 30, 60 or 144 (the controller's frame budget is 1000 / fps ms, at most 250 ms)",
             ));
         }
         if !(1..=1000).contains(&self.fixed_step_hz) {
-            return Err(bad(
+            return Err(ConfigError::at_key(
                 "engine.fixed_step_hz",
                 format!("{} Hz is outside 1..=1000", self.fixed_step_hz),
                 "use a step rate such as 60 or 120",
@@ -190,7 +190,11 @@ impl EngineConfig {
                 let (message, fix) = text
                     .split_once("; fix: ")
                     .unwrap_or((text.as_str(), "write name=workers[,name=workers...]"));
-                return Err(bad("engine.lanes", message.to_string(), fix));
+                return Err(ConfigError::at_key(
+                    "engine.lanes",
+                    message.to_string(),
+                    fix,
+                ));
             }
         }
         Ok(())
@@ -200,14 +204,14 @@ impl EngineConfig {
     fn check_limits(&self) -> Result<(), ConfigError> {
         let l = &self.asset_limits;
         if !(1..=MAX_ASSET_FILE_LIMIT).contains(&l.max_file_bytes) {
-            return Err(bad(
+            return Err(ConfigError::at_key(
                 "assets.max_file_bytes",
                 format!("{} is outside 1..={MAX_ASSET_FILE_LIMIT}", l.max_file_bytes),
                 "give the largest asset file you load, in bytes (default 268435456: 256 MiB)",
             ));
         }
         if !(1..=MAX_IMAGE_PIXELS_LIMIT).contains(&l.max_image_pixels) {
-            return Err(bad(
+            return Err(ConfigError::at_key(
                 "assets.max_image_pixels",
                 format!(
                     "{} is outside 1..={MAX_IMAGE_PIXELS_LIMIT}",
@@ -217,14 +221,14 @@ impl EngineConfig {
             ));
         }
         if self.trace_frames == 0 || self.trace_frames > MAX_TRACE_FRAMES {
-            return Err(bad(
+            return Err(ConfigError::at_key(
                 "telemetry.trace_frames",
                 format!("{} is outside 1..={MAX_TRACE_FRAMES}", self.trace_frames),
                 "keep a few hundred frames (each is a few hundred spans)",
             ));
         }
         if self.record_frames == 0 || self.record_frames > MAX_RECORD_FRAMES {
-            return Err(bad(
+            return Err(ConfigError::at_key(
                 "telemetry.record_frames",
                 format!("{} is outside 1..={MAX_RECORD_FRAMES}", self.record_frames),
                 "keep the last minutes whole (3600 is one minute at 60 fps)",
@@ -232,7 +236,7 @@ impl EngineConfig {
         }
         if let Some(n) = self.sync_test {
             if n == 0 || n > MAX_SYNC_TEST_DISTANCE {
-                return Err(bad(
+                return Err(ConfigError::at_key(
                     "engine.sync_test",
                     format!("{n} is outside 1..={MAX_SYNC_TEST_DISTANCE}"),
                     "re-simulate a few steps (8 catches most desyncs), or leave the key out",
@@ -243,13 +247,16 @@ impl EngineConfig {
     }
 }
 
-/// A config error for `key`, with its fix (the file and line are filled in by the reader).
-fn bad(key: &str, message: String, fix: &str) -> ConfigError {
-    ConfigError {
-        file: None,
-        key: key.into(),
-        line: None,
-        message,
-        fix: fix.into(),
+impl ConfigError {
+    /// An error for `key` with its fix, from the config's values alone (a file reader fills in
+    /// the file and the line).
+    pub(crate) fn at_key(key: &str, message: impl Into<String>, fix: &str) -> ConfigError {
+        ConfigError {
+            file: None,
+            key: key.into(),
+            line: None,
+            message: message.into(),
+            fix: fix.into(),
+        }
     }
 }

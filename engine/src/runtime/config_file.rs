@@ -118,14 +118,17 @@ impl EngineConfig {
         };
         // A regular file within the limit, checked before it is read: a FIFO or a device
         // would block the start, a huge file would be read whole for nothing.
-        let bytes = super::loaders::read_limited(path, MAX_CONFIG_BYTES).map_err(|e| {
+        let bytes = crate::files::read_regular(path, MAX_CONFIG_BYTES).map_err(|e| {
+            use crate::files::ReadRefused;
             refused(match e {
-                super::loaders::AssetError::Missing { .. } => "it does not exist".into(),
-                super::loaders::AssetError::Unreadable { why, .. } => why,
-                super::loaders::AssetError::TooLarge { size, limit, .. } => {
-                    format!("it is {size} bytes, over the {limit}-byte limit of a config file")
+                ReadRefused::Io(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    "it does not exist".into()
                 }
-                other => other.to_string(),
+                ReadRefused::Io(e) => e.to_string(),
+                ReadRefused::NotAFile => "not a regular file".into(),
+                ReadRefused::TooLarge(size) => format!(
+                    "it is {size} bytes, over the {MAX_CONFIG_BYTES}-byte limit of a config file"
+                ),
             })
         })?;
         let text = String::from_utf8(bytes).map_err(|_| refused("it is not UTF-8 text".into()))?;

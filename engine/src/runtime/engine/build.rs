@@ -145,13 +145,7 @@ fn log_start(lanes: &Lanes, fixed_step_hz: u32, gpu: bool) {
 /// A config value the loop or the controller refused, named by the config key it came from (a
 /// validated config passes both; they hold the line for a caller that built it by hand).
 fn refused(key: &str, e: &dyn std::fmt::Display, fix: &str) -> ConfigError {
-    ConfigError {
-        file: None,
-        key: key.into(),
-        line: None,
-        message: e.to_string(),
-        fix: fix.into(),
-    }
+    ConfigError::at_key(key, e.to_string(), fix)
 }
 
 impl Stepper {
@@ -182,6 +176,7 @@ impl Stepper {
             game,
             lockstep: manual,
             lockstep_base: (0, 0, step),
+            configured: step,
             physics: None,
             sync_test: config
                 .sync_test
@@ -253,13 +248,11 @@ impl Meter {
         registry: Registry,
     ) -> Result<Meter, BuildError> {
         let metrics = Metrics::new(&registry, lanes).map_err(|e| {
-            BuildError::Config(ConfigError {
-                file: None,
-                key: "(metrics)".into(),
-                line: None,
-                message: e.to_string(),
-                fix: "rename the lane so its metric names are valid".into(),
-            })
+            BuildError::Config(ConfigError::at_key(
+                "(metrics)",
+                e.to_string(),
+                "rename the lane so its metric names are valid",
+            ))
         })?;
         let plan = lanes.plan().lanes();
         let n = plan.len();

@@ -123,14 +123,8 @@ impl Engine {
     /// physics step and render settings of the installed built-in agents, and every agent's
     /// choice where systems read it ([`World::agent_strategy`]).
     pub(super) fn apply_strategies(&mut self) {
-        // The step in force: the configured step divided by the smallest divisor any agent's
-        // current strategy declares (checked at registration to stay within 10 s).
-        let base = FixedStep::from_hz(self.config.fixed_step_hz).unwrap_or_default();
-        let step = self
-            .budget
-            .finest_step_divisor()
-            .and_then(|d| base.divided(d).ok());
-        self.stepper.adopt_step(step);
+        self.stepper
+            .adopt_divisor(self.budget.finest_step_divisor());
         if self.budget.builtins.render.is_some() {
             self.render.lane.set_settings(
                 self.budget

@@ -155,7 +155,7 @@ impl Meter {
     /// Copies each system's counters into its `system.*{system}` series (every
     /// [`SYSTEM_METRICS_EVERY`] frames: the per-run timing stays in the scheduler's window, so
     /// the metrics cost nothing per system run). Registers the series of new systems.
-    pub(super) fn update_system_metrics(&mut self, world: &World) {
+    fn update_system_metrics(&mut self, world: &World) {
         for (i, id) in world.system_ids().enumerate() {
             if i == self.system_series.len() {
                 let name = world.system_name(id).unwrap_or("unknown");
@@ -179,7 +179,7 @@ impl Meter {
 
     /// Each agent's current strategy into its `budget.strategy{agent}` gauge (registering the
     /// gauges of agents registered since).
-    pub(super) fn update_agent_metrics(&mut self, controller: &Controller) {
+    fn update_agent_metrics(&mut self, controller: &Controller) {
         for (i, id) in controller.agent_ids().enumerate() {
             if i == self.agent_series.len() {
                 let name = controller.agent_name(id).unwrap_or("unknown");
@@ -201,7 +201,7 @@ impl Meter {
     }
 
     /// Each lane's busy share of the frame, into the lane meter's `busy_now` (no allocation, no lookup).
-    pub(super) fn update_lane_busy(&mut self, lanes: &Lanes, frame_ms: f64) {
+    fn update_lane_busy(&mut self, lanes: &Lanes, frame_ms: f64) {
         for (i, id) in self.lane.ids.iter().enumerate() {
             let Some(id) = *id else {
                 continue;

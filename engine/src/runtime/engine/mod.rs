@@ -317,8 +317,7 @@ impl Engine {
         agent: Box<dyn Agent>,
         cost: AgentCost,
     ) -> Result<AgentId, RegisterError> {
-        let base = FixedStep::from_hz(self.config.fixed_step_hz).unwrap_or_default();
-        crate::runtime::agents::check_step_divisors(base, &*agent)?;
+        crate::runtime::agents::check_step_divisors(self.stepper.configured, &*agent)?;
         let id = self.budget.controller.register(agent)?;
         self.budget.custom.push((id, cost));
         Ok(id)

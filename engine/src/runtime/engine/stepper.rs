@@ -27,6 +27,10 @@ pub(super) struct Stepper {
     /// Lockstep: the frame and clock reading at which the step in force was adopted.
     /// Writer: `assemble`, `begin_frame` (step 0) when the step changed. Reader: `begin_frame`.
     pub(super) lockstep_base: (u64, u64, FixedStep),
+    /// The configured step (`EngineConfig::fixed_step_hz`), which strategies' step divisors
+    /// divide. Writer: `Stepper::build`; never changed. Readers: `adopt_divisor`,
+    /// `Engine::add_agent` (the divisor check).
+    pub(super) configured: FixedStep,
     /// The physics hook (`None`: not set). Writer: `set_physics` (the game, between frames).
     /// Readers: `run_steps` (step 2, runs it), `gather_samples` (no hook: no physics work).
     pub(super) physics: Option<PhysicsFn>,
@@ -57,9 +61,11 @@ impl Stepper {
         m.set_ns(*base_ns + ((since * num).div_ceil(den)) as u64);
     }
 
-    /// Step 0: the step the agents' strategies ask for (`None`: none asks; the configured one).
-    pub(super) fn adopt_step(&mut self, step: Option<FixedStep>) {
-        match step {
+    /// Step 0: the step in force is the configured one divided by the smallest divisor any
+    /// agent's current strategy declares (`None`: none declares one; the configured step).
+    /// Divisors were checked at registration to keep the step within 10 s.
+    pub(super) fn adopt_divisor(&mut self, divisor: Option<std::num::NonZeroU32>) {
+        match divisor.and_then(|d| self.configured.divided(d).ok()) {
             Some(step) => {
                 if self.game.fixed_step() != step {
                     self.game.declare_fixed_step(STEP_DECLARER, step);
