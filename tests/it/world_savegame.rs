@@ -241,19 +241,25 @@ mod v2 {
     pub struct Hull(pub Vec<String>);
 }
 
+/// The world the v1 fixture holds.
+fn v1_world() -> World {
+    let mut w = World::new();
+    w.spawn_batch((0..5).map(|i| {
+        (v1::Ship {
+            x: i as f32,
+            y: 10.0 + i as f32,
+        },)
+    }))
+    .unwrap();
+    w
+}
+
 /// The save `tests/fixtures/ship_v1_save.json` was written by `v1` (regenerate with
 /// `LANEGRAPH_WRITE_FIXTURES=1`): it pins the format of an earlier build as well as the type.
 fn v1_file() -> Vec<u8> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/ship_v1_save.json");
     if std::env::var_os("LANEGRAPH_WRITE_FIXTURES").is_some() {
-        let mut w = World::new();
-        w.spawn_batch((0..5).map(|i| {
-            (v1::Ship {
-                x: i as f32,
-                y: 10.0 + i as f32,
-            },)
-        }))
-        .unwrap();
+        let mut w = v1_world();
         let mut out = Vec::new();
         SaveSchema::default()
             .component::<v1::Ship>()
@@ -287,11 +293,42 @@ fn a_save_of_the_previous_component_version_migrates() {
         );
     }
     // The same file still loads into the version that wrote it, unmigrated.
+    let mut same = World::new();
     let report = SaveSchema::default()
         .component::<v1::Ship>()
-        .load_into(&mut World::new(), &file[..])
+        .load_into(&mut same, &file[..])
         .unwrap();
     assert!(report.migrated.is_empty());
+    // Its recorded hash is of state-hash format 1 (it says none): not compared with this
+    // build's, which would call a good save damaged; the world it loads is the one saved.
+    assert_eq!(same.state_hash(), v1_world().state_hash());
+    let text = String::from_utf8_lossy(&file);
+    assert!(
+        !text.contains("state_hash_format"),
+        "the fixture predates the format field"
+    );
+}
+
+#[test]
+fn a_save_records_its_hash_format_and_a_wrong_hash_of_that_format_is_refused() {
+    let mut w = v1_world();
+    let schema = SaveSchema::default().component::<v1::Ship>();
+    let mut text = Vec::new();
+    schema.save_text(&mut w, &mut text).unwrap();
+    let body = String::from_utf8(text).unwrap();
+    assert!(body.contains("\"state_hash_format\": 2"), "{body}");
+    // The same document with the hash changed, sealed again so only the hash is wrong.
+    let (_, doc) = body.split_once('\n').unwrap();
+    let saved = w.state_hash().to_string();
+    let bad_doc = doc.replace(&saved, &(w.state_hash() ^ 1).to_string());
+    assert_ne!(bad_doc, doc);
+    let err = schema
+        .load_into(
+            &mut World::new(),
+            &SaveSchema::reseal(bad_doc.as_bytes())[..],
+        )
+        .unwrap_err();
+    assert!(matches!(err, LoadError::HashMismatch { .. }), "{err}");
 }
 
 #[test]

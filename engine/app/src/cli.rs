@@ -457,6 +457,16 @@ fn run_replay(
             }
             ExitCode::from(signals.exit_code())
         }
+        Ok(run) if run.summary.run.world_hash_format != recorded.world_hash_format => {
+            refused_log(format!(
+                "replay of {} frames: world_hash {} is state-hash format {}, the recorded {} is format {}: the two are different functions of the world and cannot be compared; fix: record the run again with this build",
+                run.summary.run.frames,
+                run.summary.run.world_hash,
+                run.summary.run.world_hash_format,
+                recorded.world_hash,
+                recorded.world_hash_format
+            ))
+        }
         Ok(run) => {
             let same = run.summary.run.world_hash == recorded.world_hash;
             say!(

@@ -556,6 +556,26 @@ fn replay_reproduces_a_recorded_run_and_reports_a_mismatch() {
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stdout).contains("DIFFERS"));
+    // A summary written before the hash format was recorded (format 1): its hash is another
+    // function of the world, so the replay refuses to compare rather than say it differs.
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&summary).unwrap()).unwrap();
+    assert_eq!(v["world_hash_format"], serde_json::json!(2));
+    v.as_object_mut().unwrap().remove("world_hash_format");
+    let older = out.join("older.json");
+    std::fs::write(&older, v.to_string()).unwrap();
+    let o = bin()
+        .args(["replay", "--no-gpu", "--out"])
+        .arg(&replay_out)
+        .arg(&older)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("format 1") && err.contains("cannot be compared"),
+        "{err}"
+    );
     // Logs it refuses exit 3, before a frame runs: frames past what a run can record (an
     // edited log would run for ever), more decisions than a run writes, a folder, a FIFO.
     let refuse = |path: &std::path::Path, what: &str| {

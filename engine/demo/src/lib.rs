@@ -697,6 +697,8 @@ pub struct Recorded {
     pub options: DemoOptions,
     /// The world hash the recorded run ended with.
     pub world_hash: String,
+    /// The state-hash format that made `world_hash` (1 for a summary that does not say).
+    pub world_hash_format: u32,
 }
 
 /// Reads a demo run's `summary.json` into the options that reproduce it with its recorded
@@ -784,8 +786,16 @@ pub fn replay_of(summary_json: &str) -> Result<Recorded, DemoError> {
         .as_str()
         .ok_or_else(|| bad("`world_hash` is not text".into()))?
         .to_string();
+    let world_hash_format = match v.get("world_hash_format") {
+        None => 1,
+        Some(f) => f
+            .as_u64()
+            .and_then(|f| u32::try_from(f).ok())
+            .ok_or_else(|| bad("`world_hash_format` is not a small whole number".into()))?,
+    };
     Ok(Recorded {
         options,
         world_hash,
+        world_hash_format,
     })
 }

@@ -198,6 +198,11 @@ pub fn layout_rows(world: &World) -> Vec<LayoutRow> {
         .collect()
 }
 
+/// The state-hash format of a summary that does not say (one made before it was recorded).
+fn hash_format_one() -> u32 {
+    1
+}
+
 /// A finished run in figures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSummary {
@@ -207,6 +212,11 @@ pub struct RunSummary {
     pub entities: usize,
     /// The world's state hash at the end, `0x`-prefixed hex.
     pub world_hash: String,
+    /// The state-hash format that made `world_hash` (a hash of another format is another
+    /// function of the same world: the two are not compared). Absent in summaries written
+    /// before it was recorded, which were format 1.
+    #[serde(default = "hash_format_one")]
+    pub world_hash_format: u32,
     /// Owner-thread frame times over the whole run.
     pub frame_ms: FrameMs,
     /// The controller's frame-time target at the end, ms (the budget less headroom, scaled by
@@ -303,6 +313,7 @@ impl RunSummary {
             frames: engine.frames(),
             entities: engine.world().len(),
             world_hash: format!("{:#018x}", engine.world().state_hash()),
+            world_hash_format: crate::world::hash::STATE_HASH_FORMAT,
             frame_ms: FrameMs {
                 p50: times.percentile(50.0).unwrap_or(0.0),
                 p99: times.percentile(99.0).unwrap_or(0.0),

@@ -15,9 +15,8 @@ use std::any::Any;
 
 use super::access::{AccessCounters, ColumnLayout};
 use super::change_ticks::RowTicks;
-use super::entity::{Entity, EntityTable};
+use super::entity::Entity;
 use super::epoch::DomainSet;
-use super::hash::StateHasher;
 
 /// Sparse-index value for "this slot has no row".
 pub(crate) const NO_ROW: u32 = u32::MAX;
@@ -42,8 +41,9 @@ pub(crate) trait ErasedColumn: Send + Sync + 'static {
     fn contains(&self, entity: Entity) -> bool;
     /// Drops `entity`'s row if it has one; true when it had.
     fn remove_entity(&mut self, entity: Entity) -> bool;
-    /// Feeds every row to `h` in entity-slot order (the fixed order of the state hash).
-    fn hash_rows(&self, entities: &EntityTable, h: &mut StateHasher);
+    /// The column's digest ([`super::digests::digest_rows`]): handles, then values, in slot
+    /// order, whatever the layout.
+    fn digest(&self) -> u64;
     /// Reorders rows by entity slot and releases spare capacity; true when anything moved.
     fn compact(&mut self) -> bool;
     /// The column's access counters.
@@ -276,8 +276,8 @@ impl<T: super::Component> ErasedColumn for AosColumn<T> {
     fn remove_entity(&mut self, entity: Entity) -> bool {
         self.take(entity).is_some()
     }
-    fn hash_rows(&self, entities: &EntityTable, h: &mut StateHasher) {
-        super::hash::hash_column(h, self.name, self.values.len(), entities, |e| self.get(e));
+    fn digest(&self) -> u64 {
+        super::digests::digest_dense(&self.entities, &self.values)
     }
     fn compact(&mut self) -> bool {
         let sorted = self

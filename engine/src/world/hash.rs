@@ -1,30 +1,61 @@
 //! The world state hash: a fixed, platform-independent digest of entities and component data.
 //!
-//! Owns: [`StateHasher`] (64-bit FNV-1a over little-endian bytes) and [`StateHash`], the trait a
-//! component implements to feed its data in a fixed field order. Must never: read anything
-//! timed, address-dependent or iteration-order-dependent (`HashMap` order, pointers), so that the
-//! same world state gives the same hash on every machine, build and worker count.
+//! Owns: [`StateHasher`] (XXH3-64, seed 0, over little-endian bytes, buffered) and
+//! [`StateHash`], the trait a component implements to feed its data in a fixed field order,
+//! with bulk paths for slices of plain numbers. Must never: read anything timed,
+//! address-dependent or iteration-order-dependent (`HashMap` order, pointers), so that the same
+//! world state gives the same hash on every machine, build and worker count; or let a bulk path
+//! feed other bytes than the item-by-item path (tests pin both to golden vectors).
 //!
-//! FNV-1a (Fowler, Noll, Vo) is chosen for being tiny, dependency-free and byte-order explicit;
-//! the hash is a determinism check, not a security boundary. Floats hash by their bit pattern
-//! (so `0.0` and `-0.0` differ), except that every NaN hashes as one canonical quiet NaN: IEEE
-//! and Rust leave the payload of an arithmetic NaN unspecified among its inputs' (the compiler
-//! may commute `a * b`), so two builds or kernel paths can produce NaNs that differ only in
-//! payload, and a replay must not fail over that.
+//! XXH3 (Collet, the `xxhash` reference) is specified byte for byte, seedless here and endian
+//! explicit, and runs at memory speed on bulk input; the `xxhash-rust` crate implements it and
+//! the tests pin the reference's own vectors. The hash is a determinism check, not a security
+//! boundary. Floats hash by their bit pattern (so `0.0` and `-0.0` differ), except that every
+//! NaN hashes as one canonical quiet NaN: IEEE and Rust leave the payload of an arithmetic NaN
+//! unspecified among its inputs' (the compiler may commute `a * b`), so two builds or kernel
+//! paths can produce NaNs that differ only in payload, and a replay must not fail over that.
+//!
+//! The format is versioned ([`STATE_HASH_FORMAT`]): a recorded hash (a run summary, a save) says
+//! which format made it, and one of another format is never compared as if it were equal or
+//! different. Format 1 was FNV-1a 64 over the same fields row by row; format 2 is this one, with
+//! each column digested apart (entity handles, then values, both in slot order).
 
-/// 64-bit FNV-1a offset basis.
-const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-/// 64-bit FNV-1a prime.
-const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+use xxhash_rust::xxh3::Xxh3Default;
 
-/// A streaming FNV-1a 64-bit hasher over explicit little-endian bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StateHasher(u64);
+/// The state hash's format: bumped whenever the same world would hash to another value.
+pub(crate) const STATE_HASH_FORMAT: u32 = 2;
+
+/// Bytes gathered before they go to the XXH3 stream: small writes (one `f32`, one handle) cost
+/// a copy, not a call into the stream.
+const BUFFER: usize = 512;
+
+/// A streaming XXH3-64 hasher (seed 0) over explicit little-endian bytes.
+#[derive(Clone)]
+pub struct StateHasher {
+    stream: Xxh3Default,
+    /// Whether anything went to `stream` yet (if not, `finish` hashes `buf` in one shot).
+    streamed: bool,
+    buf: [u8; BUFFER],
+    len: usize,
+}
 
 impl Default for StateHasher {
     /// A fresh hasher.
     fn default() -> Self {
-        StateHasher(FNV_OFFSET)
+        StateHasher {
+            stream: Xxh3Default::new(),
+            streamed: false,
+            buf: [0; BUFFER],
+            len: 0,
+        }
+    }
+}
+
+impl std::fmt::Debug for StateHasher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StateHasher")
+            .field("digest", &format_args!("{:#018x}", self.finish()))
+            .finish()
     }
 }
 
@@ -32,10 +63,45 @@ impl StateHasher {
     /// Feeds raw bytes.
     #[inline]
     pub(crate) fn write_bytes(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 ^= u64::from(b);
-            self.0 = self.0.wrapping_mul(FNV_PRIME);
+        if let Some(room) = self.buf.get_mut(self.len..self.len + bytes.len()) {
+            room.copy_from_slice(bytes);
+            self.len += bytes.len();
+        } else {
+            self.write_spilled(bytes);
         }
+    }
+
+    /// `write_bytes` when `bytes` does not fit what is left of the buffer.
+    #[inline(never)]
+    fn write_spilled(&mut self, bytes: &[u8]) {
+        self.flush();
+        if bytes.len() >= BUFFER {
+            self.stream.update(bytes);
+            self.streamed = true;
+        } else {
+            self.buf[..bytes.len()].copy_from_slice(bytes);
+            self.len = bytes.len();
+        }
+    }
+
+    /// Sends the buffered bytes to the stream.
+    fn flush(&mut self) {
+        if self.len > 0 {
+            self.stream.update(&self.buf[..self.len]);
+            self.streamed = true;
+            self.len = 0;
+        }
+    }
+
+    /// Room for `n` more bytes in the buffer (`n <= BUFFER`), flushing first if needed.
+    #[inline]
+    fn room(&mut self, n: usize) -> &mut [u8] {
+        if BUFFER - self.len < n {
+            self.flush();
+        }
+        let at = self.len;
+        self.len += n;
+        &mut self.buf[at..at + n]
     }
 
     /// Feeds a `u32` (little-endian).
@@ -56,9 +122,50 @@ impl StateHasher {
         self.write_bytes(s.as_bytes());
     }
 
+    /// Feeds `n` words of `W` bytes, the `i`th given by `word(i)` as little-endian bytes: the
+    /// bulk path's one loop, in buffer-sized steps the compiler can vectorise.
+    #[inline]
+    fn write_words<const W: usize>(&mut self, n: usize, word: impl Fn(usize) -> [u8; W]) {
+        let step = BUFFER / 2 / W;
+        let mut i = 0;
+        while i < n {
+            let k = step.min(n - i);
+            let room = self.room(k * W);
+            for (j, out) in room.chunks_exact_mut(W).enumerate() {
+                out.copy_from_slice(&word(i + j));
+            }
+            i += k;
+        }
+    }
+
     /// The digest so far.
     pub fn finish(&self) -> u64 {
-        self.0
+        if !self.streamed {
+            return xxhash_rust::xxh3::xxh3_64(&self.buf[..self.len]);
+        }
+        let mut stream = self.stream.clone();
+        stream.update(&self.buf[..self.len]);
+        stream.digest()
+    }
+}
+
+/// An `f32`'s bits, every NaN as the canonical quiet NaN's.
+#[inline]
+fn canonical_f32(v: f32) -> u32 {
+    if v.is_nan() {
+        f32::NAN.to_bits()
+    } else {
+        v.to_bits()
+    }
+}
+
+/// An `f64`'s bits, every NaN as the canonical quiet NaN's.
+#[inline]
+fn canonical_f64(v: f64) -> u64 {
+    if v.is_nan() {
+        f64::NAN.to_bits()
+    } else {
+        v.to_bits()
     }
 }
 
@@ -84,6 +191,19 @@ impl StateHasher {
 pub trait StateHash {
     /// Feeds `self` to `h`.
     fn hash_state(&self, h: &mut StateHasher);
+
+    /// Feeds every item of `items` in order, exactly as `hash_state` on each would: the bulk
+    /// path plain numbers (and arrays of them) override. Not for games to call or override.
+    #[doc(hidden)]
+    #[inline]
+    fn hash_slice(items: &[Self], h: &mut StateHasher)
+    where
+        Self: Sized,
+    {
+        for v in items {
+            v.hash_state(h);
+        }
+    }
 }
 
 macro_rules! int_state_hash {
@@ -92,6 +212,11 @@ macro_rules! int_state_hash {
             #[inline]
             fn hash_state(&self, h: &mut StateHasher) {
                 h.write_bytes(&self.to_le_bytes());
+            }
+            #[inline]
+            fn hash_slice(items: &[Self], h: &mut StateHasher) {
+                const W: usize = std::mem::size_of::<$t>();
+                h.write_words::<W>(items.len(), |i| items[i].to_le_bytes());
             }
         }
     )*};
@@ -126,24 +251,22 @@ impl StateHash for bool {
 impl StateHash for f32 {
     #[inline]
     fn hash_state(&self, h: &mut StateHasher) {
-        let bits = if self.is_nan() {
-            f32::NAN.to_bits()
-        } else {
-            self.to_bits()
-        };
-        h.write_u32(bits);
+        h.write_u32(canonical_f32(*self));
+    }
+    #[inline]
+    fn hash_slice(items: &[Self], h: &mut StateHasher) {
+        h.write_words(items.len(), |i| canonical_f32(items[i]).to_le_bytes());
     }
 }
 
 impl StateHash for f64 {
     #[inline]
     fn hash_state(&self, h: &mut StateHasher) {
-        let bits = if self.is_nan() {
-            f64::NAN.to_bits()
-        } else {
-            self.to_bits()
-        };
-        h.write_u64(bits);
+        h.write_u64(canonical_f64(*self));
+    }
+    #[inline]
+    fn hash_slice(items: &[Self], h: &mut StateHasher) {
+        h.write_words(items.len(), |i| canonical_f64(items[i]).to_le_bytes());
     }
 }
 
@@ -160,10 +283,13 @@ impl StateHash for String {
 }
 
 impl<T: StateHash, const N: usize> StateHash for [T; N] {
+    #[inline]
     fn hash_state(&self, h: &mut StateHasher) {
-        for v in self {
-            v.hash_state(h);
-        }
+        T::hash_slice(self, h);
+    }
+    #[inline]
+    fn hash_slice(items: &[Self], h: &mut StateHasher) {
+        T::hash_slice(items.as_flattened(), h);
     }
 }
 
@@ -182,7 +308,7 @@ fn hash_sequence<'a, T: StateHash + 'a>(
 
 impl<T: StateHash> StateHash for Vec<T> {
     fn hash_state(&self, h: &mut StateHasher) {
-        hash_sequence(h, self.len(), self);
+        self.as_slice().hash_state(h);
     }
 }
 
@@ -200,7 +326,8 @@ impl<T: StateHash> StateHash for Option<T> {
 
 impl<T: StateHash> StateHash for [T] {
     fn hash_state(&self, h: &mut StateHasher) {
-        hash_sequence(h, self.len(), self);
+        h.write_u64(self.len() as u64);
+        T::hash_slice(self, h);
     }
 }
 
@@ -249,8 +376,13 @@ impl StateHash for () {
 /// [`Entity::to_bits`](super::Entity::to_bits). Two runs that spawn in the same order hand out
 /// the same handles, so the hash stays the same across machines.
 impl StateHash for super::Entity {
+    #[inline]
     fn hash_state(&self, h: &mut StateHasher) {
         h.write_u64(self.to_bits());
+    }
+    #[inline]
+    fn hash_slice(items: &[Self], h: &mut StateHasher) {
+        h.write_words(items.len(), |i| items[i].to_bits().to_le_bytes());
     }
 }
 
@@ -267,29 +399,6 @@ tuple_state_hash!(0 A);
 tuple_state_hash!(0 A, 1 B);
 tuple_state_hash!(0 A, 1 B, 2 C);
 tuple_state_hash!(0 A, 1 B, 2 C, 3 D);
-
-/// Hashes one component column: its name, its row count, then every live entity that has the
-/// component, in entity-slot order, as `(entity bits, value)`. The one definition both column
-/// layouts use, so the world hash never depends on the layout (AoS or field-SoA) of a column.
-pub(crate) fn hash_column<V: StateHash>(
-    h: &mut StateHasher,
-    name: &str,
-    rows: usize,
-    entities: &super::entity::EntityTable,
-    get: impl Fn(super::Entity) -> Option<V>,
-) {
-    h.write_str(name);
-    h.write_u64(rows as u64);
-    for slot in 0..entities.slot_count() as u32 {
-        let Some(e) = entities.live_at(slot) else {
-            continue;
-        };
-        if let Some(v) = get(e) {
-            h.write_u64(e.to_bits());
-            v.hash_state(h);
-        }
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -319,15 +428,71 @@ mod tests {
     }
 
     #[test]
-    fn fnv1a_matches_the_reference_vectors() {
-        // Reference values from the FNV specification's test suite.
+    fn the_hasher_is_xxh3_64_and_matches_the_reference_vectors() {
+        // XXH3_64bits(input, seed 0), from the reference C implementation (`xxhsum -H3`, or
+        // Python's `xxhash.xxh3_64_intdigest`): the empty input, 1 and 3 bytes (the short
+        // paths), and 1 KiB (the stripe loop).
+        let digest = |bytes: &[u8]| {
+            let mut h = StateHasher::default();
+            h.write_bytes(bytes);
+            h.finish()
+        };
+        let kib: Vec<u8> = (0..1024).map(|i| i as u8).collect();
+        assert_eq!(digest(b""), 0x2d06_8005_38d3_94c2);
+        assert_eq!(digest(b"a"), 0xe6c6_32b6_1e96_4e1f);
+        assert_eq!(digest(b"abc"), 0x78af_5f94_892f_3950);
+        assert_eq!(digest(&kib), 0xa870_f929_8439_8d22);
+        // Fed in pieces of every size across the buffer's edge, the digest is the same.
+        for piece in [1, 3, 8, 100, 511, 512, 513] {
+            let mut h = StateHasher::default();
+            for chunk in kib.chunks(piece) {
+                h.write_bytes(chunk);
+            }
+            assert_eq!(h.finish(), 0xa870_f929_8439_8d22, "pieces of {piece}");
+        }
+    }
+
+    #[test]
+    fn bulk_slices_feed_the_bytes_item_by_item_feeding_does() {
+        fn both<T: StateHash>(items: &[T]) -> (u64, u64) {
+            let mut bulk = StateHasher::default();
+            T::hash_slice(items, &mut bulk);
+            let mut each = StateHasher::default();
+            for v in items {
+                v.hash_state(&mut each);
+            }
+            (bulk.finish(), each.finish())
+        }
+        let floats: Vec<f32> = (0..1000)
+            .map(|i| match i % 97 {
+                0 => f32::from_bits(0x7fc0_0000 | i),
+                1 => -0.0,
+                _ => i as f32 * 0.37,
+            })
+            .collect();
+        let (a, b) = both(&floats);
+        assert_eq!(a, b);
+        let doubles: Vec<f64> = floats.iter().map(|&f| f64::from(f)).collect();
+        let (a, b) = both(&doubles);
+        assert_eq!(a, b);
+        let ints: Vec<u16> = (0..777).collect();
+        let (a, b) = both(&ints);
+        assert_eq!(a, b);
+        let arrays: Vec<[f32; 3]> = floats.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect();
+        let (a, b) = both(&arrays);
+        assert_eq!(a, b);
+        let mut w = crate::world::World::new();
+        let handles: Vec<_> = (0..300).map(|_| w.spawn()).collect();
+        let (a, b) = both(&handles);
+        assert_eq!(a, b);
+        // And the bytes are the little-endian ones: three f32s are their 12 bytes.
         let mut h = StateHasher::default();
-        assert_eq!(h.finish(), 0xcbf2_9ce4_8422_2325);
-        h.write_bytes(b"a");
-        assert_eq!(h.finish(), 0xaf63_dc4c_8601_ec8c);
-        let mut h = StateHasher::default();
-        h.write_bytes(b"foobar");
-        assert_eq!(h.finish(), 0x8594_4171_f739_67e8);
+        [1.0f32, -2.5, 3.25].hash_state(&mut h);
+        let bytes: Vec<u8> = [1.0f32, -2.5, 3.25]
+            .iter()
+            .flat_map(|f| f.to_le_bytes())
+            .collect();
+        assert_eq!(h.finish(), xxhash_rust::xxh3::xxh3_64(&bytes));
     }
 
     fn hash_of(v: &(impl StateHash + ?Sized)) -> u64 {

@@ -78,6 +78,7 @@
 //! | `commands` | Deferred world changes: spawn, despawn, insert, remove and events, queued where the world cannot be borrowed (inside a query's closure) ... |
 //! | `component` | What a component is, and the errors of component access |
 //! | `component_ids` | Finding a component's column: a dense id per component type, resolved once per process, and the world's table from those ids (and, for ... |
+//! | `digests` | Column digests and their cache: what the state hash and the SyncTest probe hash per column |
 //! | `entity` | Entity handles and the table that hands them out |
 //! | `epoch` | Change epochs per semantic domain, and the world's identity |
 //! | `error` | `WorldError`: every way a World call can fail, in one type |
@@ -101,6 +102,7 @@ pub(crate) mod column;
 pub(crate) mod commands;
 pub(crate) mod component;
 pub(crate) mod component_ids;
+pub(crate) mod digests;
 pub(crate) mod entity;
 pub(crate) mod epoch;
 pub(crate) mod error;
@@ -209,6 +211,10 @@ pub struct World {
     pub(crate) sync_probe: Option<Box<sync_test::SyncProbe>>,
     /// The change tick rows are stamped with and what each reader saw last ([`Changed`]).
     pub(crate) change: change_ticks::ChangeClock,
+    /// The columns' and the entity set's digests as of the epochs they were taken at, so a
+    /// state hash or a SyncTest record rehashes only what changed. A `Mutex` so `state_hash`
+    /// takes `&self`; never waited on (a contended cache is bypassed).
+    digests: std::sync::Mutex<digests::DigestCache>,
 }
 
 impl Default for World {
@@ -288,6 +294,7 @@ impl World {
             command_buf: commands::Commands::default(),
             command_failures: 0,
             last_command_error: None,
+            digests: Default::default(),
             event_steps: Vec::new(),
             sync_probe: None,
             change: change_ticks::ChangeClock::new(),
@@ -563,24 +570,44 @@ impl World {
     }
 
     /// The state hash: every live entity (slot order), every component column (by name, rows in
-    /// slot order) and every resource (by name), FNV-1a 64. Timing, telemetry, epochs and layout
-    /// never enter it, so AoS and field-SoA storage of the same data hash alike. Cold path
-    /// (O(slots x columns)).
+    /// slot order) and every resource (by name), XXH3-64 (format
+    /// [`STATE_HASH_FORMAT`](hash::STATE_HASH_FORMAT)). Timing, telemetry, epochs and layout
+    /// never enter it, so AoS and field-SoA storage of the same data hash alike. A column
+    /// unchanged since the last hash (no epoch of its domains moved) is not read again.
     pub fn state_hash(&self) -> u64 {
         let mut h = StateHasher::default();
         h.write_u64(self.entities.live().len() as u64);
-        for slot in 0..self.entities.slot_count() as u32 {
-            if let Some(e) = self.entities.live_at(slot) {
-                h.write_u64(e.to_bits());
-            }
-        }
+        h.write_u64(self.entities_digest());
         for &i in &self.hash_order {
-            if self.columns[i].len() > 0 {
-                self.columns[i].hash_rows(&self.entities, &mut h);
+            let c = &self.columns[i];
+            if c.len() > 0 {
+                h.write_str(c.name());
+                h.write_u64(c.len() as u64);
+                h.write_u64(self.column_digest(i));
             }
         }
         self.resources.hash_state(&mut h);
         h.finish()
+    }
+
+    /// The live entity set's digest, cached by the structure epoch.
+    pub(crate) fn entities_digest(&self) -> u64 {
+        match self.digests.try_lock() {
+            Ok(mut cache) => cache.entities(&self.epochs, &self.entities),
+            Err(_) => digests::entities_digest(&self.entities),
+        }
+    }
+
+    /// Column `i`'s digest (0 for an empty column), cached by its domains' epochs.
+    pub(crate) fn column_digest(&self, i: usize) -> u64 {
+        let c = &self.columns[i];
+        if c.len() == 0 {
+            return 0;
+        }
+        match self.digests.try_lock() {
+            Ok(mut cache) => cache.column(i, &self.epochs, c.domains(), || c.digest()),
+            Err(_) => c.digest(),
+        }
     }
 
     /// Access telemetry for every component column (for the layout advisor). Cold path: it

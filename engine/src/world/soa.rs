@@ -22,9 +22,8 @@ use super::access::{AccessCounters, ColumnLayout};
 use super::column::RawRows;
 use super::column::{AosColumn, ErasedColumn, SparseIndex};
 use super::component::Component;
-use super::entity::{Entity, EntityTable};
+use super::entity::Entity;
 use super::epoch::DomainSet;
-use super::hash::StateHasher;
 use super::soa_raw::{FieldPtrs, SoaRaw};
 use super::World;
 use crate::world::error::WorldError;
@@ -244,9 +243,17 @@ impl<T: Component + SoaComponent> ErasedColumn for SoaColumn<T> {
     fn remove_entity(&mut self, entity: Entity) -> bool {
         self.take(entity).is_some()
     }
-    fn hash_rows(&self, entities: &EntityTable, h: &mut StateHasher) {
+    fn digest(&self) -> u64 {
         // The AoS column's definition: layout never enters the hash.
-        super::hash::hash_column(h, self.name, self.entities.len(), entities, |e| self.get(e));
+        let row = |r: usize| {
+            self.table
+                .get::<T>(r)
+                .expect("SoaColumn: table built for T, rows in step with the entities")
+        };
+        super::digests::digest_rows(&self.entities, |order, h| match order {
+            None => (0..self.entities.len()).for_each(|r| row(r).hash_state(h)),
+            Some(order) => order.iter().for_each(|&r| row(r as usize).hash_state(h)),
+        })
     }
     fn compact(&mut self) -> bool {
         let sorted = self

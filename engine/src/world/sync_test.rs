@@ -36,42 +36,15 @@ pub(crate) struct SystemSums {
 #[derive(Debug, Default)]
 pub(crate) struct SyncProbe {
     sums: Vec<SystemSums>,
-    /// The domain epochs at the previous record and each column's checksum then: a column
-    /// whose domains have not moved since has the same rows and values (every write, insert,
-    /// removal, despawn and restore moves them), so its checksum is reused, not recomputed.
-    last_epochs: Option<super::epoch::Epochs>,
-    last_columns: Vec<u64>,
 }
 
 impl SyncProbe {
-    /// Records the world's checksums after system `system`.
+    /// Records the world's checksums after system `system`. A column or entity set unchanged
+    /// since the last record (no epoch of its domains moved) reuses the world's cached digest.
     pub(crate) fn record(&mut self, world: &World, system: usize) {
-        let mut h = StateHasher::default();
-        for &e in world.entities.live() {
-            h.write_u64(e.to_bits());
-        }
-        let now = world.epochs;
-        let columns: Vec<u64> = world
-            .columns
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let unchanged = self
-                    .last_epochs
-                    .is_some_and(|then| !then.changed_in(&now, c.domains()));
-                match self.last_columns.get(i) {
-                    Some(&sum) if unchanged => sum,
-                    _ if c.len() == 0 => 0,
-                    _ => {
-                        let mut h = StateHasher::default();
-                        c.hash_rows(&world.entities, &mut h);
-                        h.finish()
-                    }
-                }
-            })
+        let columns: Vec<u64> = (0..world.columns.len())
+            .map(|i| world.column_digest(i))
             .collect();
-        self.last_epochs = Some(now);
-        self.last_columns.clone_from(&columns);
         let resources = world
             .resources
             .values()
@@ -84,7 +57,7 @@ impl SyncProbe {
             .collect();
         self.sums.push(SystemSums {
             system,
-            entities: h.finish(),
+            entities: world.entities_digest(),
             columns,
             resources,
         });

@@ -332,12 +332,7 @@ pub(super) fn fingerprint(components: &[SavedColumn], resources: &[SavedResource
         .map(|(kind, name, schema)| format!("{kind} {name} = {schema}\n"))
         .collect();
     lines.sort();
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in lines.concat().bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
+    super::frame::fnv1a64(lines.concat().as_bytes())
 }
 
 /// The saved types a load has matched to their registrations so far.

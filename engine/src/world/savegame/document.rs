@@ -100,6 +100,11 @@ impl From<CborBytes> for Values {
     }
 }
 
+/// The state-hash format of a save that does not say (one made before it was recorded).
+fn hash_format_one() -> u32 {
+    1
+}
+
 #[derive(Serialize, Deserialize)]
 pub(super) struct SaveFile<C = Values, R = Values> {
     pub(super) magic: String,
@@ -108,6 +113,12 @@ pub(super) struct SaveFile<C = Values, R = Values> {
     /// The world's state hash, when the save holds all of its state (no unsaved component rows
     /// or resources, which the hash covers too).
     pub(super) state_hash: Option<u64>,
+    /// The state-hash format `state_hash` was made with ([`STATE_HASH_FORMAT`]); absent in
+    /// saves made before it was recorded, which were format 1.
+    ///
+    /// [`STATE_HASH_FORMAT`]: crate::world::hash::STATE_HASH_FORMAT
+    #[serde(default = "hash_format_one")]
+    pub(super) state_hash_format: u32,
     pub(super) tick: u64,
     pub(super) frame: u64,
     /// The fixed step as nanoseconds over a denominator (exact).
@@ -125,6 +136,7 @@ impl<C: Into<Values>, R: Into<Values>> SaveFile<C, R> {
             format: self.format,
             fingerprint: self.fingerprint,
             state_hash: self.state_hash,
+            state_hash_format: self.state_hash_format,
             tick: self.tick,
             frame: self.frame,
             fixed_step: self.fixed_step,

@@ -17,7 +17,6 @@ use std::path::Path;
 
 use super::columns::Form;
 use super::LoadError;
-use crate::world::hash::StateHasher;
 
 /// The header's first word.
 pub(crate) const HEADER_MAGIC: &str = "lanegraph-save";
@@ -46,9 +45,18 @@ impl Form {
 
 /// CRC-32 and FNV-1a 64 of `doc`.
 fn checksums(doc: &[u8]) -> (u32, u64) {
-    let mut h = StateHasher::default();
-    h.write_bytes(doc);
-    (crc32fast::hash(doc), h.finish())
+    (crc32fast::hash(doc), fnv1a64(doc))
+}
+
+/// 64-bit FNV-1a (Fowler, Noll, Vo) of `bytes`: the save header's second checksum and the
+/// schema fingerprint, part of the file format (the state hash moved on; these did not).
+pub(super) fn fnv1a64(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
 }
 
 /// The header line for `doc`.
@@ -337,6 +345,14 @@ pub(crate) fn open_regular(path: &Path, limit: u64) -> Result<std::fs::File, Loa
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fnv1a_matches_the_reference_vectors() {
+        // From the FNV specification's test suite: the file format depends on these.
+        assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(fnv1a64(b"foobar"), 0x8594_4171_f739_67e8);
+    }
 
     fn scratch(name: &str) -> std::path::PathBuf {
         let dir = std::env::temp_dir().join(format!("lanegraph-{name}-{}", std::process::id()));

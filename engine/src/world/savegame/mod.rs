@@ -370,6 +370,7 @@ impl SaveSchema {
             format: SAVE_FORMAT,
             fingerprint,
             state_hash: whole.then(|| world.state_hash()),
+            state_hash_format: crate::world::hash::STATE_HASH_FORMAT,
             tick: world.tick,
             frame: world.frame,
             fixed_step: (world.fixed_step.numer_ns(), world.fixed_step.denom()),
@@ -576,9 +577,13 @@ impl SaveSchema {
         world.query_align.clear();
         world.epochs.bump(DomainSet::ALL);
         // The hash covers the whole world: comparable when the save held all of the saved
-        // world's state and the loading world holds nothing else.
+        // world's state, the loading world holds nothing else, and the save's hash was made
+        // by this build's hash format (an older save's hash is not a claim about this one's).
         let whole = world.resources.values().len() == saved_resources;
-        if let (Some(saved), true, true) = (file.state_hash, migrated.is_empty(), whole) {
+        let same_format = file.state_hash_format == crate::world::hash::STATE_HASH_FORMAT;
+        if let (Some(saved), true, true, true) =
+            (file.state_hash, migrated.is_empty(), whole, same_format)
+        {
             let loaded = world.state_hash();
             if loaded != saved {
                 return Err(LoadError::HashMismatch { saved, loaded });

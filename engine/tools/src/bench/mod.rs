@@ -24,6 +24,7 @@ pub mod lanes;
 pub mod simd;
 pub mod simd_engine_path;
 pub mod snapshot;
+mod snapshot_hash;
 mod snapshot_hecs;
 pub mod stats;
 pub mod telemetry;

@@ -9,6 +9,8 @@
 //!   buffer and back (`copy_from_slice`, the floor of any snapshot). Microseconds, medians of
 //!   interleaved samples.
 //! - `snapshot_allocs`: allocations per warm capture + restore (goal 0).
+//! - `state_hash_gb_per_s`, `state_hash_unchanged_10k_x4`: the state hash of the same world
+//!   (`snapshot_hash`).
 //! - `snapshot_restore_10k_x4_vs_hecs`: the same capture + restore against hecs 0.11's column
 //!   serializer through bincode 1.3, serialize then deserialize, of the same entities (goal
 //!   <= 0.1x; the only whole-world save hecs offers).
@@ -131,6 +133,7 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
             median(&mut peer),
         ),
     ];
+    figures.extend(super::snapshot_hash::rows(&mut w, bytes, samples));
     figures.extend(savegame(&mut w, &peer_world, samples.min(15))?);
     figures.extend(rollback(samples.min(21))?);
     if lanegraph::hooks::telemetry::alloc::is_installed() {
