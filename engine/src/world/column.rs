@@ -277,7 +277,7 @@ impl<T: super::Component> ErasedColumn for AosColumn<T> {
         self.take(entity).is_some()
     }
     fn digest(&self) -> u64 {
-        super::digests::digest_dense(&self.entities, &self.values)
+        super::digests::digest_dense(&self.entities, self.index.slots(), &self.values)
     }
     fn compact(&mut self) -> bool {
         let sorted = self

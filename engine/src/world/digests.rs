@@ -1,11 +1,14 @@
-//! Column digests and their cache: what the state hash and the SyncTest probe hash per column.
+//! Column digests, content versions and their cache: what the state hash and the SyncTest
+//! probe hash per column, and what lets a capture or a restore skip an unchanged column.
 //!
 //! Owns: [`digest_rows`] (the one definition of a column's digest, whatever its layout),
-//! [`entities_digest`] and [`DigestCache`], the digests of the world's columns and entity set
-//! as of the change epochs they were taken at. Must never: return a cached digest after a
-//! change to the column (a column's digest is reused only while no epoch of its domains moved:
-//! every write, insert, removal, despawn and restore moves them), or let the row order in
-//! storage (which insertion history and compaction change) enter a digest.
+//! [`entities_digest`] and [`ContentCache`], the content version of each column and of the
+//! entity set with its digest. Must never: keep a version (or its digest) for a column whose
+//! content may have changed (a version stands only while no epoch of the column's domains
+//! moved: every write, insert, removal, despawn and restore moves one; a column of no domains
+//! gets a new version at every look), hand out one version for two contents of a column, or
+//! let the row order in storage (which insertion history and compaction change) enter a
+//! digest.
 //!
 //! A column's digest is XXH3-64 of every row's entity handle ([`Entity::to_bits`]), then every
 //! row's value ([`StateHash`]), both in entity-slot order. When the dense rows are already in
@@ -17,47 +20,59 @@ use super::entity::{Entity, EntityTable};
 use super::epoch::{Domain, DomainSet, Epochs};
 use super::hash::{StateHash, StateHasher};
 
-/// The permutation that puts `entities` (a column's dense rows) in slot order, or `None` when
-/// they already are.
-fn slot_order(entities: &[Entity]) -> Option<Vec<u32>> {
-    if entities.windows(2).all(|w| w[0].index() < w[1].index()) {
-        return None;
-    }
-    let mut order: Vec<u32> = (0..entities.len() as u32).collect();
-    order.sort_unstable_by_key(|&r| entities[r as usize].index());
-    Some(order)
+/// The order a digest reads a column's dense rows in: slot order, either as stored or through
+/// the column's sparse table (slot -> row).
+#[derive(Clone, Copy)]
+pub(crate) enum Rows<'a> {
+    /// The dense rows are in slot order already.
+    AsStored,
+    /// The sparse table: row `slots[s]` is slot `s`'s (`NO_ROW`: none).
+    BySlot(&'a [u32]),
 }
 
-/// A column's digest: its rows' handles, then `values` feeding its rows' values, both in slot
-/// order. `values` gets the slot-order permutation of the dense rows (`None`: the dense order
-/// is the slot order).
-pub(crate) fn digest_rows(
-    entities: &[Entity],
-    values: impl FnOnce(Option<&[u32]>, &mut StateHasher),
-) -> u64 {
-    let mut h = StateHasher::default();
-    let order = slot_order(entities);
-    match &order {
-        None => Entity::hash_slice(entities, &mut h),
-        Some(order) => {
-            for &r in order {
-                entities[r as usize].hash_state(&mut h);
+impl Rows<'_> {
+    /// Calls `f` with every row index, in slot order.
+    #[inline]
+    pub(crate) fn each(self, rows: usize, mut f: impl FnMut(usize)) {
+        match self {
+            Rows::AsStored => (0..rows).for_each(f),
+            Rows::BySlot(slots) => {
+                for &r in slots {
+                    if r != super::column::NO_ROW {
+                        f(r as usize);
+                    }
+                }
             }
         }
     }
-    values(order.as_deref(), &mut h);
+}
+
+/// A column's digest: its rows' handles, then `values` feeding its rows' values, both in slot
+/// order. `slots` is the column's sparse table (slot -> row); `values` gets the order to read
+/// the dense rows in.
+pub(crate) fn digest_rows(
+    entities: &[Entity],
+    slots: &[u32],
+    values: impl FnOnce(Rows<'_>, &mut StateHasher),
+) -> u64 {
+    let mut h = StateHasher::default();
+    let rows = if entities.windows(2).all(|w| w[0].index() < w[1].index()) {
+        Entity::hash_slice(entities, &mut h);
+        Rows::AsStored
+    } else {
+        let rows = Rows::BySlot(slots);
+        rows.each(entities.len(), |r| entities[r].hash_state(&mut h));
+        rows
+    };
+    values(rows, &mut h);
     h.finish()
 }
 
 /// `digest_rows` of a column whose values are a dense slice in step with `entities`.
-pub(crate) fn digest_dense<T: StateHash>(entities: &[Entity], values: &[T]) -> u64 {
-    digest_rows(entities, |order, h| match order {
-        None => T::hash_slice(values, h),
-        Some(order) => {
-            for &r in order {
-                values[r as usize].hash_state(h);
-            }
-        }
+pub(crate) fn digest_dense<T: StateHash>(entities: &[Entity], slots: &[u32], values: &[T]) -> u64 {
+    digest_rows(entities, slots, |rows, h| match rows {
+        Rows::AsStored => T::hash_slice(values, h),
+        rows => rows.each(values.len(), |r| values[r].hash_state(h)),
     })
 }
 
@@ -77,55 +92,125 @@ pub(crate) fn entities_digest(table: &EntityTable) -> u64 {
     h.finish()
 }
 
-/// Digests as of the epochs they were taken at.
-#[derive(Debug, Default)]
-pub(crate) struct DigestCache {
-    entities: Option<(Epochs, u64)>,
-    /// By column index.
-    columns: Vec<Option<(Epochs, u64)>>,
+/// One column's (or the entity set's) content version and the digest of that version.
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    /// The epochs when `version` was last confirmed; `None` before the first look.
+    seen: Option<Epochs>,
+    version: u64,
+    digest: Option<u64>,
 }
 
-impl DigestCache {
-    /// The entity set's digest, reused while the structure epoch has not moved.
-    pub(crate) fn entities(&mut self, now: &Epochs, table: &EntityTable) -> u64 {
-        let structure = DomainSet::of(Domain::STRUCTURE);
-        fresh_or(&mut self.entities, now, structure, || {
-            entities_digest(table)
-        })
+impl Slot {
+    /// The version of the content now: the same while no epoch of `domains` has moved since
+    /// the last look, a new one from `next` otherwise (always a new one for a set of no
+    /// domains, whose writes move no epoch).
+    fn version(&mut self, now: &Epochs, domains: DomainSet, next: &mut u64) -> u64 {
+        let moved = match self.seen {
+            Some(then) => domains == DomainSet::EMPTY || then.changed_in(now, domains),
+            None => true,
+        };
+        if moved {
+            *next += 1;
+            *self = Slot {
+                seen: Some(*now),
+                version: *next,
+                digest: None,
+            };
+        }
+        self.version
+    }
+}
+
+/// Content versions of the world's columns and entity set, and their digests.
+///
+/// A version names one content of one column of one world: it changes whenever the column may
+/// have changed (an epoch of its domains moved), and a restore gives the column back the
+/// version its snapshot recorded, since the content is then that content again. So a capture
+/// or a restore skips a column whose version is the one on the other side, and a digest
+/// taken of a version stays valid across restores.
+#[derive(Debug, Default)]
+pub(crate) struct ContentCache {
+    /// The last version handed out (versions start at 1; 0 means unknown).
+    next: u64,
+    entities: Slot,
+    /// By column index.
+    columns: Vec<Slot>,
+}
+
+/// What a snapshot keeps of one column's (or the entity set's) cache entry.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Known {
+    /// 0: unknown (never equal to a live version).
+    pub(crate) version: u64,
+    pub(crate) digest: Option<u64>,
+}
+
+impl ContentCache {
+    fn slot(&mut self, column: Option<usize>) -> &mut Slot {
+        match column {
+            None => &mut self.entities,
+            Some(i) => {
+                if self.columns.len() <= i {
+                    self.columns.resize(i + 1, Slot::default());
+                }
+                &mut self.columns[i]
+            }
+        }
     }
 
-    /// Column `i`'s digest, reused while no epoch of `domains` has moved.
-    pub(crate) fn column(
+    /// The current version and known digest of column `column` (`None`: the entity set,
+    /// whose domain is [`Domain::STRUCTURE`]).
+    pub(crate) fn known(
         &mut self,
-        i: usize,
+        column: Option<usize>,
+        now: &Epochs,
+        domains: DomainSet,
+    ) -> Known {
+        let mut next = self.next;
+        let slot = self.slot(column);
+        let version = slot.version(now, domains, &mut next);
+        let digest = slot.digest;
+        self.next = next;
+        Known { version, digest }
+    }
+
+    /// The digest of the current content, computed by `digest` unless this version has one.
+    pub(crate) fn digest(
+        &mut self,
+        column: Option<usize>,
         now: &Epochs,
         domains: DomainSet,
         digest: impl FnOnce() -> u64,
     ) -> u64 {
-        if self.columns.len() <= i {
-            self.columns.resize(i + 1, None);
+        let mut next = self.next;
+        let slot = self.slot(column);
+        slot.version(now, domains, &mut next);
+        let d = *slot.digest.get_or_insert_with(digest);
+        self.next = next;
+        d
+    }
+
+    /// Marks the content now (after a restore, at epochs `now`) as the version `known` names
+    /// (a version of this world, from a snapshot of it); an unknown one gets a new version.
+    pub(crate) fn adopt(&mut self, column: Option<usize>, now: &Epochs, known: Known) {
+        let slot = self.slot(column);
+        if known.version == 0 {
+            *slot = Slot::default();
+            return;
         }
-        fresh_or(&mut self.columns[i], now, domains, digest)
+        // The same version kept (the restore skipped it): a digest taken since still holds.
+        let digest = match known.digest {
+            None if slot.version == known.version => slot.digest,
+            d => d,
+        };
+        *slot = Slot {
+            seen: Some(*now),
+            version: known.version,
+            digest,
+        };
     }
 }
 
-/// The digest in `slot` if no epoch of `domains` moved since it was taken, else a new one.
-fn fresh_or(
-    slot: &mut Option<(Epochs, u64)>,
-    now: &Epochs,
-    domains: DomainSet,
-    digest: impl FnOnce() -> u64,
-) -> u64 {
-    if domains == DomainSet::EMPTY {
-        // No epoch moves for such a column's writes: nothing would tell a stale digest.
-        return digest();
-    }
-    match *slot {
-        Some((then, d)) if !then.changed_in(now, domains) => d,
-        _ => {
-            let d = digest();
-            *slot = Some((*now, d));
-            d
-        }
-    }
-}
+/// The domains that version the entity set.
+pub(crate) const STRUCTURE: DomainSet = DomainSet::of(Domain::STRUCTURE);

@@ -211,10 +211,11 @@ pub struct World {
     pub(crate) sync_probe: Option<Box<sync_test::SyncProbe>>,
     /// The change tick rows are stamped with and what each reader saw last ([`Changed`]).
     pub(crate) change: change_ticks::ChangeClock,
-    /// The columns' and the entity set's digests as of the epochs they were taken at, so a
-    /// state hash or a SyncTest record rehashes only what changed. A `Mutex` so `state_hash`
-    /// takes `&self`; never waited on (a contended cache is bypassed).
-    digests: std::sync::Mutex<digests::DigestCache>,
+    /// The columns' and the entity set's content versions and digests, so a state hash or a
+    /// SyncTest record rehashes only what changed and a capture or restore copies only what
+    /// differs. A `Mutex` so `state_hash` and `snapshot_into` take `&self`; never waited on (a
+    /// contended cache is bypassed: everything is read or copied).
+    pub(crate) content: std::sync::Mutex<digests::ContentCache>,
 }
 
 impl Default for World {
@@ -294,7 +295,7 @@ impl World {
             command_buf: commands::Commands::default(),
             command_failures: 0,
             last_command_error: None,
-            digests: Default::default(),
+            content: Default::default(),
             event_steps: Vec::new(),
             sync_probe: None,
             change: change_ticks::ChangeClock::new(),
@@ -590,22 +591,23 @@ impl World {
         h.finish()
     }
 
-    /// The live entity set's digest, cached by the structure epoch.
+    /// The live entity set's digest, cached per content version.
     pub(crate) fn entities_digest(&self) -> u64 {
-        match self.digests.try_lock() {
-            Ok(mut cache) => cache.entities(&self.epochs, &self.entities),
-            Err(_) => digests::entities_digest(&self.entities),
+        let fresh = || digests::entities_digest(&self.entities);
+        match self.content.try_lock() {
+            Ok(mut cache) => cache.digest(None, &self.epochs, digests::STRUCTURE, fresh),
+            Err(_) => fresh(),
         }
     }
 
-    /// Column `i`'s digest (0 for an empty column), cached by its domains' epochs.
+    /// Column `i`'s digest (0 for an empty column), cached per content version.
     pub(crate) fn column_digest(&self, i: usize) -> u64 {
         let c = &self.columns[i];
         if c.len() == 0 {
             return 0;
         }
-        match self.digests.try_lock() {
-            Ok(mut cache) => cache.column(i, &self.epochs, c.domains(), || c.digest()),
+        match self.content.try_lock() {
+            Ok(mut cache) => cache.digest(Some(i), &self.epochs, c.domains(), || c.digest()),
             Err(_) => c.digest(),
         }
     }

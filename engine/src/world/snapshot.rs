@@ -5,8 +5,9 @@
 //! and free list, every resource, the gameplay event queues, the step and frame counters and the
 //! fixed step), [`SnapshotRing`] (N snapshots kept for a rollback window), and the `World`
 //! methods that fill and restore them. Must never: restore part of a snapshot (every check runs
-//! before the first write), copy a column whose domains' epochs have not moved since the
-//! slot's previous capture of the same world, allocate once a snapshot slot has held the same world's shape
+//! before the first write), skip a column whose content may differ from the other side's (a
+//! capture keeps, and a restore leaves, only a column whose content version
+//! ([`super::digests`]) is the one on the other side), allocate once a snapshot slot has held the same world's shape
 //! (columns and the entity table are copied into the slot's own buffers), or let a cache keyed
 //! on a column's row order or a domain's epoch survive a restore (row-order counters jump past
 //! both sides' values and every domain's epoch moves).
@@ -26,6 +27,7 @@
 //! [`Component::snapshot_clone`]: super::Component::snapshot_clone
 
 use super::column::ErasedColumn;
+use super::digests::{Known, STRUCTURE};
 use super::entity::EntityTable;
 use super::epoch::{DomainSet, WorldId};
 use super::resource::ErasedResource;
@@ -47,9 +49,12 @@ pub struct Snapshot {
     fixed_step: Option<FixedStep>,
     /// The change clock (the per-row ticks travel with the columns).
     change: super::change_ticks::ChangeClock,
-    /// The world's domain epochs when this capture ended: a column whose domains have not
-    /// moved since is unchanged, and the next capture into this snapshot keeps its copy.
-    epochs: super::epoch::Epochs,
+    /// Each column's content version and digest as captured ([`super::digests`]): a capture
+    /// keeps a copy whose version is the world's, and a restore skips a column whose version
+    /// is the snapshot's.
+    known: Vec<Known>,
+    /// The entity table's, likewise.
+    entities_known: Known,
     /// Columns the latest capture copied (the others were unchanged since the one before).
     columns_copied: usize,
     /// The fixed-step accumulator's leftover (its step, and `1/denom` ns units) when the
@@ -80,9 +85,10 @@ impl Snapshot {
     }
 
     /// Columns the latest [`World::snapshot_into`] copied. A capture into a snapshot that last
-    /// held the same world skips every column whose domains' change epochs have not moved since
-    /// (every write, insert, removal, despawn and restore moves them), so a static column costs
-    /// nothing after its first capture.
+    /// held the same world skips every column whose content is the one it holds: unchanged
+    /// since (no epoch of the column's domains moved: every write, insert, removal and despawn
+    /// moves one), or put back by a restore of that content. A static column costs nothing
+    /// after its first capture, and a restore skips it likewise.
     pub(crate) fn columns_copied(&self) -> usize {
         self.columns_copied
     }
@@ -155,23 +161,38 @@ impl World {
         if !same_world {
             // Another world's (or no) columns: start this world's shape afresh.
             snapshot.columns.clear();
+            snapshot.entities_known = Known::default();
         }
         snapshot.world = None;
         snapshot.columns.resize_with(self.columns.len(), || None);
-        let since = snapshot.epochs;
+        snapshot.known.resize(self.columns.len(), Known::default());
+        // A contended cache (another thread hashing this world) only costs the skips.
+        let mut cache = self.content.try_lock().ok();
+        let mut know = |column: Option<usize>, domains| {
+            cache
+                .as_mut()
+                .map_or(Known::default(), |c| c.known(column, &self.epochs, domains))
+        };
         let mut copied = 0;
-        for (c, slot) in self.columns.iter().zip(snapshot.columns.iter_mut()) {
-            // Unchanged since this snapshot's previous capture of this world: its copy stands.
-            if same_world && slot.is_some() && !since.changed_in(&self.epochs, c.domains()) {
+        for (i, (c, slot)) in self.columns.iter().zip(&mut snapshot.columns).enumerate() {
+            let now = know(Some(i), c.domains());
+            // The same content as this snapshot's copy of it: the copy stands.
+            if slot.is_some() && now.version != 0 && now.version == snapshot.known[i].version {
+                snapshot.known[i].digest = snapshot.known[i].digest.or(now.digest);
                 continue;
             }
+            snapshot.known[i] = Known::default();
             c.save(slot)?;
+            snapshot.known[i] = now;
             copied += 1;
         }
         snapshot.columns_copied = copied;
-        snapshot.epochs = self.epochs;
         snapshot.accumulator = None;
-        snapshot.entities.copy_from(&self.entities);
+        let now = know(None, STRUCTURE);
+        if now.version == 0 || now.version != snapshot.entities_known.version {
+            snapshot.entities.copy_from(&self.entities);
+            snapshot.entities_known = now;
+        }
         let values = self.resources.values();
         let same_set = snapshot.resources.len() == values.len()
             && snapshot
@@ -223,16 +244,28 @@ impl World {
                 });
             }
         }
+        let now = self.epochs;
+        let cache = self.content.get_mut().unwrap_or_else(|e| e.into_inner());
         for (i, c) in self.columns.iter_mut().enumerate() {
+            let saved_known = snapshot.known.get(i).copied().unwrap_or_default();
             match snapshot.columns.get(i).and_then(Option::as_deref) {
                 Some(saved) => {
-                    let ok = c.load(saved);
-                    debug_assert!(ok, "same world, same column type (checked above)");
+                    let current = cache.known(Some(i), &now, c.domains());
+                    // The same content as the snapshot's copy: nothing to put back.
+                    if saved_known.version == 0 || current.version != saved_known.version {
+                        let ok = c.load(saved);
+                        debug_assert!(ok, "same world, same column type (checked above)");
+                    }
                 }
                 None => c.clear_rows(),
             }
         }
-        self.entities.copy_from(&snapshot.entities);
+        let current = cache.known(None, &now, STRUCTURE);
+        if snapshot.entities_known.version == 0
+            || current.version != snapshot.entities_known.version
+        {
+            self.entities.copy_from(&snapshot.entities);
+        }
         let same_set = self.resources.values().len() == snapshot.resources.len()
             && self
                 .resources
@@ -270,6 +303,18 @@ impl World {
         }
         self.query_align.clear();
         self.epochs.bump(DomainSet::ALL);
+        // Every column now holds the content the snapshot recorded: its version, at the new
+        // epochs (a column the snapshot did not hold was emptied: a new version).
+        let now = self.epochs;
+        let cache = self.content.get_mut().unwrap_or_else(|e| e.into_inner());
+        for i in 0..self.columns.len() {
+            let known = match snapshot.columns.get(i) {
+                Some(Some(_)) => snapshot.known.get(i).copied().unwrap_or_default(),
+                _ => Known::default(),
+            };
+            cache.adopt(Some(i), &now, known);
+        }
+        cache.adopt(None, &now, snapshot.entities_known);
         Ok(())
     }
 }

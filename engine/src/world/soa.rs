@@ -245,14 +245,14 @@ impl<T: Component + SoaComponent> ErasedColumn for SoaColumn<T> {
     }
     fn digest(&self) -> u64 {
         // The AoS column's definition: layout never enters the hash.
-        let row = |r: usize| {
-            self.table
-                .get::<T>(r)
-                .expect("SoaColumn: table built for T, rows in step with the entities")
-        };
-        super::digests::digest_rows(&self.entities, |order, h| match order {
-            None => (0..self.entities.len()).for_each(|r| row(r).hash_state(h)),
-            Some(order) => order.iter().for_each(|&r| row(r as usize).hash_state(h)),
+        let mut fields: [&[f32]; lanegraph_simd::MAX_FIELDS] = [&[]; lanegraph_simd::MAX_FIELDS];
+        for (i, f) in fields.iter_mut().enumerate().take(T::FIELDS.len()) {
+            *f = self.table.column(i).map_or(&[], |c| c.as_slice());
+        }
+        super::digests::digest_rows(&self.entities, self.index.slots(), |rows, h| {
+            rows.each(self.entities.len(), |r| {
+                T::read_with(|f| fields[f][r]).hash_state(h);
+            })
         })
     }
     fn compact(&mut self) -> bool {

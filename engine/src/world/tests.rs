@@ -151,7 +151,7 @@ const GOLDEN: u64 = 0x943b_a2f4_4df7_d780;
 fn a_cached_hash_equals_a_fresh_one_after_every_kind_of_change() {
     // A fresh hash: every digest taken anew.
     fn fresh(w: &World) -> u64 {
-        *w.digests.lock().unwrap() = Default::default();
+        *w.content.lock().unwrap() = Default::default();
         w.state_hash()
     }
     for soa in [false, true] {

@@ -26,6 +26,7 @@ pub mod simd_engine_path;
 pub mod snapshot;
 mod snapshot_hash;
 mod snapshot_hecs;
+mod snapshot_incremental;
 pub mod stats;
 pub mod telemetry;
 pub mod timing;

@@ -5,12 +5,15 @@
 //!
 //! - `snapshot_restore_10k_x4`: `World::snapshot_into` then `World::restore` of 10,000
 //!   entities with four components, 100 bytes per entity (a 4x4 matrix and three 3-vectors of
-//!   `f32`), into a warm snapshot; baseline: copying the same 1,000,000 component bytes into a
+//!   `f32`), into a warm snapshot, with every domain marked changed before each so both copy
+//!   every column; baseline: copying the same 1,000,000 component bytes into a
 //!   buffer and back (`copy_from_slice`, the floor of any snapshot). Microseconds, medians of
 //!   interleaved samples.
 //! - `snapshot_allocs`: allocations per warm capture + restore (goal 0).
 //! - `state_hash_gb_per_s`, `state_hash_unchanged_10k_x4`: the state hash of the same world
 //!   (`snapshot_hash`).
+//! - `snapshot_one_column_in_ten`: a capture with one column in ten changed against one with
+//!   every column changed (`snapshot_incremental`).
 //! - `snapshot_restore_10k_x4_vs_hecs`: the same capture + restore against hecs 0.11's column
 //!   serializer through bincode 1.3, serialize then deserialize, of the same entities (goal
 //!   <= 0.1x; the only whole-world save hecs offers).
@@ -21,13 +24,15 @@
 //!   physics step on a two-worker physics lane): restore the snapshot of 8 steps back, then 8
 //!   steps each followed by a capture into a 9-slot ring, as a rollback session does; baseline:
 //!   the same 8 steps without snapshots. Goal: under a 16.7 ms frame.
+//! - `rollback_8_steps_demo_100k`: the same at 100,000 particles. Goal: under a 16.7 ms frame
+//!   and <= 1.15x the 8 steps alone.
 //! - `synctest_step_demo_10k`: `SyncTest::new(8).step` (one step plus the re-simulation of the
 //!   last 8 with per-system checksums) against one plain step of the demo world's systems.
 
 use std::hint::black_box;
 
 use lanegraph::hooks::WorldHooks;
-use lanegraph::world::{Component, SaveSchema, Snapshot, StateHash, World};
+use lanegraph::world::{Component, DomainSet, SaveSchema, Snapshot, StateHash, World};
 use lanegraph_jobs::clock;
 use serde::{Deserialize, Serialize};
 
@@ -83,8 +88,15 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
         snapshot_hecs::save(&peer_world, &mut peer_bytes).map_err(fail)?;
         peer_back = Some(snapshot_hecs::load(&peer_bytes).map_err(fail)?);
         peer.push(clock::now().ns_since(t0) as f64 / 1e3);
+        // Every domain marked changed before the capture and between it and the restore, so
+        // both copy every column: a capture or restore of unchanged columns copies nothing
+        // (`snapshot_one_column_in_ten` measures that side).
+        w.mark_changed(DomainSet::ALL);
         let t0 = clock::now();
-        let r = w.snapshot_into(&mut snap).and_then(|_| w.restore(&snap));
+        let r = w.snapshot_into(&mut snap).and_then(|_| {
+            w.mark_changed(DomainSet::ALL);
+            w.restore(&snap)
+        });
         ours.push(clock::now().ns_since(t0) as f64 / 1e3);
         if let Err(e) = r {
             failed = Some(e);
@@ -134,6 +146,7 @@ pub fn run(opts: BenchOptions) -> Result<Vec<Figure>, BenchError> {
         ),
     ];
     figures.extend(super::snapshot_hash::rows(&mut w, bytes, samples));
+    figures.push(super::snapshot_incremental::row(samples)?);
     figures.extend(savegame(&mut w, &peer_world, samples.min(15))?);
     figures.extend(rollback(samples.min(21))?);
     if lanegraph::hooks::telemetry::alloc::is_installed() {
@@ -238,13 +251,13 @@ struct DemoSim {
 }
 
 impl DemoSim {
-    fn new() -> Result<DemoSim, BenchError> {
+    fn new(entities: usize) -> Result<DemoSim, BenchError> {
         let lanes = super::ecs_suite::lane(2)?;
         let lane = lanes
             .lane("physics")
             .ok_or_else(|| fail("no physics lane"))?;
         let mut world = World::new();
-        lanegraph_demo::world::setup(&mut world, 10_000, 7).map_err(fail)?;
+        lanegraph_demo::world::setup(&mut world, entities, 7).map_err(fail)?;
         // As in the engine: the world's parallel lane is the physics lane.
         world.set_parallel_lane(&lanes, lane);
         Ok(DemoSim {
@@ -268,10 +281,22 @@ impl DemoSim {
     }
 }
 
-/// An 8-step rollback of the demo's world, and a SyncTest step, each against plain steps.
+const BACK: usize = 8;
+
+/// An 8-step rollback of the demo's world at 10,000 and 100,000 particles, and a SyncTest
+/// step, each against plain steps.
 fn rollback(samples: usize) -> Result<Vec<Figure>, BenchError> {
-    const BACK: usize = 8;
-    let mut sim = DemoSim::new()?;
+    let mut figures = vec![
+        rollback_at(10_000, "rollback_8_steps_demo_10k", samples)?,
+        rollback_at(100_000, "rollback_8_steps_demo_100k", samples.min(9))?,
+    ];
+    figures.push(synctest(samples)?);
+    Ok(figures)
+}
+
+/// An 8-step rollback of the demo's world at `entities` particles against the 8 steps alone.
+fn rollback_at(entities: usize, case: &str, samples: usize) -> Result<Figure, BenchError> {
+    let mut sim = DemoSim::new(entities)?;
     let mut ring = lanegraph::world::SnapshotRing::new(BACK + 1);
     for _ in 0..60 {
         sim.step();
@@ -307,19 +332,16 @@ fn rollback(samples: usize) -> Result<Vec<Figure>, BenchError> {
         }
         plain.push(steps_ns as f64 / 1e3);
     }
-    let mut figures = vec![Figure::new(
-        SUITE,
-        "rollback_8_steps_demo_10k",
-        2,
-        "us_per_rollback",
-        "us",
-        median(&mut ours),
+    Ok(
+        Figure::new(SUITE, case, 2, "us_per_rollback", "us", median(&mut ours)).with_baseline(
+            "the same 8 steps without restore or captures",
+            median(&mut plain),
+        ),
     )
-    .with_baseline(
-        "the same 8 steps without restore or captures",
-        median(&mut plain),
-    )];
+}
 
+/// A SyncTest step of the demo's systems at 10,000 particles against one plain step.
+fn synctest(samples: usize) -> Result<Figure, BenchError> {
     // Two worlds: a SyncTest re-simulates the steps it ran, so the plain steps run apart.
     let (mut world, mut plain_world) = (World::new(), World::new());
     lanegraph_demo::world::setup(&mut world, 10_000, 7).map_err(fail)?;
@@ -341,16 +363,13 @@ fn rollback(samples: usize) -> Result<Vec<Figure>, BenchError> {
     if world.state_hash() != plain_world.state_hash() {
         return Err(fail("the SyncTest world and the plain one ended apart"));
     }
-    figures.push(
-        Figure::new(
-            SUITE,
-            "synctest_step_demo_10k",
-            1,
-            "us_per_step",
-            "us",
-            median(&mut tested),
-        )
-        .with_baseline("one plain step of the same systems", median(&mut alone)),
-    );
-    Ok(figures)
+    Ok(Figure::new(
+        SUITE,
+        "synctest_step_demo_10k",
+        1,
+        "us_per_step",
+        "us",
+        median(&mut tested),
+    )
+    .with_baseline("one plain step of the same systems", median(&mut alone)))
 }
