@@ -198,11 +198,6 @@ pub fn layout_rows(world: &World) -> Vec<LayoutRow> {
         .collect()
 }
 
-/// The state-hash format of a summary that does not say (one made before it was recorded).
-fn hash_format_one() -> u32 {
-    1
-}
-
 /// A finished run in figures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSummary {
@@ -215,7 +210,7 @@ pub struct RunSummary {
     /// The state-hash format that made `world_hash` (a hash of another format is another
     /// function of the same world: the two are not compared). Absent in summaries written
     /// before it was recorded, which were format 1.
-    #[serde(default = "hash_format_one")]
+    #[serde(default = "crate::world::hash::format_one")]
     pub world_hash_format: u32,
     /// Owner-thread frame times over the whole run.
     pub frame_ms: FrameMs,

@@ -17,6 +17,7 @@ use super::access::{AccessCounters, ColumnLayout};
 use super::change_ticks::RowTicks;
 use super::entity::Entity;
 use super::epoch::DomainSet;
+use super::hash::{StateHash, StateHasher};
 
 /// Sparse-index value for "this slot has no row".
 pub(crate) const NO_ROW: u32 = u32::MAX;
@@ -277,7 +278,7 @@ impl<T: super::Component> ErasedColumn for AosColumn<T> {
         self.take(entity).is_some()
     }
     fn digest(&self) -> u64 {
-        super::digests::digest_dense(&self.entities, self.index.slots(), &self.values)
+        digest_dense(&self.entities, self.index.slots(), &self.values)
     }
     fn compact(&mut self) -> bool {
         let sorted = self
@@ -430,4 +431,67 @@ impl RawRows {
         debug_assert_eq!(unsafe { *self.entities.add(r as usize) }, entity);
         Some(r as usize)
     }
+}
+
+// ---- digests ------------------------------------------------------------------------------
+//
+// A column's digest is XXH3-64 of every row's entity handle (`Entity::to_bits`), then every
+// row's value (`StateHash`), both in entity-slot order. When the dense rows are already in
+// slot order (a world spawned in order, or compacted) the two passes are bulk slice hashes, at
+// memory speed for plain-number components; otherwise both passes follow the sparse table.
+
+/// The order a digest reads a column's dense rows in: slot order, either as stored or through
+/// the column's sparse table (slot -> row).
+#[derive(Clone, Copy)]
+pub(crate) enum Rows<'a> {
+    /// The dense rows are in slot order already.
+    AsStored,
+    /// The sparse table: row `slots[s]` is slot `s`'s (`NO_ROW`: none).
+    BySlot(&'a [u32]),
+}
+
+impl Rows<'_> {
+    /// Calls `f` with every row index, in slot order.
+    #[inline]
+    pub(crate) fn each(self, rows: usize, mut f: impl FnMut(usize)) {
+        match self {
+            Rows::AsStored => (0..rows).for_each(f),
+            Rows::BySlot(slots) => {
+                for &r in slots {
+                    if r != NO_ROW {
+                        f(r as usize);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A column's digest: its rows' handles, then `values` feeding its rows' values, both in slot
+/// order. `slots` is the column's sparse table (slot -> row); `values` gets the order to read
+/// the dense rows in.
+pub(crate) fn digest_rows(
+    entities: &[Entity],
+    slots: &[u32],
+    values: impl FnOnce(Rows<'_>, &mut StateHasher),
+) -> u64 {
+    let mut h = StateHasher::default();
+    let rows = if entities.windows(2).all(|w| w[0].index() < w[1].index()) {
+        Entity::hash_slice(entities, &mut h);
+        Rows::AsStored
+    } else {
+        let rows = Rows::BySlot(slots);
+        rows.each(entities.len(), |r| entities[r].hash_state(&mut h));
+        rows
+    };
+    values(rows, &mut h);
+    h.finish()
+}
+
+/// `digest_rows` of a column whose values are a dense slice in step with `entities`.
+pub(crate) fn digest_dense<T: StateHash>(entities: &[Entity], slots: &[u32], values: &[T]) -> u64 {
+    digest_rows(entities, slots, |rows, h| match rows {
+        Rows::AsStored => T::hash_slice(values, h),
+        rows => rows.each(values.len(), |r| values[r].hash_state(h)),
+    })
 }

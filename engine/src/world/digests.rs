@@ -1,80 +1,19 @@
 //! Column digests, content versions and their cache: what the state hash and the SyncTest
 //! probe hash per column, and what lets a capture or a restore skip an unchanged column.
 //!
-//! Owns: [`digest_rows`] (the one definition of a column's digest, whatever its layout),
-//! [`entities_digest`] and [`ContentCache`], the content version of each column and of the
-//! entity set with its digest. Must never: keep a version (or its digest) for a column whose
+//! Owns: [`entities_digest`] and [`ContentCache`], the content version of each column and of
+//! the entity set with its digest (a column's digest itself is defined beside the columns,
+//! `column::digest_rows`). Must never: keep a version (or its digest) for a column whose
 //! content may have changed (a version stands only while no epoch of the column's domains
 //! moved: every write, insert, removal, despawn and restore moves one; a column of no domains
 //! gets a new version at every look), hand out one version for two contents of a column, or
 //! let the row order in storage (which insertion history and compaction change) enter a
 //! digest.
 //!
-//! A column's digest is XXH3-64 of every row's entity handle ([`Entity::to_bits`]), then every
-//! row's value ([`StateHash`]), both in entity-slot order. When the dense rows are already in
-//! slot order (a world spawned in order, or compacted) the two passes are bulk slice hashes,
-//! at memory speed for plain-number components; otherwise the slot order is found once and
-//! both passes follow it.
 
 use super::entity::{Entity, EntityTable};
 use super::epoch::{Domain, DomainSet, Epochs};
 use super::hash::{StateHash, StateHasher};
-
-/// The order a digest reads a column's dense rows in: slot order, either as stored or through
-/// the column's sparse table (slot -> row).
-#[derive(Clone, Copy)]
-pub(crate) enum Rows<'a> {
-    /// The dense rows are in slot order already.
-    AsStored,
-    /// The sparse table: row `slots[s]` is slot `s`'s (`NO_ROW`: none).
-    BySlot(&'a [u32]),
-}
-
-impl Rows<'_> {
-    /// Calls `f` with every row index, in slot order.
-    #[inline]
-    pub(crate) fn each(self, rows: usize, mut f: impl FnMut(usize)) {
-        match self {
-            Rows::AsStored => (0..rows).for_each(f),
-            Rows::BySlot(slots) => {
-                for &r in slots {
-                    if r != super::column::NO_ROW {
-                        f(r as usize);
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// A column's digest: its rows' handles, then `values` feeding its rows' values, both in slot
-/// order. `slots` is the column's sparse table (slot -> row); `values` gets the order to read
-/// the dense rows in.
-pub(crate) fn digest_rows(
-    entities: &[Entity],
-    slots: &[u32],
-    values: impl FnOnce(Rows<'_>, &mut StateHasher),
-) -> u64 {
-    let mut h = StateHasher::default();
-    let rows = if entities.windows(2).all(|w| w[0].index() < w[1].index()) {
-        Entity::hash_slice(entities, &mut h);
-        Rows::AsStored
-    } else {
-        let rows = Rows::BySlot(slots);
-        rows.each(entities.len(), |r| entities[r].hash_state(&mut h));
-        rows
-    };
-    values(rows, &mut h);
-    h.finish()
-}
-
-/// `digest_rows` of a column whose values are a dense slice in step with `entities`.
-pub(crate) fn digest_dense<T: StateHash>(entities: &[Entity], slots: &[u32], values: &[T]) -> u64 {
-    digest_rows(entities, slots, |rows, h| match rows {
-        Rows::AsStored => T::hash_slice(values, h),
-        rows => rows.each(values.len(), |r| values[r].hash_state(h)),
-    })
-}
 
 /// The live entity set's digest: every live handle in slot order.
 pub(crate) fn entities_digest(table: &EntityTable) -> u64 {

@@ -25,6 +25,12 @@ use xxhash_rust::xxh3::Xxh3Default;
 /// The state hash's format: bumped whenever the same world would hash to another value.
 pub(crate) const STATE_HASH_FORMAT: u32 = 2;
 
+/// The state-hash format of a recorded hash that does not say (a save or a run summary made
+/// before the format was recorded): format 1. A serde `default`.
+pub(crate) fn format_one() -> u32 {
+    1
+}
+
 /// Bytes gathered before they go to the XXH3 stream: small writes (one `f32`, one handle) cost
 /// a copy, not a call into the stream.
 const BUFFER: usize = 512;

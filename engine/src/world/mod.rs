@@ -571,8 +571,8 @@ impl World {
     }
 
     /// The state hash: every live entity (slot order), every component column (by name, rows in
-    /// slot order) and every resource (by name), XXH3-64 (format
-    /// [`STATE_HASH_FORMAT`](hash::STATE_HASH_FORMAT)). Timing, telemetry, epochs and layout
+    /// slot order) and every resource (by name), XXH3-64 (state-hash format 2, specified byte
+    /// for byte in `docs/state-hash.md`). Timing, telemetry, epochs and layout
     /// never enter it, so AoS and field-SoA storage of the same data hash alike. A column
     /// unchanged since the last hash (no epoch of its domains moved) is not read again.
     pub fn state_hash(&self) -> u64 {

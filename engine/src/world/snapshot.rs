@@ -244,28 +244,7 @@ impl World {
                 });
             }
         }
-        let now = self.epochs;
-        let cache = self.content.get_mut().unwrap_or_else(|e| e.into_inner());
-        for (i, c) in self.columns.iter_mut().enumerate() {
-            let saved_known = snapshot.known.get(i).copied().unwrap_or_default();
-            match snapshot.columns.get(i).and_then(Option::as_deref) {
-                Some(saved) => {
-                    let current = cache.known(Some(i), &now, c.domains());
-                    // The same content as the snapshot's copy: nothing to put back.
-                    if saved_known.version == 0 || current.version != saved_known.version {
-                        let ok = c.load(saved);
-                        debug_assert!(ok, "same world, same column type (checked above)");
-                    }
-                }
-                None => c.clear_rows(),
-            }
-        }
-        let current = cache.known(None, &now, STRUCTURE);
-        if snapshot.entities_known.version == 0
-            || current.version != snapshot.entities_known.version
-        {
-            self.entities.copy_from(&snapshot.entities);
-        }
+        self.load_changed_parts(snapshot);
         let same_set = self.resources.values().len() == snapshot.resources.len()
             && self
                 .resources
@@ -303,8 +282,41 @@ impl World {
         }
         self.query_align.clear();
         self.epochs.bump(DomainSet::ALL);
-        // Every column now holds the content the snapshot recorded: its version, at the new
-        // epochs (a column the snapshot did not hold was emptied: a new version).
+        self.adopt_versions_of(snapshot);
+        Ok(())
+    }
+
+    /// Puts back every column and the entity table whose content differs from the snapshot's
+    /// (its content version is not the snapshot's); empties the columns the snapshot lacks.
+    fn load_changed_parts(&mut self, snapshot: &Snapshot) {
+        let now = self.epochs;
+        let cache = self.content.get_mut().unwrap_or_else(|e| e.into_inner());
+        for (i, c) in self.columns.iter_mut().enumerate() {
+            let saved_known = snapshot.known.get(i).copied().unwrap_or_default();
+            match snapshot.columns.get(i).and_then(Option::as_deref) {
+                Some(saved) => {
+                    let current = cache.known(Some(i), &now, c.domains());
+                    // The same content as the snapshot's copy: nothing to put back.
+                    if saved_known.version == 0 || current.version != saved_known.version {
+                        let ok = c.load(saved);
+                        debug_assert!(ok, "same world, same column type (checked above)");
+                    }
+                }
+                None => c.clear_rows(),
+            }
+        }
+        let current = cache.known(None, &now, STRUCTURE);
+        if snapshot.entities_known.version == 0
+            || current.version != snapshot.entities_known.version
+        {
+            self.entities.copy_from(&snapshot.entities);
+        }
+    }
+
+    /// After a restore (at the epochs it moved to): every column and the entity table hold the
+    /// content the snapshot recorded, so they take its versions and digests back.
+    fn adopt_versions_of(&mut self, snapshot: &Snapshot) {
+        // A column the snapshot did not hold was emptied: a new version.
         let now = self.epochs;
         let cache = self.content.get_mut().unwrap_or_else(|e| e.into_inner());
         for i in 0..self.columns.len() {
@@ -315,7 +327,6 @@ impl World {
             cache.adopt(Some(i), &now, known);
         }
         cache.adopt(None, &now, snapshot.entities_known);
-        Ok(())
     }
 }
 

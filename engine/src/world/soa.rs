@@ -249,7 +249,7 @@ impl<T: Component + SoaComponent> ErasedColumn for SoaColumn<T> {
         for (i, f) in fields.iter_mut().enumerate().take(T::FIELDS.len()) {
             *f = self.table.column(i).map_or(&[], |c| c.as_slice());
         }
-        super::digests::digest_rows(&self.entities, self.index.slots(), |rows, h| {
+        super::column::digest_rows(&self.entities, self.index.slots(), |rows, h| {
             rows.each(self.entities.len(), |r| {
                 T::read_with(|f| fields[f][r]).hash_state(h);
             })

@@ -332,7 +332,18 @@ pub(super) fn fingerprint(components: &[SavedColumn], resources: &[SavedResource
         .map(|(kind, name, schema)| format!("{kind} {name} = {schema}\n"))
         .collect();
     lines.sort();
-    super::frame::fnv1a64(lines.concat().as_bytes())
+    fnv1a64(lines.concat().as_bytes())
+}
+
+/// 64-bit FNV-1a (Fowler, Noll, Vo) of `bytes`: the save header's second checksum and the
+/// schema fingerprint, part of the file format (the state hash moved on; these did not).
+pub(super) fn fnv1a64(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
 }
 
 /// The saved types a load has matched to their registrations so far.

@@ -100,11 +100,6 @@ impl From<CborBytes> for Values {
     }
 }
 
-/// The state-hash format of a save that does not say (one made before it was recorded).
-fn hash_format_one() -> u32 {
-    1
-}
-
 #[derive(Serialize, Deserialize)]
 pub(super) struct SaveFile<C = Values, R = Values> {
     pub(super) magic: String,
@@ -117,7 +112,7 @@ pub(super) struct SaveFile<C = Values, R = Values> {
     /// saves made before it was recorded, which were format 1.
     ///
     /// [`STATE_HASH_FORMAT`]: crate::world::hash::STATE_HASH_FORMAT
-    #[serde(default = "hash_format_one")]
+    #[serde(default = "crate::world::hash::format_one")]
     pub(super) state_hash_format: u32,
     pub(super) tick: u64,
     pub(super) frame: u64,

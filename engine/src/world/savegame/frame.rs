@@ -45,18 +45,7 @@ impl Form {
 
 /// CRC-32 and FNV-1a 64 of `doc`.
 fn checksums(doc: &[u8]) -> (u32, u64) {
-    (crc32fast::hash(doc), fnv1a64(doc))
-}
-
-/// 64-bit FNV-1a (Fowler, Noll, Vo) of `bytes`: the save header's second checksum and the
-/// schema fingerprint, part of the file format (the state hash moved on; these did not).
-pub(super) fn fnv1a64(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
+    (crc32fast::hash(doc), super::columns::fnv1a64(doc))
 }
 
 /// The header line for `doc`.
@@ -348,6 +337,7 @@ mod tests {
 
     #[test]
     fn fnv1a_matches_the_reference_vectors() {
+        use super::super::columns::fnv1a64;
         // From the FNV specification's test suite: the file format depends on these.
         assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
         assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
