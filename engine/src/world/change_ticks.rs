@@ -17,6 +17,13 @@
 //! a snapshot saves them with the column and the clock with the world; they are not in the
 //! state hash (what systems make of them is).
 
+// Opted in from the workspace's `unsafe_code = "deny"` for `RawTicks::stamp`, which writes
+// through the raw parts a typed query resolved once (see `query::data`'s module docs); its
+// unsafe block states why the pointers are valid and unaliased.
+#![allow(unsafe_code)]
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
 /// The world's change tick and the tick each reader saw last.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ChangeClock {
@@ -54,14 +61,31 @@ impl ChangeClock {
     }
 }
 
-/// One column's change tick per row, once a `Changed<T>` query asked for them.
+/// Rows per change chunk: a chunk's tick is at least every tick of its rows, so a `Changed`
+/// query skips a chunk whose tick is not newer than what it saw. 64 rows keep the chunk ticks
+/// at 1/64 of the row ticks and skip whole cache lines of values.
+pub(crate) const CHUNK_ROWS: usize = 64;
+
+/// One column's change tick per row, once a `Changed<T>` query asked for them, and per chunk of
+/// [`CHUNK_ROWS`] rows an upper bound of its rows' ticks.
 #[derive(Debug, Default)]
 pub(crate) struct RowTicks {
     /// Row -> the tick it was last written at; empty while untracked.
     ticks: Vec<u64>,
+    /// Chunk -> at least the newest tick of its rows (`ticks.len().div_ceil(CHUNK_ROWS)`
+    /// entries while tracked). Atomic because the chunks of a parallel query's jobs may share
+    /// one at their edge; every access is `Relaxed` (a hint within one query, whose rows the
+    /// query's borrow and its join already order).
+    chunks: Vec<AtomicU64>,
+    /// Chunk -> at most the oldest tick of its rows (as many entries as `chunks`): a chunk
+    /// whose bound is newer than what a reader saw changed whole. Stamps only raise ticks, so
+    /// a bound stays true until a row moves in (`swap_remove` lowers it); a query that stamped
+    /// every row raises it (`RawTicks::all_stamped`).
+    mins: Vec<AtomicU64>,
     /// Whether `ticks` is kept (one per row).
     tracked: bool,
-    /// The world's change tick, as last told (what new writes are stamped with).
+    /// The world's change tick, as last told (what new writes are stamped with). Never below
+    /// a row's tick: stamps use it, and a restore rewinds both together.
     now: u64,
 }
 
@@ -76,6 +100,11 @@ impl RowTicks {
         self.tracked = true;
         self.ticks.clear();
         self.ticks.resize(rows, now);
+        let n = rows.div_ceil(CHUNK_ROWS);
+        self.chunks.clear();
+        self.chunks.extend((0..n).map(|_| AtomicU64::new(now)));
+        self.mins.clear();
+        self.mins.extend((0..n).map(|_| AtomicU64::new(now)));
         true
     }
 
@@ -85,11 +114,25 @@ impl RowTicks {
         self.now = now;
     }
 
+    /// Raises chunk `chunk`'s tick to at least `tick`.
+    #[inline]
+    fn raise(&mut self, chunk: usize, tick: u64) {
+        let c = self.chunks[chunk].get_mut();
+        *c = (*c).max(tick);
+    }
+
     /// A row was added at the end.
     #[inline]
     pub(crate) fn push(&mut self) {
         if self.tracked {
             self.ticks.push(self.now);
+            let chunk = (self.ticks.len() - 1) / CHUNK_ROWS;
+            if chunk == self.chunks.len() {
+                self.chunks.push(AtomicU64::new(self.now));
+                self.mins.push(AtomicU64::new(self.now));
+            } else {
+                self.raise(chunk, self.now);
+            }
         }
     }
 
@@ -97,6 +140,8 @@ impl RowTicks {
     pub(crate) fn reserve(&mut self, additional: usize) {
         if self.tracked {
             self.ticks.reserve(additional);
+            self.chunks.reserve(additional.div_ceil(CHUNK_ROWS) + 1);
+            self.mins.reserve(additional.div_ceil(CHUNK_ROWS) + 1);
         }
     }
 
@@ -105,6 +150,7 @@ impl RowTicks {
     pub(crate) fn stamp(&mut self, row: usize) {
         if self.tracked {
             self.ticks[row] = self.now;
+            self.raise(row / CHUNK_ROWS, self.now);
         }
     }
 
@@ -113,6 +159,8 @@ impl RowTicks {
         if self.tracked {
             let now = self.now;
             self.ticks.iter_mut().for_each(|t| *t = now);
+            self.chunks.iter_mut().for_each(|c| *c.get_mut() = now);
+            self.mins.iter_mut().for_each(|c| *c.get_mut() = now);
         }
     }
 
@@ -121,6 +169,14 @@ impl RowTicks {
     pub(crate) fn swap_remove(&mut self, row: usize) {
         if self.tracked {
             self.ticks.swap_remove(row);
+            if let Some(&moved) = self.ticks.get(row) {
+                self.raise(row / CHUNK_ROWS, moved);
+                let m = self.mins[row / CHUNK_ROWS].get_mut();
+                *m = (*m).min(moved);
+            }
+            // The last chunk went empty: drop it.
+            self.chunks.truncate(self.ticks.len().div_ceil(CHUNK_ROWS));
+            self.mins.truncate(self.chunks.len());
         }
     }
 
@@ -128,6 +184,8 @@ impl RowTicks {
     /// before its first `Changed` query).
     pub(crate) fn clear(&mut self) {
         self.ticks.clear();
+        self.chunks.clear();
+        self.mins.clear();
         self.tracked = false;
     }
 
@@ -136,12 +194,26 @@ impl RowTicks {
         if self.tracked {
             let old = std::mem::take(&mut self.ticks);
             self.ticks.extend(order.iter().map(|&r| old[r]));
+            self.chunks.clear();
+            self.mins.clear();
+            for c in self.ticks.chunks(CHUNK_ROWS) {
+                let (lo, hi) = c
+                    .iter()
+                    .fold((u64::MAX, 0), |(l, h), &t| (l.min(t), h.max(t)));
+                self.chunks.push(AtomicU64::new(hi));
+                self.mins.push(AtomicU64::new(lo));
+            }
         }
     }
 
     /// Makes these ticks a copy of `src`, reusing the allocation (for snapshots).
     pub(crate) fn copy_from(&mut self, src: &RowTicks) {
         self.ticks.clone_from(&src.ticks);
+        let copy = |c: &AtomicU64| AtomicU64::new(c.load(Ordering::Relaxed));
+        self.chunks.clear();
+        self.chunks.extend(src.chunks.iter().map(copy));
+        self.mins.clear();
+        self.mins.extend(src.mins.iter().map(copy));
         self.tracked = src.tracked;
         self.now = src.now;
     }
@@ -152,21 +224,74 @@ impl RowTicks {
         !self.tracked || self.ticks[row] > seen
     }
 
-    /// The ticks' first row and the stamp, for a typed query's `&mut T` (null: untracked).
-    pub(crate) fn raw_mut(&mut self) -> (*mut u64, u64) {
-        if self.tracked {
-            (self.ticks.as_mut_ptr(), self.now)
+    /// The ticks' first row, the chunks' first, and the stamp, for a typed query's `&mut T`
+    /// (null: untracked).
+    pub(crate) fn raw_mut(&mut self) -> (RawTicks, u64) {
+        let raw = if self.tracked {
+            RawTicks {
+                rows: self.ticks.as_mut_ptr(),
+                chunks: self.chunks.as_ptr(),
+                mins: self.mins.as_ptr(),
+            }
         } else {
-            (std::ptr::null_mut(), self.now)
+            RawTicks::NONE
+        };
+        (raw, self.now)
+    }
+
+    /// The ticks' first row and first chunk, for a `Changed<T>` filter (null: untracked).
+    pub(crate) fn raw(&mut self) -> RawTicks {
+        self.raw_mut().0
+    }
+}
+
+/// A tracked column's row and chunk ticks as raw parts, for typed queries (null: untracked).
+#[derive(Clone, Copy, Debug)]
+#[doc(hidden)]
+pub struct RawTicks {
+    pub(crate) rows: *mut u64,
+    pub(crate) chunks: *const AtomicU64,
+    pub(crate) mins: *const AtomicU64,
+}
+
+impl RawTicks {
+    /// An untracked column's.
+    pub(crate) const NONE: RawTicks = RawTicks {
+        rows: std::ptr::null_mut(),
+        chunks: std::ptr::null(),
+        mins: std::ptr::null(),
+    };
+
+    /// Whether the column keeps ticks.
+    #[inline(always)]
+    pub(crate) fn is_none(&self) -> bool {
+        self.rows.is_null()
+    }
+
+    /// Stamps row `row` with `now`, and its chunk.
+    ///
+    /// # Safety
+    /// The column keeps ticks, `row` is below its length, and no other thread writes this row
+    /// now (its chunk's tick may be shared: it is atomic).
+    #[inline(always)]
+    pub(crate) unsafe fn stamp(self, row: usize, now: u64) {
+        // SAFETY: the caller's contract; a tracked column has `len.div_ceil(CHUNK_ROWS)` chunks.
+        unsafe {
+            *self.rows.add(row) = now;
+            (*self.chunks.add(row / CHUNK_ROWS)).store(now, Ordering::Relaxed);
         }
     }
 
-    /// The ticks' first row, for a `Changed<T>` filter (null: untracked).
-    pub(crate) fn raw(&self) -> *const u64 {
-        if self.tracked {
-            self.ticks.as_ptr()
-        } else {
-            std::ptr::null()
+    /// Every one of the column's `rows` rows was stamped with `now` by one query: every chunk
+    /// changed whole at `now`.
+    ///
+    /// # Safety
+    /// The column keeps ticks, has `rows` rows, and the query that stamped them has ended
+    /// (its jobs joined).
+    pub(crate) unsafe fn all_stamped(self, rows: usize, now: u64) {
+        for c in 0..rows.div_ceil(CHUNK_ROWS) {
+            // SAFETY: the caller's contract: the column has this many chunks.
+            unsafe { (*self.mins.add(c)).store(now, Ordering::Relaxed) };
         }
     }
 }

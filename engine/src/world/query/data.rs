@@ -95,6 +95,13 @@ pub trait QueryData: sealed::Data {
     /// After the closure returned for the row `get` handed out.
     #[doc(hidden)]
     unsafe fn commit(f: &mut Self::Fetch);
+    /// The query ended after handing out `visited` items: a `&mut T` part that stamped as
+    /// many rows as its column holds stamped every row, and says so to the column's chunks.
+    ///
+    /// # Safety
+    /// The query ran over these parts and has ended; `visited` is how many items it handed out.
+    #[doc(hidden)]
+    unsafe fn all_stamped(_: &Self::Fetch, _visited: usize) {}
 }
 
 impl<T: Component> sealed::Data for &T {}
@@ -169,7 +176,7 @@ impl<T: Component> QueryData for &mut T {
         }
     }
     fn stamps((_, stamp): &(*mut T, Stamp)) -> bool {
-        !stamp.ticks.is_null()
+        stamp.tracked()
     }
     #[inline(always)]
     unsafe fn at_unstamped<'a>((b, _): (*mut T, Stamp), _: Entity, row: usize) -> &'a mut T {
@@ -187,6 +194,13 @@ impl<T: Component> QueryData for &mut T {
     unsafe fn commit(f: &mut Self::Fetch) {
         // SAFETY: forwarded contract.
         unsafe { f.write_back() }
+    }
+    unsafe fn all_stamped(f: &Self::Fetch, visited: usize) {
+        // Each item stamped one distinct row of the column: as many items as rows is all.
+        if !f.ticks.is_none() && visited == f.rows.len {
+            // SAFETY: forwarded contract; a tracked column has a chunk per 64 of its rows.
+            unsafe { f.ticks.all_stamped(f.rows.len, f.now) };
+        }
     }
 }
 
@@ -313,17 +327,14 @@ impl<T: Component> QueryData for Option<&mut T> {
     }
     type Base = Option<(*mut T, RawRows, Stamp)>;
     fn base(f: &Self::Fetch) -> Option<Self::Base> {
-        let stamp = f.inner.as_ref().map(|c| Stamp {
-            ticks: c.ticks,
-            now: c.now,
-        });
+        let stamp = f.inner.as_ref().map(|c| c.column_stamp());
         Some(
             f.aos_base()?
                 .map(|(p, rows)| (p, rows, stamp.expect("a column"))),
         )
     }
     fn stamps(b: &Self::Base) -> bool {
-        b.is_some_and(|(_, _, stamp)| !stamp.ticks.is_null())
+        b.is_some_and(|(_, _, stamp)| stamp.tracked())
     }
     unsafe fn at<'a>(b: Self::Base, e: Entity, _: usize) -> Option<&'a mut T> {
         let (p, rows, stamp) = b?;
@@ -457,6 +468,10 @@ macro_rules! query_tuple {
             unsafe fn commit(f: &mut Self::Fetch) {
                 // SAFETY: forwarded contract.
                 unsafe { $($name::commit(&mut f.$idx);)+ }
+            }
+            unsafe fn all_stamped(f: &Self::Fetch, visited: usize) {
+                // SAFETY: forwarded contract.
+                unsafe { $($name::all_stamped(&f.$idx, visited);)+ }
             }
         }
     };

@@ -12,7 +12,7 @@
 // unaliased).
 #![allow(unsafe_code)]
 
-use crate::world::change_ticks::ChangeClock;
+use crate::world::change_ticks::{ChangeClock, RawTicks};
 use crate::world::column::{AosColumn, ErasedColumn};
 use crate::world::component::Component;
 use crate::world::component_ids::ColumnIds;
@@ -108,11 +108,15 @@ impl<'a> ColumnsView<'a> {
 
     /// `T`'s rows and change ticks (tracking them from now on), for [`Changed`]; `None` when
     /// `T` has no column.
-    pub(crate) fn changed_rows_of<T: Component>(&mut self) -> Option<(usize, RawRows, *const u64)> {
+    pub(crate) fn changed_rows_of<T: Component>(&mut self) -> Option<(usize, RawRows, RawTicks)> {
         let col = self.index_of::<T>()?;
         let rows = self.rows_of::<T>()?;
         let ticks = self.columns[col].ticks_mut();
-        ticks.track(rows.len, self.clock.now);
+        if ticks.track(rows.len, self.clock.now) {
+            // The ticks are column state a snapshot holds: starting them is a change of the
+            // column (its content version moves, so no capture or restore skips it).
+            self.epochs.bump(T::DOMAINS);
+        }
         self.clock.any_tracked = true;
         Some((col, rows, ticks.raw()))
     }
@@ -205,22 +209,30 @@ pub struct DriverRow {
 #[derive(Clone, Copy)]
 #[doc(hidden)]
 pub struct Stamp {
-    /// Row 0's tick (null: the column keeps no ticks).
-    pub(crate) ticks: *mut u64,
+    /// The column's row and chunk ticks (none: the column keeps no ticks).
+    pub(crate) ticks: RawTicks,
+    /// Added to a row given to `at` (a driver's aligned row) to make it the column's.
+    pub(crate) offset: usize,
     pub(crate) now: u64,
 }
 
 impl Stamp {
-    /// Stamps row `row`.
+    /// Stamps row `row + offset`, and its chunk.
     ///
     /// # Safety
-    /// When `ticks` is not null, `row` is below the column's length and this run's alone.
+    /// When the column keeps ticks, `row + offset` is below its length and this run's alone.
     #[inline(always)]
     pub(crate) unsafe fn at(self, row: usize) {
-        if !self.ticks.is_null() {
+        if !self.ticks.is_none() {
             // SAFETY: the caller's contract.
-            unsafe { *self.ticks.add(row) = self.now };
+            unsafe { self.ticks.stamp(row + self.offset, self.now) };
         }
+    }
+
+    /// Whether the column keeps ticks (its rows must be stamped).
+    #[inline(always)]
+    pub(crate) fn tracked(&self) -> bool {
+        !self.ticks.is_none()
     }
 }
 
@@ -248,9 +260,9 @@ pub struct ColumnFetch<T> {
     pub(crate) offset: usize,
     /// A field-SoA row, gathered (and, for `&mut T`, scattered back by `commit`).
     pub(crate) scratch: Option<T>,
-    /// The column's change ticks, for `&mut T` (null: shared, or the column keeps none), and
+    /// The column's change ticks, for `&mut T` (none: shared, or the column keeps none), and
     /// the tick a row handed out mutably is stamped with.
-    pub(crate) ticks: *mut u64,
+    pub(crate) ticks: RawTicks,
     pub(crate) now: u64,
 }
 
@@ -264,14 +276,20 @@ impl<T: Component> ColumnFetch<T> {
         }
     }
 
-    /// The change ticks from the first aligned row on, and the stamp (null: none kept).
+    /// The stamp for the driver's aligned rows (from the first aligned row on).
     pub(crate) fn ticks_base(&self) -> Stamp {
         Stamp {
-            ticks: if self.ticks.is_null() {
-                self.ticks
-            } else {
-                self.ticks.wrapping_add(self.offset)
-            },
+            ticks: self.ticks,
+            offset: self.offset,
+            now: self.now,
+        }
+    }
+
+    /// The stamp for this column's own rows.
+    pub(crate) fn column_stamp(&self) -> Stamp {
+        Stamp {
+            ticks: self.ticks,
+            offset: 0,
             now: self.now,
         }
     }
@@ -283,13 +301,7 @@ impl<T: Component> ColumnFetch<T> {
     #[inline]
     pub(crate) unsafe fn stamp(&self, row: usize) {
         // SAFETY: the caller's contract; a tracked column's ticks are as long as its rows.
-        unsafe {
-            Stamp {
-                ticks: self.ticks,
-                now: self.now,
-            }
-            .at(row)
-        }
+        unsafe { self.column_stamp().at(row) }
     }
 
     /// Records where the driver's aligned rows run in this column; returns how many.
@@ -311,7 +323,7 @@ impl<T: Component> ColumnFetch<T> {
         let (ticks, now) = if mutable {
             c.ticks_mut().raw_mut()
         } else {
-            (std::ptr::null_mut(), 0)
+            (RawTicks::NONE, 0)
         };
         let (rows, store) = if let Some(c) = c.as_any_mut().downcast_mut::<AosColumn<T>>() {
             let (rows, values) = c.raw_parts();

@@ -9,7 +9,9 @@
 #![allow(unsafe_code)]
 
 use std::marker::PhantomData;
+use std::sync::atomic::Ordering;
 
+use crate::world::change_ticks::{RawTicks, CHUNK_ROWS};
 use crate::world::component::Component;
 use crate::world::entity::Entity;
 
@@ -27,6 +29,69 @@ pub trait QueryFilter: sealed::Filter {
     /// The parts are valid; `e` is live.
     #[doc(hidden)]
     unsafe fn matches(f: &Self::Fetch, e: Entity) -> bool;
+    /// `matches` for the driver's row `row` (whose entity is `e`): a filter over the driving
+    /// column reads the row directly instead of finding it by slot.
+    ///
+    /// # Safety
+    /// As for `matches`; `row` is `e`'s row in the driver `d`.
+    #[doc(hidden)]
+    #[inline(always)]
+    unsafe fn matches_row(f: &Self::Fetch, e: Entity, _d: &Driver, _row: usize) -> bool {
+        // SAFETY: forwarded contract.
+        unsafe { Self::matches(f, e) }
+    }
+    /// What the filter says of the driver's rows `start..end`, all within one chunk of
+    /// `CHUNK_ROWS` rows: none match, all do, these do (bit `i`: row `start + i`), or ask
+    /// each row (`matches_row`).
+    ///
+    /// # Safety
+    /// The parts are valid and `d` is the query's driver; `start < end <= d.rows`, within one
+    /// chunk.
+    #[doc(hidden)]
+    #[inline(always)]
+    unsafe fn window(_: &Self::Fetch, _: &Driver, _start: usize, _end: usize) -> Window {
+        Window::Rows
+    }
+    /// Whether `skip_to` may move past rows (the row loops ask only then).
+    #[doc(hidden)]
+    const SKIPS: bool = false;
+    /// The first of the driver's rows in `row..end` that may match: every row before it
+    /// fails `matches` (a `Changed` filter skips chunks of rows not written since).
+    ///
+    /// # Safety
+    /// The parts are valid and `d` is the query's driver; `row <= end <= d.rows`.
+    #[doc(hidden)]
+    #[inline(always)]
+    unsafe fn skip_to(_: &Self::Fetch, _: &Driver, row: usize, _end: usize) -> usize {
+        row
+    }
+}
+
+/// What a filter says of a window of at most one chunk of the driver's rows.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Window {
+    /// No row matches.
+    None,
+    /// Every row matches.
+    All,
+    /// Bit `i` set: row `start + i` matches (and no other filter needs asking).
+    Mask(u64),
+    /// Ask each row.
+    Rows,
+}
+
+impl Window {
+    /// What two filters that must both pass say together.
+    #[inline(always)]
+    fn and(self, other: Window) -> Window {
+        match (self, other) {
+            (Window::None, _) | (_, Window::None) => Window::None,
+            (Window::All, w) | (w, Window::All) => w,
+            (Window::Mask(a), Window::Mask(b)) => Window::Mask(a & b),
+            _ => Window::Rows,
+        }
+    }
 }
 
 /// Keeps entities that have a `T` (its value is not read).
@@ -99,7 +164,7 @@ impl<T: Component> QueryFilter for Without<T> {
 
 impl<T: Component> sealed::Filter for Changed<T> {}
 impl<T: Component> QueryFilter for Changed<T> {
-    type Fetch = (Option<(usize, RawRows, *const u64)>, u64);
+    type Fetch = (Option<(usize, RawRows, RawTicks)>, u64);
     fn init(view: &mut ColumnsView<'_>) -> Self::Fetch {
         (view.changed_rows_of::<T>(), view.clock.last_seen)
     }
@@ -116,9 +181,76 @@ impl<T: Component> QueryFilter for Changed<T> {
             // SAFETY: the column keeps ticks (`changed_rows_of` tracked it), one per row, and
             // nothing moves rows while the query lives; `&mut T` terms of the same query write
             // them only after the row passed this filter, on the same thread.
-            Some(r) => ticks.is_null() || unsafe { *ticks.add(r) } > f.1,
+            Some(r) => ticks.is_none() || unsafe { *ticks.rows.add(r) } > f.1,
             None => false,
         }
+    }
+    #[inline(always)]
+    unsafe fn matches_row(f: &Self::Fetch, e: Entity, d: &Driver, row: usize) -> bool {
+        match &f.0 {
+            Some((col, _, ticks)) if *col == d.col => {
+                ticks.is_none()
+                    // SAFETY: the column keeps ticks, one per row, and `row` is one of its
+                    // rows (it drives the query); written only after the row passed, on this
+                    // thread.
+                    || unsafe { *ticks.rows.add(row) } > f.1
+            }
+            // SAFETY: forwarded contract.
+            _ => unsafe { Self::matches(f, e) },
+        }
+    }
+    #[inline]
+    unsafe fn window(f: &Self::Fetch, d: &Driver, start: usize, end: usize) -> Window {
+        let Some((col, _, ticks)) = &f.0 else {
+            return Window::None;
+        };
+        if *col != d.col {
+            return Window::Rows;
+        }
+        if ticks.is_none() {
+            return Window::All;
+        }
+        let (chunk, seen) = (start / CHUNK_ROWS, f.1);
+        // SAFETY: the column keeps ticks (a chunk per 64 rows, a tick per row) and drives the
+        // query, so `start..end` are its rows, in chunk `chunk`; the bounds are atomics other
+        // jobs of a parallel query may store.
+        unsafe {
+            if (*ticks.chunks.add(chunk)).load(Ordering::Relaxed) <= seen {
+                return Window::None;
+            }
+            if (*ticks.mins.add(chunk)).load(Ordering::Relaxed) > seen {
+                return Window::All;
+            }
+            let rows = std::slice::from_raw_parts(ticks.rows.add(start), end - start);
+            let mask = rows
+                .iter()
+                .enumerate()
+                .fold(0u64, |m, (i, &t)| m | (u64::from(t > seen) << i));
+            Window::Mask(mask)
+        }
+    }
+    const SKIPS: bool = true;
+    #[inline]
+    unsafe fn skip_to(f: &Self::Fetch, d: &Driver, row: usize, end: usize) -> usize {
+        // Only the column's own rows can be skipped by its chunks: another driver's rows are
+        // found by slot.
+        let Some((col, _, ticks)) = &f.0 else {
+            return row;
+        };
+        if *col != d.col || ticks.is_none() {
+            return row;
+        }
+        let mut chunk = row / CHUNK_ROWS;
+        let newest = |chunk: usize| {
+            // SAFETY: the column keeps ticks, so it has `rows.div_ceil(CHUNK_ROWS)` chunks, and
+            // the loop below asks only for `chunk * CHUNK_ROWS < end <= d.rows`; a chunk's
+            // tick is an atomic another job of a parallel query may store concurrently.
+            unsafe { (*ticks.chunks.add(chunk)).load(Ordering::Relaxed) }
+        };
+        while chunk * CHUNK_ROWS < end && newest(chunk) <= f.1 {
+            chunk += 1;
+        }
+        (chunk * CHUNK_ROWS).clamp(row, end)
     }
 }
 
@@ -137,6 +269,23 @@ macro_rules! filter_tuple {
             unsafe fn matches(f: &Self::Fetch, e: Entity) -> bool {
                 // SAFETY: forwarded contract.
                 unsafe { true $(&& $name::matches(&f.$idx, e))+ }
+            }
+            #[inline(always)]
+            unsafe fn matches_row(f: &Self::Fetch, e: Entity, d: &Driver, row: usize) -> bool {
+                // SAFETY: forwarded contract.
+                unsafe { true $(&& $name::matches_row(&f.$idx, e, d, row))+ }
+            }
+            #[inline]
+            unsafe fn window(f: &Self::Fetch, d: &Driver, start: usize, end: usize) -> Window {
+                // SAFETY: forwarded contract.
+                unsafe { Window::All $(.and($name::window(&f.$idx, d, start, end)))+ }
+            }
+            const SKIPS: bool = false $(|| $name::SKIPS)+;
+            #[inline]
+            unsafe fn skip_to(f: &Self::Fetch, d: &Driver, row: usize, end: usize) -> usize {
+                // A row must pass every filter: past what any of them rules out.
+                // SAFETY: forwarded contract.
+                unsafe { row $(.max($name::skip_to(&f.$idx, d, row, end)))+ }
             }
         }
     };

@@ -49,8 +49,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use lanegraph_jobs::{clock, JobPanicked};
 
 use self::data::{AlignCache, ColumnsView, Driver, DriverRow, QueryData, QueryFilter};
+use self::filter::Window;
 use self::parallel::{into_panicked, lane_threads, on_caller, ParallelLane, MAX_CHUNKS};
-use crate::world::change_ticks::ChangeClock;
+use crate::world::change_ticks::{ChangeClock, CHUNK_ROWS};
 use crate::world::column::ErasedColumn;
 use crate::world::component_ids::ColumnIds;
 use crate::world::entity::EntityTable;
@@ -103,7 +104,10 @@ impl<'q, Q: QueryData, F: QueryFilter> Query<'q, Q, F> {
         let (d, aligned) = (*d, *aligned);
         // SAFETY: the state was resolved from columns this query's borrow holds; `0..d.rows`
         // are the driving column's rows, each visited once.
-        unsafe { run_rows::<Q, F>(q, flt, d, aligned, 0..d.rows, &mut f) }
+        let visited = unsafe { run_rows::<Q, F>(q, flt, d, aligned, 0..d.rows, &mut f) };
+        // SAFETY: the run over these parts has ended.
+        unsafe { Q::all_stamped(q, visited) };
+        visited
     }
 
     /// Counts the matching entities.
@@ -314,12 +318,20 @@ unsafe fn run_rows<Q: QueryData, F: QueryFilter>(
         // SAFETY: forwarded contract.
         return visited + unsafe { run_located::<Q, F>(q, flt, d, split..range.end, f) };
     }
-    for row in range.start..split {
+    let aligned_rows = range.start..split;
+    let mut next = aligned_rows.start;
+    loop {
+        // SAFETY: forwarded contract.
+        let row = unsafe { next_row::<F>(flt, &d, next, &aligned_rows) };
+        if row >= aligned_rows.end {
+            break;
+        }
+        next = row + 1;
         // SAFETY: `row` is below the driving column's length (the contract).
         let e = unsafe { *d.entities.add(row) };
         // SAFETY: forwarded contract; `row` is aligned for every part.
         unsafe {
-            if !F::matches(flt, e) {
+            if !F::matches_row(flt, e, &d, row) {
                 continue;
             }
             f(Q::get_aligned(q, e, row));
@@ -329,6 +341,26 @@ unsafe fn run_rows<Q: QueryData, F: QueryFilter>(
     }
     // SAFETY: forwarded contract.
     visited + unsafe { run_located::<Q, F>(q, flt, d, split..range.end, f) }
+}
+
+/// The next row of `range` to visit from `row` on: `row` itself, or, at a chunk's first row,
+/// past the chunks the filter rules out (`QueryFilter::skip_to`).
+///
+/// # Safety
+/// As for `run_rows`; `row >= range.start`.
+#[inline(always)]
+unsafe fn next_row<F: QueryFilter>(
+    flt: &F::Fetch,
+    d: &Driver,
+    row: usize,
+    range: &Range<usize>,
+) -> usize {
+    if F::SKIPS && row < range.end && (row == range.start || row % CHUNK_ROWS == 0) {
+        // SAFETY: forwarded contract; `row < range.end <= d.rows`.
+        unsafe { F::skip_to(flt, d, row, range.end) }
+    } else {
+        row
+    }
 }
 
 /// Visits aligned rows `range` from the parts' bases (every part AoS), stamping change ticks
@@ -345,13 +377,24 @@ unsafe fn run_based<Q: QueryData, F: QueryFilter, const STAMP: bool>(
     range: Range<usize>,
     f: &mut impl for<'a> FnMut(Q::Item<'a>),
 ) -> usize {
+    if F::SKIPS {
+        // SAFETY: forwarded contract.
+        return unsafe { run_windows::<Q, F, STAMP>(base, flt, d, range, f) };
+    }
     let mut visited = 0;
-    for row in range {
+    let mut next = range.start;
+    loop {
+        // SAFETY: forwarded contract.
+        let row = unsafe { next_row::<F>(flt, &d, next, &range) };
+        if row >= range.end {
+            break;
+        }
+        next = row + 1;
         // SAFETY: `row` is below the driving column's length (the contract).
         let e = unsafe { *d.entities.add(row) };
         // SAFETY: forwarded contract.
         unsafe {
-            if !F::matches(flt, e) {
+            if !F::matches_row(flt, e, &d, row) {
                 continue;
             }
             if STAMP {
@@ -361,6 +404,62 @@ unsafe fn run_based<Q: QueryData, F: QueryFilter, const STAMP: bool>(
             }
         }
         visited += 1;
+    }
+    visited
+}
+
+/// `run_based` for a filter that can answer for a chunk of rows at once (`Changed`): each
+/// chunk is skipped, visited whole without a per-row test, visited by its mask, or tested row
+/// by row, as the filter's `window` says.
+///
+/// # Safety
+/// As for `run_based`.
+#[inline(always)]
+unsafe fn run_windows<Q: QueryData, F: QueryFilter, const STAMP: bool>(
+    base: Q::Base,
+    flt: &F::Fetch,
+    d: Driver,
+    range: Range<usize>,
+    f: &mut impl for<'a> FnMut(Q::Item<'a>),
+) -> usize {
+    let mut visited = 0;
+    let mut visit = |row: usize| {
+        // SAFETY: forwarded contract: `row` is in `range`, below the driving column's length.
+        unsafe {
+            let e = *d.entities.add(row);
+            if STAMP {
+                f(Q::at(base, e, row));
+            } else {
+                f(Q::at_unstamped(base, e, row));
+            }
+        }
+        visited += 1;
+    };
+    let mut start = range.start;
+    while start < range.end {
+        let end = ((start / CHUNK_ROWS + 1) * CHUNK_ROWS).min(range.end);
+        // SAFETY: forwarded contract; `start..end` lies within one chunk.
+        match unsafe { F::window(flt, &d, start, end) } {
+            Window::None => {}
+            Window::All => (start..end).for_each(&mut visit),
+            Window::Mask(mut m) => {
+                while m != 0 {
+                    visit(start + m.trailing_zeros() as usize);
+                    m &= m - 1;
+                }
+            }
+            Window::Rows => {
+                for row in start..end {
+                    // SAFETY: forwarded contract.
+                    let e = unsafe { *d.entities.add(row) };
+                    // SAFETY: forwarded contract.
+                    if unsafe { F::matches_row(flt, e, &d, row) } {
+                        visit(row);
+                    }
+                }
+            }
+        }
+        start = end;
     }
     visited
 }
@@ -378,14 +477,21 @@ unsafe fn run_located<Q: QueryData, F: QueryFilter>(
     f: &mut impl for<'a> FnMut(Q::Item<'a>),
 ) -> usize {
     let mut visited = 0;
-    for row in range {
+    let mut next = range.start;
+    loop {
+        // SAFETY: forwarded contract.
+        let row = unsafe { next_row::<F>(flt, &d, next, &range) };
+        if row >= range.end {
+            break;
+        }
+        next = row + 1;
         // SAFETY: `row` is below the driving column's length (the contract).
         let e = unsafe { *d.entities.add(row) };
         let at = DriverRow { col: d.col, row };
         // SAFETY: forwarded contract; `e` is live (it has a row in a column, or is in the
         // entity list).
         unsafe {
-            if !F::matches(flt, e) || !Q::locate(q, e, at) {
+            if !F::matches_row(flt, e, &d, row) || !Q::locate(q, e, at) {
                 continue;
             }
             f(Q::get(q, e));

@@ -14,6 +14,7 @@
 pub mod budget;
 pub mod dispatch;
 pub mod ecs;
+mod ecs_changed;
 pub mod ecs_soa;
 pub mod ecs_suite;
 #[cfg(feature = "bevy-baseline")]
@@ -206,6 +207,7 @@ pub fn run_suite(name: &str, opts: BenchOptions) -> Option<Result<Vec<Figure>, B
         "ecs" => ecs::run(opts).and_then(|mut figures| {
             figures.extend(ecs_suite::run(opts)?);
             figures.extend(ecs_soa::run(opts.quick)?);
+            figures.extend(ecs_changed::rows(if opts.quick { 15 } else { 41 })?);
             Ok(figures)
         }),
         _ => return None,
