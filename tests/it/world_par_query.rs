@@ -395,3 +395,53 @@ fn one_thread_runs_on_the_caller_with_the_same_panic_report() {
     let err = parallel(&mut w, 4096, |e| assert!(e != bad, "bad row")).unwrap_err();
     assert!(err.message.contains("bad row"), "{err:?}");
 }
+
+/// A payload whose destructor panics as well.
+struct PanicsOnDrop;
+
+impl Drop for PanicsOnDrop {
+    fn drop(&mut self) {
+        panic!("the payload's own drop");
+    }
+}
+
+/// A panic in a parallel query is one report wherever the query ran: on a two-worker lane or
+/// on the caller (a lane of one worker the caller does not serve), for a message, a payload
+/// that is not a string, and a payload whose `Drop` panics (an `Err` on both, never an unwind
+/// into the system).
+#[test]
+fn a_panic_reads_the_same_on_the_caller_and_on_a_lane() {
+    let two = physics_lanes();
+    let cores = machine_cores();
+    let one = Arc::new(
+        Lanes::start(
+            LanePlan::empty(&cores)
+                .with_lane("physics", LaneKind::FrameCritical, vec![None])
+                .unwrap(),
+        )
+        .unwrap(),
+    );
+    let report = |lanes: &Arc<Lanes>, payload: u8| {
+        let (mut w, es) = world(20_000);
+        w.set_parallel_lane(lanes, lanes.lane("physics").unwrap());
+        let bad = es[10_000];
+        parallel(&mut w, 4096, |e| {
+            if e == bad {
+                match payload {
+                    0 => panic!("bad row"),
+                    1 => std::panic::panic_any(7u32),
+                    _ => std::panic::panic_any(PanicsOnDrop),
+                }
+            }
+        })
+        .unwrap_err()
+    };
+    for payload in 0..3 {
+        let on_lane = report(&two, payload);
+        let on_caller = report(&one, payload);
+        assert_eq!(on_lane, on_caller, "payload {payload}");
+        assert_eq!(on_lane.job, "par_for_each");
+    }
+    assert_eq!(report(&one, 0).message, "bad row");
+    assert_eq!(report(&one, 1).message, "(non-string panic payload)");
+}

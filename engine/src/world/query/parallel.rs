@@ -181,15 +181,13 @@ type SoaChunkPair<'a, const NA: usize, const NB: usize> =
     Option<(SoaChunkMut<'a, NA>, SoaChunkMut<'a, NB>)>;
 
 /// Runs `f` on the calling thread, a panic in it reported as the parallel path reports one
-/// (so a query's panic is the same typed error whatever the lane plan or row count).
+/// (so a query's panic is the same typed error whatever the lane plan or row count): the
+/// same payload reader as the lanes', which also keeps a payload whose `Drop` panics from
+/// unwinding into the caller.
 pub(crate) fn on_caller(job: &str, f: impl FnOnce()) -> Result<(), JobPanicked> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| JobPanicked {
         job: job.into(),
-        message: p
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| p.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "a panic without a message".into()),
+        message: lanegraph_jobs::error::take_panic_message(p),
         skipped: 0,
     })
 }
@@ -204,10 +202,14 @@ pub(crate) fn lane_threads(lanes: &Lanes, lane: LaneId) -> usize {
 }
 
 /// A parallel helper's error as a panic report (the only failure left once the lane and
-/// chunk size are valid).
+/// chunk size are valid), named `job` as on the caller: which chunk panicked depends on the
+/// lane plan, so the report leaves it out.
 pub(crate) fn into_panicked(e: ParallelError, job: &str) -> JobPanicked {
     match e {
-        ParallelError::Panicked(p) => p,
+        ParallelError::Panicked(p) => JobPanicked {
+            job: job.into(),
+            ..p
+        },
         other => JobPanicked {
             job: job.into(),
             message: other.to_string(),
