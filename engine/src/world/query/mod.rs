@@ -54,7 +54,7 @@ use self::parallel::{into_panicked, lane_threads, on_caller, ParallelLane, MAX_C
 use crate::world::change_ticks::{ChangeClock, CHUNK_ROWS};
 use crate::world::column::ErasedColumn;
 use crate::world::component_ids::ColumnIds;
-use crate::world::entity::EntityTable;
+use crate::world::entity::{Entity, EntityTable};
 use crate::world::epoch::Epochs;
 use crate::world::World;
 
@@ -318,15 +318,8 @@ unsafe fn run_rows<Q: QueryData, F: QueryFilter>(
         // SAFETY: forwarded contract.
         return visited + unsafe { run_located::<Q, F>(q, flt, d, split..range.end, f) };
     }
-    let aligned_rows = range.start..split;
-    let mut next = aligned_rows.start;
-    loop {
-        // SAFETY: forwarded contract.
-        let row = unsafe { next_row::<F>(flt, &d, next, &aligned_rows) };
-        if row >= aligned_rows.end {
-            break;
-        }
-        next = row + 1;
+    // SAFETY: forwarded contract.
+    for row in unsafe { Visit::<F>::new(flt, &d, range.start..split) } {
         // SAFETY: `row` is below the driving column's length (the contract).
         let e = unsafe { *d.entities.add(row) };
         // SAFETY: forwarded contract; `row` is aligned for every part.
@@ -343,23 +336,44 @@ unsafe fn run_rows<Q: QueryData, F: QueryFilter>(
     visited + unsafe { run_located::<Q, F>(q, flt, d, split..range.end, f) }
 }
 
-/// The next row of `range` to visit from `row` on: `row` itself, or, at a chunk's first row,
-/// past the chunks the filter rules out (`QueryFilter::skip_to`).
-///
-/// # Safety
-/// As for `run_rows`; `row >= range.start`.
-#[inline(always)]
-unsafe fn next_row<F: QueryFilter>(
-    flt: &F::Fetch,
-    d: &Driver,
-    row: usize,
-    range: &Range<usize>,
-) -> usize {
-    if F::SKIPS && row < range.end && (row == range.start || row % CHUNK_ROWS == 0) {
-        // SAFETY: forwarded contract; `row < range.end <= d.rows`.
-        unsafe { F::skip_to(flt, d, row, range.end) }
-    } else {
-        row
+/// The rows of `range` a filtered loop visits, in order: each row, except that at a chunk's
+/// first row the filter may skip the chunks it rules out (`QueryFilter::skip_to`).
+struct Visit<'f, F: QueryFilter> {
+    flt: &'f F::Fetch,
+    d: &'f Driver,
+    next: usize,
+    range: Range<usize>,
+}
+
+impl<'f, F: QueryFilter> Visit<'f, F> {
+    /// # Safety
+    /// As for `run_rows`: the filter's parts are valid, `d` is the query's driver and `range`
+    /// lies within its rows.
+    unsafe fn new(flt: &'f F::Fetch, d: &'f Driver, range: Range<usize>) -> Self {
+        Visit {
+            flt,
+            d,
+            next: range.start,
+            range,
+        }
+    }
+}
+
+impl<F: QueryFilter> Iterator for Visit<'_, F> {
+    type Item = usize;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<usize> {
+        let mut row = self.next;
+        if F::SKIPS && row < self.range.end && (row == self.range.start || row % CHUNK_ROWS == 0) {
+            // SAFETY: `new`'s contract; `row < range.end <= d.rows`.
+            row = unsafe { F::skip_to(self.flt, self.d, row, self.range.end) };
+        }
+        if row >= self.range.end {
+            return None;
+        }
+        self.next = row + 1;
+        Some(row)
     }
 }
 
@@ -382,30 +396,38 @@ unsafe fn run_based<Q: QueryData, F: QueryFilter, const STAMP: bool>(
         return unsafe { run_windows::<Q, F, STAMP>(base, flt, d, range, f) };
     }
     let mut visited = 0;
-    let mut next = range.start;
-    loop {
-        // SAFETY: forwarded contract.
-        let row = unsafe { next_row::<F>(flt, &d, next, &range) };
-        if row >= range.end {
-            break;
-        }
-        next = row + 1;
+    for row in range {
         // SAFETY: `row` is below the driving column's length (the contract).
         let e = unsafe { *d.entities.add(row) };
         // SAFETY: forwarded contract.
-        unsafe {
-            if !F::matches_row(flt, e, &d, row) {
-                continue;
-            }
-            if STAMP {
-                f(Q::at(base, e, row));
-            } else {
-                f(Q::at_unstamped(base, e, row));
-            }
+        if unsafe { F::matches_row(flt, e, &d, row) } {
+            // SAFETY: forwarded contract.
+            unsafe { hand_out::<Q, STAMP>(base, e, row, f) };
+            visited += 1;
         }
-        visited += 1;
     }
     visited
+}
+
+/// Hands the closure the item at aligned row `row` (entity `e`), stamping when `STAMP`.
+///
+/// # Safety
+/// As for `run_based`, for one row of its range.
+#[inline(always)]
+unsafe fn hand_out<Q: QueryData, const STAMP: bool>(
+    base: Q::Base,
+    e: Entity,
+    row: usize,
+    f: &mut impl for<'a> FnMut(Q::Item<'a>),
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        if STAMP {
+            f(Q::at(base, e, row));
+        } else {
+            f(Q::at_unstamped(base, e, row));
+        }
+    }
 }
 
 /// `run_based` for a filter that can answer for a chunk of rows at once (`Changed`): each
@@ -425,14 +447,7 @@ unsafe fn run_windows<Q: QueryData, F: QueryFilter, const STAMP: bool>(
     let mut visited = 0;
     let mut visit = |row: usize| {
         // SAFETY: forwarded contract: `row` is in `range`, below the driving column's length.
-        unsafe {
-            let e = *d.entities.add(row);
-            if STAMP {
-                f(Q::at(base, e, row));
-            } else {
-                f(Q::at_unstamped(base, e, row));
-            }
-        }
+        unsafe { hand_out::<Q, STAMP>(base, *d.entities.add(row), row, f) };
         visited += 1;
     };
     let mut start = range.start;
@@ -477,14 +492,8 @@ unsafe fn run_located<Q: QueryData, F: QueryFilter>(
     f: &mut impl for<'a> FnMut(Q::Item<'a>),
 ) -> usize {
     let mut visited = 0;
-    let mut next = range.start;
-    loop {
-        // SAFETY: forwarded contract.
-        let row = unsafe { next_row::<F>(flt, &d, next, &range) };
-        if row >= range.end {
-            break;
-        }
-        next = row + 1;
+    // SAFETY: forwarded contract.
+    for row in unsafe { Visit::<F>::new(flt, &d, range) } {
         // SAFETY: `row` is below the driving column's length (the contract).
         let e = unsafe { *d.entities.add(row) };
         let at = DriverRow { col: d.col, row };
