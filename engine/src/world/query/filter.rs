@@ -52,19 +52,9 @@ pub trait QueryFilter: sealed::Filter {
     unsafe fn window(_: &Self::Fetch, _: &Driver, _start: usize, _end: usize) -> Window {
         Window::Rows
     }
-    /// Whether `skip_to` may move past rows (the row loops ask only then).
+    /// Whether `window` may answer other than `Rows` (the row loops ask per chunk only then).
     #[doc(hidden)]
     const SKIPS: bool = false;
-    /// The first of the driver's rows in `row..end` that may match: every row before it
-    /// fails `matches` (a `Changed` filter skips chunks of rows not written since).
-    ///
-    /// # Safety
-    /// The parts are valid and `d` is the query's driver; `row <= end <= d.rows`.
-    #[doc(hidden)]
-    #[inline(always)]
-    unsafe fn skip_to(_: &Self::Fetch, _: &Driver, row: usize, _end: usize) -> usize {
-        row
-    }
 }
 
 /// What a filter says of a window of at most one chunk of the driver's rows.
@@ -234,28 +224,6 @@ impl<T: Component> QueryFilter for Changed<T> {
         }
     }
     const SKIPS: bool = true;
-    #[inline]
-    unsafe fn skip_to(f: &Self::Fetch, d: &Driver, row: usize, end: usize) -> usize {
-        // Only the column's own rows can be skipped by its chunks: another driver's rows are
-        // found by slot.
-        let Some((col, _, ticks)) = &f.0 else {
-            return row;
-        };
-        if *col != d.col || ticks.is_none() {
-            return row;
-        }
-        let mut chunk = row / CHUNK_ROWS;
-        let newest = |chunk: usize| {
-            // SAFETY: the column keeps ticks, so it has `rows.div_ceil(CHUNK_ROWS)` chunks, and
-            // the loop below asks only for `chunk * CHUNK_ROWS < end <= d.rows`; a chunk's
-            // tick is an atomic another job of a parallel query may store concurrently.
-            unsafe { (*ticks.chunks.add(chunk)).load(Ordering::Relaxed) }
-        };
-        while chunk * CHUNK_ROWS < end && newest(chunk) <= f.1 {
-            chunk += 1;
-        }
-        (chunk * CHUNK_ROWS).clamp(row, end)
-    }
 }
 
 macro_rules! filter_tuple {
@@ -285,12 +253,6 @@ macro_rules! filter_tuple {
                 unsafe { Window::All $(.and($name::window(&f.$idx, d, start, end)))+ }
             }
             const SKIPS: bool = false $(|| $name::SKIPS)+;
-            #[inline]
-            unsafe fn skip_to(f: &Self::Fetch, d: &Driver, row: usize, end: usize) -> usize {
-                // A row must pass every filter: past what any of them rules out.
-                // SAFETY: forwarded contract.
-                unsafe { row $(.max($name::skip_to(&f.$idx, d, row, end)))+ }
-            }
         }
     };
 }

@@ -1,5 +1,6 @@
-//! The row loops a query runs: aligned rows from the parts' bases, rows found by slot, and,
-//! under a filter that answers for a chunk at once (`Changed`), chunk by chunk.
+//! The row loops a query runs: aligned rows from the parts' bases, aligned rows through the
+//! fetches, and rows found by slot, all over the rows the filter keeps (`each_kept`, chunk by
+//! chunk under a filter that answers for a chunk at once, `Changed`).
 //!
 //! Owns: `run_rows` and the loops it picks. Must never: hand out a row twice in one run, hand
 //! out a row the filter rejects, or skip a row the filter would keep.
@@ -49,63 +50,16 @@ pub(super) unsafe fn run_rows<Q: QueryData, F: QueryFilter>(
         // SAFETY: forwarded contract.
         return visited + unsafe { run_located::<Q, F>(q, flt, d, split..range.end, f) };
     }
-    // SAFETY: forwarded contract.
-    for row in unsafe { Visit::<F>::new(flt, &d, range.start..split) } {
-        // SAFETY: `row` is below the driving column's length (the contract).
-        let e = unsafe { *d.entities.add(row) };
-        // SAFETY: forwarded contract; `row` is aligned for every part.
-        unsafe {
-            if !F::matches_row(flt, e, &d, row) {
-                continue;
-            }
+    // SAFETY: forwarded contract; `start..split` are aligned rows for every part.
+    unsafe {
+        each_kept::<F>(flt, &d, range.start..split, |row, e| {
             f(Q::get_aligned(q, e, row));
             Q::commit(q);
-        }
-        visited += 1;
+            visited += 1;
+        });
     }
     // SAFETY: forwarded contract.
     visited + unsafe { run_located::<Q, F>(q, flt, d, split..range.end, f) }
-}
-
-/// The rows of `range` a filtered loop visits, in order: each row, except that at a chunk's
-/// first row the filter may skip the chunks it rules out (`QueryFilter::skip_to`).
-struct Visit<'f, F: QueryFilter> {
-    flt: &'f F::Fetch,
-    d: &'f Driver,
-    next: usize,
-    range: Range<usize>,
-}
-
-impl<'f, F: QueryFilter> Visit<'f, F> {
-    /// # Safety
-    /// As for `run_rows`: the filter's parts are valid, `d` is the query's driver and `range`
-    /// lies within its rows.
-    unsafe fn new(flt: &'f F::Fetch, d: &'f Driver, range: Range<usize>) -> Self {
-        Visit {
-            flt,
-            d,
-            next: range.start,
-            range,
-        }
-    }
-}
-
-impl<F: QueryFilter> Iterator for Visit<'_, F> {
-    type Item = usize;
-
-    #[inline(always)]
-    fn next(&mut self) -> Option<usize> {
-        let mut row = self.next;
-        if F::SKIPS && row < self.range.end && (row == self.range.start || row % CHUNK_ROWS == 0) {
-            // SAFETY: `new`'s contract; `row < range.end <= d.rows`.
-            row = unsafe { F::skip_to(self.flt, self.d, row, self.range.end) };
-        }
-        if row >= self.range.end {
-            return None;
-        }
-        self.next = row + 1;
-        Some(row)
-    }
 }
 
 /// Visits aligned rows `range` from the parts' bases (every part AoS), stamping change ticks
@@ -122,92 +76,76 @@ unsafe fn run_based<Q: QueryData, F: QueryFilter, const STAMP: bool>(
     range: Range<usize>,
     f: &mut impl for<'a> FnMut(Q::Item<'a>),
 ) -> usize {
-    if F::SKIPS {
-        // SAFETY: forwarded contract.
-        return unsafe { run_windows::<Q, F, STAMP>(base, flt, d, range, f) };
-    }
     let mut visited = 0;
-    for row in range {
-        // SAFETY: `row` is below the driving column's length (the contract).
-        let e = unsafe { *d.entities.add(row) };
-        // SAFETY: forwarded contract.
-        if unsafe { F::matches_row(flt, e, &d, row) } {
-            // SAFETY: forwarded contract.
-            unsafe { hand_out::<Q, STAMP>(base, e, row, f) };
+    // SAFETY: forwarded contract.
+    unsafe {
+        each_kept::<F>(flt, &d, range, |row, e| {
+            if STAMP {
+                f(Q::at(base, e, row));
+            } else {
+                f(Q::at_unstamped(base, e, row));
+            }
             visited += 1;
-        }
+        });
     }
     visited
 }
 
-/// Hands the closure the item at aligned row `row` (entity `e`), stamping when `STAMP`.
+/// Calls `keep(row, entity)` for every row of `range` the filter keeps, in order. A filter
+/// that can answer for a chunk of rows at once (`Changed`) is asked per chunk: a chunk is
+/// skipped, kept whole without a per-row test, kept by its mask, or tested row by row, as its
+/// `window` says; any other filter is asked per row.
 ///
 /// # Safety
-/// As for `run_based`, for one row of its range.
+/// As for `run_rows`: the filter's parts are valid, `d` is the query's driver and `range` lies
+/// within its rows.
 #[inline(always)]
-unsafe fn hand_out<Q: QueryData, const STAMP: bool>(
-    base: Q::Base,
-    e: Entity,
-    row: usize,
-    f: &mut impl for<'a> FnMut(Q::Item<'a>),
-) {
-    // SAFETY: the caller's contract.
-    unsafe {
-        if STAMP {
-            f(Q::at(base, e, row));
-        } else {
-            f(Q::at_unstamped(base, e, row));
-        }
-    }
-}
-
-/// `run_based` for a filter that can answer for a chunk of rows at once (`Changed`): each
-/// chunk is skipped, visited whole without a per-row test, visited by its mask, or tested row
-/// by row, as the filter's `window` says.
-///
-/// # Safety
-/// As for `run_based`.
-#[inline(always)]
-unsafe fn run_windows<Q: QueryData, F: QueryFilter, const STAMP: bool>(
-    base: Q::Base,
+unsafe fn each_kept<F: QueryFilter>(
     flt: &F::Fetch,
-    d: Driver,
+    d: &Driver,
     range: Range<usize>,
-    f: &mut impl for<'a> FnMut(Q::Item<'a>),
-) -> usize {
-    let mut visited = 0;
-    let mut visit = |row: usize| {
-        // SAFETY: forwarded contract: `row` is in `range`, below the driving column's length.
-        unsafe { hand_out::<Q, STAMP>(base, *d.entities.add(row), row, f) };
-        visited += 1;
+    mut keep: impl FnMut(usize, Entity),
+) {
+    // SAFETY: the contract: every `row` asked for is in `range`, below the driving column's
+    // length.
+    let entity = |row: usize| unsafe { *d.entities.add(row) };
+    let kept = |row: usize| {
+        let e = entity(row);
+        // SAFETY: the contract; `e` is `row`'s entity.
+        unsafe { F::matches_row(flt, e, d, row) }.then_some(e)
     };
+    if !F::SKIPS {
+        for row in range {
+            if let Some(e) = kept(row) {
+                keep(row, e);
+            }
+        }
+        return;
+    }
     let mut start = range.start;
     while start < range.end {
         let end = ((start / CHUNK_ROWS + 1) * CHUNK_ROWS).min(range.end);
-        // SAFETY: forwarded contract; `start..end` lies within one chunk.
-        match unsafe { F::window(flt, &d, start, end) } {
+        // SAFETY: the contract; `start..end` lies within `range` and within one chunk.
+        match unsafe { F::window(flt, d, start, end) } {
             Window::None => {}
-            Window::All => (start..end).for_each(&mut visit),
-            Window::Mask(mut m) => {
-                while m != 0 {
-                    visit(start + m.trailing_zeros() as usize);
-                    m &= m - 1;
-                }
-            }
             Window::Rows => {
                 for row in start..end {
-                    // SAFETY: forwarded contract.
-                    let e = unsafe { *d.entities.add(row) };
-                    // SAFETY: forwarded contract.
-                    if unsafe { F::matches_row(flt, e, &d, row) } {
-                        visit(row);
+                    if let Some(e) = kept(row) {
+                        keep(row, e);
                     }
+                }
+            }
+            Window::All => (start..end).for_each(|row| keep(row, entity(row))),
+            Window::Mask(mut m) => {
+                while m != 0 {
+                    let row = start + m.trailing_zeros() as usize;
+                    keep(row, entity(row));
+                    m &= m - 1;
                 }
             }
         }
         start = end;
     }
-    visited
 }
 
 /// Visits `range` of the driving column's rows, finding each part's row by slot.
@@ -223,21 +161,16 @@ unsafe fn run_located<Q: QueryData, F: QueryFilter>(
     f: &mut impl for<'a> FnMut(Q::Item<'a>),
 ) -> usize {
     let mut visited = 0;
-    // SAFETY: forwarded contract.
-    for row in unsafe { Visit::<F>::new(flt, &d, range) } {
-        // SAFETY: `row` is below the driving column's length (the contract).
-        let e = unsafe { *d.entities.add(row) };
-        let at = DriverRow { col: d.col, row };
-        // SAFETY: forwarded contract; `e` is live (it has a row in a column, or is in the
-        // entity list).
-        unsafe {
-            if !F::matches_row(flt, e, &d, row) || !Q::locate(q, e, at) {
-                continue;
+    // SAFETY: forwarded contract; `e` is live (it has a row in a column, or is in the entity
+    // list).
+    unsafe {
+        each_kept::<F>(flt, &d, range, |row, e| {
+            if Q::locate(q, e, DriverRow { col: d.col, row }) {
+                f(Q::get(q, e));
+                Q::commit(q);
+                visited += 1;
             }
-            f(Q::get(q, e));
-            Q::commit(q);
-        }
-        visited += 1;
+        });
     }
     visited
 }
