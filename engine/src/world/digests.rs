@@ -41,10 +41,10 @@ struct Slot {
 }
 
 impl Slot {
-    /// The version of the content now: the same while no epoch of `domains` has moved since
-    /// the last look, a new one from `next` otherwise (always a new one for a set of no
+    /// Brings the version up to the content now: the same while no epoch of `domains` has
+    /// moved since the last look, a new one from `next` otherwise (always a new one for a set of no
     /// domains, whose writes move no epoch).
-    fn version(&mut self, now: &Epochs, domains: DomainSet, next: &mut u64) -> u64 {
+    fn version(&mut self, now: &Epochs, domains: DomainSet, next: &mut u64) {
         let moved = match self.seen {
             Some(then) => domains == DomainSet::EMPTY || then.changed_in(now, domains),
             None => true,
@@ -57,7 +57,6 @@ impl Slot {
                 digest: None,
             };
         }
-        self.version
     }
 }
 
@@ -86,8 +85,10 @@ pub(crate) struct Known {
 }
 
 impl ContentCache {
-    fn slot(&mut self, column: Option<usize>) -> &mut Slot {
-        match column {
+    /// The slot of column `column` (`None`: the entity set, whose domain is
+    /// [`Domain::STRUCTURE`]), as last looked at, and the version counter beside it.
+    fn slot(&mut self, column: Option<usize>) -> (&mut Slot, &mut u64) {
+        let slot = match column {
             None => &mut self.entities,
             Some(i) => {
                 if self.columns.len() <= i {
@@ -95,23 +96,29 @@ impl ContentCache {
                 }
                 &mut self.columns[i]
             }
-        }
+        };
+        (slot, &mut self.next)
     }
 
-    /// The current version and known digest of column `column` (`None`: the entity set,
-    /// whose domain is [`Domain::STRUCTURE`]).
+    /// The slot of column `column`, its version brought up to the content now.
+    fn current(&mut self, column: Option<usize>, now: &Epochs, domains: DomainSet) -> &mut Slot {
+        let (slot, next) = self.slot(column);
+        slot.version(now, domains, next);
+        slot
+    }
+
+    /// The current version and known digest of column `column` (`None`: the entity set).
     pub(crate) fn known(
         &mut self,
         column: Option<usize>,
         now: &Epochs,
         domains: DomainSet,
     ) -> Known {
-        let mut next = self.next;
-        let slot = self.slot(column);
-        let version = slot.version(now, domains, &mut next);
-        let digest = slot.digest;
-        self.next = next;
-        Known { version, digest }
+        let slot = self.current(column, now, domains);
+        Known {
+            version: slot.version,
+            digest: slot.digest,
+        }
     }
 
     /// The digest of the current content, computed by `digest` unless this version has one.
@@ -122,18 +129,16 @@ impl ContentCache {
         domains: DomainSet,
         digest: impl FnOnce() -> u64,
     ) -> u64 {
-        let mut next = self.next;
-        let slot = self.slot(column);
-        slot.version(now, domains, &mut next);
-        let d = *slot.digest.get_or_insert_with(digest);
-        self.next = next;
-        d
+        *self
+            .current(column, now, domains)
+            .digest
+            .get_or_insert_with(digest)
     }
 
     /// Marks the content now (after a restore, at epochs `now`) as the version `known` names
     /// (a version of this world, from a snapshot of it); an unknown one gets a new version.
     pub(crate) fn adopt(&mut self, column: Option<usize>, now: &Epochs, known: Known) {
-        let slot = self.slot(column);
+        let (slot, _) = self.slot(column);
         if known.version == 0 {
             *slot = Slot::default();
             return;
